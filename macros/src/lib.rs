@@ -1,0 +1,23 @@
+//! Procedural macros of pctvb. `#[pctvb::test]` turns a function into a `#[test]` that runs its
+//! body under pctvb's scheduler; see the `pctvb` crate for the user documentation.
+//!
+//! This crate only parses and rewrites syntax. It must not depend on the runtime: everything it
+//! emits goes through `::pctvb::Config` and `::pctvb::__private`.
+
+use proc_macro::TokenStream;
+
+mod test_attr;
+
+/// Runs the function as a pctvb test: a `#[test]` whose body runs many times under controlled
+/// schedules, failing with the original panic, the failing schedule and a replay line.
+///
+/// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "random"`,
+/// `max_steps = N`, `max_threads = N`, `stack_size = N`. Unknown or ill-typed arguments are
+/// compile errors pointing at them.
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    match test_attr::expand(args.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}

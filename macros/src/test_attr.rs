@@ -1,0 +1,216 @@
+//! `#[pctvb::test(...)]`: argument parsing and the expansion into a `#[test]` function.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, ItemFn, Lit, MetaNameValue, ReturnType, Token};
+
+/// One accepted argument: its name, the kind of literal it takes, and the `Config` method it
+/// sets.
+struct ArgSpec {
+    name: &'static str,
+    kind: ArgKind,
+    method: &'static str,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum ArgKind {
+    Int,
+    Strategy,
+}
+
+const ARGS: &[ArgSpec] = &[
+    ArgSpec { name: "iterations", kind: ArgKind::Int, method: "iterations" },
+    ArgSpec { name: "seed", kind: ArgKind::Int, method: "seed" },
+    ArgSpec { name: "strategy", kind: ArgKind::Strategy, method: "strategy" },
+    ArgSpec { name: "max_steps", kind: ArgKind::Int, method: "max_steps" },
+    ArgSpec { name: "max_threads", kind: ArgKind::Int, method: "max_threads" },
+    ArgSpec { name: "stack_size", kind: ArgKind::Int, method: "stack_size" },
+];
+
+/// Strategy names accepted by `strategy = "..."` and the `StrategyKind` they build.
+const STRATEGIES: &[(&str, &str)] = &[("random", "Random")];
+
+pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
+    let function: ItemFn = syn::parse2(item)?;
+    check_signature(&function)?;
+    let settings = parse_args(args)?;
+
+    let ItemFn { attrs, vis, sig, block } = function;
+    let name = &sig.ident;
+    let body = match &sig.output {
+        ReturnType::Default => quote! { || #block },
+        ReturnType::Type(_, ty) => quote_spanned! { ty.span() =>
+            || {
+                let result: #ty = (|| #block)();
+                if let ::core::result::Result::Err(error) = result {
+                    ::core::panic!("test body returned an error: {:?}", error);
+                }
+            }
+        },
+    };
+    Ok(quote! {
+        #[::core::prelude::v1::test]
+        #(#attrs)*
+        #vis fn #name() {
+            let config = ::pctvb::Config::new()
+                .name(::core::concat!(::core::module_path!(), "::", ::core::stringify!(#name)))
+                #(#settings)*;
+            ::pctvb::__private::run_test(config, #body);
+        }
+    })
+}
+
+fn check_signature(function: &ItemFn) -> syn::Result<()> {
+    let sig = &function.sig;
+    if let Some(a) = &sig.asyncness {
+        return Err(syn::Error::new(
+            a.span(),
+            "#[pctvb::test] functions cannot be async: pctvb runs threads, not futures",
+        ));
+    }
+    if !sig.inputs.is_empty() {
+        return Err(syn::Error::new(
+            sig.inputs.span(),
+            "#[pctvb::test] functions take no arguments",
+        ));
+    }
+    if !sig.generics.params.is_empty() {
+        return Err(syn::Error::new(
+            sig.generics.span(),
+            "#[pctvb::test] functions cannot be generic",
+        ));
+    }
+    Ok(())
+}
+
+/// Parses `name = literal, ...` into `Config` builder calls, rejecting unknown names, wrong
+/// literal types, duplicates and bad values with errors spanned on the offending tokens.
+fn parse_args(args: TokenStream) -> syn::Result<Vec<TokenStream>> {
+    let parsed = Punctuated::<MetaNameValue, Token![,]>::parse_terminated.parse2(args)?;
+    let mut seen: Vec<String> = Vec::new();
+    let mut calls = Vec::new();
+    for arg in parsed {
+        let key = arg.path.get_ident().map(|i| i.to_string()).ok_or_else(|| {
+            syn::Error::new(arg.path.span(), "expected an argument name such as `iterations`")
+        })?;
+        let spec = ARGS.iter().find(|s| s.name == key).ok_or_else(|| {
+            let names: Vec<&str> = ARGS.iter().map(|s| s.name).collect();
+            syn::Error::new(
+                arg.path.span(),
+                format!(
+                    "unknown #[pctvb::test] argument `{key}`; expected one of: {}",
+                    names.join(", ")
+                ),
+            )
+        })?;
+        if seen.contains(&key) {
+            return Err(syn::Error::new(arg.path.span(), format!("`{key}` is given twice")));
+        }
+        seen.push(key);
+        calls.push(setting(spec, &arg.value)?);
+    }
+    Ok(calls)
+}
+
+fn setting(spec: &ArgSpec, value: &Expr) -> syn::Result<TokenStream> {
+    let method = syn::Ident::new(spec.method, Span::call_site());
+    let lit = match value {
+        Expr::Lit(ExprLit { lit, .. }) => lit,
+        other => {
+            return Err(syn::Error::new(other.span(), format!("`{}` takes a literal", spec.name)))
+        }
+    };
+    match (spec.kind, lit) {
+        (ArgKind::Int, Lit::Int(i)) => {
+            let v: u64 = i.base10_parse()?;
+            if v == 0 && spec.name != "seed" {
+                return Err(syn::Error::new(
+                    i.span(),
+                    format!("`{}` must be at least 1", spec.name),
+                ));
+            }
+            let v = proc_macro2::Literal::u64_unsuffixed(v);
+            Ok(quote! { .#method(#v as _) })
+        }
+        (ArgKind::Strategy, Lit::Str(s)) => {
+            let name = s.value();
+            let variant =
+                STRATEGIES.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).ok_or_else(|| {
+                    let names: Vec<&str> = STRATEGIES.iter().map(|(n, _)| *n).collect();
+                    syn::Error::new(
+                        s.span(),
+                        format!(
+                            "unknown strategy \"{name}\"; expected one of: {}",
+                            names.join(", ")
+                        ),
+                    )
+                })?;
+            let variant = syn::Ident::new(variant, s.span());
+            Ok(quote! { .#method(::pctvb::StrategyKind::#variant) })
+        }
+        (ArgKind::Int, other) => Err(syn::Error::new(
+            other.span(),
+            format!("`{}` takes an integer, e.g. `{} = 1000`", spec.name, spec.name),
+        )),
+        (ArgKind::Strategy, other) => Err(syn::Error::new(
+            other.span(),
+            "`strategy` takes a string, e.g. `strategy = \"random\"`",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(args: &str) -> String {
+        let args: TokenStream = args.parse().unwrap();
+        let item: TokenStream = "fn t() {}".parse().unwrap();
+        expand(args, item).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn unknown_argument_lists_the_valid_ones() {
+        let e = error("iteratons = 5");
+        assert!(e.contains("unknown #[pctvb::test] argument `iteratons`"), "{e}");
+        assert!(e.contains("iterations, seed"), "{e}");
+    }
+
+    #[test]
+    fn wrong_literal_types_are_rejected() {
+        assert!(error("iterations = \"many\"").contains("`iterations` takes an integer"));
+        assert!(error("strategy = 3").contains("`strategy` takes a string"));
+        assert!(error("seed = x").contains("`seed` takes a literal"));
+    }
+
+    #[test]
+    fn bad_values_and_duplicates_are_rejected() {
+        assert!(error("iterations = 0").contains("at least 1"));
+        assert!(error("strategy = \"fastest\"").contains("unknown strategy \"fastest\""));
+        assert!(error("seed = 1, seed = 2").contains("given twice"));
+    }
+
+    #[test]
+    fn valid_arguments_expand_to_config_calls() {
+        let args: TokenStream =
+            "iterations = 10, seed = 0x2a, strategy = \"random\"".parse().unwrap();
+        let item: TokenStream = "fn my_test() { assert!(true) }".parse().unwrap();
+        let out = expand(args, item).unwrap().to_string();
+        assert!(out.contains(". iterations (10 as _)"), "{out}");
+        assert!(out.contains(". seed (42 as _)"), "{out}");
+        assert!(out.contains("StrategyKind :: Random"), "{out}");
+        assert!(out.contains("run_test"), "{out}");
+    }
+
+    #[test]
+    fn signatures_that_cannot_be_tests_are_rejected() {
+        let none = TokenStream::new();
+        let e = expand(none.clone(), "async fn t() {}".parse().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("cannot be async"));
+        let e = expand(none, "fn t(x: u8) {}".parse().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("take no arguments"));
+    }
+}

@@ -1,0 +1,79 @@
+//! `UnsafeCell` whose reads and writes are variable accesses, for unsafe code such as
+//! lock-free data structures: `with` and `with_mut` are scheduling points, so the scheduler can
+//! preempt between a check and the write that depends on it.
+
+use std::fmt;
+use std::panic::Location;
+
+use crate::runtime::{with_execution, EventKind, Handle};
+use crate::vars::VarKind;
+
+/// A cell of shared mutable data, as `std::cell::UnsafeCell`, plus `with`/`with_mut` accessors
+/// that tell the scheduler about each access (loom's convention).
+pub struct UnsafeCell<T: ?Sized> {
+    handle: Handle,
+    data: std::cell::UnsafeCell<T>,
+}
+
+// SAFETY: as a raw UnsafeCell shared by user code that synchronizes itself; pctvb runs one
+// logical thread at a time, and data races are the user's responsibility as with std.
+unsafe impl<T: ?Sized + Send> Sync for UnsafeCell<T> {}
+
+impl<T> UnsafeCell<T> {
+    /// A new cell.
+    #[track_caller]
+    pub const fn new(value: T) -> UnsafeCell<T> {
+        UnsafeCell { handle: Handle::new(), data: std::cell::UnsafeCell::new(value) }
+    }
+
+    /// Consumes the cell and returns its value.
+    pub fn into_inner(self) -> T {
+        self.data.into_inner()
+    }
+}
+
+impl<T: ?Sized> UnsafeCell<T> {
+    /// A raw pointer to the data, as std's `get`: not a scheduling point. Prefer `with` and
+    /// `with_mut`, which let the scheduler interleave other threads at the access.
+    pub fn get(&self) -> *mut T {
+        self.data.get()
+    }
+
+    /// Mutable access through an exclusive borrow.
+    pub fn get_mut(&mut self) -> &mut T {
+        self.data.get_mut()
+    }
+
+    /// Reads through a raw pointer; a scheduling point and a read of this cell's variable.
+    #[track_caller]
+    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        let location = Location::caller();
+        with_execution("UnsafeCell::with", |ex| {
+            ex.point(&self.handle, VarKind::Cell, EventKind::CellRead, location);
+        });
+        f(self.data.get())
+    }
+
+    /// Writes through a raw pointer; a scheduling point and a write of this cell's variable.
+    #[track_caller]
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        let location = Location::caller();
+        with_execution("UnsafeCell::with_mut", |ex| {
+            ex.point(&self.handle, VarKind::Cell, EventKind::CellWrite, location);
+        });
+        f(self.data.get())
+    }
+}
+
+impl<T: Default> Default for UnsafeCell<T> {
+    #[track_caller]
+    fn default() -> UnsafeCell<T> {
+        UnsafeCell::new(T::default())
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for UnsafeCell<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "UnsafeCell@{}", self.handle.site())
+    }
+}

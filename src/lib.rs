@@ -1,0 +1,72 @@
+//! pctvb finds concurrency bugs in ordinary Rust tests by controlling thread interleavings
+//! with randomized priority schedulers that carry computed probability guarantees.
+//!
+//! Write the test as you would with std, import threads and synchronization from `pctvb`, and
+//! mark it `#[pctvb::test]`: the body runs many times, each time under a different schedule
+//! chosen at every synchronization operation, atomic access and thread event. A failure comes
+//! with the original panic message, the schedule that caused it, and one line that replays
+//! exactly that execution.
+//!
+//! ```
+//! use pctvb::sync::{Arc, atomic::{AtomicUsize, Ordering}};
+//! use pctvb::thread;
+//!
+//! let report = pctvb::Config::new().iterations(1000).seed(1).run(|| {
+//!     let n = Arc::new(AtomicUsize::new(0));
+//!     let hs: Vec<_> = (0..2).map(|_| {
+//!         let n = n.clone();
+//!         thread::spawn(move || {
+//!             let v = n.load(Ordering::SeqCst);
+//!             n.store(v + 1, Ordering::SeqCst); // lost update: not atomic with the load
+//!         })
+//!     }).collect();
+//!     for h in hs { h.join().unwrap(); }
+//!     assert_eq!(n.load(Ordering::SeqCst), 2);
+//! });
+//! let failure = report.failure().expect("the lost update is found");
+//! assert!(failure.message.contains("assertion"));
+//! assert!(failure.replay_command.as_ref().unwrap().starts_with("PCTVB_REPLAY="));
+//! ```
+//!
+//! # Architecture
+//! - [`runtime`]: the execution engine (logical threads as coroutines, scheduling points,
+//!   blocking, deadlock and runaway detection).
+//! - [`thread`], [`sync`], [`cell`]: the std-mirroring facade user code imports.
+//! - [`schedulers`]: who runs next ([`schedulers::Strategy`]).
+//! - [`vars`]: variables (allocation sites) and their access profiles.
+//! - [`guarantee`]: the probability bounds and what a passing run proves.
+//! - [`replay`]: replay tokens. [`report`]: what a run found. [`Config`]: how to run.
+
+#![deny(missing_docs)]
+
+pub mod cell;
+pub mod guarantee;
+pub mod replay;
+pub mod report;
+pub mod runner;
+pub mod runtime;
+pub mod schedulers;
+pub mod sync;
+pub mod thread;
+pub mod vars;
+
+pub use report::{Failure, FailureKind, Report};
+pub use runner::{Config, StrategyKind};
+
+pub use pctvb_macros::test;
+
+/// Support for the `#[pctvb::test]` macro; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    use crate::Config;
+
+    /// Runs a `#[pctvb::test]` body and panics with the failure report if it fails.
+    #[track_caller]
+    pub fn run_test(config: Config, body: impl Fn()) {
+        let report = config.run(body);
+        match report.failure() {
+            Some(failure) => panic!("{failure}"),
+            None => println!("{}", report.summary()),
+        }
+    }
+}

@@ -1,0 +1,286 @@
+//! Reports: what a run did, and a failure written for the person who has to fix it.
+//!
+//! This module owns the [`Report`] and [`Failure`] types and their text form: the original
+//! panic message first, then the schedule of the failing execution, then the replay line. It
+//! only formats what the runner measured; it never runs executions.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::runtime::{EventKind, FailureCause, Step, ThreadId, ThreadInfo};
+use crate::vars::{VarInfo, VarProfile};
+
+/// What kind of failure ended a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureKind {
+    /// A thread panicked (an assertion failed).
+    Panic,
+    /// No thread could run while some had not finished, or a thread locked a lock it held.
+    Deadlock,
+    /// The execution ran more than `max_steps` scheduling points.
+    MaxSteps,
+    /// The execution spawned more than `max_threads` threads.
+    TooManyThreads,
+    /// A replay did not follow the recorded execution.
+    ReplayDiverged,
+    /// The replay token could not be read.
+    BadToken,
+    /// A configuration value (for example an environment variable) is invalid.
+    BadConfig,
+    /// pctvb itself could not continue (for example, no memory for a thread's stack).
+    Internal,
+}
+
+/// One step of the failing execution's schedule, ready to print.
+#[derive(Clone, Debug)]
+pub struct ScheduleStep {
+    /// Index of the scheduling point.
+    pub step: u64,
+    /// The thread that reached it.
+    pub thread: ThreadId,
+    /// The operation, e.g. `lock Mutex@src/bank.rs:12:20`.
+    pub operation: String,
+    /// Where in user code.
+    pub location: String,
+    /// Whether the scheduler preempted the thread here (switched away although it could run).
+    pub preempted: bool,
+    /// The thread that ran next.
+    pub next: ThreadId,
+}
+
+/// The first failure of a run.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// What kind of failure.
+    pub kind: FailureKind,
+    /// Index of the failing execution within the run (for replays, the recorded index).
+    pub execution: u64,
+    /// The thread that failed, when one did.
+    pub thread: Option<ThreadInfo>,
+    /// The original message: the panic message, or a description of the deadlock or limit.
+    pub message: String,
+    /// Where the panic was raised, when known.
+    pub location: Option<String>,
+    /// The replay token for this execution, when there is one.
+    pub token: Option<String>,
+    /// The command line that replays it.
+    pub replay_command: Option<String>,
+    /// The schedule of the failing execution.
+    pub schedule: Vec<ScheduleStep>,
+    /// Number of preemptions in the schedule.
+    pub preemptions: usize,
+}
+
+/// Statistics of a run.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Most threads in one execution.
+    pub max_threads: usize,
+    /// Most scheduling points in one execution.
+    pub max_steps: u64,
+    /// Number of different schedules among the executions.
+    pub distinct_schedules: u64,
+    /// Every variable met, with its profile.
+    pub variables: Vec<(VarInfo, VarProfile)>,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The test's name, when known.
+    pub name: Option<String>,
+    /// The strategy, with parameters.
+    pub strategy: String,
+    /// The run seed.
+    pub seed: u64,
+    /// Executions run (the failing one included).
+    pub executions: u64,
+    /// Executions planned.
+    pub planned: u64,
+    /// The first failure, if any.
+    pub failure: Option<Failure>,
+    /// Run statistics.
+    pub stats: Stats,
+    /// Wall time of the run.
+    pub elapsed: Duration,
+    /// Whether this run replayed a token.
+    pub replayed: bool,
+}
+
+impl Report {
+    /// Whether the run found no failure.
+    pub fn is_ok(&self) -> bool {
+        self.failure.is_none()
+    }
+
+    /// The failure, if any.
+    pub fn failure(&self) -> Option<&Failure> {
+        self.failure.as_ref()
+    }
+
+    /// Panics with the full failure report if the run failed.
+    #[track_caller]
+    pub fn assert_ok(&self) {
+        if let Some(f) = &self.failure {
+            panic!("{f}");
+        }
+    }
+
+    /// The one-line summary of a passing run.
+    pub fn summary(&self) -> String {
+        let secs = self.elapsed.as_secs_f64();
+        let rate = if secs > 0.0 { self.executions as f64 / secs } else { 0.0 };
+        let name = self.name.as_deref().unwrap_or("run");
+        let outcome = if self.is_ok() { "passed" } else { "FAILED" };
+        format!(
+            "pctvb: {name} {outcome} {} executions in {secs:.2}s ({rate:.0}/s; {}, seed {:#x}; up to {} threads, {} scheduling points; {} distinct schedules)",
+            self.executions,
+            self.strategy,
+            self.seed,
+            self.stats.max_threads,
+            self.stats.max_steps,
+            self.stats.distinct_schedules,
+        )
+    }
+}
+
+/// A short description of a runtime failure cause, for nesting in other messages.
+pub(crate) fn describe_cause(cause: &FailureCause) -> String {
+    let (_, message, _, _) = explain(cause);
+    message
+}
+
+/// Kind, message, thread and location of a failure cause.
+pub(crate) fn explain(
+    cause: &FailureCause,
+) -> (FailureKind, String, Option<ThreadInfo>, Option<String>) {
+    match cause {
+        FailureCause::Panic { thread, message, location } => {
+            (FailureKind::Panic, message.clone(), Some(thread.clone()), location.clone())
+        }
+        FailureCause::Deadlock { waits } => (
+            FailureKind::Deadlock,
+            format!("deadlock: no thread can run.\n  {}", waits.join("\n  ")),
+            None,
+            None,
+        ),
+        FailureCause::RecursiveLock { thread, what } => (
+            FailureKind::Deadlock,
+            format!("deadlock: {thread} tried to lock {what}, which it already holds"),
+            Some(thread.clone()),
+            None,
+        ),
+        FailureCause::MaxSteps { limit, thread, location } => (
+            FailureKind::MaxSteps,
+            format!(
+                "the execution ran more than max_steps = {limit} scheduling points (the last in \
+                 {thread} at {location}). This is usually a spin loop waiting for another thread \
+                 without calling `pctvb::thread::yield_now()` (or `sleep`), which a priority \
+                 scheduler never preempts; add a yield in the loop. If the test is simply long, \
+                 raise max_steps (`max_steps = N` in the attribute, or Config::max_steps)."
+            ),
+            Some(thread.clone()),
+            Some(location.to_string()),
+        ),
+        FailureCause::TooManyThreads { limit, location } => (
+            FailureKind::TooManyThreads,
+            format!(
+                "the execution spawned more than max_threads = {limit} threads (at {location}); \
+                 raise max_threads (`max_threads = N` in the attribute, or Config::max_threads) \
+                 if the test really needs them"
+            ),
+            None,
+            Some(location.to_string()),
+        ),
+        FailureCause::Strategy { message } => {
+            (FailureKind::ReplayDiverged, message.clone(), None, None)
+        }
+        FailureCause::Internal { message } => {
+            (FailureKind::Internal, format!("pctvb internal error: {message}"), None, None)
+        }
+    }
+}
+
+/// Turns the runtime's trace into printable steps; `describe` names objects.
+pub(crate) fn schedule_steps(
+    trace: &[Step],
+    describe: impl Fn(crate::runtime::ObjectId) -> String,
+) -> Vec<ScheduleStep> {
+    trace
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let operation = match s.object {
+                Some(o) => format!("{} {}", s.kind, describe(o)),
+                None => s.kind.to_string(),
+            };
+            ScheduleStep {
+                step: i as u64,
+                thread: s.thread,
+                operation,
+                location: s.location.to_string(),
+                preempted: s.chosen != s.thread
+                    && !matches!(s.kind, EventKind::Block | EventKind::ThreadExit),
+                next: s.chosen,
+            }
+        })
+        .collect()
+}
+
+/// Steps shown in full before the report shortens the schedule.
+const SHOWN_STEPS: usize = 60;
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.thread, &self.location, self.kind) {
+            (Some(t), Some(l), FailureKind::Panic) => writeln!(f, "{t} panicked at {l}:")?,
+            (Some(t), None, FailureKind::Panic) => writeln!(f, "{t} panicked:")?,
+            _ => {}
+        }
+        writeln!(f, "{}", self.message)?;
+        if !self.schedule.is_empty() {
+            writeln!(
+                f,
+                "\npctvb: failing execution {} ({} scheduling points, {} preemptions):",
+                self.execution,
+                self.schedule.len(),
+                self.preemptions
+            )?;
+            write_schedule(f, &self.schedule)?;
+        }
+        if let Some(cmd) = &self.replay_command {
+            writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Prints the schedule, one line per step, showing the start and the last steps when long.
+fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep]) -> fmt::Result {
+    writeln!(f, "  {:>5}  {:<7} {:<40} location", "step", "thread", "operation")?;
+    let skip_from = if steps.len() > SHOWN_STEPS { 10 } else { steps.len() };
+    let skip_to = steps.len().saturating_sub(SHOWN_STEPS - 10);
+    for (i, s) in steps.iter().enumerate() {
+        if i == skip_from && skip_to > skip_from {
+            writeln!(f, "  {:>5}  ... {} steps not shown ...", "", skip_to - skip_from)?;
+        }
+        if i >= skip_from && i < skip_to {
+            continue;
+        }
+        let mark = if s.preempted {
+            format!("  <- preempted, thread {} runs", s.next)
+        } else {
+            String::new()
+        };
+        writeln!(
+            f,
+            "  {:>5}  {:<7} {:<40} {}{mark}",
+            s.step,
+            s.thread.to_string(),
+            s.operation,
+            s.location
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,90 @@
+//! The link between user code and the running execution: a per-OS-thread pointer to the
+//! current [`Execution`], and the panic hook that keeps panics inside executions quiet and
+//! records where they happened.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{self, PanicHookInfo};
+use std::sync::Once;
+
+use super::Execution;
+
+thread_local! {
+    static CURRENT: Cell<*const Execution> = const { Cell::new(std::ptr::null()) };
+    static LAST_PANIC_LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with the execution running on this OS thread.
+///
+/// # Panics
+/// Outside an execution, with a message naming `operation` and how to run it under pctvb.
+#[inline]
+pub(crate) fn with_execution<R>(operation: &str, f: impl FnOnce(&Execution) -> R) -> R {
+    let ptr = CURRENT.with(|c| c.get());
+    if ptr.is_null() {
+        outside_execution(operation);
+    }
+    // SAFETY: the pointer is set only while the execution is alive on this OS thread (see
+    // `enter`), and cleared before it is dropped.
+    f(unsafe { &*ptr })
+}
+
+#[cold]
+#[inline(never)]
+fn outside_execution(operation: &str) -> ! {
+    panic!(
+        "pctvb: {operation} was called outside a pctvb execution. pctvb primitives only work \
+         inside a test body run by `#[pctvb::test]` or `pctvb::Config::run`; move this code into \
+         the test body, or build without `--cfg pctvb` to use std's primitives."
+    )
+}
+
+/// Whether an execution is running on this OS thread.
+pub(crate) fn in_execution() -> bool {
+    CURRENT.with(|c| !c.get().is_null())
+}
+
+/// Marks `exec` as this OS thread's current execution until the guard drops.
+pub(crate) fn enter(exec: &Execution) -> EnterGuard {
+    install_panic_hook();
+    let previous = CURRENT.with(|c| c.replace(exec as *const Execution));
+    assert!(
+        previous.is_null(),
+        "pctvb: a run was started inside a pctvb execution; nested runs are not supported"
+    );
+    EnterGuard(())
+}
+
+/// Clears the current execution when dropped.
+pub(crate) struct EnterGuard(());
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        CURRENT.with(|c| c.set(std::ptr::null()));
+    }
+}
+
+/// Takes the location of the last panic raised inside an execution on this OS thread.
+pub(crate) fn take_panic_location() -> Option<String> {
+    LAST_PANIC_LOCATION.with(|l| l.borrow_mut().take())
+}
+
+/// Installs, once per process, a hook that records panics raised inside executions instead of
+/// printing them (the failure report prints them once, with the schedule), and defers to the
+/// previous hook everywhere else. Set `PCTVB_SHOW_PANICS=1` to print them as well.
+fn install_panic_hook() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = panic::take_hook();
+        let show = std::env::var_os("PCTVB_SHOW_PANICS").is_some_and(|v| v != "0");
+        panic::set_hook(Box::new(move |info: &PanicHookInfo<'_>| {
+            if in_execution() {
+                let location = info.location().map(|l| l.to_string());
+                LAST_PANIC_LOCATION.with(|l| *l.borrow_mut() = location);
+                if !show {
+                    return;
+                }
+            }
+            previous(info);
+        }));
+    });
+}

@@ -1,0 +1,178 @@
+//! What happens at a scheduling point: the event a thread is about to perform, and what a
+//! blocked thread waits for.
+
+use std::fmt;
+use std::panic::Location;
+
+use super::ThreadId;
+use crate::vars::VarId;
+
+/// Per-execution id of a synchronization object or shared cell (dense, in creation order).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId(pub(crate) u32);
+
+impl ObjectId {
+    /// The dense index of this object within its execution.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The kind of operation a thread performs at a scheduling point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EventKind {
+    /// A thread runs for the first time.
+    ThreadStart,
+    /// A thread finished; the scheduler must pick another.
+    ThreadExit,
+    /// `thread::spawn` created a new thread.
+    Spawn,
+    /// `JoinHandle::join`.
+    Join,
+    /// `Mutex::lock` or `Mutex::try_lock`.
+    Lock,
+    /// A `MutexGuard` was dropped.
+    Unlock,
+    /// `RwLock::read`.
+    ReadLock,
+    /// `RwLock::write`.
+    WriteLock,
+    /// A read or write guard of an `RwLock` was dropped.
+    RwUnlock,
+    /// `Condvar::wait` and its variants.
+    CondvarWait,
+    /// `Condvar::notify_one` / `notify_all`.
+    CondvarNotify,
+    /// `Barrier::wait`.
+    BarrierWait,
+    /// A channel send.
+    Send,
+    /// A channel receive.
+    Recv,
+    /// `Once::call_once`, `OnceLock` and `LazyLock` initialization or read.
+    Once,
+    /// `thread::park`.
+    Park,
+    /// `Thread::unpark`.
+    Unpark,
+    /// `thread::yield_now` or `thread::sleep`.
+    Yield,
+    /// An atomic load.
+    AtomicLoad,
+    /// An atomic store.
+    AtomicStore,
+    /// An atomic read-modify-write (swap, compare-exchange, fetch-op).
+    AtomicRmw,
+    /// `atomic::fence`.
+    Fence,
+    /// A read through `cell::UnsafeCell::with`.
+    CellRead,
+    /// A write through `cell::UnsafeCell::with_mut`.
+    CellWrite,
+    /// The thread blocked and gave up the processor.
+    Block,
+}
+
+impl EventKind {
+    /// Whether this event only reads shared state (used by the yield rule: reads do not count
+    /// as progress of a spinning thread).
+    pub fn is_read_only(self) -> bool {
+        matches!(
+            self,
+            EventKind::AtomicLoad | EventKind::CellRead | EventKind::Yield | EventKind::Fence
+        )
+    }
+
+    /// A short lower-case name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::ThreadStart => "start",
+            EventKind::ThreadExit => "exit",
+            EventKind::Spawn => "spawn",
+            EventKind::Join => "join",
+            EventKind::Lock => "lock",
+            EventKind::Unlock => "unlock",
+            EventKind::ReadLock => "read-lock",
+            EventKind::WriteLock => "write-lock",
+            EventKind::RwUnlock => "rw-unlock",
+            EventKind::CondvarWait => "wait",
+            EventKind::CondvarNotify => "notify",
+            EventKind::BarrierWait => "barrier",
+            EventKind::Send => "send",
+            EventKind::Recv => "recv",
+            EventKind::Once => "once",
+            EventKind::Park => "park",
+            EventKind::Unpark => "unpark",
+            EventKind::Yield => "yield",
+            EventKind::AtomicLoad => "load",
+            EventKind::AtomicStore => "store",
+            EventKind::AtomicRmw => "rmw",
+            EventKind::Fence => "fence",
+            EventKind::CellRead => "read",
+            EventKind::CellWrite => "write",
+            EventKind::Block => "blocked",
+        }
+    }
+}
+
+/// The operation at one scheduling point, as strategies and reports see it.
+#[derive(Clone, Copy, Debug)]
+pub struct Event {
+    /// What the thread is about to do.
+    pub kind: EventKind,
+    /// The object it operates on, if any.
+    pub object: Option<ObjectId>,
+    /// The variable (allocation site) of that object, if any.
+    pub var: Option<VarId>,
+    /// Where in user code the operation was called.
+    pub location: &'static Location<'static>,
+}
+
+/// What a blocked thread is waiting for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BlockedOn {
+    /// Waiting to lock a mutex.
+    Mutex(ObjectId),
+    /// Waiting for read access to an `RwLock`.
+    RwRead(ObjectId),
+    /// Waiting for write access to an `RwLock`.
+    RwWrite(ObjectId),
+    /// Waiting on a condition variable to be notified.
+    Condvar(ObjectId),
+    /// Waiting at a barrier.
+    Barrier(ObjectId),
+    /// Waiting for a thread to finish.
+    Join(ThreadId),
+    /// Waiting for a message on a channel.
+    Recv(ObjectId),
+    /// Waiting for room in (or a receiver of) a bounded channel.
+    Send(ObjectId),
+    /// Waiting for another thread's `Once` initialization to finish.
+    Once(ObjectId),
+    /// Parked, waiting for `unpark`.
+    Park,
+}
+
+impl BlockedOn {
+    /// The object waited on, if it is an object.
+    pub fn object(self) -> Option<ObjectId> {
+        match self {
+            BlockedOn::Mutex(o)
+            | BlockedOn::RwRead(o)
+            | BlockedOn::RwWrite(o)
+            | BlockedOn::Condvar(o)
+            | BlockedOn::Barrier(o)
+            | BlockedOn::Recv(o)
+            | BlockedOn::Send(o)
+            | BlockedOn::Once(o) => Some(o),
+            BlockedOn::Join(_) | BlockedOn::Park => None,
+        }
+    }
+}
+
+impl fmt::Display for EventKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,596 @@
+//! One execution: the host loop that resumes the chosen thread's coroutine, and the scheduling
+//! point that every primitive calls.
+
+use std::cell::{Cell, RefCell};
+use std::panic::{self, AssertUnwindSafe, Location};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use corosensei::{CoroutineResult, Yielder};
+use rand::SeedableRng;
+
+use super::context;
+use super::coroutine::{StackPool, ThreadCoroutine};
+use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
+use super::state::{State, Status, Thread};
+use super::{BlockedOn, Event, EventKind, FailureCause, ObjectId, Step, ThreadId};
+use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, Strategy};
+use crate::vars::VarKind;
+
+/// Execution generations are unique in the process, so a handle's cached key can never match
+/// an execution it was not registered in. Starts at 1: key 0 means "never registered".
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+/// Limits that end a runaway execution with a clear error.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) max_steps: u64,
+    pub(crate) max_threads: usize,
+}
+
+/// What one execution did.
+pub(crate) struct ExecutionOutcome {
+    pub(crate) failure: Option<FailureCause>,
+    pub(crate) steps: u64,
+    pub(crate) threads: usize,
+    pub(crate) digest: u64,
+}
+
+/// What the scheduling point decided.
+enum Next {
+    /// The calling thread keeps running.
+    Same,
+    /// Another thread runs: suspend the caller.
+    Other,
+    /// The execution is over (failure or normal end): suspend the caller for good.
+    Stop,
+}
+
+/// An execution engine for one run: state reused across its executions.
+pub(crate) struct Execution {
+    pub(crate) state: RefCell<State>,
+    seen_threads: Cell<usize>,
+    seen_steps: Cell<u64>,
+}
+
+const DIGEST_SEED: u64 = 0xcbf2_9ce4_8422_2325;
+const DIGEST_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+impl Execution {
+    pub(crate) fn new(strategy: Box<dyn Strategy>, limits: Limits) -> Execution {
+        Execution {
+            state: RefCell::new(State::new(strategy, limits.max_steps, limits.max_threads)),
+            seen_threads: Cell::new(1),
+            seen_steps: Cell::new(0),
+        }
+    }
+
+    /// Runs `body` once as execution `index` of the run seeded with `seed`.
+    pub(crate) fn run_one(
+        &self,
+        pool: &mut StackPool,
+        seed: u64,
+        index: u64,
+        body: &dyn Fn(),
+        body_location: &'static Location<'static>,
+    ) -> ExecutionOutcome {
+        self.reset(seed, index, body_location);
+        let main: Box<dyn FnOnce() + '_> = Box::new(body);
+        // SAFETY: every coroutine of this execution is finished or reset before `run_one`
+        // returns, so the borrow of `body` never outlives this call.
+        let main: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(main) };
+        self.state.borrow_mut().pending.push(Some(main));
+
+        let enter = context::enter(self);
+        let mut coroutines: Vec<Option<ThreadCoroutine>> = Vec::new();
+        loop {
+            let i = self.state.borrow().current.index();
+            if coroutines.len() <= i {
+                coroutines.resize_with(i + 1, || None);
+            }
+            let mut coroutine = match coroutines[i].take() {
+                Some(c) => c,
+                None => match self.start_coroutine(pool, ThreadId(i as u32)) {
+                    Ok(c) => c,
+                    Err(message) => {
+                        self.state.borrow_mut().failure = Some(FailureCause::Internal { message });
+                        break;
+                    }
+                },
+            };
+            match coroutine.resume(()) {
+                CoroutineResult::Yield(()) => coroutines[i] = Some(coroutine),
+                CoroutineResult::Return(()) => pool.give(coroutine.into_stack()),
+            }
+            let st = self.state.borrow();
+            if st.failure.is_some() || st.over {
+                break;
+            }
+        }
+        // Threads still suspended (after a failure, or blocked forever after main finished) are
+        // not unwound: their destructors could block, schedule or panic again (a double panic
+        // aborts the process). Their stack values are leaked instead.
+        for mut coroutine in coroutines.into_iter().flatten() {
+            // SAFETY: the coroutine is never resumed again; skipping its destructors is a leak.
+            unsafe { coroutine.force_reset() };
+            pool.give(coroutine.into_stack());
+        }
+        let leftovers = self.take_leftovers();
+        drop(enter);
+        let mut st = self.state.borrow_mut();
+        if st.failure.is_some() {
+            std::mem::forget(leftovers);
+        } else {
+            drop(st);
+            drop(leftovers);
+            st = self.state.borrow_mut();
+        }
+        self.finish(&mut st)
+    }
+
+    fn reset(&self, seed: u64, index: u64, body_location: &'static Location<'static>) {
+        let mut guard = self.state.borrow_mut();
+        let st = &mut *guard;
+        st.gen = GENERATION.fetch_add(1, Ordering::Relaxed);
+        st.current = ThreadId::MAIN;
+        st.threads.clear();
+        st.threads.push(Thread::new(None, body_location));
+        st.enabled.clear();
+        st.enabled.push(ThreadId::MAIN);
+        st.objects.clear();
+        st.by_address.clear();
+        st.pending.clear();
+        st.steps = 0;
+        st.digest = DIGEST_SEED;
+        st.trace.clear();
+        st.choices.clear();
+        st.failure = None;
+        st.over = false;
+        st.rng = ScheduleRng::seed_from_u64(seed);
+        st.rng.set_stream(index);
+        st.vars.begin_execution();
+        let start = ExecutionStart {
+            index,
+            max_threads: self.seen_threads.get(),
+            max_steps: self.seen_steps.get(),
+            vars: st.vars.infos(),
+            profiles: st.vars.profiles(),
+        };
+        st.strategy.begin_execution(&start, &mut st.rng);
+    }
+
+    /// Values owned by the execution that must be dropped (or leaked) outside its borrow.
+    fn take_leftovers(&self) -> Vec<Box<dyn std::any::Any>> {
+        let mut st = self.state.borrow_mut();
+        let mut out: Vec<Box<dyn std::any::Any>> = Vec::new();
+        for obj in &mut st.objects {
+            if let ObjectState::Once { value: Some(v), .. } = &mut obj.state {
+                let v = std::mem::replace(v, ErasedValue::new(()));
+                out.push(Box::new(v));
+            }
+        }
+        for t in &mut st.threads {
+            let locals = std::mem::take(&mut t.locals);
+            out.push(Box::new(locals));
+        }
+        let pending = std::mem::take(&mut st.pending);
+        out.push(Box::new(pending));
+        out
+    }
+
+    fn finish(&self, st: &mut State) -> ExecutionOutcome {
+        st.vars.end_execution();
+        let steps = st.steps;
+        let digest = st.digest;
+        if let Err(e) = st.strategy.end_execution(digest, steps) {
+            let message = match st.failure.take() {
+                None => e.0,
+                Some(other) => format!(
+                    "{} (the replayed execution also failed: {})",
+                    e.0,
+                    crate::report::describe_cause(&other)
+                ),
+            };
+            st.failure = Some(FailureCause::Strategy { message });
+        }
+        self.seen_threads.set(self.seen_threads.get().max(st.threads.len()));
+        self.seen_steps.set(self.seen_steps.get().max(steps));
+        ExecutionOutcome { failure: st.failure.clone(), steps, threads: st.threads.len(), digest }
+    }
+
+    fn start_coroutine(
+        &self,
+        pool: &mut StackPool,
+        id: ThreadId,
+    ) -> Result<ThreadCoroutine, String> {
+        let body = self.state.borrow_mut().pending[id.index()]
+            .take()
+            .ok_or_else(|| format!("thread {id} has no body to start"))?;
+        let stack =
+            pool.take().map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
+        let exec: *const Execution = self;
+        Ok(ThreadCoroutine::with_stack(stack, move |yielder, ()| {
+            // SAFETY: the execution outlives every coroutine it runs (see `run_one`).
+            unsafe { &*exec }.thread_main(id, yielder, body)
+        }))
+    }
+
+    fn thread_main(&self, id: ThreadId, yielder: &Yielder<(), ()>, body: Box<dyn FnOnce()>) {
+        let spawned_at = {
+            let mut st = self.state.borrow_mut();
+            let thread = &mut st.threads[id.index()];
+            thread.yielder = yielder;
+            thread.spawned_at
+        };
+        self.schedule(EventKind::ThreadStart, None, spawned_at);
+        match panic::catch_unwind(AssertUnwindSafe(body)) {
+            Ok(()) => self.exit_current(),
+            Err(payload) => {
+                let message = panic_message(payload.as_ref());
+                drop(payload);
+                let mut st = self.state.borrow_mut();
+                let thread = st.thread_info(id);
+                let location = context::take_panic_location();
+                st.failure = Some(FailureCause::Panic { thread, message, location });
+            }
+        }
+    }
+
+    fn exit_current(&self) {
+        // Thread-local destructors run on the exiting thread, where they may use primitives.
+        loop {
+            let local = {
+                let mut st = self.state.borrow_mut();
+                let cur = st.current.index();
+                st.threads[cur].locals.pop()
+            };
+            match local {
+                Some(value) => drop(value),
+                None => break,
+            }
+        }
+        let mut st = self.state.borrow_mut();
+        let cur = st.current;
+        let location = st.threads[cur.index()].spawned_at;
+        st.threads[cur.index()].status = Status::Finished;
+        if let Ok(pos) = st.enabled.binary_search(&cur) {
+            st.enabled.remove(pos);
+        }
+        for joiner in std::mem::take(&mut st.threads[cur.index()].joiners) {
+            st.wake(joiner);
+        }
+        // Returning from the coroutine hands control back to the host, which runs whoever
+        // `decide` picked.
+        decide(&mut st, EventKind::ThreadExit, None, location);
+    }
+
+    /// A scheduling point of the calling thread: records it, asks the strategy who runs next
+    /// and switches to that thread if it is another one.
+    #[inline]
+    pub(crate) fn schedule(
+        &self,
+        kind: EventKind,
+        object: Option<ObjectId>,
+        location: &'static Location<'static>,
+    ) {
+        let yielder = {
+            let mut st = self.state.borrow_mut();
+            let yielder = st.threads[st.current.index()].yielder;
+            match decide(&mut st, kind, object, location) {
+                Next::Same => return,
+                Next::Other | Next::Stop => yielder,
+            }
+        };
+        // SAFETY: the yielder lives on this thread's coroutine stack, which is alive while the
+        // thread runs; we are that thread.
+        unsafe { (*yielder).suspend(()) };
+    }
+
+    /// Registers `handle` in this execution (if needed) and runs a scheduling point for an
+    /// operation on it.
+    #[inline]
+    pub(crate) fn point(
+        &self,
+        handle: &Handle,
+        var_kind: VarKind,
+        kind: EventKind,
+        location: &'static Location<'static>,
+    ) -> ObjectId {
+        let object = self.object(handle, var_kind);
+        self.schedule(kind, Some(object), location);
+        object
+    }
+
+    /// The id of `handle`'s object in this execution, registering it on first use.
+    #[inline]
+    pub(crate) fn object(&self, handle: &Handle, var_kind: VarKind) -> ObjectId {
+        let mut st = self.state.borrow_mut();
+        match handle.cached(st.gen) {
+            Some(id) => id,
+            None => register(&mut st, handle, var_kind),
+        }
+    }
+
+    /// Runs `f` on the execution's state.
+    #[inline]
+    pub(crate) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        f(&mut self.state.borrow_mut())
+    }
+
+    /// Blocks the calling thread on `on` until another thread wakes it; returns whether it was
+    /// woken by a timeout instead (only when `timeout_able`).
+    pub(crate) fn block(
+        &self,
+        on: BlockedOn,
+        timeout_able: bool,
+        location: &'static Location<'static>,
+    ) -> bool {
+        self.state.borrow_mut().block_current(on, timeout_able);
+        self.schedule(EventKind::Block, on.object(), location);
+        let st = self.state.borrow();
+        st.threads[st.current.index()].timed_out
+    }
+
+    /// Fails the execution with `cause`; the calling thread never runs again.
+    pub(crate) fn fail(&self, cause: FailureCause) -> ! {
+        let yielder = {
+            let mut st = self.state.borrow_mut();
+            if st.failure.is_none() {
+                st.failure = Some(cause);
+            }
+            st.threads[st.current.index()].yielder
+        };
+        // SAFETY: as in `schedule`.
+        unsafe { (*yielder).suspend(()) };
+        unreachable!("pctvb: a failed execution was resumed")
+    }
+
+    /// Creates a thread that runs `body`, then runs a scheduling point in the parent.
+    pub(crate) fn spawn(
+        &self,
+        body: Box<dyn FnOnce() + 'static>,
+        name: Option<String>,
+        location: &'static Location<'static>,
+    ) -> ThreadId {
+        let id = {
+            let mut st = self.state.borrow_mut();
+            let limit = st.max_threads;
+            if st.threads.len() >= limit {
+                drop(st);
+                self.fail(FailureCause::TooManyThreads { limit, location });
+            }
+            let id = ThreadId(st.threads.len() as u32);
+            st.threads.push(Thread::new(name, location));
+            st.pending.resize_with(id.index() + 1, || None);
+            st.pending[id.index()] = Some(body);
+            st.enabled.push(id);
+            id
+        };
+        self.schedule(EventKind::Spawn, None, location);
+        id
+    }
+
+    /// Waits for thread `target` to finish.
+    pub(crate) fn join(&self, target: ThreadId, location: &'static Location<'static>) {
+        self.schedule(EventKind::Join, None, location);
+        while self.state.borrow().threads[target.index()].status != Status::Finished {
+            self.block(BlockedOn::Join(target), false, location);
+        }
+    }
+
+    /// The choices and trace of the last execution.
+    pub(crate) fn take_schedule(&self) -> (Vec<u32>, Vec<Step>) {
+        let st = self.state.borrow();
+        (st.choices.clone(), st.trace.clone())
+    }
+
+    /// A hash of the last execution's choices, to count distinct schedules.
+    pub(crate) fn schedule_hash(&self) -> u64 {
+        let st = self.state.borrow();
+        st.choices.iter().fold(DIGEST_SEED, |h, &c| (h ^ c as u64).wrapping_mul(DIGEST_PRIME))
+    }
+
+    /// Names object `id` of the last execution for reports.
+    pub(crate) fn describe_object(&self, id: ObjectId) -> String {
+        self.state.borrow().describe_object(id)
+    }
+
+    /// The strategy's description.
+    pub(crate) fn describe_strategy(&self) -> String {
+        self.state.borrow().strategy.describe()
+    }
+
+    /// Variables met by the run and their profiles.
+    pub(crate) fn var_report(&self) -> Vec<(crate::vars::VarInfo, crate::vars::VarProfile)> {
+        let st = self.state.borrow();
+        st.vars.infos().iter().cloned().zip(st.vars.profiles().iter().cloned()).collect()
+    }
+}
+
+fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
+    // A handle registered by an earlier execution belongs to a long-lived object (a static or
+    // an object built outside the run): find it by address in case two tests alternate on it.
+    let long_lived = handle.ever_registered();
+    if long_lived {
+        if let Some(&id) = st.by_address.get(&handle.address()) {
+            handle.remember(st.gen, id);
+            return id;
+        }
+    }
+    assert!(
+        st.objects.len() < MAX_OBJECTS,
+        "pctvb: more than {MAX_OBJECTS} objects in one execution"
+    );
+    let var = st.vars.intern(handle.site(), var_kind);
+    let id = ObjectId::from_index(st.objects.len());
+    st.objects.push(Object {
+        var,
+        kind: var_kind,
+        site: handle.site(),
+        waiters: Vec::new(),
+        state: ObjectState::for_kind(var_kind),
+    });
+    if long_lived {
+        st.by_address.insert(handle.address(), id);
+    }
+    handle.remember(st.gen, id);
+    id
+}
+
+/// The scheduling decision: record the step, then pick who runs next.
+#[inline]
+fn decide(
+    st: &mut State,
+    kind: EventKind,
+    object: Option<ObjectId>,
+    location: &'static Location<'static>,
+) -> Next {
+    let cur = st.current;
+    let step = st.steps;
+    st.steps += 1;
+
+    let mut var = None;
+    let mut var_access = 0;
+    if let Some(obj) = object {
+        if kind != EventKind::Block {
+            let v = st.objects[obj.index()].var;
+            var_access = st.vars.record_access(v, cur.0);
+            var = Some(v);
+        }
+    }
+    let thread = &mut st.threads[cur.index()];
+    if kind == EventKind::Yield {
+        thread.yield_streak = thread.yield_streak.saturating_add(1);
+    } else if !kind.is_read_only() {
+        thread.yield_streak = 0;
+    }
+    let yield_streak = thread.yield_streak;
+    let current_enabled = thread.status == Status::Runnable;
+    let obj_bits = object.map_or(u32::MAX, |o| o.0) as u64;
+    st.digest = (st.digest ^ (cur.0 as u64 | (kind as u64) << 24 | obj_bits << 32))
+        .wrapping_mul(DIGEST_PRIME);
+
+    if st.steps > st.max_steps {
+        st.failure = Some(FailureCause::MaxSteps {
+            limit: st.max_steps,
+            thread: st.thread_info(cur),
+            location,
+        });
+        return Next::Stop;
+    }
+    if st.enabled.is_empty() && !nothing_runnable(st) {
+        return Next::Stop;
+    }
+    let event = Event { kind, object, var, location };
+    let decision = Decision {
+        enabled: &st.enabled,
+        current: cur,
+        current_enabled,
+        event: &event,
+        step,
+        var_access,
+        yield_streak,
+    };
+    let mut chosen = match st.strategy.choose(&decision, &mut st.rng) {
+        Ok(t) => t,
+        Err(e) => {
+            st.failure = Some(FailureCause::Strategy { message: e.0 });
+            return Next::Stop;
+        }
+    };
+    if st.enabled.binary_search(&chosen).is_err() {
+        st.failure = Some(FailureCause::Internal {
+            message: format!(
+                "strategy '{}' chose thread {chosen}, which cannot run",
+                st.strategy.describe()
+            ),
+        });
+        return Next::Stop;
+    }
+    // Never switch away from a thread that is unwinding: the panic count is per OS thread, so
+    // another logical thread would see `panicking()` and could abort the process.
+    if chosen != cur && current_enabled && std::thread::panicking() {
+        chosen = cur;
+    }
+    st.choices.push(chosen.0);
+    st.trace.push(Step { thread: cur, kind, object, location, chosen });
+    if chosen == cur {
+        Next::Same
+    } else {
+        st.current = chosen;
+        Next::Other
+    }
+}
+
+/// Handles a point where no thread is runnable: wakes threads waiting with a timeout (time
+/// passes only when nothing else can happen), ends the execution normally, or reports a
+/// deadlock. Returns true when some thread became runnable.
+#[cold]
+fn nothing_runnable(st: &mut State) -> bool {
+    let timed: Vec<ThreadId> = st
+        .threads
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.timeout_able && matches!(t.status, Status::Blocked(_)))
+        .map(|(i, _)| ThreadId(i as u32))
+        .collect();
+    if !timed.is_empty() {
+        for id in timed {
+            if let Status::Blocked(on) = st.threads[id.index()].status {
+                if let Some(obj) = on.object() {
+                    st.objects[obj.index()].waiters.retain(|&w| w != id);
+                }
+            }
+            st.threads[id.index()].timed_out = true;
+            st.wake(id);
+        }
+        return true;
+    }
+    if st.threads[ThreadId::MAIN.index()].status == Status::Finished {
+        // Everyone finished, or the rest wait forever after the test body returned (in a real
+        // process they would die with it): a normal end.
+        st.over = true;
+        return false;
+    }
+    let waits = (0..st.threads.len())
+        .filter_map(|i| match st.threads[i].status {
+            Status::Blocked(on) => Some(describe_wait(st, ThreadId(i as u32), on)),
+            _ => None,
+        })
+        .collect();
+    st.failure = Some(FailureCause::Deadlock { waits });
+    false
+}
+
+fn describe_wait(st: &State, id: ThreadId, on: BlockedOn) -> String {
+    let who = st.thread_info(id);
+    let what = match on {
+        BlockedOn::Mutex(o) => {
+            let holder = match st.objects[o.index()].state {
+                ObjectState::Mutex { owner: Some(h) } => format!(", held by {}", st.thread_info(h)),
+                _ => String::new(),
+            };
+            format!("waits to lock {}{holder}", st.describe_object(o))
+        }
+        BlockedOn::RwRead(o) => format!("waits to read-lock {}", st.describe_object(o)),
+        BlockedOn::RwWrite(o) => format!("waits to write-lock {}", st.describe_object(o)),
+        BlockedOn::Condvar(o) => format!("waits on {} (never notified)", st.describe_object(o)),
+        BlockedOn::Barrier(o) => format!("waits at {}", st.describe_object(o)),
+        BlockedOn::Join(t) => format!("waits to join {}", st.thread_info(t)),
+        BlockedOn::Recv(o) => format!("waits to receive on {}", st.describe_object(o)),
+        BlockedOn::Send(o) => format!("waits to send on {}", st.describe_object(o)),
+        BlockedOn::Once(o) => format!("waits for initialization of {}", st.describe_object(o)),
+        BlockedOn::Park => "is parked and never unparked".to_string(),
+    };
+    format!("{who} {what}")
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "Box<dyn Any> (a panic payload that is not a string)".to_string()
+    }
+}

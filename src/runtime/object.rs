@@ -1,0 +1,139 @@
+//! Per-execution identity and state of synchronization objects.
+//!
+//! A primitive embeds a [`Handle`]: its creation site plus a cached key `(execution generation,
+//! object id)`. The first use in an execution registers the object in that execution's table,
+//! so every execution starts from fresh model state even for statics, and two tests running on
+//! different OS threads never see each other's state (the table lives in the execution, the
+//! handle only caches where to find it).
+
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::{ObjectId, ThreadId};
+use crate::vars::{VarId, VarKind};
+
+const ID_BITS: u32 = 24;
+const ID_MASK: u64 = (1 << ID_BITS) - 1;
+/// Most objects one execution may create (the id field of the packed key).
+pub(crate) const MAX_OBJECTS: usize = ID_MASK as usize;
+
+/// The identity a primitive carries: where it was created, and a cache of its id in the
+/// current execution.
+#[derive(Debug)]
+pub(crate) struct Handle {
+    key: AtomicU64,
+    site: &'static Location<'static>,
+}
+
+impl Handle {
+    /// A handle for a primitive created at the caller's location.
+    #[track_caller]
+    pub(crate) const fn new() -> Handle {
+        Handle { key: AtomicU64::new(0), site: Location::caller() }
+    }
+
+    pub(crate) fn site(&self) -> &'static Location<'static> {
+        self.site
+    }
+
+    /// The object id cached for execution generation `gen`, if any.
+    #[inline]
+    pub(crate) fn cached(&self, gen: u64) -> Option<ObjectId> {
+        let key = self.key.load(Ordering::Relaxed);
+        (key >> ID_BITS == gen).then_some(ObjectId((key & ID_MASK) as u32))
+    }
+
+    /// Whether the handle was ever registered (by any execution).
+    pub(crate) fn ever_registered(&self) -> bool {
+        self.key.load(Ordering::Relaxed) != 0
+    }
+
+    pub(crate) fn remember(&self, gen: u64, id: ObjectId) {
+        self.key.store((gen << ID_BITS) | id.0 as u64, Ordering::Relaxed);
+    }
+
+    /// The address that identifies a long-lived object (a static) across executions.
+    pub(crate) fn address(&self) -> usize {
+        self as *const Handle as usize
+    }
+}
+
+/// An object registered in an execution.
+pub(crate) struct Object {
+    pub(crate) var: VarId,
+    pub(crate) kind: VarKind,
+    pub(crate) site: &'static Location<'static>,
+    /// Threads blocked on this object, woken together when it changes.
+    pub(crate) waiters: Vec<ThreadId>,
+    pub(crate) state: ObjectState,
+}
+
+/// The model state of one object.
+pub(crate) enum ObjectState {
+    /// Atomics, cells, channels and condvars keep no extra state here (a condvar's waiters,
+    /// in notification order, are the object's `waiters`).
+    Plain,
+    /// A mutex: who holds it.
+    Mutex { owner: Option<ThreadId> },
+    /// A readers-writer lock.
+    RwLock { writer: Option<ThreadId>, readers: Vec<ThreadId> },
+    /// A barrier: how many arrived in the current generation.
+    Barrier { arrived: usize, generation: u64 },
+    /// `Once`, `OnceLock`, `LazyLock`.
+    Once { running: Option<ThreadId>, done: bool, value: Option<ErasedValue> },
+}
+
+impl ObjectState {
+    pub(crate) fn for_kind(kind: VarKind) -> ObjectState {
+        match kind {
+            VarKind::Mutex => ObjectState::Mutex { owner: None },
+            VarKind::RwLock => ObjectState::RwLock { writer: None, readers: Vec::new() },
+            VarKind::Barrier => ObjectState::Barrier { arrived: 0, generation: 0 },
+            VarKind::Once => ObjectState::Once { running: None, done: false, value: None },
+            _ => ObjectState::Plain,
+        }
+    }
+}
+
+impl ObjectId {
+    pub(crate) fn from_index(index: usize) -> ObjectId {
+        ObjectId(index as u32)
+    }
+}
+
+/// A value of any type whose owner is the execution (per-execution `OnceLock` values,
+/// thread-local values). Dropped with the owner.
+pub(crate) struct ErasedValue {
+    ptr: *mut (),
+    drop_fn: unsafe fn(*mut ()),
+}
+
+impl ErasedValue {
+    pub(crate) fn new<T>(value: T) -> ErasedValue {
+        unsafe fn drop_box<T>(ptr: *mut ()) {
+            // SAFETY: `ptr` came from `Box::<T>::into_raw` in `new` and is dropped once.
+            drop(unsafe { Box::from_raw(ptr as *mut T) });
+        }
+        ErasedValue { ptr: Box::into_raw(Box::new(value)) as *mut (), drop_fn: drop_box::<T> }
+    }
+
+    /// # Safety
+    /// `T` must be the type this value was created with.
+    pub(crate) unsafe fn get<T>(&self) -> &T {
+        unsafe { &*(self.ptr as *const T) }
+    }
+
+    /// # Safety
+    /// `T` must be the type this value was created with.
+    pub(crate) unsafe fn into_inner<T>(self) -> T {
+        let this = std::mem::ManuallyDrop::new(self);
+        *unsafe { Box::from_raw(this.ptr as *mut T) }
+    }
+}
+
+impl Drop for ErasedValue {
+    fn drop(&mut self) {
+        // SAFETY: created by `new` with the matching drop function; dropped exactly once.
+        unsafe { (self.drop_fn)(self.ptr) }
+    }
+}

@@ -1,0 +1,215 @@
+//! The mutable state of one execution: threads, objects, the schedule so far, and how it ended.
+
+use std::collections::HashMap;
+use std::panic::Location;
+
+use corosensei::Yielder;
+
+use super::object::{ErasedValue, Object};
+use super::{BlockedOn, EventKind, ObjectId, ThreadId};
+use crate::schedulers::{ScheduleRng, Strategy};
+use crate::vars::VarTable;
+
+/// Whether a thread can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    Runnable,
+    Blocked(BlockedOn),
+    Finished,
+}
+
+/// One logical thread.
+pub(crate) struct Thread {
+    pub(crate) name: Option<String>,
+    pub(crate) status: Status,
+    pub(crate) yielder: *const Yielder<(), ()>,
+    pub(crate) yield_streak: u32,
+    pub(crate) park_token: bool,
+    /// Blocked in an operation with a timeout: may be woken by "time passing" when nothing
+    /// else can run.
+    pub(crate) timeout_able: bool,
+    pub(crate) timed_out: bool,
+    pub(crate) joiners: Vec<ThreadId>,
+    /// Thread-local values, keyed by the address of their `LocalKey`.
+    pub(crate) locals: Vec<(usize, ErasedValue)>,
+    pub(crate) spawned_at: &'static Location<'static>,
+}
+
+impl Thread {
+    pub(crate) fn new(name: Option<String>, spawned_at: &'static Location<'static>) -> Thread {
+        Thread {
+            name,
+            status: Status::Runnable,
+            yielder: std::ptr::null(),
+            yield_streak: 0,
+            park_token: false,
+            timeout_able: false,
+            timed_out: false,
+            joiners: Vec::new(),
+            locals: Vec::new(),
+            spawned_at,
+        }
+    }
+}
+
+/// One scheduling point of the trace: who ran what, where.
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    /// The thread that reached the point.
+    pub thread: ThreadId,
+    /// What it was about to do.
+    pub kind: EventKind,
+    /// The object involved, if any.
+    pub object: Option<ObjectId>,
+    /// The user-code location of the operation.
+    pub location: &'static Location<'static>,
+    /// The thread chosen to run next.
+    pub chosen: ThreadId,
+}
+
+/// Name and id of a thread, for reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Its id in the execution.
+    pub id: ThreadId,
+    /// Its name, if it was given one with `thread::Builder::name`.
+    pub name: Option<String>,
+}
+
+impl std::fmt::Display for ThreadInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.name, self.id) {
+            (Some(name), id) => write!(f, "thread {id} '{name}'"),
+            (None, ThreadId::MAIN) => write!(f, "thread 0 (main)"),
+            (None, id) => write!(f, "thread {id}"),
+        }
+    }
+}
+
+/// Why an execution failed, as the runtime saw it.
+#[derive(Clone, Debug)]
+pub(crate) enum FailureCause {
+    /// A thread panicked and did not catch it.
+    Panic { thread: ThreadInfo, message: String, location: Option<String> },
+    /// No thread could run while some were unfinished; one line per blocked thread.
+    Deadlock { waits: Vec<String> },
+    /// A thread locked a mutex it already held.
+    RecursiveLock { thread: ThreadInfo, what: String },
+    /// More scheduling points than `max_steps`.
+    MaxSteps { limit: u64, thread: ThreadInfo, location: &'static Location<'static> },
+    /// More threads than `max_threads`.
+    TooManyThreads { limit: usize, location: &'static Location<'static> },
+    /// The strategy could not continue (e.g. a replay that diverged).
+    Strategy { message: String },
+    /// The runtime could not continue (e.g. no memory for a stack).
+    Internal { message: String },
+}
+
+/// All mutable state of an execution, behind the execution's `RefCell`.
+pub(crate) struct State {
+    pub(crate) gen: u64,
+    pub(crate) current: ThreadId,
+    pub(crate) threads: Vec<Thread>,
+    /// Runnable threads in increasing id order: what strategies choose from.
+    pub(crate) enabled: Vec<ThreadId>,
+    pub(crate) objects: Vec<Object>,
+    /// Objects that outlive executions (statics), by handle address.
+    pub(crate) by_address: HashMap<usize, ObjectId>,
+    /// Closures of threads spawned but not started yet, by thread id.
+    pub(crate) pending: Vec<Option<Box<dyn FnOnce()>>>,
+    pub(crate) steps: u64,
+    pub(crate) digest: u64,
+    pub(crate) trace: Vec<Step>,
+    pub(crate) choices: Vec<u32>,
+    pub(crate) failure: Option<FailureCause>,
+    /// Set when the execution ended normally.
+    pub(crate) over: bool,
+    /// The strategy and its generator (persist across executions of a run).
+    pub(crate) strategy: Box<dyn Strategy>,
+    pub(crate) rng: ScheduleRng,
+    /// Variables of the run and their per-execution counters.
+    pub(crate) vars: VarTable,
+    pub(crate) max_steps: u64,
+    pub(crate) max_threads: usize,
+}
+
+impl State {
+    pub(crate) fn new(strategy: Box<dyn Strategy>, max_steps: u64, max_threads: usize) -> State {
+        use rand::SeedableRng;
+        State {
+            strategy,
+            rng: ScheduleRng::seed_from_u64(0),
+            vars: VarTable::default(),
+            max_steps,
+            max_threads,
+            gen: 0,
+            current: ThreadId::MAIN,
+            threads: Vec::new(),
+            enabled: Vec::new(),
+            objects: Vec::new(),
+            by_address: HashMap::new(),
+            pending: Vec::new(),
+            steps: 0,
+            digest: 0,
+            trace: Vec::new(),
+            choices: Vec::new(),
+            failure: None,
+            over: false,
+        }
+    }
+
+    pub(crate) fn thread_info(&self, id: ThreadId) -> ThreadInfo {
+        ThreadInfo { id, name: self.threads[id.index()].name.clone() }
+    }
+
+    /// Marks `id` runnable again.
+    pub(crate) fn wake(&mut self, id: ThreadId) {
+        let thread = &mut self.threads[id.index()];
+        if let Status::Blocked(_) = thread.status {
+            thread.status = Status::Runnable;
+            thread.timeout_able = false;
+            if let Err(pos) = self.enabled.binary_search(&id) {
+                self.enabled.insert(pos, id);
+            }
+        }
+    }
+
+    /// Wakes every thread blocked on `object`; they retry their operation.
+    pub(crate) fn wake_waiters(&mut self, object: ObjectId) {
+        let waiters = std::mem::take(&mut self.objects[object.index()].waiters);
+        for &t in &waiters {
+            self.wake(t);
+        }
+        // Keep the allocation for the next time someone waits.
+        let mut waiters = waiters;
+        waiters.clear();
+        self.objects[object.index()].waiters = waiters;
+    }
+
+    /// Marks the current thread blocked on `on`.
+    pub(crate) fn block_current(&mut self, on: BlockedOn, timeout_able: bool) {
+        let id = self.current;
+        let thread = &mut self.threads[id.index()];
+        thread.status = Status::Blocked(on);
+        thread.timeout_able = timeout_able;
+        thread.timed_out = false;
+        if let Ok(pos) = self.enabled.binary_search(&id) {
+            self.enabled.remove(pos);
+        }
+        match on {
+            BlockedOn::Join(target) => self.threads[target.index()].joiners.push(id),
+            BlockedOn::Park => {}
+            other => {
+                if let Some(obj) = other.object() {
+                    self.objects[obj.index()].waiters.push(id);
+                }
+            }
+        }
+    }
+
+    /// Describes the object `id` for messages: `Mutex@src/lib.rs:10:5`.
+    pub(crate) fn describe_object(&self, id: ObjectId) -> String {
+        let o = &self.objects[id.index()];
+        format!("{}@{}", o.kind.name(), o.site)
+    }
+}

@@ -1,0 +1,30 @@
+//! The uniform random scheduler: the baseline every other strategy is measured against.
+
+use rand::RngExt;
+
+use super::{Decision, ScheduleRng, Strategy, StrategyError};
+use crate::runtime::ThreadId;
+
+/// Picks uniformly among the enabled threads at every scheduling point. It has no useful
+/// probability guarantee for deep bugs, which is why the priority strategies exist.
+#[derive(Clone, Debug, Default)]
+pub struct Random;
+
+impl Strategy for Random {
+    fn describe(&self) -> String {
+        "random".to_string()
+    }
+
+    #[inline]
+    fn choose(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+    ) -> Result<ThreadId, StrategyError> {
+        let enabled = decision.enabled;
+        if enabled.len() == 1 {
+            return Ok(enabled[0]);
+        }
+        Ok(enabled[rng.random_range(0..enabled.len())])
+    }
+}

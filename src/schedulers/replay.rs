@@ -1,0 +1,77 @@
+//! Replays a recorded schedule choice by choice, and says exactly where a replay diverges.
+
+use super::{Decision, ScheduleRng, Strategy, StrategyError};
+use crate::runtime::ThreadId;
+
+/// Follows the choices of a replay token and checks the run matches the recorded one.
+pub(crate) struct Replay {
+    choices: Vec<u32>,
+    digest: u64,
+    original: String,
+    next: usize,
+}
+
+impl Replay {
+    pub(crate) fn new(choices: Vec<u32>, digest: u64, original: String) -> Replay {
+        Replay { choices, digest, original, next: 0 }
+    }
+
+    fn diverged(&self, detail: String) -> StrategyError {
+        StrategyError(format!(
+            "replay diverged: {detail}. The program no longer behaves as when the token was \
+             recorded: either its code changed, or it depends on nondeterminism pctvb does not \
+             control (HashMap iteration order, time, I/O, real OS threads, thread ids). Re-run the \
+             test without PCTVB_REPLAY to get a fresh token."
+        ))
+    }
+}
+
+impl Strategy for Replay {
+    fn describe(&self) -> String {
+        format!("replay of {}", self.original)
+    }
+
+    fn choose(
+        &mut self,
+        decision: &Decision<'_>,
+        _rng: &mut ScheduleRng,
+    ) -> Result<ThreadId, StrategyError> {
+        let Some(&want) = self.choices.get(self.next) else {
+            return Err(self.diverged(format!(
+                "the recorded execution ended after {} scheduling points, but this one goes on \
+                 ({} at step {})",
+                self.choices.len(),
+                decision.event.kind,
+                decision.step
+            )));
+        };
+        self.next += 1;
+        let want = ThreadId(want);
+        if decision.enabled.contains(&want) {
+            Ok(want)
+        } else {
+            Err(self.diverged(format!(
+                "at step {} the recording ran thread {}, which cannot run now (runnable: {:?})",
+                decision.step,
+                want.index(),
+                decision.enabled.iter().map(|t| t.index()).collect::<Vec<_>>()
+            )))
+        }
+    }
+
+    fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
+        if self.next != self.choices.len() {
+            return Err(self.diverged(format!(
+                "the execution ended after {steps} scheduling points, the recording had {}",
+                self.choices.len()
+            )));
+        }
+        if digest != self.digest {
+            return Err(self.diverged(
+                "the same threads ran in the same order but performed different operations"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,158 @@
+//! Variables: the unit that variable bounding counts.
+//!
+//! A variable is an allocation site of a pctvb primitive (the source location of the `new`
+//! call, captured with `#[track_caller]`), or a static, named by that site. For the randomized
+//! algorithms all objects created at one site are one variable, as section 3 of the PCTVB paper
+//! prescribes, so the number of variables is known before the search.
+//!
+//! This module owns the per-run table that gives each site a dense [`VarId`] in the order a
+//! run first meets it (deterministic for a fixed seed, independent of other tests running in
+//! the same process) and the per-execution access counters that profiling uses. It does not
+//! schedule anything and knows nothing of threads beyond their ids.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::panic::Location;
+
+/// Dense id of a variable within one run (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct VarId(pub(crate) u32);
+
+impl VarId {
+    /// The dense index of this variable.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What kind of primitive a variable's objects are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum VarKind {
+    /// `sync::Mutex`.
+    Mutex,
+    /// `sync::RwLock`.
+    RwLock,
+    /// `sync::Condvar`.
+    Condvar,
+    /// `sync::Barrier`.
+    Barrier,
+    /// An atomic integer, bool or pointer.
+    Atomic,
+    /// `cell::UnsafeCell`.
+    Cell,
+    /// An `mpsc` channel.
+    Channel,
+    /// `Once`, `OnceLock` or `LazyLock`.
+    Once,
+}
+
+impl VarKind {
+    /// The type name shown in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            VarKind::Mutex => "Mutex",
+            VarKind::RwLock => "RwLock",
+            VarKind::Condvar => "Condvar",
+            VarKind::Barrier => "Barrier",
+            VarKind::Atomic => "Atomic",
+            VarKind::Cell => "UnsafeCell",
+            VarKind::Channel => "channel",
+            VarKind::Once => "Once",
+        }
+    }
+}
+
+/// A variable as the user sees it: where it was created and what it is.
+#[derive(Clone, Debug)]
+pub struct VarInfo {
+    /// The allocation site.
+    pub site: &'static Location<'static>,
+    /// The primitive kind.
+    pub kind: VarKind,
+}
+
+impl fmt::Display for VarInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}@{}", self.kind.name(), self.site)
+    }
+}
+
+/// Profile of one variable over the executions of a run.
+#[derive(Clone, Debug, Default)]
+pub struct VarProfile {
+    /// Most accesses made to the variable in any one execution (the paper's k_q).
+    pub max_accesses: u64,
+    /// Whether two or more threads accessed it in some execution.
+    pub shared: bool,
+}
+
+/// Per-run table of variables: site -> dense id, plus their profiles.
+#[derive(Default)]
+pub(crate) struct VarTable {
+    by_site: HashMap<(&'static str, u32, u32, VarKind), VarId>,
+    infos: Vec<VarInfo>,
+    profiles: Vec<VarProfile>,
+    // Per-execution counters, reset at the start of each execution.
+    accesses: Vec<u64>,
+    first_thread: Vec<u32>,
+    shared_now: Vec<bool>,
+}
+
+const NO_THREAD: u32 = u32::MAX;
+
+impl VarTable {
+    /// The id of the variable created at `site`, registering it on first sight.
+    pub(crate) fn intern(&mut self, site: &'static Location<'static>, kind: VarKind) -> VarId {
+        let key = (site.file(), site.line(), site.column(), kind);
+        if let Some(&id) = self.by_site.get(&key) {
+            return id;
+        }
+        let id = VarId(self.infos.len() as u32);
+        self.by_site.insert(key, id);
+        self.infos.push(VarInfo { site, kind });
+        self.profiles.push(VarProfile::default());
+        self.accesses.push(0);
+        self.first_thread.push(NO_THREAD);
+        self.shared_now.push(false);
+        id
+    }
+
+    /// Counts one access by `thread`; returns how many accesses this execution has made to the
+    /// variable so far, this one included (the `j` of the paper's `(q, j)` change points).
+    #[inline]
+    pub(crate) fn record_access(&mut self, var: VarId, thread: u32) -> u64 {
+        let i = var.index();
+        self.accesses[i] += 1;
+        let first = self.first_thread[i];
+        if first == NO_THREAD {
+            self.first_thread[i] = thread;
+        } else if first != thread {
+            self.shared_now[i] = true;
+        }
+        self.accesses[i]
+    }
+
+    /// Starts a new execution's counters.
+    pub(crate) fn begin_execution(&mut self) {
+        self.accesses.iter_mut().for_each(|a| *a = 0);
+        self.first_thread.iter_mut().for_each(|t| *t = NO_THREAD);
+        self.shared_now.iter_mut().for_each(|s| *s = false);
+    }
+
+    /// Folds the finished execution's counters into the profiles.
+    pub(crate) fn end_execution(&mut self) {
+        for (i, p) in self.profiles.iter_mut().enumerate() {
+            p.max_accesses = p.max_accesses.max(self.accesses[i]);
+            p.shared |= self.shared_now[i];
+        }
+    }
+
+    pub(crate) fn infos(&self) -> &[VarInfo] {
+        &self.infos
+    }
+
+    pub(crate) fn profiles(&self) -> &[VarProfile] {
+        &self.profiles
+    }
+}
