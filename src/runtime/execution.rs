@@ -407,10 +407,12 @@ impl Execution {
 }
 
 fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
-    // A handle registered by an earlier execution belongs to a long-lived object (a static or
-    // an object built outside the run): find it by address in case two tests alternate on it.
-    let long_lived = handle.ever_registered();
-    if long_lived {
+    // A handle that carries another execution's key belongs to a long-lived object (a static,
+    // or an object built outside the run) that another test running at the same time may have
+    // re-keyed for its own execution: find this execution's object by address. A handle that
+    // was never registered is new, so the address map is not consulted (a stale entry could
+    // belong to an object that moved away), only updated.
+    if handle.ever_registered() {
         if let Some(&id) = st.by_address.get(&handle.address()) {
             handle.remember(st.gen, id);
             return id;
@@ -429,9 +431,7 @@ fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
         waiters: Vec::new(),
         state: ObjectState::for_kind(var_kind),
     });
-    if long_lived {
-        st.by_address.insert(handle.address(), id);
-    }
+    st.by_address.insert(handle.address(), id);
     handle.remember(st.gen, id);
     id
 }

@@ -26,6 +26,10 @@ unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 // SAFETY: as above.
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 
+// As std's: a poisoned flag, not unwind safety, tells users about broken invariants.
+impl<T: ?Sized> std::panic::UnwindSafe for Mutex<T> {}
+impl<T: ?Sized> std::panic::RefUnwindSafe for Mutex<T> {}
+
 /// Access to a locked mutex's data; unlocks when dropped.
 #[must_use = "if unused the Mutex will immediately unlock"]
 pub struct MutexGuard<'a, T: ?Sized + 'a> {

@@ -26,6 +26,10 @@ unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
 // SAFETY: as std's RwLock.
 unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
 
+// As std's: poisoning reports broken invariants.
+impl<T: ?Sized> std::panic::UnwindSafe for RwLock<T> {}
+impl<T: ?Sized> std::panic::RefUnwindSafe for RwLock<T> {}
+
 /// Shared access; releases the read lock when dropped.
 #[must_use = "if unused the RwLock will immediately unlock"]
 pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {

@@ -1,0 +1,114 @@
+//! `#[pctvb::test]` end to end: failing tests panic with the report, passing tests pass, and
+//! tests running at the same time (libtest runs this file's tests in parallel) do not interfere.
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering};
+use pctvb::sync::{Arc, LazyLock, Mutex};
+use pctvb::thread;
+
+#[pctvb::test(iterations = 1000, seed = 7)]
+#[should_panic(expected = "PCTVB_REPLAY=pctvb1-")]
+fn lost_update_fails_with_a_replay_line() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let n = n.clone();
+            thread::spawn(move || {
+                let v = n.load(Ordering::SeqCst);
+                n.store(v + 1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(n.load(Ordering::SeqCst), 2);
+}
+
+#[pctvb::test(iterations = 50, seed = 1)]
+#[should_panic(expected = "cargo test -- --exact lost_update_names_the_test")]
+fn lost_update_names_the_test() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = thread::spawn(move || {
+        let v = n2.load(Ordering::SeqCst);
+        n2.store(v + 1, Ordering::SeqCst);
+    });
+    let v = n.load(Ordering::SeqCst);
+    n.store(v + 1, Ordering::SeqCst);
+    h.join().unwrap();
+    assert_eq!(n.load(Ordering::SeqCst), 2);
+}
+
+// Both tests below use the same statics at the same time on different OS threads; each
+// execution must see only its own state.
+static SHARED: LazyLock<Mutex<Vec<usize>>> = LazyLock::new(|| Mutex::new(Vec::new()));
+static PLAIN_COUNTER: AtomicUsize = AtomicUsize::new(0);
+
+fn isolated_body(tag: usize) {
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            thread::spawn(move || {
+                SHARED.lock().unwrap().push(tag);
+                PLAIN_COUNTER.fetch_add(1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(*SHARED.lock().unwrap(), vec![tag, tag], "only this execution's pushes");
+}
+
+#[pctvb::test(iterations = 3000, seed = 11)]
+fn isolation_a() {
+    isolated_body(1);
+}
+
+#[pctvb::test(iterations = 3000, seed = 12)]
+fn isolation_b() {
+    isolated_body(2);
+}
+
+#[pctvb::test(iterations = 100)]
+fn result_returning_tests_work() -> Result<(), String> {
+    let m = Mutex::new(1);
+    *m.lock().unwrap() += 1;
+    if *m.lock().unwrap() == 2 {
+        Ok(())
+    } else {
+        Err("wrong".into())
+    }
+}
+
+#[pctvb::test(iterations = 10)]
+#[should_panic(expected = "test body returned an error: \"broken\"")]
+fn result_errors_fail_the_test() -> Result<(), String> {
+    Err("broken".into())
+}
+
+#[test]
+fn runs_on_parallel_os_threads_match_serial_runs() {
+    let body = || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let n2 = n.clone();
+        let h = thread::spawn(move || {
+            let v = n2.load(Ordering::SeqCst);
+            n2.store(v + 1, Ordering::SeqCst);
+        });
+        let v = n.load(Ordering::SeqCst);
+        n.store(v + 1, Ordering::SeqCst);
+        h.join().unwrap();
+        assert_eq!(n.load(Ordering::SeqCst), 2);
+    };
+    let run = move |seed: u64| {
+        let report = pctvb::Config::new().ignore_env().seed(seed).iterations(1000).run(body);
+        let f = report.failure().expect("found");
+        (f.execution, f.token.clone())
+    };
+    let serial: Vec<_> = (0..4).map(run).collect();
+    let parallel: Vec<_> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..4).map(|seed| s.spawn(move || run(seed))).collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(serial, parallel);
+}

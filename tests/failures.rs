@@ -1,0 +1,258 @@
+//! Failure detection of the runtime core: panics, deadlocks, runaways, replay.
+//!
+//! Every run here uses a fixed seed (and `ignore_env`, so a developer's `PCTVB_*` variables
+//! cannot change the outcome); where a bug must be found, the seed was checked to find it well
+//! within the budget, and the assertion is on the behaviour, not on the seed's particulars.
+
+use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use pctvb::sync::{Arc, Mutex};
+use pctvb::{thread, Config, FailureKind};
+
+fn lost_update() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let n = n.clone();
+            thread::spawn(move || {
+                let v = n.load(Ordering::SeqCst);
+                n.store(v + 1, Ordering::SeqCst);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(n.load(Ordering::SeqCst), 2);
+}
+
+fn config() -> Config {
+    Config::new().ignore_env().seed(0x5eed)
+}
+
+#[test]
+fn lost_update_is_found_and_its_token_replays_on_the_first_execution() {
+    let report = config().name("failures::lost_update").iterations(1000).run(lost_update);
+    let failure = report.failure().expect("lost update found within 1000 executions");
+    assert_eq!(failure.kind, FailureKind::Panic);
+    assert!(failure.message.contains("assertion `left == right` failed"), "{}", failure.message);
+    assert!(report.executions <= 1000);
+    let token = failure.token.clone().expect("a token");
+    let command = failure.replay_command.clone().unwrap();
+    assert!(command.starts_with(&format!("PCTVB_REPLAY={token} cargo test")), "{command}");
+    assert!(failure.to_string().contains(&command));
+
+    for _ in 0..3 {
+        let replay = config().name("failures::lost_update").replay(token.clone()).run(lost_update);
+        assert!(replay.replayed);
+        assert_eq!(replay.executions, 1, "a replay runs exactly one execution");
+        let again = replay.failure().expect("the replay fails again");
+        assert_eq!(again.kind, FailureKind::Panic);
+        assert_eq!(again.message, failure.message);
+        assert_eq!(again.execution, failure.execution);
+        assert_eq!(again.schedule.len(), failure.schedule.len());
+    }
+}
+
+#[test]
+fn same_seed_same_first_failure() {
+    let a = config().iterations(1000).run(lost_update);
+    let b = config().iterations(1000).run(lost_update);
+    let (fa, fb) = (a.failure().unwrap(), b.failure().unwrap());
+    assert_eq!(fa.execution, fb.execution);
+    assert_eq!(fa.token, fb.token);
+}
+
+#[test]
+fn lock_order_deadlock_names_both_mutexes() {
+    let line_a = line!() + 2;
+    let report = config().iterations(1000).run(|| {
+        let a = Arc::new(Mutex::new(0));
+        let b = Arc::new(Mutex::new(0));
+        let (a2, b2) = (a.clone(), b.clone());
+        let t = thread::spawn(move || {
+            let _x = b2.lock().unwrap();
+            let _y = a2.lock().unwrap();
+        });
+        {
+            let _x = a.lock().unwrap();
+            let _y = b.lock().unwrap();
+        }
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("deadlock found");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    let m = &failure.message;
+    assert!(m.contains("deadlock"), "{m}");
+    let site_a = format!("Mutex@tests/failures.rs:{line_a}:");
+    let site_b = format!("Mutex@tests/failures.rs:{}:", line_a + 1);
+    assert!(m.contains(&site_a), "names the first mutex's creation site: {m}");
+    assert!(m.contains(&site_b), "names the second mutex's creation site: {m}");
+    assert!(m.contains("held by thread 1") && m.contains("held by thread 0 (main)"), "{m}");
+}
+
+#[test]
+fn recursive_locking_is_a_deadlock_with_that_cause() {
+    let report = config().iterations(1).run(|| {
+        let m = Mutex::new(1);
+        let _g = m.lock().unwrap();
+        let _h = m.lock().unwrap();
+    });
+    let failure = report.failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    assert!(failure.message.contains("already holds"), "{}", failure.message);
+}
+
+#[test]
+fn a_panicking_spawned_thread_fails_the_execution_and_is_named() {
+    let report = config().iterations(10).run(|| {
+        let h = thread::Builder::new()
+            .name("worker".into())
+            .spawn(|| panic!("worker gave up"))
+            .unwrap();
+        let _ = h.join();
+    });
+    let failure = report.failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::Panic);
+    assert_eq!(failure.message, "worker gave up");
+    let thread = failure.thread.as_ref().unwrap();
+    assert_eq!(thread.name.as_deref(), Some("worker"));
+    assert!(failure.to_string().starts_with("thread 1 'worker' panicked at tests/failures.rs:"));
+}
+
+#[test]
+fn a_panic_while_holding_a_lock_poisons_it() {
+    let report = config().iterations(100).run(|| {
+        let m = Arc::new(Mutex::new(5));
+        let m2 = m.clone();
+        let h = thread::spawn(move || {
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let _g = m2.lock().unwrap();
+                panic!("inside the critical section");
+            }));
+            assert!(caught.is_err());
+        });
+        h.join().unwrap();
+        assert!(m.is_poisoned());
+        let err = m.lock().expect_err("the lock is poisoned");
+        assert_eq!(*err.into_inner(), 5);
+    });
+    assert!(report.is_ok(), "{:?}", report.failure());
+}
+
+#[test]
+fn a_spin_loop_without_yield_hits_max_steps_with_advice() {
+    let report = config().iterations(1).max_steps(5_000).run(|| {
+        let flag = AtomicBool::new(false);
+        while !flag.load(Ordering::SeqCst) {}
+    });
+    let failure = report.failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::MaxSteps);
+    assert!(failure.message.contains("max_steps = 5000"), "{}", failure.message);
+    assert!(failure.message.contains("yield_now"), "{}", failure.message);
+}
+
+#[test]
+fn a_spin_loop_with_yield_terminates() {
+    let report = config().iterations(300).run(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f2 = flag.clone();
+        let h = thread::spawn(move || f2.store(true, Ordering::SeqCst));
+        while !flag.load(Ordering::SeqCst) {
+            thread::yield_now();
+        }
+        h.join().unwrap();
+    });
+    assert!(report.is_ok(), "{:?}", report.failure());
+    assert_eq!(report.executions, 300);
+}
+
+#[test]
+fn too_many_threads_is_a_clear_error() {
+    let report = config().iterations(1).max_threads(8).run(|| {
+        let hs: Vec<_> = (0..10).map(|_| thread::spawn(|| {})).collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    let failure = report.failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::TooManyThreads);
+    assert!(failure.message.contains("max_threads = 8"), "{}", failure.message);
+}
+
+#[test]
+fn six_hundred_threads_run() {
+    let report = config().iterations(3).run(|| {
+        let total = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..600)
+            .map(|_| {
+                let total = total.clone();
+                thread::spawn(move || {
+                    total.fetch_add(1, Ordering::SeqCst);
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(total.load(Ordering::SeqCst), 600);
+    });
+    assert!(report.is_ok(), "{:?}", report.failure());
+    assert_eq!(report.stats.max_threads, 601);
+}
+
+#[test]
+fn a_tampered_token_is_rejected_with_a_reason() {
+    let report = config().name("failures::lost_update").iterations(1000).run(lost_update);
+    let token = report.failure().unwrap().token.clone().unwrap();
+    let mut chars: Vec<char> = token.chars().collect();
+    let last = chars.len() - 3;
+    chars[last] = if chars[last] == 'A' { 'B' } else { 'A' };
+    let tampered: String = chars.into_iter().collect();
+    let replay = config().replay(tampered).run(lost_update);
+    let failure = replay.failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::BadToken);
+    assert!(failure.message.contains("checksum"), "{}", failure.message);
+    assert_eq!(replay.executions, 0);
+
+    let garbage = config().replay("not-a-token").run(lost_update);
+    let failure = garbage.failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::BadToken);
+    assert!(failure.message.contains("invalid replay token"), "{}", failure.message);
+}
+
+#[test]
+fn replaying_against_a_changed_body_reports_divergence() {
+    let report = config().iterations(1000).run(lost_update);
+    let token = report.failure().unwrap().token.clone().unwrap();
+    let changed = || {
+        let extra = AtomicUsize::new(0);
+        extra.fetch_add(1, Ordering::SeqCst);
+        lost_update();
+    };
+    let replay = config().replay(token).run(changed);
+    let failure = replay.failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::ReplayDiverged);
+    assert!(failure.message.starts_with("replay diverged"), "{}", failure.message);
+    assert!(failure.message.contains("without PCTVB_REPLAY"), "{}", failure.message);
+}
+
+#[test]
+fn primitives_outside_an_execution_say_how_to_fix_it() {
+    let m = Mutex::new(0);
+    let err = std::panic::catch_unwind(|| drop(m.lock())).unwrap_err();
+    let message = err.downcast_ref::<String>().unwrap();
+    assert!(message.contains("Mutex::lock was called outside a pctvb execution"), "{message}");
+    assert!(message.contains("#[pctvb::test]"), "{message}");
+    let err = std::panic::catch_unwind(|| thread::spawn(|| {})).unwrap_err();
+    assert!(err.downcast_ref::<String>().unwrap().contains("thread::spawn"));
+}
+
+#[test]
+fn bad_environment_values_are_reported_not_ignored() {
+    // Exercised through the parser the runner uses; setting real env vars would race with the
+    // other tests of this binary.
+    let report = Config::new().ignore_env().replay("pctvb9-AAAA").run(|| {});
+    let failure = report.failure().unwrap();
+    assert_eq!(failure.kind, FailureKind::BadToken);
+    assert!(failure.message.contains("version"), "{}", failure.message);
+}

@@ -1,0 +1,280 @@
+//! The std-mirroring primitives behave as std's under every explored schedule: correct programs
+//! pass every execution (no false alarms), with fixed seeds.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering};
+use pctvb::sync::{mpsc, Arc, Barrier, Condvar, LazyLock, Mutex, Once, OnceLock, RwLock};
+use pctvb::{thread, Config};
+
+fn passes(iterations: u64, body: impl Fn()) {
+    let report = Config::new().ignore_env().seed(0xc0ffee).iterations(iterations).run(body);
+    assert!(report.is_ok(), "unexpected failure:\n{}", report.failure().unwrap());
+    assert_eq!(report.executions, iterations);
+    assert!(report.stats.distinct_schedules > 1, "the schedule must vary");
+}
+
+#[test]
+fn producer_consumer_with_condvar_never_fails() {
+    passes(1000, || {
+        let shared = Arc::new((Mutex::new(VecDeque::new()), Condvar::new()));
+        let producer = {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                for i in 0..3 {
+                    let (queue, ready) = &*shared;
+                    queue.lock().unwrap().push_back(i);
+                    ready.notify_one();
+                }
+            })
+        };
+        let (queue, ready) = &*shared;
+        let mut got = Vec::new();
+        while got.len() < 3 {
+            let mut q = ready.wait_while(queue.lock().unwrap(), |q| q.is_empty()).unwrap();
+            got.extend(q.drain(..));
+        }
+        producer.join().unwrap();
+        assert_eq!(got, vec![0, 1, 2]);
+    });
+}
+
+#[test]
+fn mpsc_channels_deliver_everything_in_order() {
+    passes(1000, || {
+        let (tx, rx) = mpsc::channel();
+        let tx2 = tx.clone();
+        let a = thread::spawn(move || {
+            for i in 0..3 {
+                tx.send(i).unwrap();
+            }
+        });
+        let b = thread::spawn(move || {
+            for i in 10..13 {
+                tx2.send(i).unwrap();
+            }
+        });
+        let got: Vec<i32> = rx.iter().collect();
+        a.join().unwrap();
+        b.join().unwrap();
+        let (small, big): (Vec<i32>, Vec<i32>) = got.iter().partition(|&&x| x < 10);
+        assert_eq!(small, vec![0, 1, 2]);
+        assert_eq!(big, vec![10, 11, 12]);
+    });
+}
+
+#[test]
+fn sync_channels_bounded_and_rendezvous() {
+    for bound in [0, 1, 2] {
+        passes(500, move || {
+            let (tx, rx) = mpsc::sync_channel(bound);
+            let sent = Arc::new(AtomicUsize::new(0));
+            let s2 = sent.clone();
+            let p = thread::spawn(move || {
+                for i in 0..4 {
+                    tx.send(i).unwrap();
+                    s2.fetch_add(1, Ordering::SeqCst);
+                }
+            });
+            for i in 0..4 {
+                assert_eq!(rx.recv().unwrap(), i);
+                // A bounded channel never lets the producer run further ahead than its bound.
+                assert!(sent.load(Ordering::SeqCst) <= i + 1 + bound);
+            }
+            p.join().unwrap();
+            assert!(rx.recv().is_err(), "disconnected after the sender is dropped");
+        });
+    }
+}
+
+#[test]
+fn barrier_releases_all_and_elects_one_leader() {
+    passes(1000, || {
+        let barrier = Arc::new(Barrier::new(3));
+        let before = Arc::new(AtomicUsize::new(0));
+        let leaders = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let (barrier, before, leaders) = (barrier.clone(), before.clone(), leaders.clone());
+                thread::spawn(move || {
+                    before.fetch_add(1, Ordering::SeqCst);
+                    if barrier.wait().is_leader() {
+                        leaders.fetch_add(1, Ordering::SeqCst);
+                    }
+                    assert_eq!(before.load(Ordering::SeqCst), 3, "nobody passes early");
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(leaders.load(Ordering::SeqCst), 1);
+    });
+}
+
+#[test]
+fn rwlock_readers_share_writers_exclude() {
+    passes(1000, || {
+        let lock = Arc::new(RwLock::new((0, 0)));
+        let writer = {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    let mut g = lock.write().unwrap();
+                    g.0 += 1;
+                    g.1 += 1;
+                }
+            })
+        };
+        let reader = {
+            let lock = lock.clone();
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    let g = lock.read().unwrap();
+                    assert_eq!(g.0, g.1, "a reader never sees half a write");
+                }
+            })
+        };
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert_eq!(*lock.read().unwrap(), (2, 2));
+    });
+}
+
+static CALLS: LazyLock<AtomicUsize> = LazyLock::new(|| AtomicUsize::new(0));
+static CONFIG: OnceLock<String> = OnceLock::new();
+
+#[test]
+fn statics_are_fresh_in_every_execution() {
+    passes(200, || {
+        // If state leaked between executions, these would count up across them.
+        assert_eq!(CALLS.fetch_add(1, Ordering::SeqCst), 0);
+        assert!(CONFIG.get().is_none());
+        CONFIG.set("set".to_string()).unwrap();
+        let h = thread::spawn(|| CALLS.fetch_add(1, Ordering::SeqCst));
+        h.join().unwrap();
+        assert_eq!(CALLS.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn once_runs_its_initializer_exactly_once_per_execution() {
+    passes(500, || {
+        let once = Arc::new(Once::new());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let (once, runs) = (once.clone(), runs.clone());
+                thread::spawn(move || {
+                    once.call_once(|| {
+                        runs.fetch_add(1, Ordering::SeqCst);
+                    });
+                    assert!(once.is_completed());
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    });
+}
+
+pctvb::thread_local! {
+    static LOCAL: std::cell::Cell<u32> = std::cell::Cell::new(7);
+}
+
+#[test]
+fn thread_locals_are_per_logical_thread() {
+    passes(100, || {
+        LOCAL.with(|c| c.set(1));
+        let h = thread::spawn(|| {
+            let start = LOCAL.with(|c| c.get());
+            LOCAL.with(|c| c.set(2));
+            start
+        });
+        assert_eq!(h.join().unwrap(), 7, "a new thread starts from the initializer");
+        assert_eq!(LOCAL.with(|c| c.get()), 1, "other threads' writes are invisible");
+    });
+}
+
+#[test]
+fn scoped_threads_borrow_and_are_joined() {
+    passes(300, || {
+        let data = [1, 2, 3, 4];
+        let sum = AtomicUsize::new(0);
+        thread::scope(|s| {
+            for chunk in data.chunks(2) {
+                let sum = &sum;
+                s.spawn(move || {
+                    sum.fetch_add(chunk.iter().sum(), Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(sum.load(Ordering::SeqCst), 10);
+    });
+}
+
+#[test]
+fn park_and_unpark_hand_over() {
+    passes(500, || {
+        let flag = Arc::new(AtomicUsize::new(0));
+        let f2 = flag.clone();
+        let parked = thread::spawn(move || {
+            while f2.load(Ordering::SeqCst) == 0 {
+                thread::park();
+            }
+        });
+        flag.store(1, Ordering::SeqCst);
+        parked.thread().unpark();
+        parked.join().unwrap();
+    });
+}
+
+#[test]
+fn timeouts_fire_only_when_nothing_else_can_run() {
+    let report = Config::new().ignore_env().seed(1).iterations(20).run(|| {
+        let pair = Mutex::new(false);
+        let cv = Condvar::new();
+        let (_guard, result) =
+            cv.wait_timeout(pair.lock().unwrap(), Duration::from_secs(1)).unwrap();
+        assert!(result.timed_out(), "nobody notifies: the wait times out instead of deadlocking");
+        let (_tx, rx) = mpsc::channel::<u8>();
+        assert_eq!(rx.recv_timeout(Duration::from_millis(5)), Err(mpsc::RecvTimeoutError::Timeout));
+        thread::park_timeout(Duration::from_millis(1));
+        thread::sleep(Duration::from_millis(1));
+    });
+    assert!(report.is_ok(), "{}", report.failure().unwrap());
+}
+
+#[test]
+fn a_lost_wakeup_is_reported_as_a_deadlock() {
+    // notify_one before the waiter waits, and the waiter does not re-check a condition.
+    let report = Config::new().ignore_env().seed(3).iterations(1000).run(|| {
+        let pair = Arc::new((Mutex::new(()), Condvar::new()));
+        let p2 = pair.clone();
+        let notifier = thread::spawn(move || p2.1.notify_one());
+        let guard = pair.0.lock().unwrap();
+        drop(pair.1.wait(guard).unwrap());
+        notifier.join().unwrap();
+    });
+    let failure = report.failure().expect("the lost wakeup is found");
+    assert!(
+        failure.message.contains("waits on Condvar@tests/primitives.rs"),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn current_thread_ids_and_names_are_stable() {
+    passes(50, || {
+        assert_eq!(thread::current().name(), Some("main"));
+        assert_eq!(thread::current().id(), pctvb::runtime::ThreadId::MAIN);
+        let h = thread::Builder::new().name("named".into()).spawn(thread::current).unwrap();
+        let t = h.join().unwrap();
+        assert_eq!(t.name(), Some("named"));
+        assert_eq!(t.id().index(), 1);
+    });
+}
