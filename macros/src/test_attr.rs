@@ -44,8 +44,8 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         ReturnType::Default => quote! { || #block },
         ReturnType::Type(_, ty) => quote_spanned! { ty.span() =>
             || {
-                let result: #ty = (|| #block)();
-                if let ::core::result::Result::Err(error) = result {
+                fn body() -> #ty #block
+                if let ::core::result::Result::Err(error) = body() {
                     ::core::panic!("test body returned an error: {:?}", error);
                 }
             }
