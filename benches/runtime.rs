@@ -1,0 +1,127 @@
+//! Speed of the runtime core (issue: runtime core performance targets):
+//! - `scheduling_point/*`: cost of one scheduling point that keeps the same thread, and of one
+//!   that switches to another thread (a rendezvous ping-pong forces a switch at every handoff);
+//! - `executions/2x10_mutex/*`: executions per second of 2 threads x 10 mutex operations under
+//!   pctvb's random strategy and under shuttle 0.9's random scheduler, side by side.
+//!
+//! `scripts/bench-results.sh` runs this and writes the numbers to `docs/RESULTS-runtime.md`.
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+
+const EXECUTIONS: u64 = 1000;
+
+fn pctvb_2x10_mutex() {
+    use pctvb::sync::{Arc, Mutex};
+    let m = Arc::new(Mutex::new(0u32));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let m = m.clone();
+            pctvb::thread::spawn(move || {
+                for _ in 0..10 {
+                    *m.lock().unwrap() += 1;
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(*m.lock().unwrap(), 20);
+}
+
+fn shuttle_2x10_mutex() {
+    use shuttle::sync::{Arc, Mutex};
+    let m = Arc::new(Mutex::new(0u32));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let m = m.clone();
+            shuttle::thread::spawn(move || {
+                for _ in 0..10 {
+                    *m.lock().unwrap() += 1;
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(*m.lock().unwrap(), 20);
+}
+
+fn executions(c: &mut Criterion) {
+    let mut group = c.benchmark_group("executions/2x10_mutex");
+    group.throughput(Throughput::Elements(EXECUTIONS));
+    group.bench_function("pctvb_random", |b| {
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS);
+        b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
+    });
+    group.bench_function("shuttle_random", |b| {
+        b.iter(|| shuttle::check_random(shuttle_2x10_mutex, EXECUTIONS as usize))
+    });
+    group.finish();
+}
+
+const POINTS: u64 = 10_000;
+
+fn scheduling_points(c: &mut Criterion) {
+    let mut group = c.benchmark_group("scheduling_point");
+    group.throughput(Throughput::Elements(POINTS));
+    // One thread: every point is a decision that keeps the running thread.
+    group.bench_function("same_thread", |b| {
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1);
+        b.iter(|| {
+            config.run(|| {
+                for _ in 0..POINTS {
+                    pctvb::thread::yield_now();
+                }
+            })
+        })
+    });
+    // Two threads yielding under the random strategy: at each point both can run, so the
+    // scheduler switches with probability 1/2; the script derives the cost of one switch as
+    // twice the difference to `same_thread`.
+    group.bench_function("random_two_threads", |b| {
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1);
+        b.iter(|| {
+            config.run(|| {
+                let h = pctvb::thread::spawn(|| {
+                    for _ in 0..POINTS / 2 {
+                        pctvb::thread::yield_now();
+                    }
+                });
+                for _ in 0..POINTS / 2 {
+                    pctvb::thread::yield_now();
+                }
+                h.join().unwrap();
+            })
+        })
+    });
+    // Two threads handing a value back and forth over a rendezvous channel: each handoff
+    // blocks the sender, so every message costs at least one switch; throughput is per
+    // message (a send and a receive, each with its scheduling point and switch).
+    group.bench_function("switch_ping_pong", |b| {
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1);
+        b.iter_batched(
+            || (),
+            |()| {
+                config.run(|| {
+                    let (tx, rx) = pctvb::sync::mpsc::sync_channel::<u64>(0);
+                    let h = pctvb::thread::spawn(move || {
+                        for i in 0..POINTS {
+                            tx.send(i).unwrap();
+                        }
+                    });
+                    for _ in 0..POINTS {
+                        rx.recv().unwrap();
+                    }
+                    h.join().unwrap();
+                })
+            },
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, scheduling_points, executions);
+criterion_main!(benches);
