@@ -6,7 +6,7 @@
 //! the thread table, the per-execution state of every synchronization object, blocking and
 //! waking, deadlock and runaway detection, panic capture, and the schedule trace. It does not
 //! decide who runs (that is the strategies') and does not implement the std-mirroring API
-//! (that is `sync` and `thread`, which call into [`Execution`] through [`with_execution`]).
+//! (that is `sync` and `thread`, which call into the execution through `with_execution`).
 //!
 //! Everything here is per run and per OS thread: two tests running at once never share state.
 

@@ -4,7 +4,7 @@
 //! This module owns the std-shaped types and their semantics (poisoning, channel disconnection,
 //! barrier leaders, ...). Model state that must be fresh in every execution (who holds a lock,
 //! who waits) lives in the runtime's per-execution object table, reached through each
-//! primitive's [`crate::runtime::Handle`]; this module never switches threads itself.
+//! primitive's handle; this module never switches threads itself.
 //!
 //! Semantics to know:
 //! - Atomics are sequentially consistent whatever `Ordering` is passed; weak-memory behaviours
