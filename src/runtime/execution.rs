@@ -310,6 +310,16 @@ impl Execution {
         }
     }
 
+    /// Records the value the calling thread's latest operation read or wrote, for the trace.
+    #[inline]
+    pub(crate) fn note_value(&self, value: i128) {
+        let mut st = self.state.borrow_mut();
+        let step = st.threads[st.current.index()].last_step;
+        if let Some(s) = st.trace.get_mut(step) {
+            s.value = Some(value);
+        }
+    }
+
     /// Runs `f` on the execution's state.
     #[inline]
     pub(crate) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -512,7 +522,8 @@ fn decide(
         chosen = cur;
     }
     st.choices.push(chosen.0);
-    st.trace.push(Step { thread: cur, kind, object, location, chosen });
+    st.threads[cur.index()].last_step = st.trace.len();
+    st.trace.push(Step { thread: cur, kind, object, location, chosen, value: None });
     if chosen == cur {
         Next::Same
     } else {

@@ -33,6 +33,8 @@ pub(crate) struct Thread {
     /// Thread-local values, keyed by the address of their `LocalKey`.
     pub(crate) locals: Vec<(usize, ErasedValue)>,
     pub(crate) spawned_at: &'static Location<'static>,
+    /// Index in the trace of this thread's latest scheduling point.
+    pub(crate) last_step: usize,
 }
 
 impl Thread {
@@ -48,6 +50,7 @@ impl Thread {
             joiners: Vec::new(),
             locals: Vec::new(),
             spawned_at,
+            last_step: 0,
         }
     }
 }
@@ -65,6 +68,9 @@ pub struct Step {
     pub location: &'static Location<'static>,
     /// The thread chosen to run next.
     pub chosen: ThreadId,
+    /// For atomic operations: the value loaded, stored, or (read-modify-write) found before
+    /// the update, as bits.
+    pub value: Option<i128>,
 }
 
 /// Name and id of a thread, for reports.

@@ -14,17 +14,58 @@ use crate::vars::VarKind;
 
 const SC: Ordering = Ordering::SeqCst;
 
-/// A scheduling point for an operation of kind `kind` on the atomic behind `handle`.
+/// A scheduling point for an operation of kind `kind` on the atomic behind `handle`, then the
+/// operation itself; the value it read or wrote goes into the trace for failure reports.
 #[inline]
-fn access(
+fn access<R: Shown>(
     handle: &Handle,
     kind: EventKind,
     operation: &'static str,
     location: &'static Location<'static>,
-) {
+    perform: impl FnOnce() -> R,
+) -> R {
     with_execution(operation, |ex| {
         ex.point(handle, VarKind::Atomic, kind, location);
+        let result = perform();
+        ex.note_value(result.shown());
+        result
     })
+}
+
+/// How an atomic operation's result appears in a failure report's trace.
+trait Shown {
+    fn shown(&self) -> i128;
+}
+
+macro_rules! shown_int {
+    ($($t:ty),*) => {$(
+        impl Shown for $t {
+            fn shown(&self) -> i128 {
+                *self as i128
+            }
+        }
+    )*};
+}
+shown_int!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+impl Shown for bool {
+    fn shown(&self) -> i128 {
+        *self as i128
+    }
+}
+
+impl<T> Shown for *mut T {
+    fn shown(&self) -> i128 {
+        *self as usize as i128
+    }
+}
+
+impl<T: Shown> Shown for Result<T, T> {
+    fn shown(&self) -> i128 {
+        match self {
+            Ok(v) | Err(v) => v.shown(),
+        }
+    }
 }
 
 /// A memory fence; a scheduling point (all operations are already sequentially consistent).
@@ -55,29 +96,28 @@ macro_rules! atomic_int {
             /// Loads the value.
             #[track_caller]
             pub fn load(&self, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicLoad, concat!(stringify!($name), "::load"), Location::caller());
-                self.value.load(SC)
+                access(&self.handle, EventKind::AtomicLoad, concat!(stringify!($name), "::load"), Location::caller(), || self.value.load(SC))
             }
 
             /// Stores a value.
             #[track_caller]
             pub fn store(&self, value: $int, _order: Ordering) {
-                access(&self.handle, EventKind::AtomicStore, concat!(stringify!($name), "::store"), Location::caller());
-                self.value.store(value, SC)
+                access(&self.handle, EventKind::AtomicStore, concat!(stringify!($name), "::store"), Location::caller(), || {
+                    self.value.store(value, SC);
+                    value
+                });
             }
 
             /// Stores a value, returning the previous one.
             #[track_caller]
             pub fn swap(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::swap"), Location::caller());
-                self.value.swap(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::swap"), Location::caller(), || self.value.swap(value, SC))
             }
 
             /// Stores `new` if the value is `current`; returns the previous value.
             #[track_caller]
             pub fn compare_exchange(&self, current: $int, new: $int, _success: Ordering, _failure: Ordering) -> Result<$int, $int> {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::compare_exchange"), Location::caller());
-                self.value.compare_exchange(current, new, SC, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::compare_exchange"), Location::caller(), || self.value.compare_exchange(current, new, SC, SC))
             }
 
             /// As `compare_exchange` (never fails spuriously under pctvb).
@@ -89,57 +129,49 @@ macro_rules! atomic_int {
             /// Adds, returning the previous value (wrapping).
             #[track_caller]
             pub fn fetch_add(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_add"), Location::caller());
-                self.value.fetch_add(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_add"), Location::caller(), || self.value.fetch_add(value, SC))
             }
 
             /// Subtracts, returning the previous value (wrapping).
             #[track_caller]
             pub fn fetch_sub(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_sub"), Location::caller());
-                self.value.fetch_sub(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_sub"), Location::caller(), || self.value.fetch_sub(value, SC))
             }
 
             /// Bitwise and, returning the previous value.
             #[track_caller]
             pub fn fetch_and(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_and"), Location::caller());
-                self.value.fetch_and(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_and"), Location::caller(), || self.value.fetch_and(value, SC))
             }
 
             /// Bitwise nand, returning the previous value.
             #[track_caller]
             pub fn fetch_nand(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_nand"), Location::caller());
-                self.value.fetch_nand(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_nand"), Location::caller(), || self.value.fetch_nand(value, SC))
             }
 
             /// Bitwise or, returning the previous value.
             #[track_caller]
             pub fn fetch_or(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_or"), Location::caller());
-                self.value.fetch_or(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_or"), Location::caller(), || self.value.fetch_or(value, SC))
             }
 
             /// Bitwise xor, returning the previous value.
             #[track_caller]
             pub fn fetch_xor(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_xor"), Location::caller());
-                self.value.fetch_xor(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_xor"), Location::caller(), || self.value.fetch_xor(value, SC))
             }
 
             /// Maximum, returning the previous value.
             #[track_caller]
             pub fn fetch_max(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_max"), Location::caller());
-                self.value.fetch_max(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_max"), Location::caller(), || self.value.fetch_max(value, SC))
             }
 
             /// Minimum, returning the previous value.
             #[track_caller]
             pub fn fetch_min(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_min"), Location::caller());
-                self.value.fetch_min(value, SC)
+                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_min"), Location::caller(), || self.value.fetch_min(value, SC))
             }
 
             /// Applies `f` in a compare-exchange loop, as std's `fetch_update`.
@@ -230,22 +262,32 @@ impl AtomicBool {
     /// Loads the value.
     #[track_caller]
     pub fn load(&self, _order: Ordering) -> bool {
-        access(&self.handle, EventKind::AtomicLoad, "AtomicBool::load", Location::caller());
-        self.value.load(SC)
+        access(&self.handle, EventKind::AtomicLoad, "AtomicBool::load", Location::caller(), || {
+            self.value.load(SC)
+        })
     }
 
     /// Stores a value.
     #[track_caller]
     pub fn store(&self, value: bool, _order: Ordering) {
-        access(&self.handle, EventKind::AtomicStore, "AtomicBool::store", Location::caller());
-        self.value.store(value, SC)
+        access(
+            &self.handle,
+            EventKind::AtomicStore,
+            "AtomicBool::store",
+            Location::caller(),
+            || {
+                self.value.store(value, SC);
+                value
+            },
+        );
     }
 
     /// Stores a value, returning the previous one.
     #[track_caller]
     pub fn swap(&self, value: bool, _order: Ordering) -> bool {
-        access(&self.handle, EventKind::AtomicRmw, "AtomicBool::swap", Location::caller());
-        self.value.swap(value, SC)
+        access(&self.handle, EventKind::AtomicRmw, "AtomicBool::swap", Location::caller(), || {
+            self.value.swap(value, SC)
+        })
     }
 
     /// Stores `new` if the value is `current`.
@@ -262,8 +304,8 @@ impl AtomicBool {
             EventKind::AtomicRmw,
             "AtomicBool::compare_exchange",
             Location::caller(),
-        );
-        self.value.compare_exchange(current, new, SC, SC)
+            || self.value.compare_exchange(current, new, SC, SC),
+        )
     }
 
     /// As `compare_exchange` (never fails spuriously).
@@ -281,29 +323,49 @@ impl AtomicBool {
     /// Logical and, returning the previous value.
     #[track_caller]
     pub fn fetch_and(&self, value: bool, _order: Ordering) -> bool {
-        access(&self.handle, EventKind::AtomicRmw, "AtomicBool::fetch_and", Location::caller());
-        self.value.fetch_and(value, SC)
+        access(
+            &self.handle,
+            EventKind::AtomicRmw,
+            "AtomicBool::fetch_and",
+            Location::caller(),
+            || self.value.fetch_and(value, SC),
+        )
     }
 
     /// Logical nand, returning the previous value.
     #[track_caller]
     pub fn fetch_nand(&self, value: bool, _order: Ordering) -> bool {
-        access(&self.handle, EventKind::AtomicRmw, "AtomicBool::fetch_nand", Location::caller());
-        self.value.fetch_nand(value, SC)
+        access(
+            &self.handle,
+            EventKind::AtomicRmw,
+            "AtomicBool::fetch_nand",
+            Location::caller(),
+            || self.value.fetch_nand(value, SC),
+        )
     }
 
     /// Logical or, returning the previous value.
     #[track_caller]
     pub fn fetch_or(&self, value: bool, _order: Ordering) -> bool {
-        access(&self.handle, EventKind::AtomicRmw, "AtomicBool::fetch_or", Location::caller());
-        self.value.fetch_or(value, SC)
+        access(
+            &self.handle,
+            EventKind::AtomicRmw,
+            "AtomicBool::fetch_or",
+            Location::caller(),
+            || self.value.fetch_or(value, SC),
+        )
     }
 
     /// Logical xor, returning the previous value.
     #[track_caller]
     pub fn fetch_xor(&self, value: bool, _order: Ordering) -> bool {
-        access(&self.handle, EventKind::AtomicRmw, "AtomicBool::fetch_xor", Location::caller());
-        self.value.fetch_xor(value, SC)
+        access(
+            &self.handle,
+            EventKind::AtomicRmw,
+            "AtomicBool::fetch_xor",
+            Location::caller(),
+            || self.value.fetch_xor(value, SC),
+        )
     }
 
     /// Mutable access to the value.
@@ -346,22 +408,32 @@ impl<T> AtomicPtr<T> {
     /// Loads the pointer.
     #[track_caller]
     pub fn load(&self, _order: Ordering) -> *mut T {
-        access(&self.handle, EventKind::AtomicLoad, "AtomicPtr::load", Location::caller());
-        self.value.load(SC)
+        access(&self.handle, EventKind::AtomicLoad, "AtomicPtr::load", Location::caller(), || {
+            self.value.load(SC)
+        })
     }
 
     /// Stores a pointer.
     #[track_caller]
     pub fn store(&self, value: *mut T, _order: Ordering) {
-        access(&self.handle, EventKind::AtomicStore, "AtomicPtr::store", Location::caller());
-        self.value.store(value, SC)
+        access(
+            &self.handle,
+            EventKind::AtomicStore,
+            "AtomicPtr::store",
+            Location::caller(),
+            || {
+                self.value.store(value, SC);
+                value
+            },
+        );
     }
 
     /// Stores a pointer, returning the previous one.
     #[track_caller]
     pub fn swap(&self, value: *mut T, _order: Ordering) -> *mut T {
-        access(&self.handle, EventKind::AtomicRmw, "AtomicPtr::swap", Location::caller());
-        self.value.swap(value, SC)
+        access(&self.handle, EventKind::AtomicRmw, "AtomicPtr::swap", Location::caller(), || {
+            self.value.swap(value, SC)
+        })
     }
 
     /// Stores `new` if the pointer is `current`.
@@ -378,8 +450,8 @@ impl<T> AtomicPtr<T> {
             EventKind::AtomicRmw,
             "AtomicPtr::compare_exchange",
             Location::caller(),
-        );
-        self.value.compare_exchange(current, new, SC, SC)
+            || self.value.compare_exchange(current, new, SC, SC),
+        )
     }
 
     /// As `compare_exchange` (never fails spuriously).
