@@ -18,10 +18,13 @@ thread_local! {
 /// # Panics
 /// Outside an execution, with a message naming `operation` and how to run it under pctvb.
 #[inline]
-pub(crate) fn with_execution<R>(operation: &str, f: impl FnOnce(&Execution) -> R) -> R {
+pub(crate) fn with_execution<R>(
+    operation: impl std::fmt::Display,
+    f: impl FnOnce(&Execution) -> R,
+) -> R {
     let ptr = CURRENT.with(|c| c.get());
     if ptr.is_null() {
-        outside_execution(operation);
+        outside_execution(&operation.to_string());
     }
     // SAFETY: the pointer is set only while the execution is alive on this OS thread (see
     // `enter`), and cleared before it is dropped.

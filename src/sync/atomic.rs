@@ -20,11 +20,12 @@ const SC: Ordering = Ordering::SeqCst;
 fn access<R: Shown>(
     handle: &Handle,
     kind: EventKind,
+    type_name: &'static str,
     operation: &'static str,
     location: &'static Location<'static>,
     perform: impl FnOnce() -> R,
 ) -> R {
-    with_execution(operation, |ex| {
+    with_execution(format_args!("{type_name}::{operation}"), |ex| {
         ex.point(handle, VarKind::Atomic, kind, location);
         let result = perform();
         ex.note_value(result.shown());
@@ -78,31 +79,33 @@ pub fn fence(_order: Ordering) {
 /// A compiler fence: no effect under pctvb (there is no reordering to prevent).
 pub fn compiler_fence(_order: Ordering) {}
 
-macro_rules! atomic_int {
-    ($(#[$doc:meta])* $name:ident, $std:ident, $int:ty) => {
+/// The operations every atomic type has: construction, load, store, swap, compare-exchange,
+/// `fetch_update`, exclusive access, `Default` and `Debug`. `$default` is the `Default` value.
+macro_rules! atomic_type {
+    ($(#[$doc:meta])* $name:ident $(<$g:ident>)?, $std:ty, $val:ty, $default:expr) => {
         $(#[$doc])*
-        pub struct $name {
+        pub struct $name $(<$g>)? {
             handle: Handle,
-            value: std_atomic::$std,
+            value: $std,
         }
 
-        impl $name {
+        impl $(<$g>)? $name $(<$g>)? {
             /// A new atomic; its creation site names it in reports.
             #[track_caller]
-            pub const fn new(value: $int) -> $name {
-                $name { handle: Handle::new(), value: std_atomic::$std::new(value) }
+            pub const fn new(value: $val) -> Self {
+                $name { handle: Handle::new(), value: <$std>::new(value) }
             }
 
             /// Loads the value.
             #[track_caller]
-            pub fn load(&self, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicLoad, concat!(stringify!($name), "::load"), Location::caller(), || self.value.load(SC))
+            pub fn load(&self, _order: Ordering) -> $val {
+                self.op(EventKind::AtomicLoad, "load", || self.value.load(SC))
             }
 
             /// Stores a value.
             #[track_caller]
-            pub fn store(&self, value: $int, _order: Ordering) {
-                access(&self.handle, EventKind::AtomicStore, concat!(stringify!($name), "::store"), Location::caller(), || {
+            pub fn store(&self, value: $val, _order: Ordering) {
+                self.op(EventKind::AtomicStore, "store", || {
                     self.value.store(value, SC);
                     value
                 });
@@ -110,75 +113,46 @@ macro_rules! atomic_int {
 
             /// Stores a value, returning the previous one.
             #[track_caller]
-            pub fn swap(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::swap"), Location::caller(), || self.value.swap(value, SC))
+            pub fn swap(&self, value: $val, _order: Ordering) -> $val {
+                self.op(EventKind::AtomicRmw, "swap", || self.value.swap(value, SC))
             }
 
             /// Stores `new` if the value is `current`; returns the previous value.
             #[track_caller]
-            pub fn compare_exchange(&self, current: $int, new: $int, _success: Ordering, _failure: Ordering) -> Result<$int, $int> {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::compare_exchange"), Location::caller(), || self.value.compare_exchange(current, new, SC, SC))
+            pub fn compare_exchange(
+                &self,
+                current: $val,
+                new: $val,
+                _success: Ordering,
+                _failure: Ordering,
+            ) -> Result<$val, $val> {
+                self.op(EventKind::AtomicRmw, "compare_exchange", || {
+                    self.value.compare_exchange(current, new, SC, SC)
+                })
             }
 
             /// As `compare_exchange` (never fails spuriously under pctvb).
             #[track_caller]
-            pub fn compare_exchange_weak(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
+            pub fn compare_exchange_weak(
+                &self,
+                current: $val,
+                new: $val,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$val, $val> {
                 self.compare_exchange(current, new, success, failure)
-            }
-
-            /// Adds, returning the previous value (wrapping).
-            #[track_caller]
-            pub fn fetch_add(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_add"), Location::caller(), || self.value.fetch_add(value, SC))
-            }
-
-            /// Subtracts, returning the previous value (wrapping).
-            #[track_caller]
-            pub fn fetch_sub(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_sub"), Location::caller(), || self.value.fetch_sub(value, SC))
-            }
-
-            /// Bitwise and, returning the previous value.
-            #[track_caller]
-            pub fn fetch_and(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_and"), Location::caller(), || self.value.fetch_and(value, SC))
-            }
-
-            /// Bitwise nand, returning the previous value.
-            #[track_caller]
-            pub fn fetch_nand(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_nand"), Location::caller(), || self.value.fetch_nand(value, SC))
-            }
-
-            /// Bitwise or, returning the previous value.
-            #[track_caller]
-            pub fn fetch_or(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_or"), Location::caller(), || self.value.fetch_or(value, SC))
-            }
-
-            /// Bitwise xor, returning the previous value.
-            #[track_caller]
-            pub fn fetch_xor(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_xor"), Location::caller(), || self.value.fetch_xor(value, SC))
-            }
-
-            /// Maximum, returning the previous value.
-            #[track_caller]
-            pub fn fetch_max(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_max"), Location::caller(), || self.value.fetch_max(value, SC))
-            }
-
-            /// Minimum, returning the previous value.
-            #[track_caller]
-            pub fn fetch_min(&self, value: $int, _order: Ordering) -> $int {
-                access(&self.handle, EventKind::AtomicRmw, concat!(stringify!($name), "::fetch_min"), Location::caller(), || self.value.fetch_min(value, SC))
             }
 
             /// Applies `f` in a compare-exchange loop, as std's `fetch_update`.
             #[track_caller]
-            pub fn fetch_update<F>(&self, set_order: Ordering, fetch_order: Ordering, mut f: F) -> Result<$int, $int>
+            pub fn fetch_update<F>(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: F,
+            ) -> Result<$val, $val>
             where
-                F: FnMut($int) -> Option<$int>,
+                F: FnMut($val) -> Option<$val>,
             {
                 let mut previous = self.load(fetch_order);
                 while let Some(next) = f(previous) {
@@ -191,35 +165,79 @@ macro_rules! atomic_int {
             }
 
             /// Mutable access to the value (no scheduling point: the borrow is exclusive).
-            pub fn get_mut(&mut self) -> &mut $int {
+            pub fn get_mut(&mut self) -> &mut $val {
                 self.value.get_mut()
             }
 
             /// Consumes the atomic and returns its value.
-            pub fn into_inner(self) -> $int {
+            pub fn into_inner(self) -> $val {
                 self.value.into_inner()
+            }
+
+            #[track_caller]
+            fn op<R: Shown>(&self, kind: EventKind, name: &'static str, perform: impl FnOnce() -> R) -> R {
+                access(&self.handle, kind, stringify!($name), name, Location::caller(), perform)
             }
         }
 
-        impl Default for $name {
+        impl $(<$g>)? Default for $name $(<$g>)? {
             #[track_caller]
-            fn default() -> $name {
-                $name::new(0)
+            fn default() -> Self {
+                Self::new($default)
             }
         }
+
+        impl $(<$g>)? fmt::Debug for $name $(<$g>)? {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                // Reading for Debug is not a scheduling point: printing must not change the
+                // schedule.
+                fmt::Debug::fmt(&self.value.load(SC), f)
+            }
+        }
+    };
+}
+
+/// Read-modify-write operations that return the previous value, one method per std name.
+macro_rules! fetch_ops {
+    ($name:ident, $val:ty: $($(#[$doc:meta])* $op:ident),* $(,)?) => {
+        impl $name {
+            $(
+                $(#[$doc])*
+                #[track_caller]
+                pub fn $op(&self, value: $val, _order: Ordering) -> $val {
+                    self.op(EventKind::AtomicRmw, stringify!($op), || self.value.$op(value, SC))
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! atomic_int {
+    ($(#[$doc:meta])* $name:ident, $std:ident, $int:ty) => {
+        atomic_type!($(#[$doc])* $name, std_atomic::$std, $int, 0);
+        fetch_ops!($name, $int:
+            /// Adds, returning the previous value (wrapping).
+            fetch_add,
+            /// Subtracts, returning the previous value (wrapping).
+            fetch_sub,
+            /// Bitwise and, returning the previous value.
+            fetch_and,
+            /// Bitwise nand, returning the previous value.
+            fetch_nand,
+            /// Bitwise or, returning the previous value.
+            fetch_or,
+            /// Bitwise xor, returning the previous value.
+            fetch_xor,
+            /// Maximum, returning the previous value.
+            fetch_max,
+            /// Minimum, returning the previous value.
+            fetch_min,
+        );
 
         impl From<$int> for $name {
             #[track_caller]
             fn from(value: $int) -> $name {
                 $name::new(value)
-            }
-        }
-
-        impl fmt::Debug for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                // Reading for Debug is not a scheduling point: printing must not change the
-                // schedule.
-                fmt::Debug::fmt(&self.value.load(SC), f)
             }
         }
     };
@@ -246,267 +264,18 @@ atomic_int!(/// An atomic `i64`.
 atomic_int!(/// An atomic `isize`.
     AtomicIsize, AtomicIsize, isize);
 
-/// An atomic `bool`.
-pub struct AtomicBool {
-    handle: Handle,
-    value: std_atomic::AtomicBool,
-}
-
-impl AtomicBool {
-    /// A new atomic bool.
-    #[track_caller]
-    pub const fn new(value: bool) -> AtomicBool {
-        AtomicBool { handle: Handle::new(), value: std_atomic::AtomicBool::new(value) }
-    }
-
-    /// Loads the value.
-    #[track_caller]
-    pub fn load(&self, _order: Ordering) -> bool {
-        access(&self.handle, EventKind::AtomicLoad, "AtomicBool::load", Location::caller(), || {
-            self.value.load(SC)
-        })
-    }
-
-    /// Stores a value.
-    #[track_caller]
-    pub fn store(&self, value: bool, _order: Ordering) {
-        access(
-            &self.handle,
-            EventKind::AtomicStore,
-            "AtomicBool::store",
-            Location::caller(),
-            || {
-                self.value.store(value, SC);
-                value
-            },
-        );
-    }
-
-    /// Stores a value, returning the previous one.
-    #[track_caller]
-    pub fn swap(&self, value: bool, _order: Ordering) -> bool {
-        access(&self.handle, EventKind::AtomicRmw, "AtomicBool::swap", Location::caller(), || {
-            self.value.swap(value, SC)
-        })
-    }
-
-    /// Stores `new` if the value is `current`.
-    #[track_caller]
-    pub fn compare_exchange(
-        &self,
-        current: bool,
-        new: bool,
-        _success: Ordering,
-        _failure: Ordering,
-    ) -> Result<bool, bool> {
-        access(
-            &self.handle,
-            EventKind::AtomicRmw,
-            "AtomicBool::compare_exchange",
-            Location::caller(),
-            || self.value.compare_exchange(current, new, SC, SC),
-        )
-    }
-
-    /// As `compare_exchange` (never fails spuriously).
-    #[track_caller]
-    pub fn compare_exchange_weak(
-        &self,
-        current: bool,
-        new: bool,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<bool, bool> {
-        self.compare_exchange(current, new, success, failure)
-    }
-
+atomic_type!(/// An atomic `bool`.
+    AtomicBool, std_atomic::AtomicBool, bool, false);
+fetch_ops!(AtomicBool, bool:
     /// Logical and, returning the previous value.
-    #[track_caller]
-    pub fn fetch_and(&self, value: bool, _order: Ordering) -> bool {
-        access(
-            &self.handle,
-            EventKind::AtomicRmw,
-            "AtomicBool::fetch_and",
-            Location::caller(),
-            || self.value.fetch_and(value, SC),
-        )
-    }
-
+    fetch_and,
     /// Logical nand, returning the previous value.
-    #[track_caller]
-    pub fn fetch_nand(&self, value: bool, _order: Ordering) -> bool {
-        access(
-            &self.handle,
-            EventKind::AtomicRmw,
-            "AtomicBool::fetch_nand",
-            Location::caller(),
-            || self.value.fetch_nand(value, SC),
-        )
-    }
-
+    fetch_nand,
     /// Logical or, returning the previous value.
-    #[track_caller]
-    pub fn fetch_or(&self, value: bool, _order: Ordering) -> bool {
-        access(
-            &self.handle,
-            EventKind::AtomicRmw,
-            "AtomicBool::fetch_or",
-            Location::caller(),
-            || self.value.fetch_or(value, SC),
-        )
-    }
-
+    fetch_or,
     /// Logical xor, returning the previous value.
-    #[track_caller]
-    pub fn fetch_xor(&self, value: bool, _order: Ordering) -> bool {
-        access(
-            &self.handle,
-            EventKind::AtomicRmw,
-            "AtomicBool::fetch_xor",
-            Location::caller(),
-            || self.value.fetch_xor(value, SC),
-        )
-    }
+    fetch_xor,
+);
 
-    /// Mutable access to the value.
-    pub fn get_mut(&mut self) -> &mut bool {
-        self.value.get_mut()
-    }
-
-    /// Consumes the atomic and returns its value.
-    pub fn into_inner(self) -> bool {
-        self.value.into_inner()
-    }
-}
-
-impl Default for AtomicBool {
-    #[track_caller]
-    fn default() -> AtomicBool {
-        AtomicBool::new(false)
-    }
-}
-
-impl fmt::Debug for AtomicBool {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.value.load(SC), f)
-    }
-}
-
-/// An atomic raw pointer.
-pub struct AtomicPtr<T> {
-    handle: Handle,
-    value: std_atomic::AtomicPtr<T>,
-}
-
-impl<T> AtomicPtr<T> {
-    /// A new atomic pointer.
-    #[track_caller]
-    pub const fn new(value: *mut T) -> AtomicPtr<T> {
-        AtomicPtr { handle: Handle::new(), value: std_atomic::AtomicPtr::new(value) }
-    }
-
-    /// Loads the pointer.
-    #[track_caller]
-    pub fn load(&self, _order: Ordering) -> *mut T {
-        access(&self.handle, EventKind::AtomicLoad, "AtomicPtr::load", Location::caller(), || {
-            self.value.load(SC)
-        })
-    }
-
-    /// Stores a pointer.
-    #[track_caller]
-    pub fn store(&self, value: *mut T, _order: Ordering) {
-        access(
-            &self.handle,
-            EventKind::AtomicStore,
-            "AtomicPtr::store",
-            Location::caller(),
-            || {
-                self.value.store(value, SC);
-                value
-            },
-        );
-    }
-
-    /// Stores a pointer, returning the previous one.
-    #[track_caller]
-    pub fn swap(&self, value: *mut T, _order: Ordering) -> *mut T {
-        access(&self.handle, EventKind::AtomicRmw, "AtomicPtr::swap", Location::caller(), || {
-            self.value.swap(value, SC)
-        })
-    }
-
-    /// Stores `new` if the pointer is `current`.
-    #[track_caller]
-    pub fn compare_exchange(
-        &self,
-        current: *mut T,
-        new: *mut T,
-        _success: Ordering,
-        _failure: Ordering,
-    ) -> Result<*mut T, *mut T> {
-        access(
-            &self.handle,
-            EventKind::AtomicRmw,
-            "AtomicPtr::compare_exchange",
-            Location::caller(),
-            || self.value.compare_exchange(current, new, SC, SC),
-        )
-    }
-
-    /// As `compare_exchange` (never fails spuriously).
-    #[track_caller]
-    pub fn compare_exchange_weak(
-        &self,
-        current: *mut T,
-        new: *mut T,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<*mut T, *mut T> {
-        self.compare_exchange(current, new, success, failure)
-    }
-
-    /// Applies `f` in a compare-exchange loop.
-    #[track_caller]
-    pub fn fetch_update<F>(
-        &self,
-        set_order: Ordering,
-        fetch_order: Ordering,
-        mut f: F,
-    ) -> Result<*mut T, *mut T>
-    where
-        F: FnMut(*mut T) -> Option<*mut T>,
-    {
-        let mut previous = self.load(fetch_order);
-        while let Some(next) = f(previous) {
-            match self.compare_exchange(previous, next, set_order, fetch_order) {
-                Ok(v) => return Ok(v),
-                Err(v) => previous = v,
-            }
-        }
-        Err(previous)
-    }
-
-    /// Mutable access to the pointer.
-    pub fn get_mut(&mut self) -> &mut *mut T {
-        self.value.get_mut()
-    }
-
-    /// Consumes the atomic and returns the pointer.
-    pub fn into_inner(self) -> *mut T {
-        self.value.into_inner()
-    }
-}
-
-impl<T> Default for AtomicPtr<T> {
-    #[track_caller]
-    fn default() -> AtomicPtr<T> {
-        AtomicPtr::new(std::ptr::null_mut())
-    }
-}
-
-impl<T> fmt::Debug for AtomicPtr<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.value.load(SC), f)
-    }
-}
+atomic_type!(/// An atomic raw pointer.
+    AtomicPtr<T>, std_atomic::AtomicPtr<T>, *mut T, std::ptr::null_mut());

@@ -24,6 +24,7 @@ mod barrier;
 mod condvar;
 mod mutex;
 mod once;
+mod poison;
 mod rwlock;
 
 pub mod atomic;

@@ -5,8 +5,9 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+use std::sync::{LockResult, TryLockError, TryLockResult};
+
+use super::poison::PoisonFlag;
 
 use crate::runtime::{
     in_execution, with_execution, BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId,
@@ -17,7 +18,7 @@ use crate::vars::VarKind;
 /// A mutual exclusion lock, as `std::sync::Mutex`.
 pub struct Mutex<T: ?Sized> {
     handle: Handle,
-    poisoned: AtomicBool,
+    poisoned: PoisonFlag,
     data: UnsafeCell<T>,
 }
 
@@ -52,22 +53,13 @@ impl<T> Mutex<T> {
     /// A new unlocked mutex; its creation site names it in reports.
     #[track_caller]
     pub const fn new(value: T) -> Mutex<T> {
-        Mutex {
-            handle: Handle::new(),
-            poisoned: AtomicBool::new(false),
-            data: UnsafeCell::new(value),
-        }
+        Mutex { handle: Handle::new(), poisoned: PoisonFlag::new(), data: UnsafeCell::new(value) }
     }
 
     /// Consumes the mutex and returns its data.
     pub fn into_inner(self) -> LockResult<T> {
-        let poisoned = self.poisoned.load(Ordering::Relaxed);
-        let value = self.data.into_inner();
-        if poisoned {
-            Err(PoisonError::new(value))
-        } else {
-            Ok(value)
-        }
+        let poisoned = self.poisoned;
+        poisoned.wrap(self.data.into_inner())
     }
 }
 
@@ -116,34 +108,27 @@ impl<T: ?Sized> Mutex<T> {
         object: ObjectId,
         location: &'static Location<'static>,
     ) -> LockResult<MutexGuard<'_, T>> {
-        let guard =
-            MutexGuard { lock: self, object, location, _not_send: std::marker::PhantomData };
-        if self.poisoned.load(Ordering::Relaxed) {
-            Err(PoisonError::new(guard))
-        } else {
-            Ok(guard)
-        }
+        self.poisoned.wrap(MutexGuard {
+            lock: self,
+            object,
+            location,
+            _not_send: std::marker::PhantomData,
+        })
     }
 
     /// Whether a thread panicked while holding the lock.
     pub fn is_poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::Relaxed)
+        self.poisoned.get()
     }
 
     /// Clears the poisoned flag.
     pub fn clear_poison(&self) {
-        self.poisoned.store(false, Ordering::Relaxed);
+        self.poisoned.clear();
     }
 
     /// Mutable access without locking (the borrow proves exclusivity).
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        let poisoned = self.poisoned.load(Ordering::Relaxed);
-        let data = self.data.get_mut();
-        if poisoned {
-            Err(PoisonError::new(data))
-        } else {
-            Ok(data)
-        }
+        self.poisoned.wrap(self.data.get_mut())
     }
 }
 
@@ -171,9 +156,7 @@ fn recursive(ex: &Execution, object: ObjectId) -> ! {
 
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.lock.poisoned.store(true, Ordering::Relaxed);
-        }
+        self.lock.poisoned.done();
         if !in_execution() {
             return;
         }

@@ -4,8 +4,9 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+use std::sync::{LockResult, TryLockError, TryLockResult};
+
+use super::poison::PoisonFlag;
 
 use crate::runtime::{
     in_execution, with_execution, BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId,
@@ -17,7 +18,7 @@ use crate::vars::VarKind;
 /// holds in a conflicting way fails the execution as a deadlock.
 pub struct RwLock<T: ?Sized> {
     handle: Handle,
-    poisoned: AtomicBool,
+    poisoned: PoisonFlag,
     data: UnsafeCell<T>,
 }
 
@@ -69,22 +70,13 @@ impl<T> RwLock<T> {
     /// A new unlocked lock.
     #[track_caller]
     pub const fn new(value: T) -> RwLock<T> {
-        RwLock {
-            handle: Handle::new(),
-            poisoned: AtomicBool::new(false),
-            data: UnsafeCell::new(value),
-        }
+        RwLock { handle: Handle::new(), poisoned: PoisonFlag::new(), data: UnsafeCell::new(value) }
     }
 
     /// Consumes the lock and returns its data.
     pub fn into_inner(self) -> LockResult<T> {
-        let poisoned = self.poisoned.load(Ordering::Relaxed);
-        let value = self.data.into_inner();
-        if poisoned {
-            Err(PoisonError::new(value))
-        } else {
-            Ok(value)
-        }
+        let poisoned = self.poisoned;
+        poisoned.wrap(self.data.into_inner())
     }
 }
 
@@ -94,9 +86,7 @@ impl<T: ?Sized> RwLock<T> {
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         let location = Location::caller();
         let object = self.acquire(Mode::Read, location, true).expect("blocking acquire");
-        let guard =
-            RwLockReadGuard { lock: self, object, location, _not_send: std::marker::PhantomData };
-        self.poison_check(guard)
+        self.poisoned.wrap(self.read_guard(object, location))
     }
 
     /// Acquires exclusive write access, blocking while anyone holds the lock.
@@ -104,72 +94,54 @@ impl<T: ?Sized> RwLock<T> {
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         let location = Location::caller();
         let object = self.acquire(Mode::Write, location, true).expect("blocking acquire");
-        let guard =
-            RwLockWriteGuard { lock: self, object, location, _not_send: std::marker::PhantomData };
-        self.poison_check(guard)
+        self.poisoned.wrap(self.write_guard(object, location))
     }
 
     /// Acquires read access if no writer holds the lock.
     #[track_caller]
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
         let location = Location::caller();
-        match self.acquire(Mode::Read, location, false) {
-            Some(object) => self
-                .poison_check(RwLockReadGuard {
-                    lock: self,
-                    object,
-                    location,
-                    _not_send: std::marker::PhantomData,
-                })
-                .map_err(TryLockError::Poisoned),
-            None => Err(TryLockError::WouldBlock),
-        }
+        let object = self.acquire(Mode::Read, location, false).ok_or(TryLockError::WouldBlock)?;
+        Ok(self.poisoned.wrap(self.read_guard(object, location))?)
     }
 
     /// Acquires write access if nobody holds the lock.
     #[track_caller]
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
         let location = Location::caller();
-        match self.acquire(Mode::Write, location, false) {
-            Some(object) => self
-                .poison_check(RwLockWriteGuard {
-                    lock: self,
-                    object,
-                    location,
-                    _not_send: std::marker::PhantomData,
-                })
-                .map_err(TryLockError::Poisoned),
-            None => Err(TryLockError::WouldBlock),
-        }
+        let object = self.acquire(Mode::Write, location, false).ok_or(TryLockError::WouldBlock)?;
+        Ok(self.poisoned.wrap(self.write_guard(object, location))?)
+    }
+
+    fn read_guard(
+        &self,
+        object: ObjectId,
+        location: &'static Location<'static>,
+    ) -> RwLockReadGuard<'_, T> {
+        RwLockReadGuard { lock: self, object, location, _not_send: std::marker::PhantomData }
+    }
+
+    fn write_guard(
+        &self,
+        object: ObjectId,
+        location: &'static Location<'static>,
+    ) -> RwLockWriteGuard<'_, T> {
+        RwLockWriteGuard { lock: self, object, location, _not_send: std::marker::PhantomData }
     }
 
     /// Whether a writer panicked while holding the lock.
     pub fn is_poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::Relaxed)
+        self.poisoned.get()
     }
 
     /// Clears the poisoned flag.
     pub fn clear_poison(&self) {
-        self.poisoned.store(false, Ordering::Relaxed);
+        self.poisoned.clear();
     }
 
     /// Mutable access without locking.
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
-        let poisoned = self.poisoned.load(Ordering::Relaxed);
-        let data = self.data.get_mut();
-        if poisoned {
-            Err(PoisonError::new(data))
-        } else {
-            Ok(data)
-        }
-    }
-
-    fn poison_check<G>(&self, guard: G) -> LockResult<G> {
-        if self.poisoned.load(Ordering::Relaxed) {
-            Err(PoisonError::new(guard))
-        } else {
-            Ok(guard)
-        }
+        self.poisoned.wrap(self.data.get_mut())
     }
 
     fn acquire(
@@ -264,9 +236,7 @@ impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
 
 impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.lock.poisoned.store(true, Ordering::Relaxed);
-        }
+        self.lock.poisoned.done();
         release(self.object, Mode::Write, self.location);
     }
 }
