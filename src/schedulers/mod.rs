@@ -5,12 +5,28 @@
 //! and the execution's seeded random number generator; it never touches threads, stacks or
 //! synchronization state, which belong to the runtime. Every strategy is deterministic given
 //! the run seed and the execution index, which is what makes seeds and replay tokens work.
+//!
+//! Strategies: [`Random`] (the baseline, no guarantee), [`Pct`] (Burckhardt et al. 2010),
+//! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
+//! bounding, section 4) and [`Combined`] (variable bounding with thread-bounding priorities,
+//! the paper's randomized RankChecker and pctvb's default for guarantees). The priority
+//! strategies share one core: strict priority scheduling, change points, extra threads below
+//! all others, and demotion of spinning threads.
 
+mod combined;
+mod pct;
+mod pctvb;
+mod priority;
 mod random;
 mod replay;
+mod thread_bound;
 
+pub use combined::Combined;
+pub use pct::Pct;
+pub use pctvb::Pctvb;
 pub use random::Random;
 pub(crate) use replay::Replay;
+pub use thread_bound::ThreadBound;
 
 use rand_chacha::ChaCha8Rng;
 

@@ -1,0 +1,61 @@
+//! PCT (Burckhardt, Kothari, Musuvathi, Nagarakatte: "A Randomized Scheduler with
+//! Probabilistic Guarantees of Finding Bugs", ASPLOS 2010).
+
+use super::priority::{ChangeDomain, PriorityCore, PriorityScheme};
+use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
+use crate::runtime::ThreadId;
+
+/// PCT with bug depth `d`, faithful to the paper.
+///
+/// At the start of each execution, with `n` the most threads and `k` the most scheduling
+/// points any earlier execution of the run had (the profiling executions measure them first):
+///
+/// 1. threads `0..n` get a uniformly random permutation of the priorities `d..d+n-1`;
+/// 2. `d-1` change points are drawn uniformly and independently from `[1, k]`;
+/// 3. at every scheduling point the enabled thread with the highest priority runs; when the
+///    execution reaches the step of the `i`-th change point, the running thread's priority
+///    becomes `i`, below every initial priority.
+///
+/// This exposes every bug of depth `d` with probability at least `1/(n k^(d-1))`
+/// ([`crate::guarantee::pct_bound`]) as long as the execution has at most `n` threads and `k`
+/// scheduling points. A thread beyond the `n`-th gets a priority below all others (the runner
+/// counts such an execution as one that exceeded the measured counts), and a thread that
+/// yields more than [`super::YIELD_DEMOTION_THRESHOLD`] times in a row is moved below all
+/// others so spin loops terminate.
+#[derive(Clone, Debug)]
+pub struct Pct {
+    depth: u32,
+    core: PriorityCore,
+}
+
+impl Pct {
+    /// PCT for bugs of depth `depth` (at least 1; `depth - 1` change points).
+    pub fn new(depth: u32) -> Pct {
+        let depth = depth.max(1);
+        Pct { depth, core: PriorityCore::new(PriorityScheme::Pct, ChangeDomain::Steps, depth - 1) }
+    }
+
+    /// The bug depth `d`.
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+}
+
+impl Strategy for Pct {
+    fn describe(&self) -> String {
+        format!("pct(d={})", self.depth)
+    }
+
+    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
+        self.core.begin(start, rng);
+    }
+
+    #[inline]
+    fn choose(
+        &mut self,
+        decision: &Decision<'_>,
+        _rng: &mut ScheduleRng,
+    ) -> Result<ThreadId, StrategyError> {
+        Ok(self.core.choose(decision))
+    }
+}

@@ -1,0 +1,453 @@
+//! The machinery shared by the priority strategies ([`super::Pct`], [`super::Pctvb`],
+//! [`super::ThreadBound`], [`super::Combined`]): strict priority scheduling, the two ways of
+//! drawing priorities (PCT's and thread bounding's), the two ways of drawing change points
+//! (scheduling steps, or accesses to chosen variables), extra threads and spin demotion.
+//!
+//! Priorities are `i64`, higher runs first. Every strategy keeps all of them distinct, so the
+//! choice is always unique and the strategy deterministic given its random number generator.
+
+use rand::seq::SliceRandom;
+use rand::RngExt;
+
+use super::{Decision, ExecutionStart, ScheduleRng, YIELD_DEMOTION_THRESHOLD};
+use crate::runtime::ThreadId;
+use crate::vars::VarId;
+
+/// How initial and change-point priorities are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PriorityScheme {
+    /// PCT: threads `0..n` get a random permutation of `d..d+n-1`; the `i`-th change point
+    /// (1-based, in draw order) gives the running thread priority `i`, below every initial one.
+    Pct,
+    /// Thread bounding (paper, section 4): a random permutation `P` of `1..=n+c`; thread `i`
+    /// gets `P_i`, the `i`-th change point gives the running thread `P_{n+i}`.
+    Permutation,
+}
+
+/// Where change points fire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ChangeDomain {
+    /// PCT: `c` steps drawn uniformly and independently from `[1, k]`.
+    Steps,
+    /// PCTVB: choose `vars` of the `Q` shared variables uniformly, then draw `c` pairs
+    /// `(q, j)` uniformly and independently from `S = {(q, j): q chosen, j in [1, k_q]}`.
+    Accesses {
+        /// Variables to choose (clamped to `Q`).
+        vars: u32,
+    },
+}
+
+/// One change point: when it fires and the priority it gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ChangePoint {
+    /// For [`ChangeDomain::Steps`]: the 1-based step. For accesses: `j`, the 1-based access.
+    pub(crate) at: u64,
+    /// For accesses: the variable; `None` for steps.
+    pub(crate) var: Option<VarId>,
+    /// The priority the running thread gets when it fires.
+    pub(crate) priority: i64,
+}
+
+/// The per-execution state of a priority strategy.
+#[derive(Clone, Debug)]
+pub(crate) struct PriorityCore {
+    scheme: PriorityScheme,
+    domain: ChangeDomain,
+    /// `c`, the number of change points (`d - 1`).
+    changes: u32,
+    /// Initial priorities of threads `0..n`.
+    initial: Vec<i64>,
+    /// Current priority by thread index (grows as threads appear).
+    prio: Vec<i64>,
+    /// The next priority below everything given so far (extra threads, demoted spinners).
+    floor: i64,
+    /// Change points not fired yet, sorted by `at`.
+    points: Vec<ChangePoint>,
+    /// Variables chosen for this execution (accesses domain).
+    chosen: Vec<VarId>,
+}
+
+impl PriorityCore {
+    pub(crate) fn new(scheme: PriorityScheme, domain: ChangeDomain, changes: u32) -> PriorityCore {
+        PriorityCore {
+            scheme,
+            domain,
+            changes,
+            initial: Vec::new(),
+            prio: Vec::new(),
+            floor: 0,
+            points: Vec::new(),
+            chosen: Vec::new(),
+        }
+    }
+
+    /// The variables chosen for the current execution (empty for the steps domain).
+    pub(crate) fn chosen_vars(&self) -> &[VarId] {
+        &self.chosen
+    }
+
+    /// The change points of the current execution that have not fired yet.
+    #[cfg(test)]
+    pub(crate) fn pending_points(&self) -> &[ChangePoint] {
+        &self.points
+    }
+
+    /// Draws this execution's priorities and change points. Draw order (fixed, so that a seed
+    /// always means the same schedule): priorities, then variables, then change points.
+    pub(crate) fn begin(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
+        let n = start.max_threads.max(1);
+        let c = self.changes as usize;
+        // Change-point priorities, in draw order.
+        let change_prios: Vec<i64> = match self.scheme {
+            PriorityScheme::Pct => {
+                let d = c as i64 + 1;
+                let mut values: Vec<i64> = (d..d + n as i64).collect();
+                values.shuffle(rng);
+                self.initial = values;
+                (1..=c as i64).collect()
+            }
+            PriorityScheme::Permutation => {
+                let mut values: Vec<i64> = (1..=(n + c) as i64).collect();
+                values.shuffle(rng);
+                self.initial = values[..n].to_vec();
+                values[n..].to_vec()
+            }
+        };
+        // Every initial and change priority is >= 1: extra threads and demoted threads go
+        // below all of them.
+        self.floor = 0;
+        self.prio.clear();
+        self.points.clear();
+        self.chosen.clear();
+        match self.domain {
+            ChangeDomain::Steps => {
+                let k = start.max_steps;
+                if k > 0 {
+                    for &priority in &change_prios {
+                        let at = rng.random_range(1..=k);
+                        self.points.push(ChangePoint { at, var: None, priority });
+                    }
+                }
+            }
+            ChangeDomain::Accesses { vars } => {
+                let shared: Vec<(VarId, u64)> = start
+                    .profiles
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.shared)
+                    .map(|(i, p)| (VarId(i as u32), p.max_accesses))
+                    .collect();
+                let v = (vars as usize).min(shared.len());
+                let mut order: Vec<usize> = (0..shared.len()).collect();
+                let (picked, _) = order.partial_shuffle(rng, v);
+                let mut picked: Vec<(VarId, u64)> = picked.iter().map(|&i| shared[i]).collect();
+                picked.sort_unstable();
+                self.chosen = picked.iter().map(|&(q, _)| q).collect();
+                let size: u64 = picked.iter().map(|&(_, kq)| kq).sum();
+                if size > 0 {
+                    for &priority in &change_prios {
+                        let mut r = rng.random_range(0..size);
+                        for &(q, kq) in &picked {
+                            if r < kq {
+                                self.points.push(ChangePoint { at: r + 1, var: Some(q), priority });
+                                break;
+                            }
+                            r -= kq;
+                        }
+                    }
+                }
+            }
+        }
+        // Stable: points at the same place fire in draw order, the last one wins.
+        self.points.sort_by_key(|p| p.at);
+    }
+
+    /// The priority of `thread`, assigning one on first sight: threads the profile counted
+    /// (`index < n`) get their slot's initial priority, later ones the lowest priority so far.
+    fn priority_of(&mut self, thread: ThreadId) -> i64 {
+        let i = thread.index();
+        while self.prio.len() <= i {
+            let next = self.prio.len();
+            let p = match self.initial.get(next) {
+                Some(&p) => p,
+                None => self.lower(),
+            };
+            self.prio.push(p);
+        }
+        self.prio[i]
+    }
+
+    /// A priority below every priority given so far.
+    fn lower(&mut self) -> i64 {
+        self.floor -= 1;
+        self.floor
+    }
+
+    /// Fires the change points of this scheduling point, demotes a spinning thread, and returns
+    /// the enabled thread with the highest priority.
+    pub(crate) fn choose(&mut self, decision: &Decision<'_>) -> ThreadId {
+        let cur = decision.current;
+        self.priority_of(cur);
+        if !self.points.is_empty() {
+            self.fire(decision);
+        }
+        if decision.yield_streak > YIELD_DEMOTION_THRESHOLD {
+            let low = self.lower();
+            self.prio[cur.index()] = low;
+        }
+        let enabled = decision.enabled;
+        if enabled.len() == 1 {
+            return enabled[0];
+        }
+        let mut best = enabled[0];
+        let mut best_prio = self.priority_of(best);
+        for &t in &enabled[1..] {
+            let p = self.priority_of(t);
+            if p > best_prio {
+                best = t;
+                best_prio = p;
+            }
+        }
+        best
+    }
+
+    fn fire(&mut self, decision: &Decision<'_>) {
+        let cur = decision.current.index();
+        match self.domain {
+            ChangeDomain::Steps => {
+                let step = decision.step + 1;
+                // Sorted by `at`: fire (and drop) every point at or before this step.
+                let mut fired = 0;
+                for p in &self.points {
+                    if p.at > step {
+                        break;
+                    }
+                    if p.at == step {
+                        self.prio[cur] = p.priority;
+                    }
+                    fired += 1;
+                }
+                self.points.drain(..fired);
+            }
+            ChangeDomain::Accesses { .. } => {
+                let Some(var) = decision.event.var else { return };
+                let j = decision.var_access;
+                if j == 0 {
+                    return;
+                }
+                let mut i = 0;
+                while i < self.points.len() {
+                    let p = self.points[i];
+                    if p.var == Some(var) && p.at == j {
+                        self.prio[cur] = p.priority;
+                        self.points.remove(i);
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::panic::Location;
+
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::runtime::{Event, EventKind};
+    use crate::vars::{VarInfo, VarKind, VarProfile};
+
+    fn rng(seed: u64) -> ScheduleRng {
+        ScheduleRng::seed_from_u64(seed)
+    }
+
+    fn start<'a>(n: usize, k: u64, profiles: &'a [VarProfile]) -> ExecutionStart<'a> {
+        ExecutionStart { index: 0, max_threads: n, max_steps: k, vars: &[], profiles }
+    }
+
+    fn profile(max_accesses: u64, shared: bool) -> VarProfile {
+        VarProfile { max_accesses, shared }
+    }
+
+    fn event(kind: EventKind, var: Option<VarId>) -> Event {
+        Event { kind, object: None, var, location: Location::caller() }
+    }
+
+    fn decide(
+        core: &mut PriorityCore,
+        enabled: &[ThreadId],
+        current: ThreadId,
+        step: u64,
+        ev: &Event,
+        var_access: u64,
+        yield_streak: u32,
+    ) -> ThreadId {
+        let d = Decision {
+            enabled,
+            current,
+            current_enabled: true,
+            event: ev,
+            step,
+            var_access,
+            yield_streak,
+        };
+        core.choose(&d)
+    }
+
+    fn t(i: u32) -> ThreadId {
+        ThreadId(i)
+    }
+
+    #[test]
+    fn pct_draws_a_permutation_of_d_to_d_plus_n_and_change_priorities_below() {
+        for seed in 0..50 {
+            let mut core = PriorityCore::new(PriorityScheme::Pct, ChangeDomain::Steps, 2);
+            core.begin(&start(4, 30, &[]), &mut rng(seed));
+            let mut initial = core.initial.clone();
+            initial.sort();
+            assert_eq!(initial, vec![3, 4, 5, 6]);
+            let points = core.pending_points();
+            assert_eq!(points.len(), 2);
+            assert!(points.windows(2).all(|w| w[0].at <= w[1].at));
+            assert!(points.iter().all(|p| (1..=30).contains(&p.at) && p.var.is_none()));
+            let mut prios: Vec<i64> = points.iter().map(|p| p.priority).collect();
+            prios.sort();
+            assert_eq!(prios, vec![1, 2]);
+        }
+    }
+
+    #[test]
+    fn thread_bound_priorities_are_one_permutation_of_n_plus_c() {
+        let mut core = PriorityCore::new(PriorityScheme::Permutation, ChangeDomain::Steps, 3);
+        core.begin(&start(5, 100, &[]), &mut rng(9));
+        let mut all = core.initial.clone();
+        all.extend(core.pending_points().iter().map(|p| p.priority));
+        all.sort();
+        assert_eq!(all, (1..=8).collect::<Vec<i64>>());
+    }
+
+    #[test]
+    fn the_highest_priority_enabled_thread_runs_and_a_change_point_lowers_the_runner() {
+        let mut core = PriorityCore::new(PriorityScheme::Pct, ChangeDomain::Steps, 1);
+        core.begin(&start(3, 10, &[]), &mut rng(3));
+        let enabled = [t(0), t(1), t(2)];
+        let top = (0..3).max_by_key(|&i| core.initial[i]).unwrap() as u32;
+        let at = core.pending_points()[0].at;
+        let ev = event(EventKind::AtomicLoad, None);
+        // Before the change point the top thread keeps running, whoever reached the point.
+        for step in 0..at - 1 {
+            assert_eq!(decide(&mut core, &enabled, t(top), step, &ev, 0, 0), t(top));
+        }
+        // At step `at` (1-based) the runner drops to priority 1, below all initial ones.
+        let next = decide(&mut core, &enabled, t(top), at - 1, &ev, 0, 0);
+        assert_ne!(next, t(top));
+        assert_eq!(core.prio[top as usize], 1);
+        assert!(core.pending_points().is_empty());
+        // Only a disabled rival lets it run again.
+        assert_eq!(decide(&mut core, &[t(top)], t(next.0), at, &ev, 0, 0), t(top));
+    }
+
+    #[test]
+    fn threads_beyond_n_get_the_lowest_priorities_in_spawn_order() {
+        let mut core = PriorityCore::new(PriorityScheme::Pct, ChangeDomain::Steps, 0);
+        core.begin(&start(2, 10, &[]), &mut rng(1));
+        let ev = event(EventKind::Spawn, None);
+        // Threads 2 and 3 were not counted by profiling: they lose to 0 and 1, and 2 beats 3.
+        assert!(matches!(
+            decide(&mut core, &[t(0), t(1), t(2), t(3)], t(0), 0, &ev, 0, 0),
+            ThreadId(0) | ThreadId(1)
+        ));
+        assert_eq!(decide(&mut core, &[t(2), t(3)], t(0), 1, &ev, 0, 0), t(2));
+        assert!(core.prio[2] < core.prio[0].min(core.prio[1]));
+        assert!(core.prio[3] < core.prio[2]);
+    }
+
+    #[test]
+    fn a_thread_yielding_past_the_threshold_is_demoted_below_all_others() {
+        let mut core = PriorityCore::new(PriorityScheme::Permutation, ChangeDomain::Steps, 0);
+        core.begin(&start(3, 10, &[]), &mut rng(5));
+        let top = (0..3).max_by_key(|&i| core.initial[i]).unwrap() as u32;
+        let enabled = [t(0), t(1), t(2)];
+        let ev = event(EventKind::Yield, None);
+        let streak = YIELD_DEMOTION_THRESHOLD;
+        assert_eq!(decide(&mut core, &enabled, t(top), 0, &ev, 0, streak), t(top));
+        let next = decide(&mut core, &enabled, t(top), 1, &ev, 0, streak + 1);
+        assert_ne!(next, t(top));
+        assert!((0..3)
+            .filter(|&i| i != top as usize)
+            .all(|i| core.prio[i] > core.prio[top as usize]));
+    }
+
+    #[test]
+    fn variable_change_points_go_to_chosen_shared_variables_and_fire_on_the_jth_access() {
+        // Variables 0 and 2 are shared (k_q = 4 and 6); 1 is not.
+        let profiles = [profile(4, true), profile(50, false), profile(6, true)];
+        for seed in 0..40 {
+            let mut core = PriorityCore::new(
+                PriorityScheme::Permutation,
+                ChangeDomain::Accesses { vars: 1 },
+                2,
+            );
+            core.begin(&start(2, 1000, &profiles), &mut rng(seed));
+            let chosen = core.chosen_vars().to_vec();
+            assert_eq!(chosen.len(), 1);
+            assert!(chosen[0] == VarId(0) || chosen[0] == VarId(2));
+            let kq = if chosen[0] == VarId(0) { 4 } else { 6 };
+            for p in core.pending_points() {
+                assert_eq!(p.var, Some(chosen[0]));
+                assert!((1..=kq).contains(&p.at));
+            }
+            // Accesses to other variables and other access numbers never fire.
+            let first = core.pending_points()[0];
+            // Points drawn twice at the same access both fire there; the last drawn wins.
+            let expected = core
+                .pending_points()
+                .iter()
+                .rfind(|p| p.var == first.var && p.at == first.at)
+                .unwrap()
+                .priority;
+            let other = VarId(if chosen[0] == VarId(0) { 2 } else { 0 });
+            let ev_other = event(EventKind::AtomicLoad, Some(other));
+            decide(&mut core, &[t(0), t(1)], t(0), 0, &ev_other, first.at, 0);
+            assert_eq!(core.pending_points().len(), 2);
+            let ev = event(EventKind::AtomicLoad, first.var);
+            decide(&mut core, &[t(0), t(1)], t(1), 1, &ev, first.at, 0);
+            assert!(core.pending_points().len() < 2);
+            assert_eq!(core.prio[1], expected);
+        }
+    }
+
+    #[test]
+    fn all_shared_variables_are_chosen_when_fewer_than_v() {
+        let profiles = [profile(3, true), profile(3, false)];
+        let mut core =
+            PriorityCore::new(PriorityScheme::Pct, ChangeDomain::Accesses { vars: 4 }, 1);
+        core.begin(&start(2, 10, &profiles), &mut rng(0));
+        assert_eq!(core.chosen_vars(), &[VarId(0)]);
+        // No shared variable at all: no change point can be placed.
+        let mut core =
+            PriorityCore::new(PriorityScheme::Pct, ChangeDomain::Accesses { vars: 1 }, 1);
+        core.begin(&start(2, 10, &[profile(3, false)]), &mut rng(0));
+        assert!(core.chosen_vars().is_empty() && core.pending_points().is_empty());
+    }
+
+    #[test]
+    fn draws_are_deterministic_given_the_rng() {
+        let profiles = [profile(5, true), profile(7, true), profile(2, true)];
+        let draw = |seed| {
+            let mut core = PriorityCore::new(
+                PriorityScheme::Permutation,
+                ChangeDomain::Accesses { vars: 2 },
+                2,
+            );
+            core.begin(&start(4, 10, &profiles), &mut rng(seed));
+            (core.initial.clone(), core.chosen_vars().to_vec(), core.pending_points().to_vec())
+        };
+        assert_eq!(draw(11), draw(11));
+        assert!((0..20).any(|s| draw(s) != draw(11)));
+        let _ = VarInfo { site: Location::caller(), kind: VarKind::Atomic };
+    }
+}
