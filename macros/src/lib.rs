@@ -11,9 +11,12 @@ mod test_attr;
 /// Runs the function as a pctvb test: a `#[test]` whose body runs many times under controlled
 /// schedules, failing with the original panic, the failing schedule and a replay line.
 ///
-/// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "random"`,
-/// `max_steps = N`, `max_threads = N`, `stack_size = N`. Unknown or ill-typed arguments are
-/// compile errors pointing at them.
+/// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "random"` (or `"pct"`,
+/// `"pctvb"`, `"threadbound"`, `"combined"`), `max_steps = N`, `max_threads = N`,
+/// `stack_size = N`, and for the guarantee `confidence = 0.99` (computes the iterations; not
+/// with `iterations`), `depth = D`, `vars = V`, `threads = T`, `profile_runs = M`. Giving
+/// `depth`, `vars`, `threads` or `confidence` without `strategy` selects the combined strategy.
+/// Unknown or ill-typed arguments are compile errors pointing at them.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     match test_attr::expand(args.into(), item.into()) {

@@ -18,6 +18,7 @@ struct ArgSpec {
 #[derive(Clone, Copy, PartialEq)]
 enum ArgKind {
     Int,
+    Float,
     Strategy,
 }
 
@@ -28,10 +29,33 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "max_steps", kind: ArgKind::Int, method: "max_steps" },
     ArgSpec { name: "max_threads", kind: ArgKind::Int, method: "max_threads" },
     ArgSpec { name: "stack_size", kind: ArgKind::Int, method: "stack_size" },
+    ArgSpec { name: "confidence", kind: ArgKind::Float, method: "confidence" },
+    ArgSpec { name: "depth", kind: ArgKind::Int, method: "depth" },
+    ArgSpec { name: "vars", kind: ArgKind::Int, method: "vars" },
+    ArgSpec { name: "threads", kind: ArgKind::Int, method: "threads" },
+    ArgSpec { name: "profile_runs", kind: ArgKind::Int, method: "profile_runs" },
 ];
 
-/// Strategy names accepted by `strategy = "..."` and the `StrategyKind` they build.
-const STRATEGIES: &[(&str, &str)] = &[("random", "Random")];
+/// Strategy names accepted by `strategy = "..."` and the `StrategyKind` they build (with the
+/// default parameters; `depth`, `vars` and `threads` override them).
+const STRATEGIES: &[(&str, &str)] = &[
+    ("random", "Random"),
+    ("pct", "Pct { depth: ::pctvb::runner::DEFAULT_DEPTH }"),
+    (
+        "pctvb",
+        "Pctvb { depth: ::pctvb::runner::DEFAULT_DEPTH, vars: ::pctvb::runner::DEFAULT_VARS }",
+    ),
+    (
+        "threadbound",
+        "ThreadBound { threads: ::pctvb::runner::DEFAULT_THREADS, \
+         preemptions: ::pctvb::runner::DEFAULT_DEPTH - 1 }",
+    ),
+    (
+        "combined",
+        "Combined { depth: ::pctvb::runner::DEFAULT_DEPTH, vars: ::pctvb::runner::DEFAULT_VARS, \
+         threads: ::pctvb::runner::DEFAULT_THREADS }",
+    ),
+];
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let function: ItemFn = syn::parse2(item)?;
@@ -109,6 +133,15 @@ fn parse_args(args: TokenStream) -> syn::Result<Vec<TokenStream>> {
         if seen.contains(&key) {
             return Err(syn::Error::new(arg.path.span(), format!("`{key}` is given twice")));
         }
+        if (key == "confidence" && seen.iter().any(|k| k == "iterations"))
+            || (key == "iterations" && seen.iter().any(|k| k == "confidence"))
+        {
+            return Err(syn::Error::new(
+                arg.path.span(),
+                "give either `iterations` (the report says which confidence they reach) or \
+                 `confidence` (pctvb computes the iterations), not both",
+            ));
+        }
         seen.push(key);
         calls.push(setting(spec, &arg.value)?);
     }
@@ -148,9 +181,24 @@ fn setting(spec: &ArgSpec, value: &Expr) -> syn::Result<TokenStream> {
                         ),
                     )
                 })?;
-            let variant = syn::Ident::new(variant, s.span());
+            let variant: TokenStream = variant.parse().expect("valid strategy tokens");
             Ok(quote! { .#method(::pctvb::StrategyKind::#variant) })
         }
+        (ArgKind::Float, Lit::Float(f)) => {
+            let v: f64 = f.base10_parse()?;
+            if !(v > 0.0 && v < 1.0) {
+                return Err(syn::Error::new(
+                    f.span(),
+                    format!("`{}` must be strictly between 0 and 1, e.g. 0.99", spec.name),
+                ));
+            }
+            let v = proc_macro2::Literal::f64_unsuffixed(v);
+            Ok(quote! { .#method(#v) })
+        }
+        (ArgKind::Float, other) => Err(syn::Error::new(
+            other.span(),
+            format!("`{}` takes a number between 0 and 1, e.g. `{} = 0.99`", spec.name, spec.name),
+        )),
         (ArgKind::Int, other) => Err(syn::Error::new(
             other.span(),
             format!("`{}` takes an integer, e.g. `{} = 1000`", spec.name, spec.name),
@@ -203,6 +251,39 @@ mod tests {
         assert!(out.contains(". seed (42 as _)"), "{out}");
         assert!(out.contains("StrategyKind :: Random"), "{out}");
         assert!(out.contains("run_test"), "{out}");
+    }
+
+    #[test]
+    fn guarantee_arguments_expand_to_config_calls() {
+        let args: TokenStream =
+            "confidence = 0.99, depth = 3, vars = 2, threads = 2, profile_runs = 5"
+                .parse()
+                .unwrap();
+        let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
+        assert!(out.contains(". confidence (0.99)"), "{out}");
+        assert!(out.contains(". depth (3 as _)"), "{out}");
+        assert!(out.contains(". vars (2 as _)"), "{out}");
+        assert!(out.contains(". threads (2 as _)"), "{out}");
+        assert!(out.contains(". profile_runs (5 as _)"), "{out}");
+        for (name, variant) in [
+            ("pct", "Pct"),
+            ("pctvb", "Pctvb"),
+            ("threadbound", "ThreadBound"),
+            ("combined", "Combined"),
+        ] {
+            let args: TokenStream = format!("strategy = \"{name}\"").parse().unwrap();
+            let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
+            assert!(out.contains(&format!("StrategyKind :: {variant} {{")), "{out}");
+        }
+    }
+
+    #[test]
+    fn bad_guarantee_arguments_are_rejected() {
+        assert!(error("confidence = 1.5").contains("strictly between 0 and 1"));
+        assert!(error("confidence = 99").contains("takes a number between 0 and 1"));
+        assert!(error("depth = 0").contains("at least 1"));
+        assert!(error("iterations = 10, confidence = 0.9").contains("not both"));
+        assert!(error("strategy = \"pctt\"").contains("pct, pctvb, threadbound, combined"));
     }
 
     #[test]

@@ -33,9 +33,19 @@
 //!   (resp. accesses of `q`) of any execution. pctvb measures these counts in
 //!   profiling executions, so a guarantee covers only the executions that
 //!   stayed within the measured counts: the report says how many did not.
-//! * A bug of depth `d` is a set of `d` ordering constraints between events of
-//!   the program that triggers the bug whenever all of them hold, whatever else
-//!   happens (PCT's definition); exposing it takes `d-1` preemptions.
+//! * What "depth `d`" means depends on the priority scheme. For PCT and PCTVB
+//!   it is PCT's definition: a set of `d` ordering constraints between events
+//!   of the program that triggers the bug whenever all of them hold, whatever
+//!   else happens. For ThreadBound and Combined it is the paper's `c + 1`: the
+//!   bug needs `c = d-1` preemptions and one relative order of the `t + c`
+//!   thread fragments they create. The two can differ: the paper's Figure 10
+//!   needs 2 preemptions but has 4 ordering constraints, and PCT's fixed
+//!   change-point priorities (all below the initial ones) need 3 change points
+//!   for it where random fragment priorities need 2 (`tests/guarantee_paper.rs`
+//!   measures both).
+//! * The threads `t` of a bug include every thread whose order matters, the
+//!   test body's own thread too when it spawns the bug's threads one after the
+//!   other (a thread spawned later cannot run before it exists).
 //! * The schedule is the only source of nondeterminism, and each execution
 //!   draws its random choices independently of the others.
 //!

@@ -7,6 +7,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::guarantee::{BoundFactors, GuaranteeStatement};
 use crate::runtime::{EventKind, FailureCause, Step, ThreadId, ThreadInfo};
 use crate::vars::{VarInfo, VarProfile};
 
@@ -85,6 +86,39 @@ pub struct Stats {
     pub variables: Vec<(VarInfo, VarProfile)>,
 }
 
+/// What the profiling executions measured before a priority strategy's search, and how the
+/// search executions compared with it (the assumptions of the guarantee).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Profile {
+    /// Profiling executions run (random strategy, before the search).
+    pub runs: u64,
+    /// Most threads in one execution (`n`), measured by profiling.
+    pub n: u64,
+    /// Most scheduling points in one execution (`k`), measured by profiling.
+    pub k: u64,
+    /// Shared variables (`Q`, accessed by two or more threads), measured by profiling.
+    pub shared_variables: u64,
+    /// The largest `k_q` of a shared variable, measured by profiling.
+    pub max_kq: u64,
+    /// Search executions that exceeded the counts they were drawn with (more threads than `n`,
+    /// or, as the strategy uses them, more steps than `k`, more accesses than some `k_q`, or a
+    /// newly shared variable). The guarantee does not cover them.
+    pub exceeded: u64,
+    /// Search executions drawn with the final counts: the ones the guarantee counts.
+    pub covered: u64,
+    /// The counts at the end of the run (after any raise), which the bound uses.
+    pub final_n: u64,
+    /// See `final_n`.
+    pub final_k: u64,
+    /// See `final_n`.
+    pub final_shared_variables: u64,
+    /// See `final_n`.
+    pub final_max_kq: u64,
+    /// What happened to the counts and the bound during the run, e.g. that `k` rose and the
+    /// bound was recomputed, or why no guarantee could be computed.
+    pub notes: Vec<String>,
+}
+
 /// The result of a run.
 #[derive(Clone, Debug)]
 pub struct Report {
@@ -106,6 +140,15 @@ pub struct Report {
     pub elapsed: Duration,
     /// Whether this run replayed a token.
     pub replayed: bool,
+    /// Executions that failed; with [`crate::Config::stop_at_first_failure`]`(false)` every
+    /// failing execution counts, otherwise this is 0 or 1.
+    pub failures: u64,
+    /// The profiling measurements, for priority strategies.
+    pub profile: Option<Profile>,
+    /// The per-execution lower bound of the strategy, from the final counts.
+    pub bound: Option<BoundFactors>,
+    /// What a passing run proves (priority strategies only).
+    pub guarantee: Option<GuaranteeStatement>,
 }
 
 impl Report {
@@ -141,7 +184,51 @@ impl Report {
             self.stats.max_threads,
             self.stats.max_steps,
             self.stats.distinct_schedules,
-        )
+        ) + &self.guarantee_lines()
+    }
+
+    /// The guarantee, the bound, notes and the variable table, one per line, each line
+    /// starting with a newline (empty without a profile).
+    fn guarantee_lines(&self) -> String {
+        let mut out = String::new();
+        if let Some(g) = &self.guarantee {
+            out += &format!("\npctvb: guarantee: {g}");
+        }
+        if let Some(b) = &self.bound {
+            out += &format!("\npctvb: per-execution bound: {b}");
+        }
+        if let Some(p) = &self.profile {
+            for note in &p.notes {
+                out += &format!("\npctvb: note: {note}");
+            }
+            out += "\n";
+            out += &self.variable_table();
+        }
+        out
+    }
+
+    /// The variables of the run with their profiles, as a table: id, variable (kind and
+    /// allocation site), `k_q` (most accesses in one execution) and whether it is shared.
+    pub fn variable_table(&self) -> String {
+        let shared = self.stats.variables.iter().filter(|(_, p)| p.shared).count();
+        let mut out = format!(
+            "pctvb: {} variables, {shared} shared (Q={shared}):\n  {:>4}  {:<50} {:>10}  shared\n",
+            self.stats.variables.len(),
+            "id",
+            "variable",
+            "k_q"
+        );
+        for (i, (info, profile)) in self.stats.variables.iter().enumerate() {
+            out += &format!(
+                "  {:>4}  {:<50} {:>10}  {}\n",
+                i,
+                info.to_string(),
+                profile.max_accesses,
+                if profile.shared { "yes" } else { "no" }
+            );
+        }
+        out.pop();
+        out
     }
 }
 
