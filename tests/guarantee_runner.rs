@@ -240,3 +240,16 @@ fn a_program_without_shared_variables_gets_a_note_not_a_guarantee() {
     let notes = report.profile.unwrap().notes;
     assert!(notes.iter().any(|n| n.contains("no guarantee") && n.contains("Q=0")), "{notes:?}");
 }
+
+#[test]
+fn a_bug_found_while_profiling_is_reported_as_such_and_replays() {
+    // Figure 1 fails in about half of the random executions: profiling finds it.
+    let report = config().depth(2).run(figure_1);
+    let failure = report.failure().expect("found");
+    assert!(failure.execution >= pctvb::runner::PROFILE_INDEX_BASE);
+    let text = failure.to_string();
+    assert!(text.contains("pctvb: failing profiling execution "), "{text}");
+    assert_eq!(report.executions, 0, "the search never started");
+    let replay = config().replay(failure.token.clone().unwrap()).run(figure_1);
+    assert_eq!(replay.failure().unwrap().message, failure.message);
+}

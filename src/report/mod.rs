@@ -327,10 +327,15 @@ impl fmt::Display for Failure {
         }
         writeln!(f, "{}", self.message)?;
         if !self.schedule.is_empty() {
+            // Profiling executions (random strategy, before a priority strategy's search) run
+            // on their own index range; name them as such rather than by a huge index.
+            let which = match self.execution.checked_sub(crate::runner::PROFILE_INDEX_BASE) {
+                Some(i) => format!("profiling execution {i}"),
+                None => format!("execution {}", self.execution),
+            };
             writeln!(
                 f,
-                "\npctvb: failing execution {} ({} scheduling points, {} preemptions):",
-                self.execution,
+                "\npctvb: failing {which} ({} scheduling points, {} preemptions):",
                 self.schedule.len(),
                 self.preemptions
             )?;

@@ -596,7 +596,11 @@ impl Config {
             report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
             schedules.insert(exec.schedule_hash());
             if priority {
-                let after = Counts::read(&exec, &report.stats);
+                let after = if search.counts.unchanged(&exec, &report.stats) {
+                    None
+                } else {
+                    Some(Counts::read(&exec, &report.stats))
+                };
                 if let Err(message) = search.after_execution(index, after, &mut report) {
                     report.stats.variables = exec.var_report();
                     return self.fail_config(report, message);
@@ -747,6 +751,25 @@ struct Counts {
 }
 
 impl Counts {
+    /// Whether the counts after the executions so far are still `self`; cheaper than
+    /// [`Counts::read`] (no allocation), as it runs after every execution.
+    fn unchanged(&self, exec: &Execution, stats: &Stats) -> bool {
+        if self.n != stats.max_threads.max(1) as u64 || self.k != stats.max_steps {
+            return false;
+        }
+        let st = exec.state.borrow();
+        let mut shared = self.shared.iter().zip(&self.kq);
+        for (i, p) in st.vars.profiles().iter().enumerate() {
+            if p.shared {
+                match shared.next() {
+                    Some((&q, &kq)) if q == i && kq == p.max_accesses => {}
+                    _ => return false,
+                }
+            }
+        }
+        shared.next().is_none()
+    }
+
     /// The counts after the executions so far; `stats` has the most threads and steps of any
     /// of them (the same maxima the runtime hands strategies in `ExecutionStart`).
     fn read(exec: &Execution, stats: &Stats) -> Counts {
@@ -862,17 +885,21 @@ impl Search<'_> {
         }
     }
 
-    /// Compares the counts after execution `index` with those it was drawn with; a raise
+    /// Compares the counts after execution `index` (`None`: unchanged) with those it was
+    /// drawn with; a raise
     /// marks it as exceeding, restarts the count of covered executions and recomputes the
     /// bound (and, for a confidence target, the planned executions).
     fn after_execution(
         &mut self,
         index: u64,
-        after: Counts,
+        after: Option<Counts>,
         report: &mut Report,
     ) -> Result<(), String> {
-        let grown = self.counts.grown(&after, self.kind);
-        self.counts = after;
+        let grown = after.and_then(|after| {
+            let grown = self.counts.grown(&after, self.kind);
+            self.counts = after;
+            grown
+        });
         let profile = self.profile.as_mut().expect("profiled");
         let Some(what) = grown else {
             profile.covered += 1;
