@@ -91,7 +91,10 @@ pub const VARIANTS: &[Figure] = &[
 
 /// Spawns every closure as a thread, in order, then joins them all.
 fn run_threads(bodies: Vec<Box<dyn FnOnce() + Send + 'static>>) {
-    let handles: Vec<_> = bodies.into_iter().map(thread::spawn).collect();
+    // A closure, not `map(thread::spawn)`: through a fn pointer `#[track_caller]` would
+    // report a location inside core instead of this line.
+    #[allow(clippy::redundant_closure)]
+    let handles: Vec<_> = bodies.into_iter().map(|body| thread::spawn(body)).collect();
     for h in handles {
         h.join().unwrap();
     }
