@@ -1,0 +1,359 @@
+//! `Config`: the builder a run is described with, and its defaults.
+
+use super::kind::StrategyKind;
+use crate::replay;
+
+/// How many executions a search runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Budget {
+    /// Exactly this many (fewer if one fails); the report says what confidence they reach.
+    Iterations(u64),
+    /// As many as the strategy's bound needs to reach this confidence.
+    Confidence(f64),
+}
+
+/// How to run a test body: strategy, budget, seed and limits.
+///
+/// ```
+/// use pctvb::sync::{Arc, atomic::{AtomicUsize, Ordering}};
+/// let report = pctvb::Config::new().iterations(200).seed(7).run(|| {
+///     let n = Arc::new(AtomicUsize::new(0));
+///     let n2 = n.clone();
+///     let h = pctvb::thread::spawn(move || { n2.fetch_add(1, Ordering::SeqCst); });
+///     n.fetch_add(1, Ordering::SeqCst);
+///     h.join().unwrap();
+///     assert_eq!(n.load(Ordering::SeqCst), 2);
+/// });
+/// assert!(report.is_ok());
+/// assert_eq!(report.executions, 200);
+/// ```
+///
+/// # Strategies and guarantees
+///
+/// Without [`Config::strategy`], a run uses [`StrategyKind::Random`] (fast, no guarantee)
+/// unless a [`Config::depth`], [`Config::vars`], [`Config::threads`] or
+/// [`Config::confidence`] is given: then it uses [`StrategyKind::Combined`] with defaults
+/// depth [`DEFAULT_DEPTH`] (one preemption), [`DEFAULT_VARS`] variable and [`DEFAULT_THREADS`]
+/// threads for what is not given. The combined strategy is the default for guarantees because
+/// its bound does not shrink with the number of threads and places change points only on the
+/// accesses of the chosen variables, while real bugs almost always need at most 2
+/// preemptions on at most 2 variables between 2 threads (the paper's survey).
+///
+/// A priority strategy first runs [`Config::profile_runs`] profiling executions (random
+/// strategy, their own random streams) that measure the threads `n`, the scheduling points
+/// `k` and each variable's accesses `k_q` and sharing; the search then draws every
+/// execution's priorities and change points from the counts measured so far. The report
+/// carries the per-execution bound computed from them ([`Report::bound`]), what a passing
+/// run proves ([`Report::guarantee`]), the measured counts and the variable table
+/// ([`Report::profile`], [`Report::summary`]). An execution that exceeds the counts it was
+/// drawn with (more threads, steps, accesses, or a newly shared variable) is counted as
+/// exceeding, the bound is recomputed with the raised counts, and only executions drawn with
+/// the final counts are counted towards the confidence.
+///
+/// ```
+/// use pctvb::sync::{Arc, Mutex};
+/// let report = pctvb::Config::new().seed(3).confidence(0.9).depth(2).run(|| {
+///     let m = Arc::new(Mutex::new(0));
+///     let m2 = m.clone();
+///     let h = pctvb::thread::spawn(move || *m2.lock().unwrap() += 1);
+///     *m.lock().unwrap() += 1;
+///     h.join().unwrap();
+///     assert_eq!(*m.lock().unwrap(), 2);
+/// });
+/// assert!(report.is_ok());
+/// let guarantee = report.guarantee.as_ref().expect("a passing run with a priority strategy");
+/// assert!(guarantee.confidence >= 0.9);
+/// assert!(report.summary().contains("was missed, with probability >= 0.9"));
+/// ```
+///
+/// Environment variables override the configuration, so a command line can change a test
+/// without editing it: `PCTVB_SEED` (decimal or `0x` hex), `PCTVB_ITERATIONS`, and
+/// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in).
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub(super) name: Option<String>,
+    pub(super) strategy: Option<StrategyKind>,
+    pub(super) depth: Option<u32>,
+    pub(super) vars: Option<u32>,
+    pub(super) threads: Option<u32>,
+    pub(super) budget: Budget,
+    pub(super) profile_runs: u64,
+    pub(super) stop_at_first_failure: bool,
+    pub(super) seed: Option<u64>,
+    pub(super) max_steps: u64,
+    pub(super) max_threads: usize,
+    pub(super) stack_size: usize,
+    pub(super) replay: Option<String>,
+    pub(super) rerun: Option<String>,
+    pub(super) read_env: bool,
+}
+
+/// Default bug depth of the priority strategies: one preemption (`c = 1`).
+pub const DEFAULT_DEPTH: u32 = 2;
+/// Default variable bound of PCTVB and the combined strategy.
+pub const DEFAULT_VARS: u32 = 1;
+/// Default thread bound of thread bounding and the combined strategy.
+pub const DEFAULT_THREADS: u32 = 2;
+/// Default number of profiling executions before a priority strategy's search.
+pub const DEFAULT_PROFILE_RUNS: u64 = 10;
+/// Profiling execution `i` runs as execution index `PROFILE_INDEX_BASE + i`: the random
+/// streams of profiling never overlap those of the search (indices `0..`), so both stay
+/// reproducible from the seed.
+pub const PROFILE_INDEX_BASE: u64 = 1 << 63;
+/// Default number of executions.
+pub const DEFAULT_ITERATIONS: u64 = 1000;
+/// Default scheduling-point limit of one execution.
+pub const DEFAULT_MAX_STEPS: u64 = 100_000;
+/// Default thread limit of one execution.
+pub const DEFAULT_MAX_THREADS: usize = 4096;
+/// Default stack size of a logical thread.
+pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+
+impl Default for Config {
+    fn default() -> Config {
+        Config::new()
+    }
+}
+
+impl Config {
+    /// The defaults: random strategy, 1000 executions, a fresh random seed, 100,000 scheduling
+    /// points and 4096 threads per execution, 256 KiB stacks, environment overrides on.
+    pub fn new() -> Config {
+        Config {
+            name: None,
+            strategy: None,
+            depth: None,
+            vars: None,
+            threads: None,
+            budget: Budget::Iterations(DEFAULT_ITERATIONS),
+            profile_runs: DEFAULT_PROFILE_RUNS,
+            stop_at_first_failure: true,
+            seed: None,
+            max_steps: DEFAULT_MAX_STEPS,
+            max_threads: DEFAULT_MAX_THREADS,
+            stack_size: DEFAULT_STACK_SIZE,
+            replay: None,
+            rerun: None,
+            read_env: true,
+        }
+    }
+
+    /// Names the run (the full test path, e.g. `my_crate::tests::transfer`); the name goes
+    /// into replay tokens and the replay command line.
+    pub fn name(mut self, name: impl Into<String>) -> Config {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The scheduling strategy. [`Config::depth`], [`Config::vars`] and [`Config::threads`]
+    /// override its parameters, whichever is called first.
+    pub fn strategy(mut self, strategy: StrategyKind) -> Config {
+        self.strategy = Some(strategy);
+        self
+    }
+
+    /// The bug depth `d` to search for (`d - 1` preemptions; for thread bounding,
+    /// `preemptions = d - 1`). Without [`Config::strategy`], selects
+    /// [`StrategyKind::Combined`].
+    pub fn depth(mut self, depth: u32) -> Config {
+        self.depth = Some(depth);
+        self
+    }
+
+    /// The variable bound `v`: change points go to accesses of `v` randomly chosen shared
+    /// variables (PCTVB and Combined only). Without [`Config::strategy`], selects
+    /// [`StrategyKind::Combined`].
+    pub fn vars(mut self, vars: u32) -> Config {
+        self.vars = Some(vars);
+        self
+    }
+
+    /// The thread bound `t` of the guarantee (ThreadBound and Combined only): bugs that need
+    /// a particular order of at most `t` threads. The test body's own thread counts when its
+    /// order matters, e.g. when it spawns the threads of the bug one after the other (a thread
+    /// spawned later cannot run before it exists). Without [`Config::strategy`], selects
+    /// [`StrategyKind::Combined`].
+    pub fn threads(mut self, threads: u32) -> Config {
+        self.threads = Some(threads);
+        self
+    }
+
+    /// How many executions to run at most (the run stops at the first failure). For a
+    /// priority strategy the report then says which confidence these executions reach.
+    /// Replaces a [`Config::confidence`] target.
+    pub fn iterations(mut self, iterations: u64) -> Config {
+        self.budget = Budget::Iterations(iterations);
+        self
+    }
+
+    /// Runs as many executions as the strategy's per-execution bound needs to find every bug
+    /// of the configured depth (and variable and thread bounds) with at least this
+    /// probability, computed from the counts measured by profiling. Replaces
+    /// [`Config::iterations`]. Without [`Config::strategy`], selects
+    /// [`StrategyKind::Combined`]; with [`StrategyKind::Random`], which has no bound, the run
+    /// fails with [`FailureKind::BadConfig`], as it does when more than
+    /// [`guarantee::MAX_EXECUTIONS`] executions would be needed.
+    pub fn confidence(mut self, confidence: f64) -> Config {
+        self.budget = Budget::Confidence(confidence);
+        self
+    }
+
+    /// Profiling executions (random strategy, before the search) that measure the counts a
+    /// priority strategy and its guarantee need: threads `n`, scheduling points `k`, and the
+    /// accesses `k_q` and sharing of every variable. At least 1 for a priority strategy;
+    /// ignored by [`StrategyKind::Random`]. Default [`DEFAULT_PROFILE_RUNS`].
+    pub fn profile_runs(mut self, runs: u64) -> Config {
+        self.profile_runs = runs;
+        self
+    }
+
+    /// With `false`, the run does not stop at the first failure: it runs every planned
+    /// execution and counts the failing ones in [`Report::failures`] ([`Report::failure`] is
+    /// still the first). This is for measuring strategies (hit rates against the computed
+    /// bounds), not for testing programs. Failures of profiling executions are not counted.
+    pub fn stop_at_first_failure(mut self, stop: bool) -> Config {
+        self.stop_at_first_failure = stop;
+        self
+    }
+
+    /// Runs every planned execution and returns `(executions, failures)`: how many search
+    /// executions ran and how many of them failed. For measuring strategies; see
+    /// [`Config::stop_at_first_failure`].
+    #[track_caller]
+    pub fn count_failures<F: Fn()>(&self, body: F) -> (u64, u64) {
+        let report = self.clone().stop_at_first_failure(false).run(body);
+        (report.executions, report.failures)
+    }
+
+    /// The strategy this configuration runs: [`Config::strategy`] with the parameters
+    /// [`Config::depth`], [`Config::vars`] and [`Config::threads`] override; without a
+    /// strategy, [`StrategyKind::Combined`] when any of them or a confidence target is given
+    /// (defaults [`DEFAULT_DEPTH`], [`DEFAULT_VARS`], [`DEFAULT_THREADS`]), else
+    /// [`StrategyKind::Random`]. An error names a parameter the strategy does not take or a
+    /// value out of range.
+    pub fn resolved_strategy(&self) -> Result<StrategyKind, String> {
+        let wants_guarantee = self.depth.is_some()
+            || self.vars.is_some()
+            || self.threads.is_some()
+            || matches!(self.budget, Budget::Confidence(_));
+        let mut kind = match &self.strategy {
+            Some(k) => k.clone(),
+            None if wants_guarantee => StrategyKind::Combined {
+                depth: DEFAULT_DEPTH,
+                vars: DEFAULT_VARS,
+                threads: DEFAULT_THREADS,
+            },
+            None => StrategyKind::Random,
+        };
+        let name = kind.name();
+        let refuse = |what: &str| {
+            Err(format!("the {name} strategy does not take a {what} bound (`{what}`)"))
+        };
+        if let Some(d) = self.depth {
+            match &mut kind {
+                StrategyKind::Random => return refuse("depth"),
+                StrategyKind::Pct { depth }
+                | StrategyKind::Pctvb { depth, .. }
+                | StrategyKind::Combined { depth, .. } => *depth = d,
+                StrategyKind::ThreadBound { preemptions, .. } => *preemptions = d.saturating_sub(1),
+            }
+            if d == 0 {
+                return Err("depth must be at least 1 (depth 1 = no preemption)".into());
+            }
+        }
+        if let Some(v) = self.vars {
+            match &mut kind {
+                StrategyKind::Pctvb { vars, .. } | StrategyKind::Combined { vars, .. } => *vars = v,
+                _ => return refuse("vars"),
+            }
+        }
+        if let Some(t) = self.threads {
+            match &mut kind {
+                StrategyKind::ThreadBound { threads, .. }
+                | StrategyKind::Combined { threads, .. } => *threads = t,
+                _ => return refuse("threads"),
+            }
+        }
+        if kind.depth() == Some(0) {
+            return Err(format!("{name}: depth must be at least 1"));
+        }
+        let (v, t) = kind.vars_threads();
+        if kind.bounds_variables() && v == 0 && kind.depth() > Some(1) {
+            return Err(format!("{name}: vars must be at least 1 for a depth of 2 or more"));
+        }
+        if matches!(kind, StrategyKind::ThreadBound { .. } | StrategyKind::Combined { .. })
+            && t == 0
+        {
+            return Err(format!("{name}: threads must be at least 1"));
+        }
+        if let Budget::Confidence(c) = self.budget {
+            if kind == StrategyKind::Random {
+                return Err("the random strategy has no probability bound, so a confidence \
+                            target cannot be reached; use a priority strategy (e.g. depth = 2)"
+                    .into());
+            }
+            if !(c > 0.0 && c < 1.0) {
+                return Err(format!("confidence must be strictly between 0 and 1, got {c}"));
+            }
+        }
+        if kind != StrategyKind::Random && self.profile_runs == 0 {
+            return Err(format!(
+                "{name} needs at least one profiling execution (profile_runs >= 1) to measure \
+                 the counts its schedule and guarantee depend on"
+            ));
+        }
+        Ok(kind)
+    }
+
+    /// The run seed; without one, each run draws a fresh seed (failures stay reproducible
+    /// through their replay token).
+    pub fn seed(mut self, seed: u64) -> Config {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Scheduling points one execution may take before it fails as a runaway.
+    pub fn max_steps(mut self, max_steps: u64) -> Config {
+        self.max_steps = max_steps;
+        self
+    }
+
+    /// Threads one execution may create (the test body's thread included).
+    pub fn max_threads(mut self, max_threads: usize) -> Config {
+        self.max_threads = max_threads;
+        self
+    }
+
+    /// Stack size of every logical thread.
+    pub fn stack_size(mut self, bytes: usize) -> Config {
+        self.stack_size = bytes;
+        self
+    }
+
+    /// Replays exactly the execution a token from a failure report describes.
+    pub fn replay(mut self, token: impl Into<String>) -> Config {
+        self.replay = Some(token.into());
+        self
+    }
+
+    /// The command that re-runs this run, used to print the replay line
+    /// (`PCTVB_REPLAY=<token> <command>`). Defaults to `cargo test -- --exact <test path>` for a
+    /// named run.
+    pub fn rerun_command(mut self, command: impl Into<String>) -> Config {
+        self.rerun = Some(command.into());
+        self
+    }
+
+    pub(super) fn replay_line(&self, token: &str) -> String {
+        match &self.rerun {
+            Some(cmd) => format!("{}={token} {cmd}", replay::ENV_VAR),
+            None => replay::command_line(token, self.name.as_deref()),
+        }
+    }
+
+    /// Ignores `PCTVB_*` environment variables (for tests of pctvb itself).
+    pub fn ignore_env(mut self) -> Config {
+        self.read_env = false;
+        self
+    }
+}

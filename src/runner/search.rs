@@ -1,0 +1,321 @@
+//! The search: profiling executions, the execution loop, and the counts and bound a priority
+//! strategy's guarantee rests on.
+
+use std::collections::HashSet;
+use std::panic::Location;
+
+use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
+use super::{Config, StrategyKind};
+use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, GuaranteeStatement};
+use crate::report::{FailureKind, Profile, Report, Stats};
+use crate::runtime::{Execution, StackPool};
+use crate::schedulers::{Random, Strategy};
+
+impl Config {
+    pub(super) fn search(
+        &self,
+        kind: StrategyKind,
+        seed: u64,
+        budget: Budget,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+    ) -> Report {
+        let priority = kind != StrategyKind::Random;
+        // Profiling runs under the random strategy; the search strategy replaces it after.
+        let first: Box<dyn Strategy> = if priority { Box::new(Random) } else { kind.build() };
+        let exec = Execution::new(first, self.limits());
+        let mut pool = StackPool::new(self.stack_size);
+        let planned = match budget {
+            Budget::Iterations(n) => n,
+            Budget::Confidence(_) => 0,
+        };
+        let mut report = self.empty_report(kind.build().describe(), seed, planned);
+        let mut schedules = HashSet::new();
+        let mut search = Search { kind: &kind, budget, profile: None, counts: Counts::default() };
+
+        if priority {
+            for i in 0..self.profile_runs {
+                let index = PROFILE_INDEX_BASE + i;
+                let outcome = exec.run_one(&mut pool, seed, index, body, at);
+                report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
+                report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
+                if let Some(cause) = outcome.failure {
+                    if self.stop_at_first_failure {
+                        let f = self.failure(&exec, &cause, seed, index, outcome.digest);
+                        report.failure = Some(f);
+                        report.failures = 1;
+                        report.stats.variables = exec.var_report();
+                        return report;
+                    }
+                }
+            }
+            search.counts = Counts::read(&exec, &report.stats);
+            search.profile = Some(Profile {
+                runs: self.profile_runs,
+                n: search.counts.n,
+                k: search.counts.k,
+                shared_variables: search.counts.kq.len() as u64,
+                max_kq: search.counts.kq.iter().copied().max().unwrap_or(0),
+                ..Profile::default()
+            });
+            if let Err(message) = search.plan(&mut report) {
+                report.stats.variables = exec.var_report();
+                return self.fail_config(report, message);
+            }
+            exec.state.borrow_mut().strategy = kind.build();
+        }
+
+        let mut index = 0;
+        while search.wants_more(index, report.planned) {
+            let outcome = exec.run_one(&mut pool, seed, index, body, at);
+            report.executions += 1;
+            report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
+            report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
+            schedules.insert(exec.schedule_hash());
+            if priority {
+                let after = if search.counts.unchanged(&exec, &report.stats) {
+                    None
+                } else {
+                    Some(Counts::read(&exec, &report.stats))
+                };
+                if let Err(message) = search.after_execution(index, after, &mut report) {
+                    report.stats.variables = exec.var_report();
+                    return self.fail_config(report, message);
+                }
+            }
+            if let Some(cause) = outcome.failure {
+                report.failures += 1;
+                if report.failure.is_none() {
+                    report.failure = Some(self.failure(&exec, &cause, seed, index, outcome.digest));
+                }
+                if self.stop_at_first_failure {
+                    break;
+                }
+            }
+            index += 1;
+        }
+        report.stats.distinct_schedules = schedules.len() as u64;
+        report.stats.variables = exec.var_report();
+        search.finish(&mut report);
+        report
+    }
+
+    pub(super) fn fail_config(&self, mut report: Report, message: String) -> Report {
+        let error = self.error_report(FailureKind::BadConfig, message);
+        report.failure = error.failure;
+        report
+    }
+}
+
+/// The counts a priority strategy's draws and bound depend on, as measured so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Counts {
+    /// Most threads in one execution.
+    n: u64,
+    /// Most scheduling points in one execution.
+    k: u64,
+    /// Ids of the shared variables, in id order.
+    shared: Vec<usize>,
+    /// Their `k_q`, in the same order.
+    kq: Vec<u64>,
+}
+
+impl Counts {
+    /// Whether the counts after the executions so far are still `self`; cheaper than
+    /// [`Counts::read`] (no allocation), as it runs after every execution.
+    pub(super) fn unchanged(&self, exec: &Execution, stats: &Stats) -> bool {
+        if self.n != stats.max_threads.max(1) as u64 || self.k != stats.max_steps {
+            return false;
+        }
+        let st = exec.state.borrow();
+        let mut shared = self.shared.iter().zip(&self.kq);
+        for (i, p) in st.vars.profiles().iter().enumerate() {
+            if p.shared {
+                match shared.next() {
+                    Some((&q, &kq)) if q == i && kq == p.max_accesses => {}
+                    _ => return false,
+                }
+            }
+        }
+        shared.next().is_none()
+    }
+
+    /// The counts after the executions so far; `stats` has the most threads and steps of any
+    /// of them (the same maxima the runtime hands strategies in `ExecutionStart`).
+    pub(super) fn read(exec: &Execution, stats: &Stats) -> Counts {
+        let st = exec.state.borrow();
+        let (mut shared, mut kq) = (Vec::new(), Vec::new());
+        for (i, p) in st.vars.profiles().iter().enumerate() {
+            if p.shared {
+                shared.push(i);
+                kq.push(p.max_accesses);
+            }
+        }
+        Counts { n: stats.max_threads.max(1) as u64, k: stats.max_steps, shared, kq }
+    }
+
+    /// What grew from `self` to `after` among the counts `kind` depends on, e.g.
+    /// `"k 23 -> 25"`; `None` when nothing it depends on changed.
+    pub(super) fn grown(&self, after: &Counts, kind: &StrategyKind) -> Option<String> {
+        let mut what = Vec::new();
+        if after.n != self.n {
+            what.push(format!("n {} -> {}", self.n, after.n));
+        }
+        if kind.bounds_variables() {
+            if after.shared != self.shared {
+                what.push(format!("Q {} -> {}", self.shared.len(), after.shared.len()));
+            } else if after.kq != self.kq {
+                let max = |c: &Counts| c.kq.iter().copied().max().unwrap_or(0);
+                what.push(format!("some k_q rose (max {} -> {})", max(self), max(after)));
+            }
+        } else if after.k != self.k {
+            what.push(format!("k {} -> {}", self.k, after.k));
+        }
+        (!what.is_empty()).then(|| what.join(", "))
+    }
+}
+
+/// Notes about raised counts kept in a report before the rest are only counted.
+const MAX_RAISE_NOTES: usize = 5;
+
+/// The state of a priority strategy's search: counts, bound, budget and guarantee.
+struct Search<'a> {
+    kind: &'a StrategyKind,
+    budget: Budget,
+    profile: Option<Profile>,
+    counts: Counts,
+}
+
+impl Search<'_> {
+    /// `(v, t)` as the bound uses them: `v` clamped to `Q`.
+    pub(super) fn effective_vars_threads(&self) -> (u32, u32) {
+        let (v, t) = self.kind.vars_threads();
+        (v.min(self.counts.kq.len() as u32), t)
+    }
+
+    /// The per-execution bound for the current counts.
+    pub(super) fn bound(&self) -> Result<BoundFactors, GuaranteeError> {
+        let (v, t) = self.effective_vars_threads();
+        let params = BoundParams {
+            n: self.counts.n,
+            k: self.counts.k,
+            kq: &self.counts.kq,
+            v,
+            d: self.kind.depth().unwrap_or(1),
+            t,
+        };
+        guarantee::bound_for(self.kind.guarantee_kind(), &params)
+            .map(|b| b.expect("priority strategies have a bound"))
+    }
+
+    /// Computes the bound and, for a confidence target, the planned executions. A bound that
+    /// cannot be computed (e.g. no shared variable to place change points on) is a note, not
+    /// an error; an unreachable confidence is an error naming the dominant factor.
+    pub(super) fn plan(&mut self, report: &mut Report) -> Result<(), String> {
+        match self.bound() {
+            Ok(bound) => {
+                if let Budget::Confidence(c) = self.budget {
+                    report.planned = bound.executions_for_confidence(c).map_err(|e| {
+                        format!(
+                            "{}: {e} (per-execution bound {bound}); lower depth, vars or \
+                             threads, or the confidence, or shrink the test",
+                            self.kind.name()
+                        )
+                    })?;
+                }
+                report.bound = Some(bound);
+            }
+            Err(e) => {
+                if let Budget::Confidence(_) = self.budget {
+                    report.planned = DEFAULT_ITERATIONS;
+                }
+                report.bound = None;
+                let note = format!(
+                    "no guarantee for the counts measured so far ({e}); n={}, k={}, Q={}",
+                    self.counts.n,
+                    self.counts.k,
+                    self.counts.kq.len()
+                );
+                let profile = self.profile.as_mut().expect("profiled");
+                if !profile.notes.contains(&note) {
+                    profile.notes.push(note);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether to run execution `index`.
+    pub(super) fn wants_more(&self, index: u64, planned: u64) -> bool {
+        match (self.budget, &self.profile) {
+            (Budget::Confidence(_), Some(p)) => {
+                p.covered < planned && index < guarantee::MAX_EXECUTIONS
+            }
+            _ => index < planned,
+        }
+    }
+
+    /// Compares the counts after execution `index` (`None`: unchanged) with those it was
+    /// drawn with; a raise
+    /// marks it as exceeding, restarts the count of covered executions and recomputes the
+    /// bound (and, for a confidence target, the planned executions).
+    pub(super) fn after_execution(
+        &mut self,
+        index: u64,
+        after: Option<Counts>,
+        report: &mut Report,
+    ) -> Result<(), String> {
+        let grown = after.and_then(|after| {
+            let grown = self.counts.grown(&after, self.kind);
+            self.counts = after;
+            grown
+        });
+        let profile = self.profile.as_mut().expect("profiled");
+        let Some(what) = grown else {
+            profile.covered += 1;
+            return Ok(());
+        };
+        profile.exceeded += 1;
+        profile.covered = 0;
+        if profile.exceeded as usize <= MAX_RAISE_NOTES {
+            profile.notes.push(format!(
+                "execution {index} exceeded the counts it was drawn with ({what}); the bound \
+                 was recomputed and only executions drawn with the new counts are counted"
+            ));
+        }
+        self.plan(report)
+    }
+
+    /// Fills the report's profile and, after a passing run, the guarantee statement.
+    pub(super) fn finish(mut self, report: &mut Report) {
+        let Some(mut profile) = self.profile.take() else { return };
+        let more = profile.exceeded.saturating_sub(MAX_RAISE_NOTES as u64);
+        if more > 0 {
+            profile.notes.push(format!("{more} more executions exceeded the counts"));
+        }
+        profile.final_n = self.counts.n;
+        profile.final_k = self.counts.k;
+        profile.final_shared_variables = self.counts.kq.len() as u64;
+        profile.final_max_kq = self.counts.kq.iter().copied().max().unwrap_or(0);
+        if report.failures == 0 {
+            if let Some(bound) = &report.bound {
+                let (v, t) = self.effective_vars_threads();
+                report.guarantee = Some(GuaranteeStatement {
+                    strategy: self.kind.guarantee_kind(),
+                    depth: self.kind.depth().unwrap_or(1),
+                    variables: v,
+                    threads: t,
+                    confidence: bound.confidence_after(profile.covered),
+                    executions: profile.covered,
+                    n: profile.final_n,
+                    shared_variables: profile.final_shared_variables,
+                    max_kq: profile.final_max_kq,
+                    k: profile.final_k,
+                    profiling_runs: profile.runs,
+                    exceeded_runs: profile.exceeded,
+                });
+            }
+        }
+        report.profile = Some(profile);
+    }
+}
