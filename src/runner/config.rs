@@ -43,9 +43,9 @@ pub(super) enum Budget {
 /// strategy, their own random streams) that measure the threads `n`, the scheduling points
 /// `k` and each variable's accesses `k_q` and sharing; the search then draws every
 /// execution's priorities and change points from the counts measured so far. The report
-/// carries the per-execution bound computed from them ([`Report::bound`]), what a passing
-/// run proves ([`Report::guarantee`]), the measured counts and the variable table
-/// ([`Report::profile`], [`Report::summary`]). An execution that exceeds the counts it was
+/// carries the per-execution bound computed from them ([`Report::bound`](crate::report::Report::bound)), what a passing
+/// run proves ([`Report::guarantee`](crate::report::Report::guarantee)), the measured counts and the variable table
+/// ([`Report::profile`](crate::report::Report::profile), [`Report::summary`](crate::report::Report::summary)). An execution that exceeds the counts it was
 /// drawn with (more threads, steps, accesses, or a newly shared variable) is counted as
 /// exceeding, the bound is recomputed with the raised counts, and only executions drawn with
 /// the final counts are counted towards the confidence.
@@ -191,8 +191,8 @@ impl Config {
     /// probability, computed from the counts measured by profiling. Replaces
     /// [`Config::iterations`]. Without [`Config::strategy`], selects
     /// [`StrategyKind::Combined`]; with [`StrategyKind::Random`], which has no bound, the run
-    /// fails with [`FailureKind::BadConfig`], as it does when more than
-    /// [`guarantee::MAX_EXECUTIONS`] executions would be needed.
+    /// fails with [`FailureKind::BadConfig`](crate::report::FailureKind::BadConfig), as it does when more than
+    /// [`guarantee::MAX_EXECUTIONS`](crate::guarantee::MAX_EXECUTIONS) executions would be needed.
     pub fn confidence(mut self, confidence: f64) -> Config {
         self.budget = Budget::Confidence(confidence);
         self

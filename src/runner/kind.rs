@@ -7,7 +7,7 @@ use crate::schedulers::{Combined, Pct, Pctvb, Random, Strategy, ThreadBound};
 /// Which scheduling strategy a run uses.
 ///
 /// Every strategy but `Random` is a priority strategy with a computed guarantee: the runner
-/// first makes [`Config::profile_runs`] profiling executions to measure the counts its bound
+/// first makes [`Config::profile_runs`](super::Config::profile_runs) profiling executions to measure the counts its bound
 /// needs (see [`crate::guarantee`]).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
