@@ -208,7 +208,7 @@ impl Config {
     }
 
     /// With `false`, the run does not stop at the first failure: it runs every planned
-    /// execution and counts the failing ones in [`Report::failures`] ([`Report::failure`] is
+    /// execution and counts the failing ones in [`Report::failures`](crate::report::Report::failures) ([`Report::failure`](crate::report::Report::failure) is
     /// still the first). This is for measuring strategies (hit rates against the computed
     /// bounds), not for testing programs. Failures of profiling executions are not counted.
     pub fn stop_at_first_failure(mut self, stop: bool) -> Config {
