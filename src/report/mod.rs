@@ -7,8 +7,16 @@
 use std::fmt;
 use std::time::Duration;
 
+mod schedule;
+mod shape;
+
+pub use schedule::ScheduleStep;
+pub(crate) use schedule::{full_text, is_long, is_preemption, schedule_steps};
+pub(crate) use shape::measure as measure_shape;
+pub use shape::BugShape;
+
 use crate::guarantee::{BoundFactors, GuaranteeStatement};
-use crate::runtime::{EventKind, FailureCause, Step, ThreadId, ThreadInfo};
+use crate::runtime::{FailureCause, ThreadInfo};
 use crate::vars::{VarInfo, VarProfile};
 
 /// What kind of failure ended a run.
@@ -33,23 +41,6 @@ pub enum FailureKind {
     Internal,
 }
 
-/// One step of the failing execution's schedule, ready to print.
-#[derive(Clone, Debug)]
-pub struct ScheduleStep {
-    /// Index of the scheduling point.
-    pub step: u64,
-    /// The thread that reached it.
-    pub thread: ThreadId,
-    /// The operation, e.g. `lock Mutex@src/bank.rs:12:20`.
-    pub operation: String,
-    /// Where in user code.
-    pub location: String,
-    /// Whether the scheduler preempted the thread here (switched away although it could run).
-    pub preempted: bool,
-    /// The thread that ran next.
-    pub next: ThreadId,
-}
-
 /// The first failure of a run.
 #[derive(Clone, Debug)]
 pub struct Failure {
@@ -71,6 +62,14 @@ pub struct Failure {
     pub schedule: Vec<ScheduleStep>,
     /// Number of preemptions in the schedule.
     pub preemptions: usize,
+    /// Preemptions of the schedule first found, when minimization shortened it.
+    pub minimized_from: Option<usize>,
+    /// Replays minimization ran.
+    pub minimization_runs: u64,
+    /// The measured (c, v, t) and interference of the (minimized) schedule.
+    pub shape: Option<BugShape>,
+    /// Where the full schedule was written when it is too long to print.
+    pub trace_file: Option<String>,
 }
 
 /// Statistics of a run.
@@ -289,35 +288,6 @@ pub(crate) fn explain(
     }
 }
 
-/// Turns the runtime's trace into printable steps; `describe` names objects.
-pub(crate) fn schedule_steps(
-    trace: &[Step],
-    describe: impl Fn(crate::runtime::ObjectId) -> String,
-) -> Vec<ScheduleStep> {
-    trace
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let operation = match s.object {
-                Some(o) => format!("{} {}", s.kind, describe(o)),
-                None => s.kind.to_string(),
-            };
-            ScheduleStep {
-                step: i as u64,
-                thread: s.thread,
-                operation,
-                location: s.location.to_string(),
-                preempted: s.chosen != s.thread
-                    && !matches!(s.kind, EventKind::Block | EventKind::ThreadExit),
-                next: s.chosen,
-            }
-        })
-        .collect()
-}
-
-/// Steps shown in full before the report shortens the schedule.
-const SHOWN_STEPS: usize = 60;
-
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.thread, &self.location, self.kind) {
@@ -335,11 +305,29 @@ impl fmt::Display for Failure {
             };
             writeln!(
                 f,
-                "\npctvb: failing {which} ({} scheduling points, {} preemptions):",
+                "\npctvb: failing {which} ({} scheduling points, {}):",
                 self.schedule.len(),
-                self.preemptions
+                plural(self.preemptions, "preemption")
             )?;
-            write_schedule(f, &self.schedule)?;
+            schedule::write_schedule(f, &self.schedule)?;
+            if let Some(path) = &self.trace_file {
+                writeln!(f, "  (the full schedule is in {path})")?;
+            }
+        }
+        if let Some(shape) = &self.shape {
+            match self.minimized_from {
+                Some(from) if from != self.preemptions => writeln!(
+                    f,
+                    "
+pctvb: bug shape: {shape} (minimized from {from} preemptions in {} replays)",
+                    self.minimization_runs
+                )?,
+                _ => writeln!(
+                    f,
+                    "
+pctvb: bug shape: {shape}"
+                )?,
+            }
         }
         if let Some(cmd) = &self.replay_command {
             writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?;
@@ -348,31 +336,11 @@ impl fmt::Display for Failure {
     }
 }
 
-/// Prints the schedule, one line per step, showing the start and the last steps when long.
-fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep]) -> fmt::Result {
-    writeln!(f, "  {:>5}  {:<7} {:<40} location", "step", "thread", "operation")?;
-    let skip_from = if steps.len() > SHOWN_STEPS { 10 } else { steps.len() };
-    let skip_to = steps.len().saturating_sub(SHOWN_STEPS - 10);
-    for (i, s) in steps.iter().enumerate() {
-        if i == skip_from && skip_to > skip_from {
-            writeln!(f, "  {:>5}  ... {} steps not shown ...", "", skip_to - skip_from)?;
-        }
-        if i >= skip_from && i < skip_to {
-            continue;
-        }
-        let mark = if s.preempted {
-            format!("  <- preempted, thread {} runs", s.next)
-        } else {
-            String::new()
-        };
-        writeln!(
-            f,
-            "  {:>5}  {:<7} {:<40} {}{mark}",
-            s.step,
-            s.thread.to_string(),
-            s.operation,
-            s.location
-        )?;
+/// `"1 preemption"`, `"3 preemptions"`.
+pub(crate) fn plural(count: usize, noun: &str) -> String {
+    if count == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{count} {noun}s")
     }
-    Ok(())
 }

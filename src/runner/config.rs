@@ -85,6 +85,7 @@ pub struct Config {
     pub(super) stack_size: usize,
     pub(super) replay: Option<String>,
     pub(super) rerun: Option<String>,
+    pub(super) minimize_runs: u64,
     pub(super) read_env: bool,
 }
 
@@ -100,6 +101,8 @@ pub const DEFAULT_PROFILE_RUNS: u64 = 10;
 /// streams of profiling never overlap those of the search (indices `0..`), so both stay
 /// reproducible from the seed.
 pub const PROFILE_INDEX_BASE: u64 = 1 << 63;
+/// Default replay budget of minimization after a failure.
+pub const DEFAULT_MINIMIZE_RUNS: u64 = 500;
 /// Default number of executions.
 pub const DEFAULT_ITERATIONS: u64 = 1000;
 /// Default scheduling-point limit of one execution.
@@ -134,6 +137,7 @@ impl Config {
             stack_size: DEFAULT_STACK_SIZE,
             replay: None,
             rerun: None,
+            minimize_runs: DEFAULT_MINIMIZE_RUNS,
             read_env: true,
         }
     }
@@ -349,6 +353,15 @@ impl Config {
             Some(cmd) => format!("{}={token} {cmd}", replay::ENV_VAR),
             None => replay::command_line(token, self.name.as_deref()),
         }
+    }
+
+    /// How many replays minimization may spend after a failure (0 turns it off). Minimization
+    /// searches for a schedule with fewer preemptions, then fewer steps, that fails the same
+    /// way; the report shows both counts and the replay token points to the minimized
+    /// schedule. It also stops after 5 seconds.
+    pub fn minimize_runs(mut self, runs: u64) -> Config {
+        self.minimize_runs = runs;
+        self
     }
 
     /// Ignores `PCTVB_*` environment variables (for tests of pctvb itself).

@@ -13,6 +13,7 @@
 mod config;
 mod env;
 mod kind;
+mod minimize;
 mod outcome;
 mod search;
 

@@ -2,12 +2,23 @@
 //! one token, and empty reports.
 
 use std::panic::Location;
+use std::path::PathBuf;
 
 use super::Config;
 use crate::replay::{self, ReplayToken};
 use crate::report::{self, Failure, FailureKind, Report, Stats};
-use crate::runtime::{Execution, StackPool};
+use crate::runtime::{Captured, Execution, FailureCause, StackPool, ThreadId};
 use crate::schedulers::Replay;
+
+/// A failing execution, copied out of the engine for its report.
+pub(super) struct Found {
+    pub(super) cause: FailureCause,
+    pub(super) captured: Captured,
+    pub(super) digest: u64,
+    pub(super) seed: u64,
+    pub(super) index: u64,
+    pub(super) strategy: String,
+}
 
 impl Config {
     pub(super) fn replay_one(
@@ -41,33 +52,67 @@ impl Config {
         report
     }
 
+    /// The failure report of the execution `exec` just ran, which failed with `cause`.
     pub(super) fn failure(
         &self,
         exec: &Execution,
-        cause: &crate::runtime::FailureCause,
+        cause: &FailureCause,
         seed: u64,
         index: u64,
         digest: u64,
     ) -> Failure {
-        let (kind, message, thread, location) = report::explain(cause);
-        let (choices, trace) = exec.take_schedule();
-        let schedule = report::schedule_steps(&trace, |o| exec.describe_object(o));
+        let found = Found {
+            cause: cause.clone(),
+            captured: exec.capture(),
+            digest,
+            seed,
+            index,
+            strategy: exec.describe_strategy(),
+        };
+        self.report_found(&found, None)
+    }
+
+    /// The failure report of `found`; `minimized` is the original schedule's preemptions and
+    /// the replays it took when `found` is the result of minimization.
+    pub(super) fn report_found(&self, found: &Found, minimized: Option<(usize, u64)>) -> Failure {
+        let (kind, message, thread, location) = report::explain(&found.cause);
+        let captured = &found.captured;
+        let label = |t: ThreadId| match captured.threads.get(t.index()).and_then(|i| i.name.clone())
+        {
+            Some(name) => name.chars().take(8).collect(),
+            None if t == ThreadId::MAIN => "main".to_string(),
+            None => format!("t{t}"),
+        };
+        let schedule = report::schedule_steps(
+            &captured.trace,
+            |o| captured.objects[o.index()].0.clone(),
+            label,
+        );
         let preemptions = schedule.iter().filter(|s| s.preempted).count();
         let reproducible = !matches!(kind, FailureKind::ReplayDiverged | FailureKind::Internal);
         let token = reproducible.then(|| {
             replay::encode(&ReplayToken {
                 test: self.name.clone().unwrap_or_default(),
-                strategy: exec.describe_strategy(),
-                seed,
-                execution: index,
-                choices,
-                digest,
+                strategy: found.strategy.clone(),
+                seed: found.seed,
+                execution: found.index,
+                choices: captured.choices.clone(),
+                digest: found.digest,
             })
         });
         let replay_command = token.as_deref().map(|t| self.replay_line(t));
+        let shape = (!captured.trace.is_empty()).then(|| {
+            report::measure_shape(
+                &captured.trace,
+                |o| captured.objects[o.index()].1,
+                thread.as_ref().map(|t| t.id),
+            )
+        });
+        let trace_file =
+            if report::is_long(&schedule) { self.write_trace(found, &schedule) } else { None };
         Failure {
             kind,
-            execution: index,
+            execution: found.index,
             thread,
             message,
             location,
@@ -75,7 +120,30 @@ impl Config {
             replay_command,
             schedule,
             preemptions,
+            minimized_from: minimized.map(|(from, _)| from),
+            minimization_runs: minimized.map_or(0, |(_, runs)| runs),
+            shape,
+            trace_file,
         }
+    }
+
+    /// Writes the whole schedule of a long failure to `target/pctvb/`, returning the path.
+    fn write_trace(&self, found: &Found, schedule: &[report::ScheduleStep]) -> Option<String> {
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("target"));
+        let dir = target.join("pctvb");
+        let name: String = self
+            .name
+            .as_deref()
+            .unwrap_or("run")
+            .chars()
+            .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' })
+            .collect();
+        let path = dir.join(format!("{name}-execution-{}.txt", found.index));
+        std::fs::create_dir_all(&dir).ok()?;
+        std::fs::write(&path, report::full_text(schedule)).ok()?;
+        Some(path.display().to_string())
     }
 
     pub(super) fn empty_report(&self, strategy: String, seed: u64, planned: u64) -> Report {
@@ -108,6 +176,10 @@ impl Config {
             replay_command: None,
             schedule: Vec::new(),
             preemptions: 0,
+            minimized_from: None,
+            minimization_runs: 0,
+            shape: None,
+            trace_file: None,
         });
         report
     }

@@ -41,7 +41,16 @@ impl Config {
                 report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
                 if let Some(cause) = outcome.failure {
                     if self.stop_at_first_failure {
-                        let f = self.failure(&exec, &cause, seed, index, outcome.digest);
+                        let f = self.minimized_failure(
+                            &exec,
+                            &mut pool,
+                            body,
+                            at,
+                            &cause,
+                            seed,
+                            index,
+                            outcome.digest,
+                        );
                         report.failure = Some(f);
                         report.failures = 1;
                         report.stats.variables = exec.var_report();
@@ -86,7 +95,21 @@ impl Config {
             if let Some(cause) = outcome.failure {
                 report.failures += 1;
                 if report.failure.is_none() {
-                    report.failure = Some(self.failure(&exec, &cause, seed, index, outcome.digest));
+                    // Counting runs keep going, so their first failure is reported as found.
+                    report.failure = Some(if self.stop_at_first_failure {
+                        self.minimized_failure(
+                            &exec,
+                            &mut pool,
+                            body,
+                            at,
+                            &cause,
+                            seed,
+                            index,
+                            outcome.digest,
+                        )
+                    } else {
+                        self.failure(&exec, &cause, seed, index, outcome.digest)
+                    });
                 }
                 if self.stop_at_first_failure {
                     break;

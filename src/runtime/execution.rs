@@ -35,6 +35,19 @@ pub(crate) struct ExecutionOutcome {
     pub(crate) digest: u64,
 }
 
+/// A copy of one execution's schedule and the names of what it touched.
+#[derive(Clone, Debug)]
+pub(crate) struct Captured {
+    /// The thread chosen at each scheduling point.
+    pub(crate) choices: Vec<u32>,
+    /// The trace of scheduling points.
+    pub(crate) trace: Vec<Step>,
+    /// Each object's description (`Mutex@path:line:col`) and variable, by object id.
+    pub(crate) objects: Vec<(String, crate::vars::VarId)>,
+    /// Each thread, by thread id.
+    pub(crate) threads: Vec<super::ThreadInfo>,
+}
+
 /// What the scheduling point decided.
 enum Next {
     /// The calling thread keeps running.
@@ -387,21 +400,27 @@ impl Execution {
         }
     }
 
-    /// The choices and trace of the last execution.
-    pub(crate) fn take_schedule(&self) -> (Vec<u32>, Vec<Step>) {
+    /// Everything a report needs from the last execution, copied out so that later executions
+    /// (minimization replays) cannot overwrite it.
+    pub(crate) fn capture(&self) -> Captured {
         let st = self.state.borrow();
-        (st.choices.clone(), st.trace.clone())
+        Captured {
+            choices: st.choices.clone(),
+            trace: st.trace.clone(),
+            objects: (0..st.objects.len())
+                .map(|i| {
+                    let id = ObjectId::from_index(i);
+                    (st.describe_object(id), st.objects[i].var)
+                })
+                .collect(),
+            threads: (0..st.threads.len()).map(|i| st.thread_info(ThreadId(i as u32))).collect(),
+        }
     }
 
     /// A hash of the last execution's choices, to count distinct schedules.
     pub(crate) fn schedule_hash(&self) -> u64 {
         let st = self.state.borrow();
         st.choices.iter().fold(DIGEST_SEED, |h, &c| (h ^ c as u64).wrapping_mul(DIGEST_PRIME))
-    }
-
-    /// Names object `id` of the last execution for reports.
-    pub(crate) fn describe_object(&self, id: ObjectId) -> String {
-        self.state.borrow().describe_object(id)
     }
 
     /// The strategy's description.

@@ -20,7 +20,7 @@ mod state;
 pub(crate) use context::{in_execution, with_execution};
 pub(crate) use coroutine::StackPool;
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
-pub(crate) use execution::{Execution, Limits};
+pub(crate) use execution::{Captured, Execution, Limits};
 pub(crate) use object::{ErasedValue, Handle, ObjectState};
 pub(crate) use state::{FailureCause, Status};
 pub use state::{Step, ThreadInfo};

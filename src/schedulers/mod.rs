@@ -14,6 +14,7 @@
 //! all others, and demotion of spinning threads.
 
 mod combined;
+mod guided;
 mod pct;
 mod pctvb;
 mod priority;
@@ -22,6 +23,7 @@ mod replay;
 mod thread_bound;
 
 pub use combined::Combined;
+pub(crate) use guided::{Blocks, Guided};
 pub use pct::Pct;
 pub use pctvb::Pctvb;
 pub use random::Random;

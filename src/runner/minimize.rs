@@ -1,0 +1,133 @@
+//! Minimization: after a failure, search for a schedule with fewer preemptions (then fewer
+//! steps) that fails the same way, by replay-based delta debugging over its switches.
+//!
+//! The failing schedule is rewritten as blocks ("thread T runs n scheduling points, then U
+//! runs m, ..."; see `schedulers::Guided`). Each attempt removes one preemption by merging a
+//! preempted thread's next block into the block it was preempted in, and replays; the result
+//! is kept when the execution still fails the same way (same kind, same panic location) with
+//! fewer preemptions, or as many and fewer steps. The search restarts from every kept schedule
+//! and stops when no merge helps or the budget is spent. The original failure is never lost:
+//! if nothing is kept, it is reported as found.
+
+use std::panic::Location;
+use std::time::{Duration, Instant};
+
+use super::outcome::Found;
+use super::Config;
+use crate::report::{self, Failure};
+use crate::runtime::{Execution, FailureCause, StackPool};
+use crate::schedulers::{Blocks, Guided};
+
+/// Wall-time cap of one minimization, whatever the replay budget.
+const TIME_BUDGET: Duration = Duration::from_secs(5);
+
+impl Config {
+    /// The report of `found`, minimized first when the configuration allows it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn minimized_failure(
+        &self,
+        exec: &Execution,
+        pool: &mut StackPool,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+        cause: &FailureCause,
+        seed: u64,
+        index: u64,
+        digest: u64,
+    ) -> Failure {
+        let found = Found {
+            cause: cause.clone(),
+            captured: exec.capture(),
+            digest,
+            seed,
+            index,
+            strategy: exec.describe_strategy(),
+        };
+        if self.minimize_runs == 0 || !minimizable(cause) {
+            return self.report_found(&found, None);
+        }
+        let original = preemptions(&found);
+        let (best, runs) = self.minimize(exec, pool, body, at, found);
+        self.report_found(&best, Some((original, runs)))
+    }
+
+    fn minimize(
+        &self,
+        exec: &Execution,
+        pool: &mut StackPool,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+        found: Found,
+    ) -> (Found, u64) {
+        let started = Instant::now();
+        let describe = format!("{}, minimized", found.strategy);
+        let mut best = found;
+        let mut runs = 0;
+        'restart: loop {
+            let blocks = Blocks::of(&best.captured.choices);
+            for (i, j) in blocks.preemptions(&best.captured.trace) {
+                if runs >= self.minimize_runs || started.elapsed() > TIME_BUDGET {
+                    break 'restart;
+                }
+                runs += 1;
+                let guided = Guided::new(blocks.merged(i, j), describe.clone());
+                exec.state.borrow_mut().strategy = Box::new(guided);
+                let outcome = exec.run_one(pool, best.seed, best.index, body, at);
+                let Some(cause) = outcome.failure else { continue };
+                if !same_failure(&cause, &best.cause) {
+                    continue;
+                }
+                let candidate = Found {
+                    cause,
+                    captured: exec.capture(),
+                    digest: outcome.digest,
+                    seed: best.seed,
+                    index: best.index,
+                    strategy: describe.clone(),
+                };
+                let smaller = (preemptions(&candidate), candidate.captured.trace.len())
+                    < (preemptions(&best), best.captured.trace.len());
+                if smaller {
+                    best = candidate;
+                    continue 'restart;
+                }
+            }
+            break;
+        }
+        (best, runs)
+    }
+}
+
+fn preemptions(found: &Found) -> usize {
+    found.captured.trace.iter().filter(|s| report::is_preemption(s)).count()
+}
+
+/// Failures worth minimizing: those a schedule causes (not limits or usage errors).
+fn minimizable(cause: &FailureCause) -> bool {
+    matches!(
+        cause,
+        FailureCause::Panic { .. }
+            | FailureCause::Deadlock { .. }
+            | FailureCause::RecursiveLock { .. }
+    )
+}
+
+/// Whether `new` is the same bug as `original`: the same kind, and for a panic the same
+/// place (values in the message may differ).
+fn same_failure(new: &FailureCause, original: &FailureCause) -> bool {
+    match (new, original) {
+        (
+            FailureCause::Panic { location: a, message: m, .. },
+            FailureCause::Panic { location: b, message: n, .. },
+        ) => match (a, b) {
+            (Some(a), Some(b)) => a == b,
+            _ => m == n,
+        },
+        (FailureCause::Deadlock { .. }, FailureCause::Deadlock { .. }) => true,
+        (
+            FailureCause::RecursiveLock { what: a, .. },
+            FailureCause::RecursiveLock { what: b, .. },
+        ) => a == b,
+        _ => false,
+    }
+}

@@ -1,0 +1,94 @@
+//! Runs a schedule given as blocks, for minimization: "thread T runs for n scheduling points,
+//! then U for m, ...". Merging a block into the same thread's previous block removes the
+//! preemption between them while keeping every thread's own order of operations, which is the
+//! move trace simplification needs; a block whose thread cannot run when its turn comes is
+//! skipped, and once the blocks run out the running thread keeps running as long as it can.
+
+use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
+use crate::runtime::{Step, ThreadId};
+
+/// A schedule as runs of one thread: (thread, how many consecutive choices it gets).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Blocks(pub(crate) Vec<(ThreadId, u64)>);
+
+impl Blocks {
+    /// The blocks of a recorded execution's choices; running them reproduces it exactly.
+    pub(crate) fn of(choices: &[u32]) -> Blocks {
+        let mut blocks: Vec<(ThreadId, u64)> = Vec::new();
+        for &c in choices {
+            match blocks.last_mut() {
+                Some((t, n)) if t.0 == c => *n += 1,
+                _ => blocks.push((ThreadId(c), 1)),
+            }
+        }
+        Blocks(blocks)
+    }
+
+    /// Indices `(i, j)` such that block `i` ends in a preemption of its thread and `j` is that
+    /// thread's next block: merging `j` into `i` removes that preemption.
+    pub(crate) fn preemptions(&self, trace: &[Step]) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut end = 0u64;
+        for (i, &(t, n)) in self.0.iter().enumerate() {
+            end += n;
+            let preempted = trace
+                .get(end as usize)
+                .is_some_and(|s| s.thread == t && crate::report::is_preemption(s));
+            if preempted {
+                if let Some(j) = (i + 1..self.0.len()).find(|&j| self.0[j].0 == t) {
+                    out.push((i, j));
+                }
+            }
+        }
+        out
+    }
+
+    /// The blocks with block `j` merged into block `i`.
+    pub(crate) fn merged(&self, i: usize, j: usize) -> Blocks {
+        let mut blocks = self.0.clone();
+        blocks[i].1 += blocks[j].1;
+        blocks.remove(j);
+        Blocks(blocks)
+    }
+}
+
+/// Follows [`Blocks`].
+pub(crate) struct Guided {
+    blocks: Blocks,
+    cursor: usize,
+    used: u64,
+    describe: String,
+}
+
+impl Guided {
+    pub(crate) fn new(blocks: Blocks, describe: String) -> Guided {
+        Guided { blocks, cursor: 0, used: 0, describe }
+    }
+}
+
+impl Strategy for Guided {
+    fn describe(&self) -> String {
+        self.describe.clone()
+    }
+
+    fn begin_execution(&mut self, _: &ExecutionStart<'_>, _: &mut ScheduleRng) {
+        self.cursor = 0;
+        self.used = 0;
+    }
+
+    fn choose(
+        &mut self,
+        d: &Decision<'_>,
+        _rng: &mut ScheduleRng,
+    ) -> Result<ThreadId, StrategyError> {
+        while let Some(&(t, n)) = self.blocks.0.get(self.cursor) {
+            if self.used < n && d.enabled.contains(&t) {
+                self.used += 1;
+                return Ok(t);
+            }
+            self.cursor += 1;
+            self.used = 0;
+        }
+        Ok(if d.current_enabled { d.current } else { d.enabled[0] })
+    }
+}

@@ -1,0 +1,80 @@
+//! Minimization: a failure found by a schedule with many preemptions is reported with a
+//! schedule that needs as few as the bug does, and its token replays the same failure.
+//! Fixed seeds throughout.
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering};
+use pctvb::sync::Arc;
+use pctvb::{thread, Config, FailureKind};
+
+/// A lost update among four threads that also do unrelated work: the bug needs one
+/// preemption (between one thread's load and store), but random schedules preempt often.
+fn noisy_lost_update() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let noise = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..4)
+        .map(|i| {
+            let (n, noise) = (n.clone(), noise.clone());
+            thread::spawn(move || {
+                for _ in 0..3 {
+                    noise.fetch_add(1, Ordering::SeqCst);
+                }
+                if i < 2 {
+                    let v = n.load(Ordering::SeqCst);
+                    n.store(v + 1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(n.load(Ordering::SeqCst), 2, "lost update");
+}
+
+#[test]
+fn a_one_preemption_bug_is_minimized_to_one_preemption_and_replays() {
+    let config = Config::new().ignore_env().seed(21).iterations(5000);
+    let unminimized = config.clone().minimize_runs(0).run(noisy_lost_update);
+    let raw = unminimized.failure().expect("found");
+    assert!(raw.preemptions > 1, "the first failing schedule has {} preemptions", raw.preemptions);
+
+    let report = config.run(noisy_lost_update);
+    let failure = report.failure().expect("found");
+    assert_eq!(failure.execution, raw.execution, "minimization does not change which failed");
+    assert_eq!(failure.preemptions, 1);
+    assert_eq!(failure.minimized_from, Some(raw.preemptions));
+    assert!(failure.minimization_runs > 0);
+    let shape = failure.shape.expect("measured");
+    assert_eq!((shape.preemptions, shape.variables, shape.threads), (1, 1, 2), "{shape}");
+    let text = failure.to_string();
+    assert!(text.contains(&format!("minimized from {} preemptions", raw.preemptions)), "{text}");
+
+    let token = failure.token.clone().unwrap();
+    let replay = Config::new().ignore_env().replay(token).run(noisy_lost_update);
+    let again = replay.failure().expect("the minimized token fails again");
+    assert_eq!(again.kind, FailureKind::Panic);
+    assert_eq!(again.location, failure.location);
+    assert_eq!(again.message, failure.message);
+    assert_eq!(again.preemptions, 1);
+}
+
+#[test]
+fn minimization_keeps_deadlocks_deadlocks() {
+    let report = Config::new().ignore_env().seed(2).iterations(2000).run(|| {
+        let a = Arc::new(pctvb::sync::Mutex::new(()));
+        let b = Arc::new(pctvb::sync::Mutex::new(()));
+        let (a2, b2) = (a.clone(), b.clone());
+        let t = thread::spawn(move || {
+            let _x = b2.lock().unwrap();
+            let _y = a2.lock().unwrap();
+        });
+        {
+            let _x = a.lock().unwrap();
+            let _y = b.lock().unwrap();
+        }
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("found");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    assert_eq!(failure.preemptions, 1, "a lock-order deadlock needs exactly one preemption");
+}
