@@ -41,6 +41,7 @@
 
 pub mod cell;
 pub mod guarantee;
+pub mod instrument;
 pub mod replay;
 pub mod report;
 pub mod runner;
@@ -53,6 +54,7 @@ pub mod vars;
 pub use report::{Failure, FailureKind, Report};
 pub use runner::{Config, StrategyKind};
 
+pub use pctvb_macros::instrument;
 pub use pctvb_macros::test;
 
 /// Support for the `#[pctvb::test]` macro; not a public API.
@@ -65,7 +67,10 @@ pub mod __private {
     pub fn run_test(config: Config, body: impl Fn()) {
         let report = config.run(body);
         match report.failure() {
-            Some(failure) => panic!("{failure}"),
+            Some(failure) => {
+                let notes: String = report.notes.iter().map(|n| format!("\npctvb: {n}")).collect();
+                panic!("{failure}{notes}")
+            }
             None => println!("{}", report.summary()),
         }
     }

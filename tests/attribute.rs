@@ -5,7 +5,7 @@ use pctvb::sync::atomic::{AtomicUsize, Ordering};
 use pctvb::sync::{Arc, LazyLock, Mutex};
 use pctvb::thread;
 
-#[pctvb::test(iterations = 1000, seed = 7)]
+#[pctvb::test(iterations = 1000, seed = 7, regressions = false)]
 #[should_panic(expected = "PCTVB_REPLAY=pctvb1-")]
 fn lost_update_fails_with_a_replay_line() {
     let n = Arc::new(AtomicUsize::new(0));
@@ -24,7 +24,7 @@ fn lost_update_fails_with_a_replay_line() {
     assert_eq!(n.load(Ordering::SeqCst), 2);
 }
 
-#[pctvb::test(iterations = 50, seed = 1)]
+#[pctvb::test(iterations = 50, seed = 1, regressions = false)]
 #[should_panic(expected = "cargo test -- --exact lost_update_names_the_test")]
 fn lost_update_names_the_test() {
     let n = Arc::new(AtomicUsize::new(0));
@@ -80,7 +80,7 @@ fn result_returning_tests_work() -> Result<(), String> {
     }
 }
 
-#[pctvb::test(iterations = 10)]
+#[pctvb::test(iterations = 10, regressions = false)]
 #[should_panic(expected = "test body returned an error: \"broken\"")]
 fn result_errors_fail_the_test() -> Result<(), String> {
     Err("broken".into())

@@ -116,13 +116,27 @@ fn attribute_with_a_confidence_target_passes_a_correct_program() {
     assert_eq!(*n.lock().unwrap(), 2);
 }
 
-#[pctvb::test(strategy = "pctvb", depth = 2, vars = 1, iterations = 2000, seed = 3)]
+#[pctvb::test(
+    strategy = "pctvb",
+    depth = 2,
+    vars = 1,
+    iterations = 2000,
+    seed = 3,
+    regressions = false
+)]
 #[should_panic(expected = "figure 2: a changed between the reads")]
 fn attribute_with_a_named_strategy_finds_figure_2() {
     paper_figures::figure_2();
 }
 
-#[pctvb::test(strategy = "threadbound", threads = 3, depth = 1, profile_runs = 2, seed = 4)]
+#[pctvb::test(
+    strategy = "threadbound",
+    threads = 3,
+    depth = 1,
+    profile_runs = 2,
+    seed = 4,
+    regressions = false
+)]
 #[should_panic(expected = "figure 8: both increments ran")]
 fn attribute_with_thread_bounding_finds_figure_8() {
     paper_figures::figure_8();

@@ -20,6 +20,7 @@ enum ArgKind {
     Int,
     Float,
     Strategy,
+    Regressions,
 }
 
 const ARGS: &[ArgSpec] = &[
@@ -34,6 +35,8 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "vars", kind: ArgKind::Int, method: "vars" },
     ArgSpec { name: "threads", kind: ArgKind::Int, method: "threads" },
     ArgSpec { name: "profile_runs", kind: ArgKind::Int, method: "profile_runs" },
+    ArgSpec { name: "minimize_runs", kind: ArgKind::Int, method: "minimize_runs" },
+    ArgSpec { name: "regressions", kind: ArgKind::Regressions, method: "regressions" },
 ];
 
 /// Strategy names accepted by `strategy = "..."` and the `StrategyKind` they build (with the
@@ -81,6 +84,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         #vis fn #name() {
             let config = ::pctvb::Config::new()
                 .name(::core::concat!(::core::module_path!(), "::", ::core::stringify!(#name)))
+                .default_regressions()
                 #(#settings)*;
             ::pctvb::__private::run_test(config, #body);
         }
@@ -159,7 +163,7 @@ fn setting(spec: &ArgSpec, value: &Expr) -> syn::Result<TokenStream> {
     match (spec.kind, lit) {
         (ArgKind::Int, Lit::Int(i)) => {
             let v: u64 = i.base10_parse()?;
-            if v == 0 && spec.name != "seed" {
+            if v == 0 && !matches!(spec.name, "seed" | "minimize_runs") {
                 return Err(syn::Error::new(
                     i.span(),
                     format!("`{}` must be at least 1", spec.name),
@@ -195,6 +199,17 @@ fn setting(spec: &ArgSpec, value: &Expr) -> syn::Result<TokenStream> {
             let v = proc_macro2::Literal::f64_unsuffixed(v);
             Ok(quote! { .#method(#v) })
         }
+        (ArgKind::Regressions, Lit::Bool(b)) => Ok(if b.value {
+            quote! { .default_regressions() }
+        } else {
+            quote! { .no_regressions() }
+        }),
+        (ArgKind::Regressions, Lit::Str(path)) => Ok(quote! { .regressions(#path) }),
+        (ArgKind::Regressions, other) => Err(syn::Error::new(
+            other.span(),
+            "`regressions` takes `false` (no regression file), `true` (the default file) or a \
+             path string",
+        )),
         (ArgKind::Float, other) => Err(syn::Error::new(
             other.span(),
             format!("`{}` takes a number between 0 and 1, e.g. `{} = 0.99`", spec.name, spec.name),

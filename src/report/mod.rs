@@ -148,6 +148,10 @@ pub struct Report {
     pub bound: Option<BoundFactors>,
     /// What a passing run proves (priority strategies only).
     pub guarantee: Option<GuaranteeStatement>,
+    /// Saved failures replayed from the regression file before the search.
+    pub regressions_replayed: u64,
+    /// Things the user should know about the run (saved failures, fixed regressions, ...).
+    pub notes: Vec<String>,
 }
 
 impl Report {
@@ -190,6 +194,12 @@ impl Report {
     /// starting with a newline (empty without a profile).
     fn guarantee_lines(&self) -> String {
         let mut out = String::new();
+        if self.regressions_replayed > 0 {
+            out += &format!("\npctvb: replayed {} saved failures first", self.regressions_replayed);
+        }
+        for note in &self.notes {
+            out += &format!("\npctvb: {note}");
+        }
         if let Some(g) = &self.guarantee {
             out += &format!("\npctvb: guarantee: {g}");
         }

@@ -1,6 +1,7 @@
 //! `Config`: the builder a run is described with, and its defaults.
 
 use super::kind::StrategyKind;
+use super::regressions::RegressionFile;
 use crate::replay;
 
 /// How many executions a search runs.
@@ -86,6 +87,7 @@ pub struct Config {
     pub(super) replay: Option<String>,
     pub(super) rerun: Option<String>,
     pub(super) minimize_runs: u64,
+    pub(super) regressions: RegressionFile,
     pub(super) read_env: bool,
 }
 
@@ -138,6 +140,7 @@ impl Config {
             replay: None,
             rerun: None,
             minimize_runs: DEFAULT_MINIMIZE_RUNS,
+            regressions: RegressionFile::Off,
             read_env: true,
         }
     }
@@ -361,6 +364,27 @@ impl Config {
     /// schedule. It also stops after 5 seconds.
     pub fn minimize_runs(mut self, runs: u64) -> Config {
         self.minimize_runs = runs;
+        self
+    }
+
+    /// Saves every failure's replay token to `path` and replays the saved tokens first in every
+    /// later run, before any new exploration (proptest's regression files). A saved token that
+    /// no longer fails is reported as "fixed?" and kept until you delete its line.
+    pub fn regressions(mut self, path: impl Into<std::path::PathBuf>) -> Config {
+        self.regressions = RegressionFile::At(path.into());
+        self
+    }
+
+    /// Keeps regressions in `pctvb-regressions/<test path>.txt` in the crate being tested
+    /// (`CARGO_MANIFEST_DIR`); `#[pctvb::test]` does this unless given `regressions = false`.
+    pub fn default_regressions(mut self) -> Config {
+        self.regressions = RegressionFile::Default;
+        self
+    }
+
+    /// Turns regression files off.
+    pub fn no_regressions(mut self) -> Config {
+        self.regressions = RegressionFile::Off;
         self
     }
 

@@ -15,6 +15,7 @@ mod env;
 mod kind;
 mod minimize;
 mod outcome;
+mod regressions;
 mod search;
 
 use std::panic::Location;
@@ -46,11 +47,40 @@ impl Config {
         let started = Instant::now();
         let at = Location::caller();
         let mut report = match self.resolve() {
-            Ok(Plan::Search { seed, budget, kind }) => self.search(kind, seed, budget, &body, at),
+            Ok(Plan::Search { seed, budget, kind }) => {
+                self.search_with_regressions(kind, seed, budget, &body, at)
+            }
             Ok(Plan::Replay { token, encoded }) => self.replay_one(token, encoded, &body, at),
             Err((kind, message)) => self.error_report(kind, message),
         };
         report.elapsed = started.elapsed();
+        report
+    }
+
+    /// Replays the saved failures first, then searches; saves a new failure.
+    fn search_with_regressions(
+        &self,
+        kind: StrategyKind,
+        seed: u64,
+        budget: Budget,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+    ) -> Report {
+        let Some(path) = self.regression_path() else {
+            return self.search(kind, seed, budget, body, at);
+        };
+        let (replayed, notes) = match self.replay_saved(&path, body, at) {
+            Ok(done) => done,
+            Err(report) => return report,
+        };
+        let mut report = self.search(kind, seed, budget, body, at);
+        report.regressions_replayed = replayed;
+        report.notes.extend(notes);
+        if let Some(failure) = &report.failure {
+            if let Some(note) = regressions::save(&path, failure) {
+                report.notes.push(note);
+            }
+        }
         report
     }
 

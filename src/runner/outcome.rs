@@ -161,6 +161,8 @@ impl Config {
             profile: None,
             bound: None,
             guarantee: None,
+            regressions_replayed: 0,
+            notes: Vec::new(),
         }
     }
 

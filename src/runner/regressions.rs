@@ -1,0 +1,152 @@
+//! Regression files, as proptest's: every failure's token is appended to a file next to the
+//! test crate, and every later run of the test replays the saved tokens first, before any new
+//! exploration. A saved token that no longer reproduces is reported as "fixed?" and kept until
+//! the user deletes it; a line that is not a token is an error naming the file and line.
+//!
+//! File format: one token per line, optionally followed by `# comment`; blank lines and lines
+//! starting with `#` are ignored.
+
+use std::fs;
+use std::io::Write;
+use std::panic::Location;
+use std::path::{Path, PathBuf};
+
+use super::Config;
+use crate::replay;
+use crate::report::{Failure, FailureKind, Report};
+
+/// Where a run keeps its regression file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum RegressionFile {
+    /// No file.
+    Off,
+    /// `$CARGO_MANIFEST_DIR/pctvb-regressions/<test path>.txt` (what `#[pctvb::test]` uses).
+    Default,
+    /// This file.
+    At(PathBuf),
+}
+
+/// A saved token and where it was read.
+struct Saved {
+    token: String,
+    line: usize,
+}
+
+impl Config {
+    /// The regression file of this run, if any.
+    pub(super) fn regression_path(&self) -> Option<PathBuf> {
+        match &self.regressions {
+            RegressionFile::Off => None,
+            RegressionFile::At(path) => Some(path.clone()),
+            RegressionFile::Default => {
+                let dir = std::env::var_os("CARGO_MANIFEST_DIR")?;
+                let name = self.name.as_deref()?;
+                let file: String = name
+                    .chars()
+                    .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' })
+                    .collect();
+                Some(Path::new(&dir).join("pctvb-regressions").join(format!("{file}.txt")))
+            }
+        }
+    }
+
+    /// Replays the tokens saved in `path`. Returns the report to end the run with (a saved
+    /// failure that still fails, or a corrupt file), or the notes to add to the run's report.
+    pub(super) fn replay_saved(
+        &self,
+        path: &Path,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+    ) -> Result<(u64, Vec<String>), Report> {
+        let saved = match read(path) {
+            Ok(saved) => saved,
+            Err(message) => return Err(self.error_report(FailureKind::BadConfig, message)),
+        };
+        let mut notes = Vec::new();
+        for s in &saved {
+            let token = match replay::decode(&s.token) {
+                Ok(t) => t,
+                Err(e) => {
+                    return Err(self.error_report(
+                        FailureKind::BadConfig,
+                        format!(
+                            "{}:{}: not a replay token ({e}); fix or delete the line",
+                            path.display(),
+                            s.line
+                        ),
+                    ))
+                }
+            };
+            let mut report = self.replay_one(token, s.token.clone(), body, at);
+            match report.failure.as_ref().map(|f| f.kind) {
+                None => notes.push(format!(
+                    "{}:{}: the saved failure no longer fails (fixed?); delete the line when sure",
+                    path.display(),
+                    s.line
+                )),
+                Some(FailureKind::ReplayDiverged) => notes.push(format!(
+                    "{}:{}: the saved failure no longer replays (the code changed: fixed?); \
+                     delete the line when sure",
+                    path.display(),
+                    s.line
+                )),
+                Some(_) => {
+                    report.notes.push(format!(
+                        "this failure was saved in {}:{} and still fails",
+                        path.display(),
+                        s.line
+                    ));
+                    return Err(report);
+                }
+            }
+        }
+        Ok((saved.len() as u64, notes))
+    }
+}
+
+/// The saved tokens of `path` (none if it does not exist).
+fn read(path: &Path) -> Result<Vec<Saved>, String> {
+    let text = match fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(format!("cannot read the regression file {}: {e}", path.display())),
+    };
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let token = line.split('#').next().unwrap_or("").trim();
+            (!token.is_empty()).then(|| Saved { token: token.to_string(), line: i + 1 })
+        })
+        .collect())
+}
+
+/// Appends `failure`'s token to `path` unless it is already there. Returns a note for the
+/// report saying where it went (or why it could not be saved).
+pub(super) fn save(path: &Path, failure: &Failure) -> Option<String> {
+    let token = failure.token.as_deref()?;
+    let known = read(path).map(|s| s.iter().any(|s| s.token == token)).unwrap_or(false);
+    if known {
+        return None;
+    }
+    let first_line = failure.message.lines().next().unwrap_or("");
+    let line = format!("{token} # execution {}: {first_line}\n", failure.execution);
+    let write = || -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        let fresh = !path.exists();
+        let mut file = fs::OpenOptions::new().create(true).append(true).open(path)?;
+        if fresh {
+            file.write_all(
+                b"# Failures pctvb found in this test; each line is replayed before new\n\
+                  # executions. Commit this file; delete a line once its bug is fixed.\n",
+            )?;
+        }
+        file.write_all(line.as_bytes())
+    };
+    Some(match write() {
+        Ok(()) => format!("the failure was saved to {}", path.display()),
+        Err(e) => format!("could not save the failure to {}: {e}", path.display()),
+    })
+}

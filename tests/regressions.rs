@@ -1,0 +1,93 @@
+//! Regression files: a failure's token is saved, the next run replays it first, a token that
+//! no longer fails is reported as "fixed?" and kept, and corrupt lines are errors.
+
+use std::path::PathBuf;
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering};
+use pctvb::sync::Arc;
+use pctvb::{thread, Config, FailureKind};
+
+fn scratch_file(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pctvb-regressions-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+fn lost_update() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = thread::spawn(move || {
+        let v = n2.load(Ordering::SeqCst);
+        n2.store(v + 1, Ordering::SeqCst);
+    });
+    let v = n.load(Ordering::SeqCst);
+    n.store(v + 1, Ordering::SeqCst);
+    h.join().unwrap();
+    assert_eq!(n.load(Ordering::SeqCst), 2);
+}
+
+fn fixed() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = thread::spawn(move || {
+        n2.fetch_add(1, Ordering::SeqCst);
+    });
+    n.fetch_add(1, Ordering::SeqCst);
+    h.join().unwrap();
+    assert_eq!(n.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_failure_is_saved_and_replayed_first_next_time() {
+    let path = scratch_file("round_trip.txt");
+    let config = Config::new().ignore_env().name("regressions::lost_update").regressions(&path);
+
+    let first = config.clone().seed(1).iterations(1000).run(lost_update);
+    let failure = first.failure().expect("found");
+    let token = failure.token.clone().unwrap();
+    let saved = std::fs::read_to_string(&path).unwrap();
+    assert!(saved.contains(&token), "the token is saved: {saved}");
+    assert!(first.notes.iter().any(|n| n.contains("saved to")), "{:?}", first.notes);
+
+    // A different seed would search elsewhere, but the saved failure is replayed first.
+    let second = config.clone().seed(999).iterations(1000).run(lost_update);
+    assert_eq!(second.executions, 1, "the saved token failed on its first replay");
+    assert!(second.replayed);
+    let again = second.failure().unwrap();
+    assert_eq!(again.token.as_deref(), Some(token.as_str()));
+    assert!(second.notes.iter().any(|n| n.contains("still fails")), "{:?}", second.notes);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), saved, "nothing is saved twice");
+
+    // After the fix the saved token no longer replays: reported as fixed?, kept.
+    let third = config.seed(5).iterations(50).run(fixed);
+    assert!(third.is_ok(), "{:?}", third.failure());
+    assert_eq!(third.regressions_replayed, 1);
+    assert!(third.notes.iter().any(|n| n.contains("fixed?")), "{:?}", third.notes);
+    assert!(third.summary().contains("fixed?"));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), saved, "the line is kept");
+}
+
+#[test]
+fn corrupt_lines_are_reported_not_ignored() {
+    let path = scratch_file("corrupt.txt");
+    std::fs::write(&path, "# a comment\n\npctvb1-thisisnotatoken # oops\n").unwrap();
+    let report = Config::new().ignore_env().seed(1).regressions(&path).run(fixed);
+    let failure = report.failure().expect("a corrupt file is an error");
+    assert_eq!(failure.kind, FailureKind::BadConfig);
+    assert!(failure.message.contains("corrupt.txt:3: not a replay token"), "{}", failure.message);
+    assert!(failure.message.contains("fix or delete the line"), "{}", failure.message);
+    assert_eq!(report.executions, 0);
+}
+
+#[test]
+fn the_attribute_uses_a_file_per_test_in_the_crate() {
+    let config = Config::new().name("my_crate::tests::transfer").default_regressions();
+    let report = config.clone().ignore_env().seed(1).iterations(5).run(fixed);
+    assert!(report.is_ok());
+    let expected = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("pctvb-regressions")
+        .join("my_crate--tests--transfer.txt");
+    assert!(!expected.exists(), "a passing run writes nothing");
+}
