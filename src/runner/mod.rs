@@ -17,6 +17,7 @@ mod minimize;
 mod outcome;
 mod regressions;
 mod search;
+mod systematic;
 
 use std::panic::Location;
 use std::time::Instant;
@@ -71,7 +72,7 @@ impl Config {
         };
         let (replayed, notes) = match self.replay_saved(&path, body, at) {
             Ok(done) => done,
-            Err(report) => return report,
+            Err(report) => return *report,
         };
         let mut report = self.search(kind, seed, budget, body, at);
         report.regressions_replayed = replayed;

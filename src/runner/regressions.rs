@@ -57,24 +57,26 @@ impl Config {
         path: &Path,
         body: &dyn Fn(),
         at: &'static Location<'static>,
-    ) -> Result<(u64, Vec<String>), Report> {
+    ) -> Result<(u64, Vec<String>), Box<Report>> {
         let saved = match read(path) {
             Ok(saved) => saved,
-            Err(message) => return Err(self.error_report(FailureKind::BadConfig, message)),
+            Err(message) => {
+                return Err(Box::new(self.error_report(FailureKind::BadConfig, message)))
+            }
         };
         let mut notes = Vec::new();
         for s in &saved {
             let token = match replay::decode(&s.token) {
                 Ok(t) => t,
                 Err(e) => {
-                    return Err(self.error_report(
+                    return Err(Box::new(self.error_report(
                         FailureKind::BadConfig,
                         format!(
                             "{}:{}: not a replay token ({e}); fix or delete the line",
                             path.display(),
                             s.line
                         ),
-                    ))
+                    )))
                 }
             };
             let mut report = self.replay_one(token, s.token.clone(), body, at);
@@ -96,7 +98,7 @@ impl Config {
                         path.display(),
                         s.line
                     ));
-                    return Err(report);
+                    return Err(Box::new(report));
                 }
             }
         }
