@@ -62,7 +62,7 @@ pub mod __private {
 
     /// Runs a `#[pctvb::test]` body and panics with the failure report if it fails.
     #[track_caller]
-    pub fn run_test(config: Config, body: impl Fn()) {
+    pub fn run_test(config: Config, body: impl Fn() + Sync) {
         let report = config.run(body);
         match report.failure() {
             Some(failure) => {

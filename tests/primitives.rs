@@ -8,7 +8,7 @@ use pctvb::sync::atomic::{AtomicUsize, Ordering};
 use pctvb::sync::{mpsc, Arc, Barrier, Condvar, LazyLock, Mutex, Once, OnceLock, RwLock};
 use pctvb::{thread, Config};
 
-fn passes(iterations: u64, body: impl Fn()) {
+fn passes(iterations: u64, body: impl Fn() + Sync) {
     let report = Config::new().ignore_env().seed(0xc0ffee).iterations(iterations).run(body);
     assert!(report.is_ok(), "unexpected failure:\n{}", report.failure().unwrap());
     assert_eq!(report.executions, iterations);

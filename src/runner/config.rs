@@ -88,6 +88,8 @@ pub struct Config {
     pub(super) rerun: Option<String>,
     pub(super) minimize_runs: u64,
     pub(super) regressions: RegressionFile,
+    pub(super) workers: Option<usize>,
+    pub(super) shard: Option<(u64, u64)>,
     pub(super) read_env: bool,
 }
 
@@ -141,6 +143,8 @@ impl Config {
             rerun: None,
             minimize_runs: DEFAULT_MINIMIZE_RUNS,
             regressions: RegressionFile::Off,
+            workers: None,
+            shard: None,
             read_env: true,
         }
     }
@@ -227,7 +231,7 @@ impl Config {
     /// executions ran and how many of them failed. For measuring strategies; see
     /// [`Config::stop_at_first_failure`].
     #[track_caller]
-    pub fn count_failures<F: Fn()>(&self, body: F) -> (u64, u64) {
+    pub fn count_failures<F: Fn() + Sync>(&self, body: F) -> (u64, u64) {
         let report = self.clone().stop_at_first_failure(false).run(body);
         (report.executions, report.failures)
     }
@@ -391,6 +395,29 @@ impl Config {
     /// Ignores `PCTVB_*` environment variables (for tests of pctvb itself).
     pub fn ignore_env(mut self) -> Config {
         self.read_env = false;
+        self
+    }
+
+    /// OS threads that run executions of the random strategy in parallel (default: the
+    /// available parallelism, or 1 when the test harness runs with `--test-threads=1`).
+    /// Results are the same as a serial run's: the failure with the lowest execution index is
+    /// reported. Priority strategies always run serially (their draws depend on earlier
+    /// executions' counts). `PCTVB_WORKERS` overrides it.
+    pub fn workers(mut self, workers: usize) -> Config {
+        self.workers = Some(workers.max(1));
+        self
+    }
+
+    /// Runs only shard `k` of `m` (1-based): the executions whose index `i` has
+    /// `i % m == k - 1`, so a CI matrix can split one budget across machines
+    /// (`PCTVB_SHARD=k/m` does the same). With a confidence target each shard runs its share
+    /// of the planned executions and its statement gives the confidence of that share.
+    ///
+    /// # Panics
+    /// If `k` is not in `1..=m`.
+    pub fn shard(mut self, k: u64, m: u64) -> Config {
+        assert!(m >= 1 && (1..=m).contains(&k), "shard {k}/{m}: k must be in 1..=m");
+        self.shard = Some((k, m));
         self
     }
 }

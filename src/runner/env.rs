@@ -8,6 +8,8 @@ pub(super) struct Overrides {
     pub(super) seed: Option<u64>,
     pub(super) iterations: Option<u64>,
     pub(super) replay: Option<String>,
+    pub(super) workers: Option<usize>,
+    pub(super) shard: Option<(u64, u64)>,
 }
 
 pub(super) fn read() -> Result<Overrides, (FailureKind, String)> {
@@ -15,6 +17,25 @@ pub(super) fn read() -> Result<Overrides, (FailureKind, String)> {
         seed: number("PCTVB_SEED")?,
         iterations: number("PCTVB_ITERATIONS")?,
         replay: std::env::var("PCTVB_REPLAY").ok().filter(|s| !s.trim().is_empty()),
+        workers: number("PCTVB_WORKERS")?.map(|w| w.max(1) as usize),
+        shard: shard()?,
+    })
+}
+
+/// `PCTVB_SHARD=k/m`.
+fn shard() -> Result<Option<(u64, u64)>, (FailureKind, String)> {
+    let Ok(text) = std::env::var("PCTVB_SHARD") else {
+        return Ok(None);
+    };
+    let parsed = text.trim().split_once('/').and_then(|(k, m)| {
+        let (k, m) = (parse_u64(k.trim())?, parse_u64(m.trim())?);
+        (m >= 1 && (1..=m).contains(&k)).then_some((k, m))
+    });
+    parsed.map(Some).ok_or_else(|| {
+        (
+            FailureKind::BadConfig,
+            format!("PCTVB_SHARD={text:?} is not k/m with 1 <= k <= m (e.g. 2/8), or unset it"),
+        )
     })
 }
 

@@ -43,7 +43,19 @@ impl Config {
             index,
             strategy: exec.describe_strategy(),
         };
-        if self.minimize_runs == 0 || !minimizable(cause) {
+        self.minimize_found(exec, pool, body, at, found)
+    }
+
+    /// The report of `found`, minimized first (when allowed) with replays on `exec`.
+    pub(super) fn minimize_found(
+        &self,
+        exec: &Execution,
+        pool: &mut StackPool,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+        found: Found,
+    ) -> Failure {
+        if self.minimize_runs == 0 || !minimizable(&found.cause) {
             return self.report_found(&found, None);
         }
         let original = preemptions(&found);

@@ -15,9 +15,9 @@ mod env;
 mod kind;
 mod minimize;
 mod outcome;
+mod parallel;
 mod regressions;
 mod search;
-mod systematic;
 
 use std::panic::Location;
 use std::time::Instant;
@@ -34,22 +34,32 @@ use crate::runtime::Limits;
 use config::Budget;
 
 enum Plan {
-    Search { seed: u64, budget: Budget, kind: StrategyKind },
-    Replay { token: ReplayToken, encoded: String },
+    /// `effective` is this configuration with the environment's overrides applied.
+    Search {
+        seed: u64,
+        budget: Budget,
+        kind: StrategyKind,
+        effective: Box<Config>,
+    },
+    Replay {
+        token: ReplayToken,
+        encoded: String,
+    },
 }
 
 impl Config {
     /// Runs `body` as up to `iterations` executions and reports the first failure.
     ///
     /// The body may borrow from the caller: every logical thread finishes (or is abandoned)
-    /// before `run` returns.
+    /// before `run` returns. It must be `Sync` because executions of the random strategy run
+    /// on several OS threads at once (see [`Config::workers`]).
     #[track_caller]
-    pub fn run<F: Fn()>(&self, body: F) -> Report {
+    pub fn run<F: Fn() + Sync>(&self, body: F) -> Report {
         let started = Instant::now();
         let at = Location::caller();
         let mut report = match self.resolve() {
-            Ok(Plan::Search { seed, budget, kind }) => {
-                self.search_with_regressions(kind, seed, budget, &body, at)
+            Ok(Plan::Search { seed, budget, kind, effective }) => {
+                effective.search_with_regressions(kind, seed, budget, &body, at)
             }
             Ok(Plan::Replay { token, encoded }) => self.replay_one(token, encoded, &body, at),
             Err((kind, message)) => self.error_report(kind, message),
@@ -64,7 +74,7 @@ impl Config {
         kind: StrategyKind,
         seed: u64,
         budget: Budget,
-        body: &dyn Fn(),
+        body: &(dyn Fn() + Sync),
         at: &'static Location<'static>,
     ) -> Report {
         let Some(path) = self.regression_path() else {
@@ -105,10 +115,29 @@ impl Config {
         let kind = self.resolved_strategy().map_err(|e| (FailureKind::BadConfig, e))?;
         let seed = overrides.seed.or(self.seed).unwrap_or_else(rand::random);
         let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(self.budget);
-        Ok(Plan::Search { seed, budget, kind })
+        let mut effective = Box::new(self.clone());
+        effective.workers =
+            Some(overrides.workers.or(self.workers).unwrap_or_else(default_workers));
+        effective.shard = overrides.shard.or(self.shard);
+        Ok(Plan::Search { seed, budget, kind, effective })
     }
 
     fn limits(&self) -> Limits {
         Limits { max_steps: self.max_steps, max_threads: self.max_threads }
+    }
+}
+
+/// The available parallelism, or 1 when the test harness was asked to run one test at a time
+/// (`--test-threads=1` or `RUST_TEST_THREADS=1`), which usually means "do not run in
+/// parallel".
+fn default_workers() -> usize {
+    let args: Vec<String> = std::env::args().collect();
+    let one_at_a_time = std::env::var("RUST_TEST_THREADS").is_ok_and(|v| v.trim() == "1")
+        || args.iter().any(|a| a == "--test-threads=1")
+        || args.windows(2).any(|w| w[0] == "--test-threads" && w[1] == "1");
+    if one_at_a_time {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
     }
 }

@@ -17,9 +17,15 @@ impl Config {
         kind: StrategyKind,
         seed: u64,
         budget: Budget,
-        body: &dyn Fn(),
+        body: &(dyn Fn() + Sync),
         at: &'static Location<'static>,
     ) -> Report {
+        let workers = self.workers.unwrap_or(1);
+        if let (StrategyKind::Random, Budget::Iterations(n), true) =
+            (&kind, budget, workers > 1 && self.stop_at_first_failure)
+        {
+            return self.search_parallel(seed, n, workers, body, at);
+        }
         let priority = kind != StrategyKind::Random;
         // Profiling runs under the random strategy; the search strategy replaces it after.
         let first: Box<dyn Strategy> = if priority { Box::new(Random) } else { kind.build() };
@@ -75,7 +81,18 @@ impl Config {
         }
 
         let mut index = 0;
-        while search.wants_more(index, report.planned) {
+        // A shard runs its share of a confidence plan; an iteration budget is an index range,
+        // which `in_shard` already splits.
+        let budget = search.budget;
+        let share = |planned: u64| match (budget, self.shard) {
+            (Budget::Confidence(_), Some((_, m))) => planned.div_ceil(m),
+            _ => planned,
+        };
+        while search.wants_more(index, share(report.planned)) {
+            if !self.in_shard(index) {
+                index += 1;
+                continue;
+            }
             let outcome = exec.run_one(&mut pool, seed, index, body, at);
             report.executions += 1;
             report.stats.max_threads = report.stats.max_threads.max(outcome.threads);

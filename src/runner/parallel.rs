@@ -1,0 +1,140 @@
+//! Parallel executions: executions are independent given (seed, index), so a run of the
+//! random strategy spreads them over OS threads, each with its own engine, and reports the
+//! failure with the lowest index, which is what a serial run reports: the result does not
+//! depend on thread timing. Also sharding (`PCTVB_SHARD=k/m`): a run executes only the
+//! indices `i` with `i % m == k - 1`, so a CI matrix can split a budget across machines.
+//!
+//! Priority strategies run serially: their draws depend on the counts measured by earlier
+//! executions of the run, so splitting them would change the schedules.
+
+use std::collections::HashSet;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::outcome::Found;
+use super::Config;
+use crate::report::Report;
+use crate::runtime::{Execution, StackPool};
+use crate::schedulers::{Random, Strategy};
+use crate::vars::{VarInfo, VarProfile};
+
+/// What one worker measured: per-index results, so the merge can keep exactly the indices a
+/// serial run would have executed.
+#[derive(Default)]
+struct Worker {
+    /// (index, threads, steps, schedule hash) of every execution the worker ran.
+    executions: Vec<(u64, usize, u64, u64)>,
+    failure: Option<Found>,
+    variables: Vec<(VarInfo, VarProfile)>,
+}
+
+impl Config {
+    /// Whether execution `index` belongs to this run's shard.
+    pub(super) fn in_shard(&self, index: u64) -> bool {
+        self.shard.is_none_or(|(k, m)| index % m == k - 1)
+    }
+
+    /// Runs `iterations` random executions on `workers` OS threads.
+    pub(super) fn search_parallel(
+        &self,
+        seed: u64,
+        iterations: u64,
+        workers: usize,
+        body: &(dyn Fn() + Sync),
+        at: &'static Location<'static>,
+    ) -> Report {
+        let next = AtomicU64::new(0);
+        let first_failure = AtomicU64::new(u64::MAX);
+        let results: Vec<Worker> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..workers)
+                .map(|_| {
+                    scope.spawn(|| self.work(seed, iterations, body, at, &next, &first_failure))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("pctvb worker thread")).collect()
+        });
+        let last = first_failure.load(Ordering::SeqCst);
+        let mut report = self.empty_report(Random.describe(), seed, iterations);
+        let mut schedules = HashSet::new();
+        let mut found: Option<Found> = None;
+        for worker in results {
+            for &(index, threads, steps, hash) in &worker.executions {
+                if index <= last {
+                    report.executions += 1;
+                    report.stats.max_threads = report.stats.max_threads.max(threads);
+                    report.stats.max_steps = report.stats.max_steps.max(steps);
+                    schedules.insert(hash);
+                }
+            }
+            merge_variables(&mut report.stats.variables, worker.variables);
+            if let Some(f) = worker.failure.filter(|f| f.index == last) {
+                found = Some(f);
+            }
+        }
+        report.stats.distinct_schedules = schedules.len() as u64;
+        if let Some(found) = found {
+            report.failures = 1;
+            let exec = Execution::new(Box::new(Random), self.limits());
+            let mut pool = StackPool::new(self.stack_size);
+            report.failure = Some(self.minimize_found(&exec, &mut pool, body, at, found));
+        }
+        report
+    }
+
+    fn work(
+        &self,
+        seed: u64,
+        iterations: u64,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+        next: &AtomicU64,
+        first_failure: &AtomicU64,
+    ) -> Worker {
+        let exec = Execution::new(Box::new(Random), self.limits());
+        let mut pool = StackPool::new(self.stack_size);
+        let mut worker = Worker::default();
+        loop {
+            // Indices are claimed in increasing order, so when index f fails every index
+            // below f has been claimed by some worker, which runs it to the end.
+            let index = next.fetch_add(1, Ordering::SeqCst);
+            if index >= iterations || index > first_failure.load(Ordering::SeqCst) {
+                break;
+            }
+            if !self.in_shard(index) {
+                continue;
+            }
+            let outcome = exec.run_one(&mut pool, seed, index, body, at);
+            worker.executions.push((index, outcome.threads, outcome.steps, exec.schedule_hash()));
+            if let Some(cause) = outcome.failure {
+                first_failure.fetch_min(index, Ordering::SeqCst);
+                worker.failure = Some(Found {
+                    cause,
+                    captured: exec.capture(),
+                    digest: outcome.digest,
+                    seed,
+                    index,
+                    strategy: exec.describe_strategy(),
+                });
+                break;
+            }
+        }
+        worker.variables = exec.var_report();
+        worker
+    }
+}
+
+/// Adds `more` to `into`, by allocation site: most accesses, shared if shared anywhere.
+fn merge_variables(into: &mut Vec<(VarInfo, VarProfile)>, more: Vec<(VarInfo, VarProfile)>) {
+    for (info, profile) in more {
+        let same = |(i, _): &&mut (VarInfo, VarProfile)| {
+            i.kind == info.kind && i.site.to_string() == info.site.to_string()
+        };
+        match into.iter_mut().find(same) {
+            Some((_, p)) => {
+                p.max_accesses = p.max_accesses.max(profile.max_accesses);
+                p.shared |= profile.shared;
+            }
+            None => into.push((info, profile)),
+        }
+    }
+}
