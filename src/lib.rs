@@ -41,6 +41,7 @@
 
 pub mod cell;
 pub mod guarantee;
+pub mod instrument;
 pub mod replay;
 pub mod report;
 pub mod runner;
@@ -53,6 +54,7 @@ pub mod vars;
 pub use report::{Failure, FailureKind, Report};
 pub use runner::{Config, StrategyKind};
 
+pub use pctvb_macros::instrument;
 pub use pctvb_macros::test;
 
 /// Support for the `#[pctvb::test]` macro; not a public API.

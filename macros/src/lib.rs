@@ -6,6 +6,7 @@
 
 use proc_macro::TokenStream;
 
+mod instrument;
 mod test_attr;
 
 /// Runs the function as a pctvb test: a `#[test]` whose body runs many times under controlled
@@ -20,6 +21,19 @@ mod test_attr;
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     match test_attr::expand(args.into(), item.into()) {
+        Ok(tokens) => tokens.into(),
+        Err(error) => error.to_compile_error().into(),
+    }
+}
+
+/// Instruments a module, impl block or function of the code under test (see
+/// `pctvb::instrument` for the user documentation): rewrites std concurrency paths to pctvb's,
+/// runs the static alias pass, and hooks every access site that may touch a variable. Under
+/// `cfg(not(pctvb))` the item is emitted unchanged; `#[pctvb::instrument(force)]` instruments
+/// regardless of the cfg.
+#[proc_macro_attribute]
+pub fn instrument(args: TokenStream, item: TokenStream) -> TokenStream {
+    match instrument::expand(args.into(), item.into()) {
         Ok(tokens) => tokens.into(),
         Err(error) => error.to_compile_error().into(),
     }

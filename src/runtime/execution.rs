@@ -308,9 +308,19 @@ impl Execution {
         kind: EventKind,
         location: &'static Location<'static>,
     ) -> ObjectId {
+        // `#[pctvb::instrument]`'s soundness check: one relaxed load while no check is on.
+        if crate::instrument::soundness_active() {
+            crate::instrument::check_operation(handle.site(), kind, location);
+        }
         let object = self.object(handle, var_kind);
         self.schedule(kind, Some(object), location);
         object
+    }
+
+    /// The generation of the current execution (unique in the process): lets per-execution
+    /// caches outside the runtime (instrumented heap variables) notice a new execution.
+    pub(crate) fn generation(&self) -> u64 {
+        self.state.borrow().gen
     }
 
     /// The id of `handle`'s object in this execution, registering it on first use.

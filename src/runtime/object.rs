@@ -32,6 +32,12 @@ impl Handle {
         Handle { key: AtomicU64::new(0), site: Location::caller() }
     }
 
+    /// A handle naming an object created at `site` (for variables whose creation site is known
+    /// from elsewhere: statics found by `#[pctvb::instrument]`).
+    pub(crate) const fn at(site: &'static Location<'static>) -> Handle {
+        Handle { key: AtomicU64::new(0), site }
+    }
+
     pub(crate) fn site(&self) -> &'static Location<'static> {
         self.site
     }

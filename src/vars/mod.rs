@@ -45,6 +45,9 @@ pub enum VarKind {
     Channel,
     /// `Once`, `OnceLock` or `LazyLock`.
     Once,
+    /// Heap data (a `Box`/`Arc`/`Rc` allocation) or a static, accessed through raw pointers by
+    /// code instrumented with `#[pctvb::instrument]`.
+    Heap,
 }
 
 impl VarKind {
@@ -59,6 +62,7 @@ impl VarKind {
             VarKind::Cell => "UnsafeCell",
             VarKind::Channel => "channel",
             VarKind::Once => "Once",
+            VarKind::Heap => "Heap",
         }
     }
 }

@@ -1,0 +1,291 @@
+//! The hook pass: replaces every site marker with the original expression plus, when the alias
+//! pass found the site may access some variable, a hook carrying the site's static id.
+//!
+//! A hook is `if ARMED[id].load(Relaxed) != 0 { __rt::hit(&MODULE, id, target) }`: one load
+//! and one branch while the site is unarmed. Where the hook goes:
+//! - a method call whose receiver is a plain place (`self.head`, `x`, `self.slots[i]`) and a
+//!   dereference or `ptr::read`/`ptr::write` of a plain place: a statement before the statement
+//!   that contains the access (evaluating `&place` early changes nothing and moves nothing);
+//!   closure bodies, match arms and guards, and loop conditions count as statements;
+//! - otherwise around the receiver or pointer value (`(match &(recv) { r => { hook; r } })`,
+//!   `*{ let p = ptr; hook; p }`);
+//! - allocation sites: `__rt::alloc(&ARMED[id], &MODULE, id, Box::new(..))`, which records the
+//!   new variable's address range when armed.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned, ToTokens};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Expr, Item};
+
+use super::alias::{Analysis, May};
+use super::sites::{self, Site, SiteKind};
+
+/// Replaces the markers in `item`. `module` gives, for a module nesting depth inside the item,
+/// the path of the generated site-table module.
+pub(crate) fn instrument(
+    item: &mut Item,
+    sites: &[Site],
+    analysis: &Analysis,
+    module: &dyn Fn(usize) -> TokenStream,
+    base_depth: usize,
+) {
+    let mut h =
+        Hooker { sites, analysis, module, depth: base_depth, frames: Vec::new(), functions: 0 };
+    h.visit_item_mut(item);
+}
+
+struct Hooker<'a> {
+    sites: &'a [Site],
+    analysis: &'a Analysis,
+    module: &'a dyn Fn(usize) -> TokenStream,
+    depth: usize,
+    /// Probes waiting to be placed before the current statement.
+    frames: Vec<Vec<TokenStream>>,
+    /// Functions given a shadow-stack frame so far (their local ids).
+    functions: u32,
+}
+
+/// A place expression that can be borrowed again without side effects or moves.
+fn simple_place(e: &Expr) -> bool {
+    match e {
+        Expr::Path(_) => true,
+        Expr::Field(f) => simple_place(&f.base),
+        Expr::Paren(p) => simple_place(&p.expr),
+        Expr::Index(i) => {
+            simple_place(&i.expr) && matches!(&*i.index, Expr::Path(_) | Expr::Lit(_))
+        }
+        _ => false,
+    }
+}
+
+impl Hooker<'_> {
+    fn needs_hook(&self, id: usize) -> bool {
+        match &self.analysis.may[id] {
+            May::Anything => true,
+            May::Vars(v) => !v.is_empty(),
+        }
+    }
+
+    /// `if ARMED[id] != 0 { hit(&MODULE, id, target(&place)) }`, spanned at the site.
+    fn probe(&self, id: usize, place: TokenStream) -> TokenStream {
+        let span = self.sites[id].span;
+        let m = (self.module)(self.depth);
+        let idx = syn::Index::from(id);
+        quote_spanned! {span=>
+            if #m::ARMED[#idx].load(::core::sync::atomic::Ordering::Relaxed) != 0 {
+                #[allow(unused_imports)]
+                use ::pctvb::instrument::__rt::{ViaAny as _, ViaPtr as _};
+                ::pctvb::instrument::__rt::hit(
+                    &#m::MODULE,
+                    #idx,
+                    (&::pctvb::instrument::__rt::Target(#place)).__pctvb_target(),
+                );
+            }
+        }
+    }
+
+    /// Places a probe before the current statement, or returns it if there is none.
+    fn defer(&mut self, probe: TokenStream) -> Option<TokenStream> {
+        match self.frames.last_mut() {
+            Some(frame) => {
+                frame.push(probe);
+                None
+            }
+            None => Some(probe),
+        }
+    }
+
+    fn replace_marker(&mut self, id: usize, mut inner: Expr) -> Expr {
+        // Inner sites first.
+        self.visit_expr_mut(&mut inner);
+        if !self.needs_hook(id) {
+            return inner;
+        }
+        let span = self.sites[id].span;
+        match (self.sites[id].kind, inner) {
+            (SiteKind::Alloc, call) => {
+                let m = (self.module)(self.depth);
+                let idx = syn::Index::from(id);
+                syn::parse_quote_spanned! {span=>
+                    ::pctvb::instrument::__rt::alloc(&#m::ARMED[#idx], &#m::MODULE, #idx, #call)
+                }
+            }
+            (_, Expr::MethodCall(mut mc)) => {
+                let recv = (*mc.receiver).clone();
+                if simple_place(&recv) {
+                    let probe = self.probe(id, quote!(&(#recv)));
+                    if let Some(probe) = self.defer(probe) {
+                        *mc.receiver = syn::parse_quote_spanned! {span=>
+                            { #probe #recv }
+                        };
+                    }
+                } else {
+                    let probe = self.probe(id, quote!(__pctvb_r));
+                    *mc.receiver = syn::parse_quote_spanned! {span=>
+                        (match &(#recv) { __pctvb_r => { #probe __pctvb_r } })
+                    };
+                }
+                Expr::MethodCall(mc)
+            }
+            (_, Expr::Unary(mut u)) => {
+                let operand = (*u.expr).clone();
+                if simple_place(&operand) {
+                    let probe = self.probe(id, quote!(&(#operand)));
+                    if let Some(probe) = self.defer(probe) {
+                        *u.expr = syn::parse_quote_spanned! {span=> { #probe #operand } };
+                    }
+                } else {
+                    let probe = self.probe(id, quote!(&__pctvb_p));
+                    *u.expr = syn::parse_quote_spanned! {span=>
+                        { let __pctvb_p = #operand; #probe __pctvb_p }
+                    };
+                }
+                Expr::Unary(u)
+            }
+            (_, Expr::Call(mut c)) => {
+                if let Some(first) = c.args.first_mut() {
+                    let operand = first.clone();
+                    if simple_place(&operand) {
+                        let probe = self.probe(id, quote!(&(#operand)));
+                        if let Some(probe) = self.defer(probe) {
+                            *first = syn::parse_quote_spanned! {span=> { #probe #operand } };
+                        }
+                    } else {
+                        let probe = self.probe(id, quote!(&__pctvb_p));
+                        *first = syn::parse_quote_spanned! {span=>
+                            { let __pctvb_p = #operand; #probe __pctvb_p }
+                        };
+                    }
+                }
+                Expr::Call(c)
+            }
+            (_, other) => other,
+        }
+    }
+
+    /// Runs `f` in a new statement frame; returns the probes it produced.
+    fn in_frame(&mut self, f: impl FnOnce(&mut Self)) -> Vec<TokenStream> {
+        self.frames.push(Vec::new());
+        f(self);
+        self.frames.pop().unwrap_or_default()
+    }
+
+    /// Wraps `e` as `{ probes; e }` if there are probes.
+    fn scoped_expr(&mut self, e: &mut Expr) {
+        let probes = self.in_frame(|h| h.visit_expr_mut(e));
+        if !probes.is_empty() {
+            let inner = e.clone();
+            *e = syn::parse_quote!({ #(#probes)* #inner });
+        }
+    }
+}
+
+impl Hooker<'_> {
+    /// Prepends the shadow-stack frame guard to a function body (not to `const` or `async`
+    /// functions): `let _frame = Frame::enter(&MODULE, id);`, one load and one branch while no
+    /// session bounds loop iterations.
+    fn frame(&mut self, sig: &syn::Signature, block: &mut syn::Block) {
+        if sig.constness.is_some() || sig.asyncness.is_some() {
+            return;
+        }
+        let m = (self.module)(self.depth);
+        let id = self.functions;
+        self.functions += 1;
+        let stmt: syn::Stmt = syn::parse_quote! {
+            let __pctvb_frame = ::pctvb::instrument::__rt::Frame::enter(&#m::MODULE, #id);
+        };
+        block.stmts.insert(0, stmt);
+    }
+}
+
+impl VisitMut for Hooker<'_> {
+    fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
+        visit_mut::visit_item_fn_mut(self, f);
+        self.frame(&f.sig, &mut f.block);
+    }
+
+    fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
+        visit_mut::visit_impl_item_fn_mut(self, f);
+        self.frame(&f.sig, &mut f.block);
+    }
+
+    fn visit_item_mod_mut(&mut self, m: &mut syn::ItemMod) {
+        self.depth += 1;
+        let saved = std::mem::take(&mut self.frames);
+        visit_mut::visit_item_mod_mut(self, m);
+        self.frames = saved;
+        self.depth -= 1;
+    }
+
+    fn visit_block_mut(&mut self, block: &mut syn::Block) {
+        let old = std::mem::take(&mut block.stmts);
+        for mut stmt in old {
+            let probes = self.in_frame(|h| h.visit_stmt_mut(&mut stmt));
+            for p in probes {
+                block.stmts.push(syn::Stmt::Expr(syn::parse_quote!(#p), None));
+            }
+            block.stmts.push(stmt);
+        }
+    }
+
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Some((id, inner)) = sites::marker_of(e) {
+            *e = self.replace_marker(id, inner);
+            return;
+        }
+        match e {
+            Expr::Closure(c) => {
+                for p in &mut c.inputs {
+                    self.visit_pat_mut(p);
+                }
+                self.scoped_expr(&mut c.body);
+            }
+            Expr::Match(m) => {
+                self.visit_expr_mut(&mut m.expr);
+                for arm in &mut m.arms {
+                    if let Some((_, guard)) = &mut arm.guard {
+                        self.scoped_expr(guard);
+                    }
+                    self.scoped_expr(&mut arm.body);
+                }
+            }
+            Expr::While(w) => {
+                self.scoped_expr(&mut w.cond);
+                self.visit_block_mut(&mut w.body);
+            }
+            Expr::Macro(m) => self.visit_macro_mut(&mut m.mac),
+            _ => visit_mut::visit_expr_mut(self, e),
+        }
+    }
+
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        if !sites::is_expr_macro(mac) {
+            return;
+        }
+        let mut out = TokenStream::new();
+        for (piece, sep) in sites::split_macro(&mac.tokens) {
+            match piece {
+                Ok(mut e) => {
+                    self.visit_expr_mut(&mut e);
+                    e.to_tokens(&mut out);
+                }
+                Err(tokens) => out.extend(tokens),
+            }
+            if let Some(sep) = sep {
+                out.extend(std::iter::once(sep));
+            }
+        }
+        mac.tokens = out;
+    }
+
+    fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
+        if let syn::Stmt::Macro(m) = s {
+            if let Some((id, inner)) = sites::parse_marker(&m.mac) {
+                let e = self.replace_marker(id, inner);
+                *s = syn::Stmt::Expr(e, m.semi_token);
+                return;
+            }
+        }
+        visit_mut::visit_stmt_mut(self, s);
+    }
+}

@@ -1,0 +1,308 @@
+//! `#[pctvb::instrument]`: path rewriting, the static alias pass, and hook emission.
+//!
+//! The expansion is two copies of the item:
+//! - `#[cfg(not(pctvb))]`: the item exactly as written (production builds pay nothing);
+//! - `#[cfg(pctvb)]`: the item with std concurrency paths rewritten to pctvb's
+//!   ([`paths`]), every access site the alias pass ([`alias`]) found may touch a variable
+//!   hooked with its static site id ([`hooks`]), and a generated module holding the site and
+//!   variable tables, the per-site armed counters, and a constructor that registers them before
+//!   `main`.
+//!
+//! `#[pctvb::instrument(force)]` emits only the instrumented copy, without the cfg (for tests
+//! of the crate itself, which are not built with `--cfg pctvb`).
+
+pub(crate) mod alias;
+pub(crate) mod hooks;
+pub(crate) mod paths;
+pub(crate) mod sites;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::Item;
+
+use alias::{Analysis, May, VarKind};
+use sites::{Site, SiteKind};
+
+/// Which copies to emit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Both copies, selected by `cfg(pctvb)`.
+    Cfg,
+    /// Only the instrumented copy.
+    Force,
+}
+
+fn parse_args(args: TokenStream) -> syn::Result<Mode> {
+    if args.is_empty() {
+        return Ok(Mode::Cfg);
+    }
+    let ident: syn::Ident = syn::parse2(args.clone()).map_err(|_| {
+        syn::Error::new_spanned(&args, "pctvb::instrument takes no arguments, or `force`")
+    })?;
+    if ident == "force" {
+        Ok(Mode::Force)
+    } else {
+        Err(syn::Error::new(
+            ident.span(),
+            format!("unknown argument `{ident}`: pctvb::instrument takes no arguments, or `force`"),
+        ))
+    }
+}
+
+pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
+    let mode = parse_args(args)?;
+    let original: Item = syn::parse2(input.clone())?;
+    match &original {
+        Item::Mod(m) if m.content.is_none() => {
+            return Err(syn::Error::new_spanned(
+                m,
+                "pctvb::instrument needs the module's contents inline (`mod m { ... }`): \
+                 it cannot see into another file",
+            ))
+        }
+        Item::Mod(_) | Item::Fn(_) | Item::Impl(_) => {}
+        other => {
+            return Err(syn::Error::new_spanned(
+                other,
+                "pctvb::instrument applies to a module, an impl block or a function",
+            ))
+        }
+    }
+    let instrumented = instrument(original)?;
+    match mode {
+        Mode::Force => Ok(instrumented),
+        Mode::Cfg => {
+            let file: syn::File = syn::parse2(instrumented)?;
+            let items = file.items.iter().map(|i| quote!(#[cfg(pctvb)] #i));
+            Ok(quote! {
+                #[cfg(not(pctvb))]
+                #input
+                #(#items)*
+            })
+        }
+    }
+}
+
+/// The instrumented copy of `item`: rewritten, analysed, hooked, plus its table module.
+pub(crate) fn instrument(mut item: Item) -> syn::Result<TokenStream> {
+    paths::rewrite_item(&mut item)?;
+    let site_list = sites::number(&mut item)?;
+    let analysis = alias::analyze(&item, &site_list);
+    let (table_name, base_depth, inside) = match &item {
+        Item::Mod(_) => (format_ident!("__pctvb_instrument"), 0usize, true),
+        _ => {
+            let text = quote!(#item).to_string();
+            let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+            });
+            (format_ident!("__pctvb_instrument_{:016x}", hash), 0usize, false)
+        }
+    };
+    let module_path = {
+        let table_name = table_name.clone();
+        move |depth: usize| -> TokenStream {
+            // The table module is a child of the annotated module (depth 1) or a sibling of the
+            // annotated fn/impl (depth 0).
+            let ups = if inside { depth.saturating_sub(1) } else { depth };
+            let supers = (0..ups).map(|_| quote!(super::));
+            quote!(self:: #(#supers)* #table_name)
+        }
+    };
+    hooks::instrument(&mut item, &site_list, &analysis, &module_path, base_depth);
+    let table = table_module(&table_name, &item, &site_list, &analysis, inside);
+    Ok(match item {
+        Item::Mod(mut m) => {
+            if let Some((_, items)) = &mut m.content {
+                items.push(syn::parse2(table)?);
+            }
+            quote!(#m)
+        }
+        other => quote!(#other #table),
+    })
+}
+
+fn kind_tokens(kind: SiteKind) -> TokenStream {
+    let name = format_ident!("{}", kind.name());
+    quote!(::pctvb::instrument::SiteKind::#name)
+}
+
+fn var_kind_tokens(kind: VarKind) -> TokenStream {
+    let name = format_ident!("{}", kind.name());
+    quote!(::pctvb::instrument::StaticVarKind::#name)
+}
+
+/// `file!()`, `line!()`, `column!()` of a span, as tokens evaluated at compile time.
+fn location(span: Span) -> TokenStream {
+    quote_spanned!(span=> ::core::file!(), ::core::line!(), ::core::column!())
+}
+
+fn table_module(
+    name: &syn::Ident,
+    item: &Item,
+    site_list: &[Site],
+    analysis: &Analysis,
+    inside: bool,
+) -> TokenStream {
+    let n = site_list.len();
+    let item_name = match item {
+        Item::Mod(m) => m.ident.to_string(),
+        Item::Fn(f) => f.sig.ident.to_string(),
+        Item::Impl(i) => {
+            let ty = &i.self_ty;
+            format!("impl {}", quote!(#ty)).replace(' ', "")
+        }
+        _ => String::new(),
+    };
+    let sites = site_list.iter().zip(&analysis.may).map(|(s, may)| {
+        let loc = location(s.span);
+        let kind = kind_tokens(s.kind);
+        let write = s.write;
+        let label = &s.label;
+        let (anything, vars): (bool, Vec<u32>) = match may {
+            May::Anything => (true, Vec::new()),
+            May::Vars(v) => (false, v.iter().map(|&i| i as u32).collect()),
+        };
+        let hooked = anything || !vars.is_empty();
+        quote! {
+            ::pctvb::instrument::__rt::SiteDesc::new(
+                #loc, #kind, #write, #label, #hooked, #anything, &[#(#vars),*],
+            )
+        }
+    });
+    let vars = analysis.vars.iter().map(|v| {
+        let loc = location(v.span);
+        let kind = var_kind_tokens(v.kind);
+        let vname = &v.name;
+        quote!(::pctvb::instrument::__rt::VarDesc::new(#loc, #kind, #vname))
+    });
+    let statics = analysis.vars.iter().enumerate().filter_map(|(i, v)| {
+        let ident = v.static_ident.as_ref()?;
+        let i = i as u32;
+        // The table module is a child of the annotated module: its statics are `super::X`.
+        let call_here = quote_spanned!(v.span=> here());
+        inside.then(|| {
+            quote! {
+                (#i, {
+                    fn address() -> (usize, usize, &'static ::core::panic::Location<'static>) {
+                        #[track_caller]
+                        fn here() -> &'static ::core::panic::Location<'static> {
+                            ::core::panic::Location::caller()
+                        }
+                        let r = ::core::ptr::addr_of!(super::#ident);
+                        let size = ::core::mem::size_of_val(unsafe { &*r });
+                        (r as *const u8 as usize, size, #call_here)
+                    }
+                    address
+                })
+            }
+        })
+    });
+    quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, dead_code, clippy::all)]
+        mod #name {
+            pub(super) static ARMED: [::core::sync::atomic::AtomicU32; #n] =
+                [const { ::core::sync::atomic::AtomicU32::new(0) }; #n];
+            pub(super) static MODULE: ::pctvb::instrument::__rt::Module =
+                ::pctvb::instrument::__rt::Module {
+                    name: ::core::concat!(::core::module_path!(), "::", #item_name),
+                    sites: &[#(#sites),*],
+                    vars: &[#(#vars),*],
+                    armed: &ARMED,
+                    statics: &[#(#statics),*],
+                };
+            #[::pctvb::instrument::__rt::ctor::ctor(unsafe, crate_path = ::pctvb::instrument::__rt::ctor)]
+            fn register() {
+                ::pctvb::instrument::__rt::register(&MODULE);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_the_cfg_the_item_is_unchanged() {
+        let input = quote! {
+            mod stack {
+                use std::sync::atomic::{AtomicUsize, Ordering};
+                pub struct S { n: AtomicUsize }
+                impl S { pub fn get(&self) -> usize { self.n.load(Ordering::SeqCst) } }
+            }
+        };
+        let out = expand(TokenStream::new(), input.clone()).unwrap();
+        let file: syn::File = syn::parse2(out).unwrap();
+        // The first item is the original, under `cfg(not(pctvb))`, token for token.
+        let first = &file.items[0];
+        let Item::Mod(m) = first else { panic!("expected the module") };
+        assert_eq!(quote!(#[cfg(not(pctvb))]).to_string(), {
+            let a = &m.attrs[0];
+            quote!(#a).to_string()
+        });
+        let mut without_cfg = m.clone();
+        without_cfg.attrs.remove(0);
+        assert_eq!(quote!(#without_cfg).to_string(), input.to_string());
+        // Every other item is under `cfg(pctvb)`.
+        for item in &file.items[1..] {
+            let s = quote!(#item).to_string();
+            assert!(s.starts_with("# [cfg (pctvb)]"), "{s}");
+        }
+    }
+
+    #[test]
+    fn force_emits_only_the_instrumented_copy() {
+        let input = quote! {
+            mod m {
+                use std::sync::atomic::{AtomicUsize, Ordering};
+                static N: AtomicUsize = AtomicUsize::new(0);
+                pub fn bump() { N.fetch_add(1, Ordering::SeqCst); }
+            }
+        };
+        let out = expand(quote!(force), input).unwrap().to_string();
+        assert!(!out.contains("cfg"), "{out}");
+        assert!(out.contains(":: pctvb :: sync :: atomic :: AtomicUsize"), "{out}");
+        assert!(out.contains("__pctvb_instrument :: ARMED [0]"), "{out}");
+        assert!(out.contains("fn register"), "{out}");
+    }
+
+    #[test]
+    fn bad_arguments_and_items_are_errors() {
+        let e = expand(
+            quote!(fast),
+            quote!(
+                fn f() {}
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("unknown argument `fast`"), "{e}");
+        let e = expand(
+            TokenStream::new(),
+            quote!(
+                struct S;
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("applies to a module"), "{e}");
+        let e = expand(
+            TokenStream::new(),
+            quote!(
+                mod m;
+            ),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("contents inline"), "{e}");
+    }
+
+    #[test]
+    fn sites_without_variables_get_no_hook() {
+        let out = expand(quote!(force), quote! { fn f() { let v = vec![1]; let _ = v.get(0); } })
+            .unwrap()
+            .to_string();
+        assert!(!out.contains("ARMED ["), "{out}");
+    }
+}
