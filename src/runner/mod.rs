@@ -16,6 +16,7 @@ mod kind;
 mod minimize;
 mod outcome;
 mod parallel;
+mod progress;
 mod regressions;
 mod search;
 

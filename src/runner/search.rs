@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::panic::Location;
 
 use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
+use super::progress::Progress;
 use super::{Config, StrategyKind};
 use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, GuaranteeStatement};
 use crate::report::{FailureKind, Profile, Report, Stats};
@@ -88,7 +89,9 @@ impl Config {
             (Budget::Confidence(_), Some((_, m))) => planned.div_ceil(m),
             _ => planned,
         };
+        let mut progress = Progress::new(self.name.as_deref());
         while search.wants_more(index, share(report.planned)) {
+            progress.tick(report.executions, share(report.planned), report.failures);
             if !self.in_shard(index) {
                 index += 1;
                 continue;

@@ -1,0 +1,65 @@
+//! A progress line on stderr for long runs: shown only when stderr is a terminal and the run
+//! has taken more than two seconds, so CI logs stay clean; `PCTVB_PROGRESS=0` turns it off.
+//! It writes to the stderr handle directly, so `cargo test` shows it while a test runs.
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+const QUIET_START: Duration = Duration::from_secs(2);
+const EVERY: Duration = Duration::from_millis(250);
+
+pub(super) struct Progress {
+    enabled: bool,
+    started: Instant,
+    last: Option<Instant>,
+    name: String,
+}
+
+impl Progress {
+    pub(super) fn new(name: Option<&str>) -> Progress {
+        let wanted = std::env::var("PCTVB_PROGRESS").map_or(true, |v| v != "0");
+        Progress {
+            enabled: wanted && std::io::stderr().is_terminal(),
+            started: Instant::now(),
+            last: None,
+            name: name.unwrap_or("run").to_string(),
+        }
+    }
+
+    /// Called after each execution; cheap when disabled or too early.
+    #[inline]
+    pub(super) fn tick(&mut self, done: u64, planned: u64, failures: u64) {
+        if self.enabled && done.is_multiple_of(64) {
+            self.show(done, planned, failures);
+        }
+    }
+
+    #[cold]
+    fn show(&mut self, done: u64, planned: u64, failures: u64) {
+        let now = Instant::now();
+        let elapsed = now - self.started;
+        if elapsed < QUIET_START || self.last.is_some_and(|l| now - l < EVERY) {
+            return;
+        }
+        self.last = Some(now);
+        let rate = done as f64 / elapsed.as_secs_f64();
+        let left = if planned > done && rate > 0.0 {
+            format!(", ~{:.0}s left", (planned - done) as f64 / rate)
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "\r\x1b[2Kpctvb: {} {done}/{planned} executions, {failures} failures, {rate:.0}/s{left}",
+            self.name
+        );
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if self.last.is_some() {
+            let _ = std::io::stderr().write_all(b"\r\x1b[2K");
+        }
+    }
+}
