@@ -7,9 +7,11 @@
 use std::fmt;
 use std::time::Duration;
 
+mod levels;
 mod schedule;
 mod shape;
 
+pub use levels::{LevelStats, OrderSet, SystematicReport};
 pub use schedule::ScheduleStep;
 pub(crate) use schedule::{full_text, is_long, is_preemption, schedule_steps};
 pub(crate) use shape::measure as measure_shape;
@@ -152,6 +154,8 @@ pub struct Report {
     pub regressions_replayed: u64,
     /// Things the user should know about the run (saved failures, fixed regressions, ...).
     pub notes: Vec<String>,
+    /// What a systematic search covered, level by level ([`crate::StrategyKind::Systematic`]).
+    pub systematic: Option<SystematicReport>,
 }
 
 impl Report {

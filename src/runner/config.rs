@@ -266,7 +266,10 @@ impl Config {
                 StrategyKind::Pct { depth }
                 | StrategyKind::Pctvb { depth, .. }
                 | StrategyKind::Combined { depth, .. } => *depth = d,
-                StrategyKind::ThreadBound { preemptions, .. } => *preemptions = d.saturating_sub(1),
+                StrategyKind::ThreadBound { preemptions, .. }
+                | StrategyKind::Systematic { preemptions, .. } => {
+                    *preemptions = d.saturating_sub(1)
+                }
             }
             if d == 0 {
                 return Err("depth must be at least 1 (depth 1 = no preemption)".into());
@@ -274,14 +277,17 @@ impl Config {
         }
         if let Some(v) = self.vars {
             match &mut kind {
-                StrategyKind::Pctvb { vars, .. } | StrategyKind::Combined { vars, .. } => *vars = v,
+                StrategyKind::Pctvb { vars, .. }
+                | StrategyKind::Combined { vars, .. }
+                | StrategyKind::Systematic { vars, .. } => *vars = v,
                 _ => return refuse("vars"),
             }
         }
         if let Some(t) = self.threads {
             match &mut kind {
                 StrategyKind::ThreadBound { threads, .. }
-                | StrategyKind::Combined { threads, .. } => *threads = t,
+                | StrategyKind::Combined { threads, .. }
+                | StrategyKind::Systematic { threads, .. } => *threads = t,
                 _ => return refuse("threads"),
             }
         }

@@ -2,7 +2,10 @@
 
 use super::config::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 use crate::guarantee;
-use crate::schedulers::{Combined, Pct, Pctvb, Random, Strategy, ThreadBound};
+use crate::schedulers::{
+    Combined, Pct, Pctvb, Random, Strategy, Systematic, SystematicParams, ThreadBound,
+    DEFAULT_ORDER_EPS,
+};
 
 /// Which scheduling strategy a run uses.
 ///
@@ -43,9 +46,34 @@ pub enum StrategyKind {
         /// Threads `t` involved in the bug.
         threads: u32,
     },
+    /// Systematic search ([`crate::schedulers::Systematic`], the paper's Algorithm 1): every
+    /// schedule with at most `preemptions` preemptions at accesses to any `vars` shared
+    /// variables, for the priority orders of `threads` threads, level by level, with
+    /// happens-before pruning; the report says which `(v, t, c)` levels were exhausted
+    /// ([`crate::report::SystematicReport`]). [`Config::iterations`](super::Config::iterations)
+    /// caps the executions; [`Config::confidence`](super::Config::confidence) sets `1 - eps`
+    /// for randomized thread-bounding orders (and lifts the cap).
+    Systematic {
+        /// Most preemptions `c` per schedule.
+        preemptions: u32,
+        /// Most variables `v` whose accesses are preemption points.
+        vars: u32,
+        /// Threads `t` whose orders the priority orders cover.
+        threads: u32,
+        /// Happens-before pruning (on by default; off only to measure it).
+        hb_pruning: bool,
+        /// Wall-time budget; the report then says which levels were completed.
+        max_time: Option<std::time::Duration>,
+    },
 }
 
 impl StrategyKind {
+    /// The systematic search up to `preemptions`, `vars` and `threads`, with happens-before
+    /// pruning and no time budget.
+    pub fn systematic(preemptions: u32, vars: u32, threads: u32) -> StrategyKind {
+        StrategyKind::Systematic { preemptions, vars, threads, hb_pruning: true, max_time: None }
+    }
+
     pub(super) fn build(&self) -> Box<dyn Strategy> {
         match *self {
             StrategyKind::Random => Box::new(Random),
@@ -56,6 +84,15 @@ impl StrategyKind {
             }
             StrategyKind::Combined { depth, vars, threads } => {
                 Box::new(Combined::new(depth, vars, threads))
+            }
+            StrategyKind::Systematic { preemptions, vars, threads, hb_pruning, .. } => {
+                Box::new(Systematic::new(SystematicParams {
+                    preemptions,
+                    vars,
+                    threads,
+                    hb_pruning,
+                    eps: DEFAULT_ORDER_EPS,
+                }))
             }
         }
     }
@@ -68,6 +105,7 @@ impl StrategyKind {
             StrategyKind::Pctvb { .. } => "pctvb",
             StrategyKind::ThreadBound { .. } => "threadbound",
             StrategyKind::Combined { .. } => "combined",
+            StrategyKind::Systematic { .. } => "systematic",
         }
     }
 
@@ -81,6 +119,7 @@ impl StrategyKind {
             "pctvb" => StrategyKind::Pctvb { depth, vars },
             "threadbound" => StrategyKind::ThreadBound { threads, preemptions: depth - 1 },
             "combined" => StrategyKind::Combined { depth, vars, threads },
+            "systematic" => StrategyKind::systematic(2, 2, threads),
             _ => return None,
         })
     }
@@ -92,7 +131,8 @@ impl StrategyKind {
             StrategyKind::Pct { depth }
             | StrategyKind::Pctvb { depth, .. }
             | StrategyKind::Combined { depth, .. } => Some(depth),
-            StrategyKind::ThreadBound { preemptions, .. } => Some(preemptions + 1),
+            StrategyKind::ThreadBound { preemptions, .. }
+            | StrategyKind::Systematic { preemptions, .. } => Some(preemptions + 1),
         }
     }
 
@@ -109,6 +149,8 @@ impl StrategyKind {
             StrategyKind::Pctvb { .. } => guarantee::Strategy::Pctvb,
             StrategyKind::ThreadBound { .. } => guarantee::Strategy::ThreadBound,
             StrategyKind::Combined { .. } => guarantee::Strategy::Combined,
+            // Not used: the systematic search runs its own loop and states its own coverage.
+            StrategyKind::Systematic { .. } => guarantee::Strategy::Combined,
         }
     }
 
@@ -117,7 +159,8 @@ impl StrategyKind {
         match *self {
             StrategyKind::Pctvb { vars, .. } => (vars, 0),
             StrategyKind::ThreadBound { threads, .. } => (0, threads),
-            StrategyKind::Combined { vars, threads, .. } => (vars, threads),
+            StrategyKind::Combined { vars, threads, .. }
+            | StrategyKind::Systematic { vars, threads, .. } => (vars, threads),
             _ => (0, 0),
         }
     }

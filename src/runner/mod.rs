@@ -19,6 +19,7 @@ mod parallel;
 mod progress;
 mod regressions;
 mod search;
+mod systematic;
 
 use std::panic::Location;
 use std::time::Instant;

@@ -163,6 +163,7 @@ impl Config {
             guarantee: None,
             regressions_replayed: 0,
             notes: Vec::new(),
+            systematic: None,
         }
     }
 

@@ -27,6 +27,9 @@ impl Config {
         {
             return self.search_parallel(seed, n, workers, body, at);
         }
+        if let StrategyKind::Systematic { .. } = kind {
+            return self.systematic(kind, seed, budget, body, at);
+        }
         let priority = kind != StrategyKind::Random;
         // Profiling runs under the random strategy; the search strategy replaces it after.
         let first: Box<dyn Strategy> = if priority { Box::new(Random) } else { kind.build() };

@@ -20,6 +20,7 @@ mod pctvb;
 mod priority;
 mod random;
 mod replay;
+mod systematic;
 mod thread_bound;
 
 pub use combined::Combined;
@@ -28,6 +29,10 @@ pub use pct::Pct;
 pub use pctvb::Pctvb;
 pub use random::Random;
 pub(crate) use replay::Replay;
+pub use systematic::{
+    LevelStats, OrderSet, Systematic, SystematicParams, TrackedVar, DEFAULT_ORDER_EPS,
+    MAX_EXHAUSTIVE_ORDERS,
+};
 pub use thread_bound::ThreadBound;
 
 use rand_chacha::ChaCha8Rng;

@@ -1,0 +1,151 @@
+//! What a systematic search covered: per `(v, t, c)` level, the executions run, the schedules
+//! pruned, and whether the level was exhausted; and the statement of a passing search.
+
+use std::fmt;
+
+pub use crate::schedulers::{LevelStats, OrderSet};
+
+/// The result of a systematic search ([`crate::StrategyKind::Systematic`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SystematicReport {
+    /// Most preemptions searched (`c`).
+    pub max_preemptions: u32,
+    /// Most variables searched (`v`).
+    pub max_vars: u32,
+    /// Thread bound of the priority orders (`t`).
+    pub max_threads: u32,
+    /// Whether happens-before pruning was on.
+    pub hb_pruning: bool,
+    /// Threads measured by profiling (`n`), the ones the priority orders order.
+    pub threads: usize,
+    /// The shared variables in search order (`site#iteration`); `Q` is their number.
+    pub variables: Vec<String>,
+    /// The priority orders enumerated.
+    pub orders: Option<OrderSet>,
+    /// Every level started, in search order.
+    pub levels: Vec<LevelStats>,
+    /// The level `(v, t, c)` of the first failing execution.
+    pub found_at: Option<(u32, u32, u32)>,
+    /// Executions before and including the first failing one (profiling excluded).
+    pub executions_to_bug: Option<u64>,
+    /// Whether every level up to the bounds was exhausted.
+    pub complete: bool,
+    /// What stopped the search early (a budget), if anything.
+    pub stopped_by: Option<String>,
+    /// Profiling executions run before the search.
+    pub profile_runs: u64,
+    /// Remarks (variables that became shared late, more threads than profiled, ...).
+    pub notes: Vec<String>,
+}
+
+impl SystematicReport {
+    /// `Q`, the number of shared variables searched.
+    pub fn shared_variables(&self) -> usize {
+        self.variables.len()
+    }
+
+    /// Executions of the search (profiling excluded).
+    pub fn executions(&self) -> u64 {
+        self.levels.iter().map(|l| l.executions).sum()
+    }
+
+    /// Schedules pruned by happens-before pruning.
+    pub fn pruned(&self) -> u64 {
+        self.levels.iter().map(|l| l.pruned).sum()
+    }
+
+    /// The last level `(v, t, c)` that was exhausted, in search order.
+    pub fn last_completed(&self) -> Option<(u32, u32, u32)> {
+        self.levels.iter().rev().find(|l| l.exhausted).map(|l| (l.v, l.t, l.c))
+    }
+
+    fn orders_clause(&self) -> String {
+        match &self.orders {
+            Some(OrderSet::Exhaustive { threads, orders }) => format!(
+                "for every priority order of all {threads} threads ({orders} initial orders and \
+                 every placement of each preempted thread; exhaustive, no probability caveat)"
+            ),
+            Some(OrderSet::Random { threads, orders, eps }) => format!(
+                "for all orders of <= {} threads among {threads} (with probability >= {} for \
+                 the {orders} randomized thread-bounding orders, Lemma 4.1)",
+                self.max_threads,
+                1.0 - eps
+            ),
+            None => "before any priority order was run".to_string(),
+        }
+    }
+
+    /// What the search established, in one sentence: the bug's level, the exhausted bounds,
+    /// or the last level completed before a budget stopped it.
+    pub fn statement(&self) -> String {
+        let q = self.shared_variables();
+        if let Some((v, t, c)) = self.found_at {
+            return format!(
+                "systematic search found the bug at level (v={v}, t={t}, c={c}) after {} \
+                 executions: a schedule with {c} preemptions at accesses to {v} of Q={q} shared \
+                 variables",
+                self.executions_to_bug.unwrap_or(0)
+            );
+        }
+        let v_reached = self.max_vars.min(q as u32);
+        if self.complete {
+            let c = if v_reached == 0 { 0 } else { self.max_preemptions };
+            return format!(
+                "exhaustively explored all schedules with <= {c} preemptions at accesses to any \
+                 <= {v_reached} of Q={q} shared variables, {} ({} executions, {} schedules \
+                 pruned by happens-before)",
+                self.orders_clause(),
+                self.executions(),
+                self.pruned()
+            );
+        }
+        let why = self.stopped_by.as_deref().unwrap_or("the search stopped");
+        match self.last_completed() {
+            Some((v, _, c)) => format!(
+                "{why}: exhaustively explored every level up to (v={v}, c={c}): all schedules \
+                 with <= {c} preemptions at accesses to any <= {v} of Q={q} shared variables \
+                 (and those of every earlier level), {}; later levels were not finished ({} \
+                 executions)",
+                self.orders_clause(),
+                self.executions()
+            ),
+            None => format!("{why} before the first level was exhausted"),
+        }
+    }
+
+    /// The per-level table, one line per level.
+    pub fn level_table(&self) -> String {
+        let mut out = format!(
+            "  {:>3} {:>3} {:>3} {:>8} {:>11} {:>8}  exhausted\n",
+            "v", "t", "c", "subsets", "executions", "pruned"
+        );
+        for l in &self.levels {
+            out += &format!(
+                "  {:>3} {:>3} {:>3} {:>8} {:>11} {:>8}  {}\n",
+                l.v,
+                l.t,
+                l.c,
+                l.subsets,
+                l.executions,
+                l.pruned,
+                if l.exhausted { "yes" } else { "no" }
+            );
+        }
+        out.pop();
+        out
+    }
+}
+
+impl fmt::Display for SystematicReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.statement())?;
+        write!(f, "{}", self.level_table())?;
+        if !self.variables.is_empty() {
+            write!(f, "\n  shared variables in search order: {}", self.variables.join(", "))?;
+        }
+        for note in &self.notes {
+            write!(f, "\n  note: {note}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,137 @@
+//! The systematic search loop ([`StrategyKind::Systematic`]): profiling, then one execution per
+//! work item of the [`crate::schedulers::Systematic`] strategy until a failure, exhaustion of
+//! every level, or the budget.
+
+use std::collections::HashSet;
+use std::panic::Location;
+use std::time::Instant;
+
+use super::config::{Budget, PROFILE_INDEX_BASE};
+use super::{Config, StrategyKind};
+use crate::report::{Report, SystematicReport};
+use crate::runtime::{Execution, StackPool};
+use crate::schedulers::{Strategy, Systematic, SystematicParams, DEFAULT_ORDER_EPS};
+
+impl Config {
+    pub(super) fn systematic(
+        &self,
+        kind: StrategyKind,
+        seed: u64,
+        budget: Budget,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+    ) -> Report {
+        let started = Instant::now();
+        let StrategyKind::Systematic { preemptions, vars, threads, hb_pruning, max_time } = kind
+        else {
+            unreachable!("systematic() runs only the systematic strategy")
+        };
+        let (eps, max_executions) = match budget {
+            Budget::Iterations(n) => (DEFAULT_ORDER_EPS, n),
+            Budget::Confidence(c) => (1.0 - c, u64::MAX),
+        };
+        let params = SystematicParams { preemptions, vars, threads, hb_pruning, eps };
+        let strategy = Systematic::new(params);
+        let engine = strategy.engine();
+        let describe = strategy.describe();
+        let exec = Execution::new(Box::new(strategy), self.limits());
+        let mut pool = StackPool::new(self.stack_size);
+        let mut report = self.empty_report(describe, seed, max_executions);
+        let mut schedules = HashSet::new();
+
+        // Profiling (random choices): the threads the priority orders order, and the variables
+        // that are shared. A failure found here is kept in case the search does not find one.
+        let mut profile_failure = None;
+        let profile_runs = self.profile_runs.max(1);
+        for i in 0..profile_runs {
+            let index = PROFILE_INDEX_BASE + i;
+            let outcome = exec.run_one(&mut pool, seed, index, body, at);
+            report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
+            report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
+            if let Some(cause) = outcome.failure {
+                if profile_failure.is_none() {
+                    profile_failure =
+                        Some(self.failure(&exec, &cause, seed, index, outcome.digest));
+                }
+            }
+        }
+        let n = report.stats.max_threads.max(1);
+        engine.borrow_mut().start(n, seed);
+
+        let mut stopped_by = None;
+        let mut complete = false;
+        let mut found_at = None;
+        let mut executions_to_bug = None;
+        let mut index = 0u64;
+        loop {
+            if index >= max_executions {
+                stopped_by = Some(format!("the budget of {max_executions} executions ran out"));
+                break;
+            }
+            if let Some(limit) = max_time {
+                if started.elapsed() >= limit {
+                    stopped_by = Some(format!("the time budget of {limit:?} ran out"));
+                    break;
+                }
+            }
+            if !engine.borrow_mut().advance() {
+                complete = true;
+                break;
+            }
+            let outcome = exec.run_one(&mut pool, seed, index, body, at);
+            report.executions += 1;
+            report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
+            report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
+            schedules.insert(exec.schedule_hash());
+            if let Some(cause) = outcome.failure {
+                report.failures += 1;
+                if report.failure.is_none() {
+                    report.failure = Some(self.failure(&exec, &cause, seed, index, outcome.digest));
+                    found_at = engine.borrow().current_level().map(|(v, c)| (v, threads, c));
+                    executions_to_bug = Some(index + 1);
+                }
+                if self.stop_at_first_failure {
+                    break;
+                }
+            }
+            index += 1;
+        }
+        if report.failure.is_none() {
+            if let Some(f) = profile_failure {
+                report.failures += 1;
+                report.failure = Some(f);
+            }
+        }
+        report.stats.distinct_schedules = schedules.len() as u64;
+        report.stats.variables = exec.var_report();
+
+        let engine = engine.borrow();
+        let mut notes: Vec<String> = engine.notes().to_vec();
+        if report.stats.max_threads > n {
+            notes.push(format!(
+                "some executions had {} threads, more than the {n} profiling measured; the \
+                 extra threads always ran below the ordered ones",
+                report.stats.max_threads
+            ));
+        }
+        let systematic = SystematicReport {
+            max_preemptions: preemptions,
+            max_vars: vars,
+            max_threads: threads,
+            hb_pruning,
+            threads: n,
+            variables: engine.variables(),
+            orders: engine.orders().cloned(),
+            levels: engine.levels().to_vec(),
+            found_at,
+            executions_to_bug,
+            complete: complete && found_at.is_none(),
+            stopped_by,
+            profile_runs,
+            notes,
+        };
+        report.notes.push(format!("systematic: {systematic}"));
+        report.systematic = Some(systematic);
+        report
+    }
+}

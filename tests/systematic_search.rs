@@ -1,0 +1,183 @@
+//! The systematic search as a user meets it: bug-free programs are exhausted and the report
+//! says what was covered, happens-before pruning saves executions without losing bugs, spin
+//! loops end, budgets stop the search with the last completed level, and failures replay.
+
+#[path = "common/paper_figures.rs"]
+mod paper_figures;
+
+use paper_figures::{figure_10, figure_12, figure_2_bystanders, figure_3, figure_4};
+use pctvb::report::OrderSet;
+use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use pctvb::sync::{Arc, Mutex};
+use pctvb::{thread, Config, Report, StrategyKind};
+
+fn config() -> Config {
+    Config::new().ignore_env().seed(7).profile_runs(2).iterations(1_000_000)
+}
+
+fn run(kind: StrategyKind, body: impl Fn() + Sync) -> Report {
+    config().strategy(kind).run(body)
+}
+
+/// Three threads increment a Mutex-protected counter and an atomic one: no bug.
+fn correct_counters() {
+    let m = Arc::new(Mutex::new(0));
+    let a = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..3)
+        .map(|_| {
+            let (m, a) = (m.clone(), a.clone());
+            thread::spawn(move || {
+                *m.lock().unwrap() += 1;
+                a.fetch_add(1, SeqCst);
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(*m.lock().unwrap(), 3);
+    assert_eq!(a.load(SeqCst), 3);
+}
+
+#[test]
+fn a_correct_program_is_exhausted_at_c2_v2_and_the_report_says_so() {
+    let report = run(StrategyKind::systematic(2, 2, 4), correct_counters);
+    report.assert_ok();
+    let sys = report.systematic.as_ref().unwrap();
+    assert!(sys.complete, "{sys}");
+    assert_eq!(sys.shared_variables(), 2, "{sys}");
+    assert!(matches!(sys.orders, Some(OrderSet::Exhaustive { threads: 4, orders: 24 })));
+    // Every level up to (v=2, c=2) was run to the end.
+    for (v, c) in [(0, 0), (1, 1), (1, 2), (2, 1), (2, 2)] {
+        let level = sys.levels.iter().find(|l| (l.v, l.c) == (v, c)).expect("level run");
+        assert!(level.exhausted && level.executions > 0, "{sys}");
+    }
+    let statement = sys.statement();
+    assert!(
+        statement.starts_with(
+            "exhaustively explored all schedules with <= 2 preemptions at accesses to any <= 2 \
+             of Q=2 shared variables, for every priority order of all 4 threads"
+        ),
+        "{statement}"
+    );
+    assert!(statement.contains("no probability caveat"), "{statement}");
+    assert!(report.summary().contains("exhaustively explored"), "{}", report.summary());
+    assert_eq!(report.executions, sys.executions());
+    println!("{}", report.summary());
+}
+
+#[test]
+fn hb_pruning_runs_fewer_executions_and_finds_the_same_bugs() {
+    let programs: [(&str, fn(), u32); 5] = [
+        ("figure 3", figure_3, 2),
+        ("figure 4", figure_4, 2),
+        ("figure 10", figure_10, 3),
+        ("figure 12", figure_12, 2),
+        ("correct counters", correct_counters, 2),
+    ];
+    for (name, body, t) in programs {
+        let with = run(StrategyKind::systematic(2, 2, t), body);
+        let without = run(
+            StrategyKind::Systematic {
+                preemptions: 2,
+                vars: 2,
+                threads: t,
+                hb_pruning: false,
+                max_time: None,
+            },
+            body,
+        );
+        let (a, b) = (with.systematic.unwrap(), without.systematic.unwrap());
+        println!(
+            "{name}: to bug or exhaustion {} executions with pruning ({} pruned), {} without",
+            a.executions(),
+            a.pruned(),
+            b.executions()
+        );
+        assert_eq!(with.failure.is_some(), without.failure.is_some(), "{name}");
+        assert_eq!(a.found_at, b.found_at, "{name}");
+        assert!(a.executions() <= b.executions(), "{name}: {a}\n{b}");
+        assert_eq!(b.pruned(), 0);
+    }
+}
+
+#[test]
+fn the_search_never_hangs_on_a_spin_loop() {
+    let report = run(StrategyKind::systematic(2, 1, 2), || {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let h = thread::spawn(move || f.store(true, SeqCst));
+        while !flag.load(SeqCst) {
+            thread::yield_now();
+        }
+        h.join().unwrap();
+    });
+    report.assert_ok();
+    assert!(report.systematic.as_ref().unwrap().complete);
+}
+
+#[test]
+fn a_budget_stops_the_search_with_the_last_completed_level() {
+    let report =
+        config().iterations(40).strategy(StrategyKind::systematic(2, 2, 4)).run(correct_counters);
+    report.assert_ok();
+    let sys = report.systematic.as_ref().unwrap();
+    assert!(!sys.complete);
+    assert_eq!(report.executions, 40);
+    assert_eq!(sys.last_completed(), Some((0, 4, 0)), "{sys}");
+    let statement = sys.statement();
+    assert!(statement.starts_with("the budget of 40 executions ran out"), "{statement}");
+    assert!(statement.contains("up to (v=0, c=0)"), "{statement}");
+
+    let report = config()
+        .strategy(StrategyKind::Systematic {
+            preemptions: 2,
+            vars: 2,
+            threads: 2,
+            hb_pruning: true,
+            max_time: Some(std::time::Duration::ZERO),
+        })
+        .run(correct_counters);
+    assert_eq!(report.executions, 0);
+    assert!(report.systematic.unwrap().statement().contains("time budget"));
+}
+
+#[test]
+fn a_failure_found_by_the_search_replays_from_its_token() {
+    let report = run(StrategyKind::systematic(2, 2, 2), figure_4);
+    let failure = report.failure().expect("figure 4's bug");
+    let token = failure.token.clone().expect("a token");
+    let replayed = Config::new().ignore_env().replay(token).run(figure_4);
+    let again = replayed.failure().expect("the replay fails the same way");
+    assert_eq!(again.message, failure.message);
+}
+
+#[test]
+fn many_threads_use_randomized_thread_bounding_orders_with_lemma_4_1() {
+    // Six threads (three bystanders): 7! fragment orders at c = 1 are more than Lemma 4.1's
+    // count for t = 2, so random permutations are drawn and the statement carries eps.
+    let report = run(StrategyKind::systematic(1, 1, 2), figure_2_bystanders);
+    let sys = report.systematic.as_ref().unwrap();
+    let Some(OrderSet::Random { threads: 6, orders, eps }) = sys.orders else { panic!("{sys}") };
+    let expected = pctvb::guarantee::lemma_4_1_executions(7, 3, 0.01).unwrap();
+    assert_eq!((orders, eps), (expected, 0.01));
+    assert_eq!(sys.found_at, Some((1, 2, 1)), "{sys}");
+
+    // A passing run states the probability caveat.
+    let report = run(StrategyKind::systematic(1, 1, 2), || {
+        let hs: Vec<_> = (0..5).map(|_| thread::spawn(thread::yield_now)).collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    let statement = report.systematic.unwrap().statement();
+    assert!(statement.contains("with probability >= 0.99"), "{statement}");
+}
+
+#[test]
+fn the_strategy_is_selectable_by_name_and_takes_the_bounds() {
+    let kind = StrategyKind::from_name("systematic").unwrap();
+    assert_eq!(kind.name(), "systematic");
+    let resolved = Config::new().strategy(kind).depth(2).vars(1).threads(3).resolved_strategy();
+    assert_eq!(resolved, Ok(StrategyKind::systematic(1, 1, 3)));
+}
