@@ -329,18 +329,14 @@ impl fmt::Display for Failure {
             }
         }
         if let Some(shape) = &self.shape {
-            match self.minimized_from {
-                Some(from) if from != self.preemptions => writeln!(
+            writeln!(f, "\npctvb: bug shape: {shape}")?;
+            if let Some(from) = self.minimized_from.filter(|&from| from != self.preemptions) {
+                writeln!(
                     f,
-                    "
-pctvb: bug shape: {shape} (minimized from {from} preemptions in {} replays)",
-                    self.minimization_runs
-                )?,
-                _ => writeln!(
-                    f,
-                    "
-pctvb: bug shape: {shape}"
-                )?,
+                    "       (minimized from {} in {})",
+                    plural(from, "preemption"),
+                    plural(self.minimization_runs as usize, "replay")
+                )?;
             }
         }
         if let Some(cmd) = &self.replay_command {

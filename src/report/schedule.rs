@@ -70,15 +70,12 @@ fn operation(s: &Step, describe: &impl Fn(ObjectId) -> String) -> String {
     text
 }
 
-/// `Mutex@src/bank/ledger.rs:12:20` -> `Mutex@ledger.rs:12`: enough to find the object in a
-/// report that must fit 100 columns.
+/// `Mutex@src/bank/ledger.rs:12:20` -> `Mutex@ledger.rs:12:20`: enough to find the object in
+/// a report that must fit 100 columns (the column tells apart objects created on one line).
 fn short_object(full: &str) -> String {
     match full.split_once('@') {
         Some((kind, site)) => {
-            let site = without_column(site);
-            let file = Path::new(&site)
-                .file_name()
-                .map_or(site.clone(), |f| f.to_string_lossy().into_owned());
+            let file = Path::new(site).file_name().map_or(site.into(), |f| f.to_string_lossy());
             format!("{kind}@{file}")
         }
         None => full.to_string(),
@@ -131,8 +128,9 @@ fn lines(steps: &[ScheduleStep]) -> Vec<Line<'_>> {
 
 /// Prints the schedule; returns whether lines were left out (the full trace is in a file).
 pub(crate) fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep]) -> fmt::Result {
-    writeln!(f, "  {:>5}  {:<8} {:<40} location", "step", "thread", "operation")?;
     let lines = lines(steps);
+    let width = steps.iter().map(|s| s.operation.len()).max().unwrap_or(0).clamp(9, 44);
+    writeln!(f, "  {:>5}  {:<8} {:<width$} location", "step", "thread", "operation")?;
     let (head, tail_from) = if lines.len() > SHOWN_LINES {
         (10, lines.len() - (SHOWN_LINES - 10))
     } else {
@@ -152,13 +150,13 @@ pub(crate) fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep])
                         .iter()
                         .find(|o| o.thread == s.next)
                         .map_or_else(|| format!("t{}", s.next), |o| o.thread_label.clone());
-                    format!("  <- preempted, {next} runs")
+                    format!("  <- preempted: {next}")
                 } else {
                     String::new()
                 };
                 writeln!(
                     f,
-                    "  {:>5}  {:<8} {:<40} {}{mark}",
+                    "  {:>5}  {:<8} {:<width$} {}{mark}",
                     s.step, s.thread_label, s.operation, s.location
                 )?;
             }
