@@ -160,7 +160,7 @@ fn the_tables_are_registered_before_main() {
     assert_eq!(head.kind, StaticVarKind::Atomic);
     assert!(head.file.ends_with("instrument_stack.rs"));
     assert_eq!(var("Stack.log").kind, StaticVarKind::Mutex);
-    assert_eq!(var("Box::new").kind, StaticVarKind::Heap);
+    assert_eq!(var("Box::new(let node)").kind, StaticVarKind::Heap);
 
     let sites = instrument::sites();
     let site = |label: &str| {

@@ -57,6 +57,41 @@
 //! naming the site and the variable. Armed raw-pointer hooks check the same for heap
 //! variables (a dereference outside instrumented code has no hook and cannot be checked).
 //!
+//! # Tracking sessions
+//!
+//! [`track`] starts a process-wide session (runs spread executions over worker threads): one
+//! session at a time, seen by every run in the process while it lasts. Heap variables and
+//! shadow stacks are per execution. How a search would drive it: for each variable set the
+//! strategy picks (or `l` of loop-iteration bounding), start a session with that selection and
+//! run; `static_var_of` maps a run's variables (`Report` profiles) to the static ids, and
+//! `origin_counts` says how many came from the static pass and how many only from profiling.
+//!
+//! # Compile errors, never silent skips
+//!
+//! Constructs the pass cannot see are errors pointing at them, for example a macro whose
+//! arguments may access shared state:
+//!
+//! ```compile_fail
+//! #[pctvb::instrument]
+//! mod m {
+//!     use std::sync::atomic::{AtomicUsize, Ordering};
+//!     pub fn f(a: &AtomicUsize) { my_log!(a.load(Ordering::SeqCst)); }
+//! }
+//! ```
+//!
+//! a glob import of `std` (it hides which paths to rewrite), or a std item pctvb does not
+//! model:
+//!
+//! ```compile_fail
+//! #[pctvb::instrument]
+//! mod m { use std::*; }
+//! ```
+//!
+//! ```compile_fail
+//! #[pctvb::instrument]
+//! mod m { pub fn f(_: std::sync::Exclusive<u8>) {} }
+//! ```
+//!
 //! # Example
 //!
 //! ```

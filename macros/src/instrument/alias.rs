@@ -641,7 +641,14 @@ impl Analyzer {
             self.base(t, var);
             return t;
         }
-        let (args, rets) = self.args_and_closures(&call.args, None);
+        // Pointer conversions keep the name of what they convert (`Box::into_raw(Box::new(..))`).
+        let (args, rets) = if call.args.len() == 1
+            && matches!(last.as_str(), "into_raw" | "leak" | "new_unchecked" | "from")
+        {
+            (vec![self.expr_named(&call.args[0], hint)], Vec::new())
+        } else {
+            self.args_and_closures(&call.args, None)
+        };
         let out = self.temp();
         for &r in &rets {
             self.copy(r, out);
@@ -1190,16 +1197,21 @@ mod tests {
         });
         assert_eq!(
             vars,
-            vec!["Atomic:Stack.head", "Atomic:Stack.len", "Mutex:Stack.log", "Heap:Box::new"]
+            vec![
+                "Atomic:Stack.head",
+                "Atomic:Stack.len",
+                "Mutex:Stack.log",
+                "Heap:Box::new(let node)"
+            ]
         );
         assert_eq!(may_of(&may, "self.head.load"), ["Stack.head"]);
         assert_eq!(may_of(&may, "self.head.compare_exchange"), ["Stack.head"]);
         assert_eq!(may_of(&may, "self.len.fetch_add"), ["Stack.len"]);
         assert_eq!(may_of(&may, "self.log.lock"), ["Stack.log"]);
-        assert_eq!(may_of(&may, "*node"), ["Box::new"]);
+        assert_eq!(may_of(&may, "*node"), ["Box::new(let node)"]);
         // `head` was loaded from `Stack.head`, which holds node pointers.
-        assert_eq!(may_of(&may, "*head"), ["Box::new"]);
-        assert_eq!(may_of(&may, "Box::new"), ["Box::new"]);
+        assert_eq!(may_of(&may, "*head"), ["Box::new(let node)"]);
+        assert_eq!(may_of(&may, "Box::new"), ["Box::new(let node)"]);
     }
 
     #[test]

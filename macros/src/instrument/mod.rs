@@ -149,7 +149,7 @@ fn table_module(
         Item::Fn(f) => f.sig.ident.to_string(),
         Item::Impl(i) => {
             let ty = &i.self_ty;
-            format!("impl {}", quote!(#ty)).replace(' ', "")
+            format!("impl {}", quote!(#ty).to_string().replace(' ', ""))
         }
         _ => String::new(),
     };

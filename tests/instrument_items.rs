@@ -1,0 +1,98 @@
+//! `#[pctvb::instrument]` on an impl block and on a function (not only modules): the table
+//! module is generated next to the item, fields declared outside the item make their sites
+//! may-access-anything, and flows through locals, clones, closures and `thread::spawn` inside
+//! a function are followed.
+
+use pctvb::instrument::{self, Selection, SiteKind};
+use pctvb::sync::atomic::{AtomicUsize, Ordering};
+use pctvb::sync::{Arc, Mutex};
+
+pub struct Account {
+    balance: Mutex<i64>,
+    ops: AtomicUsize,
+}
+
+impl Account {
+    fn new(balance: i64) -> Account {
+        Account { balance: Mutex::new(balance), ops: AtomicUsize::new(0) }
+    }
+}
+
+// The struct is declared outside the annotated item: the pass cannot see what its fields
+// hold, so the sites on them may access anything.
+#[pctvb::instrument(force)]
+impl Account {
+    fn withdraw(&self, amount: i64) -> bool {
+        self.ops.fetch_add(1, Ordering::SeqCst);
+        let mut b = self.balance.lock().unwrap();
+        if *b >= amount {
+            *b -= amount;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// A whole test body written against std, instrumented as one function.
+#[pctvb::instrument(force)]
+fn body() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::thread;
+
+    let hits = Arc::new(AtomicUsize::new(0));
+    let misses = Arc::new(AtomicUsize::new(0));
+    let h2 = hits.clone();
+    let t = thread::spawn(move || {
+        h2.fetch_add(1, Ordering::SeqCst);
+    });
+    hits.fetch_add(1, Ordering::SeqCst);
+    misses.load(Ordering::SeqCst);
+    t.join().unwrap();
+    hits.load(Ordering::SeqCst)
+}
+
+fn sites_of(module_part: &str) -> Vec<instrument::SiteInfo> {
+    instrument::sites().into_iter().filter(|s| s.module.contains(module_part)).collect()
+}
+
+#[test]
+fn an_impl_block_is_instrumented_and_outside_fields_are_anything() {
+    let sites = sites_of("impl Account");
+    let fetch = sites.iter().find(|s| s.label == "self.ops.fetch_add").unwrap();
+    assert_eq!(fetch.kind, SiteKind::Atomic);
+    assert!(fetch.hooked);
+    assert_eq!(fetch.may_access, None, "a field of a struct declared outside: anything");
+    let lock = sites.iter().find(|s| s.label == "self.balance.lock").unwrap();
+    assert_eq!(lock.kind, SiteKind::Lock);
+    assert_eq!(lock.may_access, None);
+}
+
+#[test]
+fn a_function_is_instrumented_and_flows_are_followed() {
+    let vars: Vec<_> =
+        instrument::variables().into_iter().filter(|v| v.module.ends_with("::body")).collect();
+    let hits = vars.iter().find(|v| v.name == "let hits").expect("the atomic in `let hits`");
+    let misses = vars.iter().find(|v| v.name == "let misses").unwrap();
+    let sites = sites_of("::body");
+    let in_thread = sites.iter().find(|s| s.label == "h2.fetch_add").unwrap();
+    assert_eq!(in_thread.may_access, Some(vec![hits.id]), "clone, move into spawn");
+    let miss_load = sites.iter().find(|s| s.label == "misses.load").unwrap();
+    assert_eq!(miss_load.may_access, Some(vec![misses.id]));
+}
+
+#[test]
+fn both_run_under_pctvb_with_the_soundness_check() {
+    let _tracking = instrument::track(Selection::All).soundness_check(true);
+    let report = pctvb::Config::new().iterations(50).seed(4).run(|| {
+        assert_eq!(body(), 2);
+        let a = Arc::new(Account::new(10));
+        let a2 = a.clone();
+        let t = pctvb::thread::spawn(move || a2.withdraw(7));
+        let mine = a.withdraw(7);
+        let theirs = t.join().unwrap();
+        assert!(mine ^ theirs, "exactly one withdrawal succeeds");
+    });
+    assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+}
