@@ -770,6 +770,12 @@ impl Analyzer {
                 self.site_node[id] = Some(p);
                 self.deref(p)
             }
+            (_, Expr::Path(path)) => {
+                // A `static mut`: the access is of the static itself.
+                let v = self.path_value(&path.path);
+                self.site_node[id] = Some(v);
+                v
+            }
             (_, other) => self.expr(other),
         }
     }
@@ -987,6 +993,12 @@ impl Analyzer {
             Expr::Macro(m) => {
                 // `*p = v` (a write site) and `*p.add(i) = v`.
                 if let Some((id, inner)) = sites::parse_marker(&m.mac) {
+                    if let Expr::Path(p) = &inner {
+                        let v = self.path_value(&p.path);
+                        self.site_node[id] = Some(v);
+                        self.assign(&inner, value);
+                        return;
+                    }
                     if let Expr::Unary(u) = &inner {
                         let p = self.expr(&u.expr);
                         self.site_node[id] = Some(p);

@@ -159,6 +159,13 @@ impl Hooker<'_> {
                 }
                 Expr::Call(c)
             }
+            (_, Expr::Path(path)) => {
+                // A `static mut`: probe its address before the statement (as a place it
+                // cannot be wrapped in a block).
+                let probe = self.probe(id, quote!(&::core::ptr::addr_of!(#path)));
+                let _unplaced = self.defer(probe);
+                Expr::Path(path)
+            }
             (_, other) => other,
         }
     }

@@ -8,6 +8,7 @@
 //! - a dereference `*e` inside unsafe code (safe code cannot dereference raw pointers, and
 //!   safe Rust has no data races);
 //! - a call of `ptr::read`, `ptr::write` and their volatile/unaligned variants;
+//! - a use of a `static mut` of the item (inside unsafe code);
 //! - a heap allocation `Box::new`, `Arc::new`, `Rc::new` (an allocation site, hooked so the
 //!   run time learns the address range of the variable it creates).
 //!
@@ -282,7 +283,18 @@ pub(crate) fn is_expr_macro(mac: &syn::Macro) -> bool {
 /// Numbers the sites of `item`, wrapping each in a marker. Errors: constructs the pass cannot
 /// see into (macros with unknown arguments that mention access methods or `unsafe`).
 pub(crate) fn number(item: &mut Item) -> syn::Result<Vec<Site>> {
-    let mut n = Numberer { sites: Vec::new(), unsafe_depth: 0, errors: Vec::new() };
+    struct StaticMuts(std::collections::HashSet<String>);
+    impl<'a> syn::visit::Visit<'a> for StaticMuts {
+        fn visit_item_static(&mut self, s: &'a syn::ItemStatic) {
+            if matches!(s.mutability, syn::StaticMutability::Mut(_)) {
+                self.0.insert(s.ident.to_string());
+            }
+        }
+    }
+    let mut muts = StaticMuts(Default::default());
+    syn::visit::Visit::visit_item(&mut muts, item);
+    let mut n =
+        Numberer { sites: Vec::new(), unsafe_depth: 0, errors: Vec::new(), static_muts: muts.0 };
     n.visit_item_mut(item);
     let mut errors = n.errors.into_iter();
     if let Some(mut first) = errors.next() {
@@ -298,6 +310,8 @@ struct Numberer {
     sites: Vec<Site>,
     unsafe_depth: u32,
     errors: Vec<syn::Error>,
+    /// `static mut` items of the instrumented item: reading or writing one is an access.
+    static_muts: std::collections::HashSet<String>,
 }
 
 fn text(tokens: impl ToTokens) -> String {
@@ -447,6 +461,16 @@ impl VisitMut for Numberer {
                     let span = c.func.span();
                     self.mark(e, SiteKind::Alloc, false, span, label);
                 }
+            }
+            Expr::Path(p)
+                if self.unsafe_depth > 0
+                    && p.qself.is_none()
+                    && p.path.segments.len() == 1
+                    && self.static_muts.contains(&p.path.segments[0].ident.to_string()) =>
+            {
+                let span = p.path.segments[0].ident.span();
+                let label = p.path.segments[0].ident.to_string();
+                self.mark(e, SiteKind::Deref, false, span, label);
             }
             Expr::Assign(a) => mark_write(&mut self.sites, &a.left),
             Expr::Binary(b) if is_compound_assign(&b.op) => mark_write(&mut self.sites, &b.left),
