@@ -17,7 +17,9 @@
 //! access checks that the address really belongs to a tracked variable (the PCTVB paper's
 //! dynamic check) and only then becomes a scheduling point, an access of that variable that
 //! strategies see like any other. Atomic, lock and cell operations are scheduling points of
-//! their own; their hooks count hits and serve the soundness check.
+//! their own; their hooks count hits and serve the soundness check. With
+//! [`Tracking::gate_primitives`], atomic and cell operations on untracked variables stop being
+//! scheduling points (synchronization operations always are), as accesses at unarmed sites.
 //!
 //! # When the instrumentation is on
 //!
@@ -127,7 +129,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use once_cell::sync::Lazy;
 
-use crate::runtime::{in_execution, with_execution, EventKind, Handle};
+use crate::runtime::{in_execution, with_execution, EventKind, Handle, ObjectId};
 use crate::vars::{VarInfo, VarKind};
 
 /// The kind of access a site performs.
@@ -385,12 +387,13 @@ pub fn track(selection: impl Into<Selection>) -> Tracking {
         id: SESSION_IDS.fetch_add(1, Ordering::Relaxed),
         tracked,
         soundness: AtomicBool::new(false),
+        gate: AtomicBool::new(false),
         loop_bound: AtomicU64::new(NO_BOUND),
         statics,
         stats: Mutex::new(Stats { hooked_sites, armed_sites: armed.len(), ..Stats::default() }),
     };
     *SESSION.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(session));
-    Tracking { armed, soundness: false, loop_bound: false, _lock: lock }
+    Tracking { armed, soundness: false, loop_bound: false, gate: false, _lock: lock }
 }
 
 /// A tracking session; dropping it disarms its hooks.
@@ -399,6 +402,7 @@ pub struct Tracking {
     armed: Vec<(usize, usize)>,
     soundness: bool,
     loop_bound: bool,
+    gate: bool,
     _lock: MutexGuard<'static, ()>,
 }
 
@@ -440,6 +444,28 @@ impl Tracking {
         self
     }
 
+    /// Variable bounding for primitives: with `true`, an atomic operation or `UnsafeCell`
+    /// access (`with`, `with_mut`) on an object whose variable the static pass found but which
+    /// is not tracked is not a scheduling point, as an access at an unarmed site of the paper
+    /// (synchronization operations, spawn and join always are). Objects created outside
+    /// instrumented code are not affected. Every 1000 skipped accesses of an execution one
+    /// scheduling point is kept, so a spin loop on an untracked flag still reaches the
+    /// step limit instead of hanging. Replaying a failure needs the same session.
+    pub fn gate_primitives(mut self, on: bool) -> Tracking {
+        if on != self.gate {
+            if on {
+                GATE_SESSIONS.fetch_add(1, Ordering::Relaxed);
+            } else {
+                GATE_SESSIONS.fetch_sub(1, Ordering::Relaxed);
+            }
+            self.gate = on;
+        }
+        if let Some(s) = session() {
+            s.gate.store(on, Ordering::Relaxed);
+        }
+        self
+    }
+
     /// The session's counters so far.
     pub fn stats(&self) -> Stats {
         session()
@@ -461,6 +487,9 @@ impl Drop for Tracking {
         if self.loop_bound {
             LOOP_SESSIONS.fetch_sub(1, Ordering::Relaxed);
         }
+        if self.gate {
+            GATE_SESSIONS.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 
@@ -471,6 +500,8 @@ struct Session {
     id: u64,
     tracked: HashSet<StaticVarId>,
     soundness: AtomicBool,
+    /// Whether data accesses of untracked static variables are not scheduling points.
+    gate: AtomicBool,
     /// Loop-iteration bound `l` ([`NO_BOUND`]: none).
     loop_bound: AtomicU64,
     /// Tracked statics: (start, end, variable, handle).
@@ -512,6 +543,10 @@ struct Local {
     loop_counts: HashMap<(usize, u64), u32>,
     /// Allocation site -> allocations so far: the next instance number.
     instances: HashMap<usize, u32>,
+    /// Gating decisions by object id: 0 not decided yet, 1 schedule, 2 skip.
+    gate: Vec<u8>,
+    /// Data accesses skipped by gating since the last forced scheduling point.
+    skipped: u32,
 }
 
 thread_local! {
@@ -548,6 +583,13 @@ fn find(session: &Session, gen: u64, addr: usize) -> Option<(StaticVarId, *const
 /// Sessions with the soundness check on, process-wide: the check in the scheduling point
 /// costs one load while this is 0.
 static SOUNDNESS_SESSIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sessions gating primitive data accesses, process-wide: the gate in the scheduling point
+/// costs one load while this is 0.
+static GATE_SESSIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Skipped data accesses after which one scheduling point is kept anyway.
+const GATE_FORCE_EVERY: u32 = 1000;
 
 /// Sessions bounding loop iterations, process-wide: instrumented functions maintain the
 /// shadow stack only while this is not 0.
@@ -607,6 +649,59 @@ fn checked(kind: EventKind) -> bool {
             | EventKind::Send
             | EventKind::Recv
     )
+}
+
+/// Whether some session gates primitive data accesses (one relaxed load).
+#[inline]
+pub(crate) fn gating_active() -> bool {
+    GATE_SESSIONS.load(Ordering::Relaxed) != 0
+}
+
+/// Whether an operation of kind `kind` on object `object` of execution `gen`, created at
+/// `var_site`, is a scheduling point under the gating session (see
+/// [`Tracking::gate_primitives`]).
+#[cold]
+#[inline(never)]
+pub(crate) fn gate(
+    object: ObjectId,
+    gen: u64,
+    var_site: &'static Location<'static>,
+    kind: EventKind,
+) -> bool {
+    if !matches!(
+        kind,
+        EventKind::AtomicLoad
+            | EventKind::AtomicStore
+            | EventKind::AtomicRmw
+            | EventKind::CellRead
+            | EventKind::CellWrite
+    ) {
+        return true;
+    }
+    let Some(s) = session() else { return true };
+    if !s.gate.load(Ordering::Relaxed) {
+        return true;
+    }
+    with_local(s.id, gen, |l| {
+        let i = object.index();
+        if l.gate.len() <= i {
+            l.gate.resize(i + 1, 0);
+        }
+        if l.gate[i] == 0 {
+            let key = (var_site.file(), var_site.line(), var_site.column());
+            let skip = registry().by_key.get(&key).is_some_and(|v| !s.tracked.contains(v));
+            l.gate[i] = if skip { 2 } else { 1 };
+        }
+        if l.gate[i] == 1 {
+            return true;
+        }
+        l.skipped += 1;
+        if l.skipped >= GATE_FORCE_EVERY {
+            l.skipped = 0;
+            return true;
+        }
+        false
+    })
 }
 
 /// Whether some soundness session is active (one relaxed load).

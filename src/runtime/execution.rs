@@ -313,6 +313,13 @@ impl Execution {
             crate::instrument::check_operation(handle.site(), kind, location);
         }
         let object = self.object(handle, var_kind);
+        // Variable bounding for primitives (`Tracking::gate_primitives`): one relaxed load
+        // while no session gates.
+        if crate::instrument::gating_active()
+            && !crate::instrument::gate(object, self.generation(), handle.site(), kind)
+        {
+            return object;
+        }
         self.schedule(kind, Some(object), location);
         object
     }
