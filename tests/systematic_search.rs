@@ -181,3 +181,41 @@ fn the_strategy_is_selectable_by_name_and_takes_the_bounds() {
     let resolved = Config::new().strategy(kind).depth(2).vars(1).threads(3).resolved_strategy();
     assert_eq!(resolved, Ok(StrategyKind::systematic(1, 1, 3)));
 }
+
+/// Objects made at one site are separate variables, named by loop-iteration number (their rank
+/// among the site's objects in order of first access) and searched lowest iteration first.
+#[test]
+fn heap_variables_are_named_by_loop_iteration_lowest_first() {
+    let report = run(StrategyKind::systematic(1, 1, 2), || {
+        let cells: Vec<Arc<AtomicUsize>> = (0..3).map(|_| Arc::new(AtomicUsize::new(0))).collect();
+        let (c1, c2) = (cells.clone(), cells);
+        let reader = thread::spawn(move || {
+            for c in &c1 {
+                let (t1, t2) = (c.load(SeqCst), c.load(SeqCst));
+                assert!(t1 == t2 || !Arc::ptr_eq(c, &c1[2]), "the third cell changed");
+            }
+        });
+        let writer = thread::spawn(move || {
+            for c in &c2 {
+                c.fetch_add(1, SeqCst);
+            }
+        });
+        reader.join().unwrap();
+        writer.join().unwrap();
+    });
+    let sys = report.systematic.as_ref().unwrap();
+    assert_eq!(sys.found_at, Some((1, 2, 1)), "{sys}");
+    assert_eq!(sys.variables.len(), 3, "{sys}");
+    for (i, name) in sys.variables.iter().enumerate() {
+        assert!(name.starts_with("Atomic@tests/systematic_search.rs:"), "{name}");
+        assert!(name.ends_with(&format!("#{i}")), "{sys}");
+    }
+    // The bug is on the third cell: the subsets {#0} and {#1} were searched before it.
+    let level = sys.levels.iter().find(|l| (l.v, l.c) == (1, 1)).unwrap();
+    assert_eq!(level.subsets, 3, "{sys}");
+}
+
+#[pctvb::test(strategy = "systematic", depth = 2, vars = 1, threads = 3, iterations = 100_000)]
+fn the_attribute_runs_a_systematic_search() {
+    correct_counters();
+}

@@ -13,8 +13,8 @@ mod test_attr;
 /// schedules, failing with the original panic, the failing schedule and a replay line.
 ///
 /// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "random"` (or `"pct"`,
-/// `"pctvb"`, `"threadbound"`, `"combined"`), `max_steps = N`, `max_threads = N`,
-/// `stack_size = N`, and for the guarantee `confidence = 0.99` (computes the iterations; not
+/// `"pctvb"`, `"threadbound"`, `"combined"`, `"systematic"`), `max_steps = N`,
+/// `max_threads = N`, `stack_size = N`, and for the guarantee `confidence = 0.99` (computes the iterations; not
 /// with `iterations`), `depth = D`, `vars = V`, `threads = T`, `profile_runs = M`. Giving
 /// `depth`, `vars`, `threads` or `confidence` without `strategy` selects the combined strategy.
 /// Unknown or ill-typed arguments are compile errors pointing at them.

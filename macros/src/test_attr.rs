@@ -58,6 +58,11 @@ const STRATEGIES: &[(&str, &str)] = &[
         "Combined { depth: ::pctvb::runner::DEFAULT_DEPTH, vars: ::pctvb::runner::DEFAULT_VARS, \
          threads: ::pctvb::runner::DEFAULT_THREADS }",
     ),
+    (
+        "systematic",
+        "Systematic { preemptions: 2, vars: 2, threads: ::pctvb::runner::DEFAULT_THREADS, \
+         hb_pruning: true, max_time: None }",
+    ),
 ];
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {

@@ -82,9 +82,10 @@ impl SystematicReport {
         if let Some((v, t, c)) = self.found_at {
             return format!(
                 "systematic search found the bug at level (v={v}, t={t}, c={c}) after {} \
-                 executions: a schedule with {c} preemptions at accesses to {v} of Q={q} shared \
+                 executions: a schedule with {c} {} at accesses to {v} of Q={q} shared \
                  variables",
-                self.executions_to_bug.unwrap_or(0)
+                self.executions_to_bug.unwrap_or(0),
+                if c == 1 { "preemption" } else { "preemptions" }
             );
         }
         let v_reached = self.max_vars.min(q as u32);

@@ -123,7 +123,7 @@ pub struct LevelStats {
     pub t: u32,
     /// Priority changes (preemptions) of the level's schedules.
     pub c: u32,
-    /// Variable subsets searched at this level.
+    /// Variable subsets searched at this level (so far, while it runs).
     pub subsets: u64,
     /// Executions run.
     pub executions: u64,
@@ -550,7 +550,9 @@ impl Engine {
                 Stage::Level0 { queue } => {
                     if let Some(item) = queue.pop_front() {
                         self.current = Some((0, 0));
-                        self.level_mut(0, 0).executions += 1;
+                        let level = self.level_mut(0, 0);
+                        level.executions += 1;
+                        level.subsets = 1;
                         self.run = Some(Run::new(item));
                         return true;
                     }
@@ -574,7 +576,9 @@ impl Engine {
                         let subset = &mut subsets[i];
                         if let Some(item) = subset.queue.pop_front() {
                             self.current = Some((v, c));
-                            self.level_mut(v, c).executions += 1;
+                            let level = self.level_mut(v, c);
+                            level.executions += 1;
+                            level.subsets = level.subsets.max(i as u64 + 1);
                             self.run = Some(Run::new(item));
                             return true;
                         }
@@ -998,5 +1002,86 @@ impl Strategy for Systematic {
     fn end_execution(&mut self, _digest: u64, _steps: u64) -> Result<(), StrategyError> {
         self.engine.borrow_mut().end();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(kind: EventKind, object: u32) -> Op {
+        Op { kind, object: Some(object), location: 0, resume: false }
+    }
+
+    /// Runs `(thread, op)` pairs in order and returns the fingerprint.
+    fn fingerprint(ops: &[(usize, Op)]) -> (u64, u64) {
+        let mut hb = Hb::default();
+        for &(t, o) in ops {
+            hb.reach(t, o);
+            hb.run(t);
+        }
+        hb.sums
+    }
+
+    #[test]
+    fn independent_operations_commute_and_conflicting_ones_do_not() {
+        let (r, w) = (EventKind::AtomicLoad, EventKind::AtomicStore);
+        // Two reads of one object, in either order: the same graph.
+        assert_eq!(
+            fingerprint(&[(0, op(r, 0)), (1, op(r, 0))]),
+            fingerprint(&[(1, op(r, 0)), (0, op(r, 0))])
+        );
+        // Writes to different objects commute.
+        assert_eq!(
+            fingerprint(&[(0, op(w, 0)), (1, op(w, 1))]),
+            fingerprint(&[(1, op(w, 1)), (0, op(w, 0))])
+        );
+        // A read and a write of one object do not; nor do two writes.
+        assert_ne!(
+            fingerprint(&[(0, op(r, 0)), (1, op(w, 0))]),
+            fingerprint(&[(1, op(w, 0)), (0, op(r, 0))])
+        );
+        assert_ne!(
+            fingerprint(&[(0, op(w, 0)), (1, op(w, 0))]),
+            fingerprint(&[(1, op(w, 0)), (0, op(w, 0))])
+        );
+        // Synchronization operations count as writes.
+        let lock = EventKind::Lock;
+        assert_ne!(
+            fingerprint(&[(0, op(lock, 2)), (1, op(lock, 2))]),
+            fingerprint(&[(1, op(lock, 2)), (0, op(lock, 2))])
+        );
+        // A longer trace: swapping adjacent independent operations keeps the graph.
+        let a = [(0, op(w, 0)), (1, op(r, 1)), (0, op(r, 1)), (1, op(w, 0))];
+        let b = [(1, op(r, 1)), (0, op(w, 0)), (0, op(r, 1)), (1, op(w, 0))];
+        assert_eq!(fingerprint(&a), fingerprint(&b));
+    }
+
+    #[test]
+    fn pending_operations_happen_when_their_thread_runs() {
+        // Thread 0 reaches a write and is preempted; thread 1 writes first. The graph is that
+        // of 1's write before 0's, not the order the scheduling points were reached in.
+        let w = EventKind::AtomicStore;
+        let mut hb = Hb::default();
+        hb.reach(0, op(w, 0));
+        hb.reach(1, op(w, 0));
+        hb.run(1);
+        hb.run(0);
+        assert_eq!(hb.sums, fingerprint(&[(1, op(w, 0)), (0, op(w, 0))]));
+    }
+
+    #[test]
+    fn orders_subsets_and_counts() {
+        let mut out = Vec::new();
+        permutations(&mut (0..4).collect(), 0, &mut out);
+        out.sort();
+        out.dedup();
+        assert_eq!(out.len(), 24);
+        let mut subsets = Vec::new();
+        combinations(5, 2, 0, &mut Vec::new(), &mut |s| subsets.push(s.to_vec()));
+        assert_eq!(subsets.len(), 10);
+        assert_eq!(subsets[0], vec![0, 1]);
+        assert_eq!(factorial(5), 120);
+        assert_eq!(factorial(30), u64::MAX);
     }
 }
