@@ -60,23 +60,11 @@ pub fn transfer_and_audit() {
     assert_eq!(*checking.lock().unwrap() + *savings.lock().unwrap(), TOTAL);
 }
 
-fn main() {
-    let report = pctvb::Config::new()
+fn main() -> std::process::ExitCode {
+    pctvb::Config::new()
         .name("bank_transfer::transfer_and_audit")
         .rerun_command("cargo run --release --example bank_transfer")
         .iterations(ITERATIONS)
-        .run(transfer_and_audit);
-    match report.failure() {
-        Some(failure) => {
-            println!(
-                "pctvb found the bug after {} executions (seed {:#x}).\n",
-                report.executions, report.seed
-            );
-            println!("{failure}");
-        }
-        None => {
-            println!("{}", report.summary());
-            std::process::exit(1);
-        }
-    }
+        .run(transfer_and_audit)
+        .print_expecting_bug()
 }

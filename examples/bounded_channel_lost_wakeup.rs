@@ -120,23 +120,11 @@ pub fn two_workers() {
     assert_eq!(done.load(Ordering::SeqCst), 3, "a job was not done");
 }
 
-fn main() {
-    let report = pctvb::Config::new()
+fn main() -> std::process::ExitCode {
+    pctvb::Config::new()
         .name("bounded_channel_lost_wakeup::two_workers")
         .rerun_command("cargo run --release --example bounded_channel_lost_wakeup")
         .iterations(ITERATIONS)
-        .run(two_workers);
-    match report.failure() {
-        Some(failure) => {
-            println!(
-                "pctvb found the bug after {} executions (seed {:#x}).\n",
-                report.executions, report.seed
-            );
-            println!("{failure}");
-        }
-        None => {
-            println!("{}", report.summary());
-            std::process::exit(1);
-        }
-    }
+        .run(two_workers)
+        .print_expecting_bug()
 }

@@ -72,23 +72,11 @@ pub fn two_workers_start() {
     assert_eq!(cache.loads.load(Ordering::SeqCst), 1, "the settings were loaded more than once");
 }
 
-fn main() {
-    let report = pctvb::Config::new()
+fn main() -> std::process::ExitCode {
+    pctvb::Config::new()
         .name("lazy_init_race::two_workers_start")
         .rerun_command("cargo run --release --example lazy_init_race")
         .iterations(ITERATIONS)
-        .run(two_workers_start);
-    match report.failure() {
-        Some(failure) => {
-            println!(
-                "pctvb found the bug after {} executions (seed {:#x}).\n",
-                report.executions, report.seed
-            );
-            println!("{failure}");
-        }
-        None => {
-            println!("{}", report.summary());
-            std::process::exit(1);
-        }
-    }
+        .run(two_workers_start)
+        .print_expecting_bug()
 }

@@ -49,23 +49,11 @@ pub fn opposite_transfers() {
     assert_eq!(*checking.lock().unwrap() + *savings.lock().unwrap(), 200);
 }
 
-fn main() {
-    let report = pctvb::Config::new()
+fn main() -> std::process::ExitCode {
+    pctvb::Config::new()
         .name("lock_order_deadlock::opposite_transfers")
         .rerun_command("cargo run --release --example lock_order_deadlock")
         .iterations(ITERATIONS)
-        .run(opposite_transfers);
-    match report.failure() {
-        Some(failure) => {
-            println!(
-                "pctvb found the bug after {} executions (seed {:#x}).\n",
-                report.executions, report.seed
-            );
-            println!("{failure}");
-        }
-        None => {
-            println!("{}", report.summary());
-            std::process::exit(1);
-        }
-    }
+        .run(opposite_transfers)
+        .print_expecting_bug()
 }

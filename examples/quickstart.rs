@@ -30,23 +30,11 @@ fn lost_update() {
     assert_eq!(n.load(Ordering::SeqCst), 2, "an increment was lost");
 }
 
-fn main() {
-    let report = pctvb::Config::new()
+fn main() -> std::process::ExitCode {
+    pctvb::Config::new()
         .name("quickstart::lost_update")
         .rerun_command("cargo run --release --example quickstart")
         .iterations(1000)
-        .run(lost_update);
-    match report.failure() {
-        Some(failure) => {
-            println!(
-                "pctvb found the bug after {} executions (seed {:#x}).\n",
-                report.executions, report.seed
-            );
-            println!("{failure}");
-        }
-        None => {
-            println!("{}", report.summary());
-            std::process::exit(1);
-        }
-    }
+        .run(lost_update)
+        .print_expecting_bug()
 }

@@ -114,23 +114,11 @@ pub fn three_threads_alloc_free() {
     }
 }
 
-fn main() {
-    let report = pctvb::Config::new()
+fn main() -> std::process::ExitCode {
+    pctvb::Config::new()
         .name("treiber_aba::three_threads_alloc_free")
         .rerun_command("cargo run --release --example treiber_aba")
         .iterations(ITERATIONS)
-        .run(three_threads_alloc_free);
-    match report.failure() {
-        Some(failure) => {
-            println!(
-                "pctvb found the bug after {} executions (seed {:#x}).\n",
-                report.executions, report.seed
-            );
-            println!("{failure}");
-        }
-        None => {
-            println!("{}", report.summary());
-            std::process::exit(1);
-        }
-    }
+        .run(three_threads_alloc_free)
+        .print_expecting_bug()
 }

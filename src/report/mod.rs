@@ -169,6 +169,31 @@ impl Report {
         self.failure.as_ref()
     }
 
+    /// For a program that demonstrates a known bug (like the crate's examples): prints the
+    /// failure report, or the summary if no failure was found, and returns the process exit
+    /// code: success when the bug was found.
+    ///
+    /// ```no_run
+    /// fn main() -> std::process::ExitCode {
+    ///     pctvb::Config::new().iterations(1000).run(|| { /* a buggy body */ }).print_expecting_bug()
+    /// }
+    /// ```
+    pub fn print_expecting_bug(&self) -> std::process::ExitCode {
+        match &self.failure {
+            Some(failure) => {
+                println!(
+                    "pctvb found the bug after {} executions (seed {:#x}).\n\n{failure}",
+                    self.executions, self.seed
+                );
+                std::process::ExitCode::SUCCESS
+            }
+            None => {
+                println!("{}\npctvb: the bug was not found", self.summary());
+                std::process::ExitCode::FAILURE
+            }
+        }
+    }
+
     /// Panics with the full failure report if the run failed.
     #[track_caller]
     pub fn assert_ok(&self) {

@@ -35,14 +35,7 @@ impl Config {
         index: u64,
         digest: u64,
     ) -> Failure {
-        let found = Found {
-            cause: cause.clone(),
-            captured: exec.capture(),
-            digest,
-            seed,
-            index,
-            strategy: exec.describe_strategy(),
-        };
+        let found = Found::capture(exec, cause.clone(), seed, index, digest);
         self.minimize_found(exec, pool, body, at, found)
     }
 
@@ -89,14 +82,7 @@ impl Config {
                 if !same_failure(&cause, &best.cause) {
                     continue;
                 }
-                let candidate = Found {
-                    cause,
-                    captured: exec.capture(),
-                    digest: outcome.digest,
-                    seed: best.seed,
-                    index: best.index,
-                    strategy: describe.clone(),
-                };
+                let candidate = Found::capture(exec, cause, best.seed, best.index, outcome.digest);
                 let smaller = (preemptions(&candidate), candidate.captured.trace.len())
                     < (preemptions(&best), best.captured.trace.len());
                 if smaller {

@@ -20,6 +20,27 @@ pub(super) struct Found {
     pub(super) strategy: String,
 }
 
+impl Found {
+    /// Copies the execution `exec` just ran (execution `index` of the run seeded `seed`),
+    /// which failed with `cause`.
+    pub(super) fn capture(
+        exec: &Execution,
+        cause: FailureCause,
+        seed: u64,
+        index: u64,
+        digest: u64,
+    ) -> Found {
+        Found {
+            cause,
+            captured: exec.capture(),
+            digest,
+            seed,
+            index,
+            strategy: exec.describe_strategy(),
+        }
+    }
+}
+
 impl Config {
     pub(super) fn replay_one(
         &self,
@@ -61,15 +82,7 @@ impl Config {
         index: u64,
         digest: u64,
     ) -> Failure {
-        let found = Found {
-            cause: cause.clone(),
-            captured: exec.capture(),
-            digest,
-            seed,
-            index,
-            strategy: exec.describe_strategy(),
-        };
-        self.report_found(&found, None)
+        self.report_found(&Found::capture(exec, cause.clone(), seed, index, digest), None)
     }
 
     /// The failure report of `found`; `minimized` is the original schedule's preemptions and

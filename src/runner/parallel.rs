@@ -107,14 +107,7 @@ impl Config {
             worker.executions.push((index, outcome.threads, outcome.steps, exec.schedule_hash()));
             if let Some(cause) = outcome.failure {
                 first_failure.fetch_min(index, Ordering::SeqCst);
-                worker.failure = Some(Found {
-                    cause,
-                    captured: exec.capture(),
-                    digest: outcome.digest,
-                    seed,
-                    index,
-                    strategy: exec.describe_strategy(),
-                });
+                worker.failure = Some(Found::capture(&exec, cause, seed, index, outcome.digest));
                 break;
             }
         }
