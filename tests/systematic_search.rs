@@ -8,7 +8,7 @@ mod paper_figures;
 use paper_figures::{figure_10, figure_12, figure_2_bystanders, figure_3, figure_4};
 use pctvb::report::OrderSet;
 use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use pctvb::sync::{Arc, Mutex};
+use pctvb::sync::{Arc, Condvar, Mutex};
 use pctvb::{thread, Config, Report, StrategyKind};
 
 fn config() -> Config {
@@ -218,4 +218,105 @@ fn heap_variables_are_named_by_loop_iteration_lowest_first() {
 #[pctvb::test(strategy = "systematic", depth = 2, vars = 1, threads = 3, iterations = 100_000)]
 fn the_attribute_runs_a_systematic_search() {
     correct_counters();
+}
+
+/// Outcomes (the values threads read) of the programs below, by the execution that saw them.
+static OUTCOMES: std::sync::Mutex<std::collections::BTreeSet<Vec<usize>>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Two threads read and write two atomics and a mutex.
+fn atomics_and_a_mutex() {
+    let (a, b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let m = Arc::new(Mutex::new(0));
+    let (a1, b1, m1) = (a.clone(), b.clone(), m.clone());
+    let (a2, b2, m2) = (a.clone(), b.clone(), m.clone());
+    let h1 = thread::spawn(move || {
+        let x = a1.load(SeqCst);
+        let y = b1.load(SeqCst);
+        let z = {
+            let mut g = m1.lock().unwrap();
+            *g += 1;
+            *g
+        };
+        vec![x, y, z, a1.load(SeqCst)]
+    });
+    let h2 = thread::spawn(move || {
+        b2.store(1, SeqCst);
+        let z = {
+            let mut g = m2.lock().unwrap();
+            *g += 10;
+            *g
+        };
+        a2.fetch_add(1, SeqCst);
+        vec![z, a2.load(SeqCst), b2.load(SeqCst)]
+    });
+    let mut seen = h1.join().unwrap();
+    seen.extend(h2.join().unwrap());
+    OUTCOMES.lock().unwrap().insert(seen);
+}
+
+/// A condition-variable handoff racing with an atomic read: blocking and waking.
+fn condvar_handoff() {
+    let pair = Arc::new((Mutex::new(0usize), Condvar::new()));
+    let seen = Arc::new(AtomicUsize::new(0));
+    let (p1, s1) = (pair.clone(), seen.clone());
+    let waiter = thread::spawn(move || {
+        let (m, c) = &*p1;
+        let mut g = m.lock().unwrap();
+        while *g == 0 {
+            g = c.wait(g).unwrap();
+        }
+        s1.store(*g, SeqCst);
+        *g += 5;
+    });
+    let (p2, s2) = (pair.clone(), seen.clone());
+    let notifier = thread::spawn(move || {
+        let x = s2.load(SeqCst);
+        let (m, c) = &*p2;
+        *m.lock().unwrap() += 2;
+        c.notify_all();
+        x
+    });
+    {
+        let (m, c) = &*pair;
+        *m.lock().unwrap() += 1;
+        c.notify_one();
+    }
+    waiter.join().unwrap();
+    let x = notifier.join().unwrap();
+    OUTCOMES.lock().unwrap().insert(vec![x, seen.load(SeqCst), *pair.0.lock().unwrap()]);
+}
+
+/// Happens-before pruning only drops schedules that reach states already explored: every
+/// outcome the unpruned search reaches, the pruned one reaches (one test: `OUTCOMES` is shared).
+#[test]
+fn pruning_reaches_every_outcome_of_the_unpruned_search() {
+    let programs: [(&str, fn()); 2] =
+        [("atomics and a mutex", atomics_and_a_mutex), ("condvar handoff", condvar_handoff)];
+    for (name, body) in programs {
+        let outcomes = |pruning: bool| {
+            OUTCOMES.lock().unwrap().clear();
+            let kind = StrategyKind::Systematic {
+                preemptions: 2,
+                vars: 2,
+                threads: 3,
+                hb_pruning: pruning,
+                max_time: None,
+            };
+            let report = config().profile_runs(1).strategy(kind).run(body);
+            report.assert_ok();
+            let sys = report.systematic.unwrap();
+            assert!(sys.complete, "{sys}");
+            (std::mem::take(&mut *OUTCOMES.lock().unwrap()), sys.executions())
+        };
+        let (with, runs_with) = outcomes(true);
+        let (without, runs_without) = outcomes(false);
+        println!(
+            "{name}: {} outcomes; {runs_with} executions with pruning, {runs_without} without",
+            with.len()
+        );
+        assert!(runs_with < runs_without, "{name}");
+        assert_eq!(with, without, "{name}");
+        assert!(with.len() >= 4, "{name}: {with:?}");
+    }
 }
