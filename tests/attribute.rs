@@ -1,6 +1,9 @@
 //! `#[pctvb::test]` end to end: failing tests panic with the report, passing tests pass, and
 //! tests running at the same time (libtest runs this file's tests in parallel) do not interfere.
 
+#[path = "common/programs.rs"]
+mod programs;
+
 use pctvb::sync::atomic::{AtomicUsize, Ordering};
 use pctvb::sync::{Arc, LazyLock, Mutex};
 use pctvb::thread;
@@ -8,20 +11,7 @@ use pctvb::thread;
 #[pctvb::test(iterations = 1000, seed = 7, regressions = false)]
 #[should_panic(expected = "PCTVB_REPLAY=pctvb1-")]
 fn lost_update_fails_with_a_replay_line() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let hs: Vec<_> = (0..2)
-        .map(|_| {
-            let n = n.clone();
-            thread::spawn(move || {
-                let v = n.load(Ordering::SeqCst);
-                n.store(v + 1, Ordering::SeqCst);
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-    assert_eq!(n.load(Ordering::SeqCst), 2);
+    programs::lost_update();
 }
 
 #[pctvb::test(iterations = 50, seed = 1, regressions = false)]

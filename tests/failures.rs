@@ -4,26 +4,13 @@
 //! cannot change the outcome); where a bug must be found, the seed was checked to find it well
 //! within the budget, and the assertion is on the behaviour, not on the seed's particulars.
 
+#[path = "common/programs.rs"]
+mod programs;
+
 use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use pctvb::sync::{Arc, Mutex};
 use pctvb::{thread, Config, FailureKind};
-
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let handles: Vec<_> = (0..2)
-        .map(|_| {
-            let n = n.clone();
-            thread::spawn(move || {
-                let v = n.load(Ordering::SeqCst);
-                n.store(v + 1, Ordering::SeqCst);
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
-    assert_eq!(n.load(Ordering::SeqCst), 2);
-}
+use programs::lost_update;
 
 fn config() -> Config {
     Config::new().ignore_env().seed(0x5eed)

@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 
-use pctvb::sync::atomic::{AtomicUsize, Ordering};
-use pctvb::sync::Arc;
-use pctvb::{thread, Config, FailureKind};
+#[path = "common/programs.rs"]
+mod programs;
+
+use pctvb::{Config, FailureKind};
+use programs::{fixed_update, lost_update};
 
 fn scratch_file(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("pctvb-regressions-test-{}", std::process::id()));
@@ -13,30 +15,6 @@ fn scratch_file(name: &str) -> PathBuf {
     let path = dir.join(name);
     let _ = std::fs::remove_file(&path);
     path
-}
-
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    let h = thread::spawn(move || {
-        let v = n2.load(Ordering::SeqCst);
-        n2.store(v + 1, Ordering::SeqCst);
-    });
-    let v = n.load(Ordering::SeqCst);
-    n.store(v + 1, Ordering::SeqCst);
-    h.join().unwrap();
-    assert_eq!(n.load(Ordering::SeqCst), 2);
-}
-
-fn fixed() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    let h = thread::spawn(move || {
-        n2.fetch_add(1, Ordering::SeqCst);
-    });
-    n.fetch_add(1, Ordering::SeqCst);
-    h.join().unwrap();
-    assert_eq!(n.load(Ordering::SeqCst), 2);
 }
 
 #[test]
@@ -61,7 +39,7 @@ fn a_failure_is_saved_and_replayed_first_next_time() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), saved, "nothing is saved twice");
 
     // After the fix the saved token no longer replays: reported as fixed?, kept.
-    let third = config.seed(5).iterations(50).run(fixed);
+    let third = config.seed(5).iterations(50).run(fixed_update);
     assert!(third.is_ok(), "{:?}", third.failure());
     assert_eq!(third.regressions_replayed, 1);
     assert!(third.notes.iter().any(|n| n.contains("fixed?")), "{:?}", third.notes);
@@ -73,7 +51,7 @@ fn a_failure_is_saved_and_replayed_first_next_time() {
 fn corrupt_lines_are_reported_not_ignored() {
     let path = scratch_file("corrupt.txt");
     std::fs::write(&path, "# a comment\n\npctvb1-thisisnotatoken # oops\n").unwrap();
-    let report = Config::new().ignore_env().seed(1).regressions(&path).run(fixed);
+    let report = Config::new().ignore_env().seed(1).regressions(&path).run(fixed_update);
     let failure = report.failure().expect("a corrupt file is an error");
     assert_eq!(failure.kind, FailureKind::BadConfig);
     assert!(failure.message.contains("corrupt.txt:3: not a replay token"), "{}", failure.message);
@@ -84,7 +62,7 @@ fn corrupt_lines_are_reported_not_ignored() {
 #[test]
 fn the_attribute_uses_a_file_per_test_in_the_crate() {
     let config = Config::new().name("my_crate::tests::transfer").default_regressions();
-    let report = config.clone().ignore_env().seed(1).iterations(5).run(fixed);
+    let report = config.clone().ignore_env().seed(1).iterations(5).run(fixed_update);
     assert!(report.is_ok());
     let expected = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("pctvb-regressions")
