@@ -133,7 +133,9 @@ fn write_results() {
         "`StrategyKind::systematic(2, 2, t)` with `t` the figure's label: levels run in the \
          order v = 0 (c = 0), then for v = 1, 2: c = 1, 2 over every v-subset of the shared \
          variables. The found level is the level of the first failing execution; executions \
-         count every execution of the search up to and including it. With n = 3 or 4 threads \
+         count every execution of the search up to and including it (a work item that already ran \
+         for another variable subset is not run again, so level (v=2, c=1), whose schedules \
+         are those of the v=1 subsets, runs no execution). With n = 3 or 4 threads \
          (the test body's thread included) Lemma 4.1 would need more random orders than there \
          are, so every priority order is enumerated (no probability caveat).\n"
     )

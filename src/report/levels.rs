@@ -49,6 +49,11 @@ impl SystematicReport {
         self.levels.iter().map(|l| l.executions).sum()
     }
 
+    /// Work items not run again because the same schedule ran for another variable subset.
+    pub fn reused(&self) -> u64 {
+        self.levels.iter().map(|l| l.reused).sum()
+    }
+
     /// Schedules pruned by happens-before pruning.
     pub fn pruned(&self) -> u64 {
         self.levels.iter().map(|l| l.pruned).sum()
@@ -117,17 +122,18 @@ impl SystematicReport {
     /// The per-level table, one line per level.
     pub fn level_table(&self) -> String {
         let mut out = format!(
-            "  {:>3} {:>3} {:>3} {:>8} {:>11} {:>8}  exhausted\n",
-            "v", "t", "c", "subsets", "executions", "pruned"
+            "  {:>3} {:>3} {:>3} {:>8} {:>11} {:>8} {:>8}  exhausted\n",
+            "v", "t", "c", "subsets", "executions", "reused", "pruned"
         );
         for l in &self.levels {
             out += &format!(
-                "  {:>3} {:>3} {:>3} {:>8} {:>11} {:>8}  {}\n",
+                "  {:>3} {:>3} {:>3} {:>8} {:>11} {:>8} {:>8}  {}\n",
                 l.v,
                 l.t,
                 l.c,
                 l.subsets,
                 l.executions,
+                l.reused,
                 l.pruned,
                 if l.exhausted { "yes" } else { "no" }
             );

@@ -40,6 +40,11 @@
 //!   whose fingerprint was explored (with at most as many changes) is dropped, and an
 //!   execution that reaches an explored fingerprint generates no further work. Explored sets
 //!   are per variable subset; pruning never crosses subsets.
+//! - **Reuse across subsets.** An execution is determined by its work item, so a work item
+//!   that already ran for another subset (e.g. every item of level `(v=2, c=1)`, which are
+//!   those of the `v=1` subsets) is not run again: its recorded states and preemption points
+//!   are replayed against the current subset's explored states, which still decide what is
+//!   pruned (counted as `reused` in [`LevelStats`]).
 //! - **Spin loops.** A thread that yields more than [`super::YIELD_DEMOTION_THRESHOLD`] times
 //!   in a row drops below every other thread, as in the randomized strategies, so strict
 //!   priority never spins forever.
@@ -127,6 +132,10 @@ pub struct LevelStats {
     pub subsets: u64,
     /// Executions run.
     pub executions: u64,
+    /// Work items not run again because the same schedule already ran for another variable
+    /// subset: its recorded states and preemption points were replayed against this subset's
+    /// explored states instead.
+    pub reused: u64,
     /// Schedules of this level not run because their happens-before state had been explored.
     pub pruned: u64,
     /// Whether every schedule of the level was run or pruned.
@@ -248,12 +257,49 @@ struct Run {
     /// Per object: first thread that accessed it, and whether another did.
     sharing: Vec<(u32, bool)>,
     exited: Vec<bool>,
+    harvest: Harvest,
+    /// The free steps, for reuse by other variable subsets.
+    steps: Vec<StepRecord>,
+}
+
+/// The work items an execution (or a reused record) produced for the current subset.
+#[derive(Default)]
+struct Harvest {
+    /// Reached an explored state: what follows is explored too.
     converged: bool,
     children: Vec<Child>,
     /// Children not generated because the execution reached an explored state, by variable.
     suppressed: HashMap<TrackedVar, u64>,
     pruned: u64,
 }
+
+/// What one free step of an execution did, independently of the variable subset.
+struct StepRecord {
+    /// The state's fingerprint (0 without pruning).
+    key: u128,
+    /// The preemptions possible here, if the step is an access where one is.
+    cand: Option<Cand>,
+}
+
+/// The preemptions possible at one access: every new priority order, with its fingerprint.
+struct Cand {
+    var: TrackedVar,
+    step: usize,
+    floor: i64,
+    options: Vec<(Vec<i64>, u128)>,
+}
+
+/// An execution's free steps, kept so that the same work item in another subset is not run
+/// again (executions are deterministic given the item).
+struct Record {
+    choices: Rc<Vec<u32>>,
+    steps: Vec<StepRecord>,
+    /// The subset `(v, index)` it ran for.
+    subset: (u32, usize),
+}
+
+/// Step records kept for reuse at most (beyond, items are run again).
+const MAX_RECORDED_STEPS: usize = 2_000_000;
 
 impl Run {
     fn new(item: Item) -> Run {
@@ -267,10 +313,8 @@ impl Run {
             iterations: HashMap::new(),
             sharing: Vec::new(),
             exited: Vec::new(),
-            converged: false,
-            children: Vec::new(),
-            suppressed: HashMap::new(),
-            pruned: 0,
+            harvest: Harvest::default(),
+            steps: Vec::new(),
         }
     }
 
@@ -411,6 +455,8 @@ pub(crate) struct Engine {
     level0_children: Vec<(TrackedVar, u128, Item)>,
     level0_suppressed: HashMap<TrackedVar, u64>,
     levels: Vec<LevelStats>,
+    cache: HashMap<u128, Rc<Record>>,
+    cached_steps: usize,
     run: Option<Run>,
     /// The level `(v, c)` of the execution in progress.
     current: Option<(u32, u32)>,
@@ -434,6 +480,8 @@ impl Engine {
             level0_children: Vec::new(),
             level0_suppressed: HashMap::new(),
             levels: Vec::new(),
+            cache: HashMap::new(),
+            cached_steps: 0,
             run: None,
             current: None,
             notes: Vec::new(),
@@ -575,6 +623,14 @@ impl Engine {
                         };
                         let subset = &mut subsets[i];
                         if let Some(item) = subset.queue.pop_front() {
+                            let record = self.cache.get(&identity(&item)).cloned();
+                            if let Some(record) = record.filter(|r| r.subset != (v, i)) {
+                                let level = self.level_mut(v, c);
+                                level.reused += 1;
+                                level.subsets = level.subsets.max(i as u64 + 1);
+                                self.reuse(&record, &item);
+                                continue;
+                            }
                             self.current = Some((v, c));
                             let level = self.level_mut(v, c);
                             level.executions += 1;
@@ -778,36 +834,37 @@ impl Engine {
             }
             _ => Vec::new(),
         };
-        if self.p.hb_pruning && !run.converged {
-            let key = run.key(cur, &run.prios, &slots);
-            if self.explored(key, used) {
-                run.converged = true;
-            } else {
-                self.mark_explored(key, used);
+        let key = if self.p.hb_pruning { run.key(cur, &run.prios, &slots) } else { 0 };
+        let cand = match tracked {
+            Some(tv)
+                if top == cur
+                    && enabled.len() > 1
+                    && d.current_enabled
+                    && !matches!(d.event.kind, EventKind::Block | EventKind::ThreadExit)
+                    && used < self.p.preemptions
+                    && self.p.vars > 0 =>
+            {
+                let options = self.options(run, d, &slots);
+                Some(Cand { var: tv, step, floor: run.floor, options })
             }
-        }
-        let Some(tv) = tracked else { return Ok(top) };
-        let level0 = matches!(self.stage, Stage::Level0 { .. });
-        let candidate = top == cur
-            && enabled.len() > 1
-            && d.current_enabled
-            && !matches!(d.event.kind, EventKind::Block | EventKind::ThreadExit)
-            && used < self.p.preemptions
-            && (level0 && self.p.vars > 0 || self.subset().is_some_and(|s| s.vars.contains(&tv)));
-        if candidate {
-            self.preemptions_at(run, d, tv, &slots);
+            _ => None,
+        };
+        let mut harvest = std::mem::take(&mut run.harvest);
+        self.visit(&mut harvest, used, key, cand.as_ref());
+        run.harvest = harvest;
+        if matches!(self.stage, Stage::Subsets { .. }) {
+            run.steps.push(StepRecord { key, cand });
         }
         Ok(top)
     }
 
-    /// Generates the work items that preempt the current thread here.
-    fn preemptions_at(&mut self, run: &mut Run, d: &Decision<'_>, tv: TrackedVar, slots: &[i64]) {
+    /// The priority orders that preempt the current thread here, with their fingerprints.
+    fn options(&self, run: &Run, d: &Decision<'_>, slots: &[i64]) -> Vec<(Vec<i64>, u128)> {
         let cur = d.current;
         let enabled = d.enabled;
-        let used = run.item.used;
         let mut options: Vec<Vec<i64>> = Vec::new();
         if self.random_orders() {
-            let Some(&value) = slots.first() else { return };
+            let Some(&value) = slots.first() else { return Vec::new() };
             let best_other = enabled
                 .iter()
                 .filter(|&&t| t != cur)
@@ -826,7 +883,7 @@ impl Engine {
             others.sort_by_key(|&t| std::cmp::Reverse(run.prios[t]));
             let Some(first) = others.iter().position(|&t| enabled.contains(&ThreadId(t as u32)))
             else {
-                return;
+                return Vec::new();
             };
             for j in first..others.len() {
                 let mut order = others.clone();
@@ -840,32 +897,64 @@ impl Engine {
             }
         }
         let next_slots = slots.get(1..).unwrap_or(&[]);
+        options
+            .into_iter()
+            .map(|prios| {
+                let key = if self.p.hb_pruning { run.key(cur, &prios, next_slots) } else { 0 };
+                (prios, key)
+            })
+            .collect()
+    }
+
+    /// One free step of an execution (live or reused) with `used` changes: marks or detects
+    /// its explored state, and turns its preemptions at the subset's variables into work.
+    fn visit(&mut self, h: &mut Harvest, used: u32, key: u128, cand: Option<&Cand>) {
+        let pruning = self.p.hb_pruning;
+        if pruning && !h.converged {
+            if self.explored(key, used) {
+                h.converged = true;
+            } else {
+                self.mark_explored(key, used);
+            }
+        }
+        let Some(cand) = cand else { return };
         let level0 = matches!(self.stage, Stage::Level0 { .. });
-        for prios in options {
-            let key = run.key(cur, &prios, next_slots);
-            if self.p.hb_pruning && run.converged {
+        if !level0 && !self.subset().is_some_and(|s| s.vars.contains(&cand.var)) {
+            return;
+        }
+        for (prios, ckey) in &cand.options {
+            if pruning && h.converged {
                 if level0 {
-                    *run.suppressed.entry(tv).or_insert(0) += 1;
+                    *h.suppressed.entry(cand.var).or_insert(0) += 1;
                 } else {
-                    run.pruned += 1;
+                    h.pruned += 1;
                 }
                 continue;
             }
-            if self.p.hb_pruning && !level0 {
-                if self.explored(key, used + 1) {
-                    run.pruned += 1;
+            if pruning && !level0 {
+                if self.explored(*ckey, used + 1) {
+                    h.pruned += 1;
                     continue;
                 }
-                self.mark_explored(key, used + 1);
+                self.mark_explored(*ckey, used + 1);
             }
-            run.children.push(Child {
-                var: tv,
-                len: d.step as usize,
-                prios,
-                floor: run.floor,
-                key,
+            h.children.push(Child {
+                var: cand.var,
+                len: cand.step,
+                prios: prios.clone(),
+                floor: cand.floor,
+                key: *ckey,
             });
         }
+    }
+
+    /// Replays a recorded execution of `item` against the current subset.
+    fn reuse(&mut self, record: &Record, item: &Item) {
+        let mut harvest = Harvest::default();
+        for step in &record.steps {
+            self.visit(&mut harvest, item.used, step.key, step.cand.as_ref());
+        }
+        self.harvest_done(harvest, record.choices.clone(), item.used, item.order);
     }
 
     fn end(&mut self) {
@@ -883,9 +972,21 @@ impl Engine {
             return;
         }
         let prefix = Rc::new(run.choices);
-        let used = run.item.used + 1;
-        let order = run.item.order;
-        let items = run.children.into_iter().map(|c| {
+        if let Stage::Subsets { v, index, .. } = &self.stage {
+            if self.cached_steps + run.steps.len() <= MAX_RECORDED_STEPS {
+                self.cached_steps += run.steps.len();
+                let record =
+                    Record { choices: prefix.clone(), steps: run.steps, subset: (*v, *index) };
+                self.cache.insert(identity(&run.item), Rc::new(record));
+            }
+        }
+        self.harvest_done(run.harvest, prefix, run.item.used, run.item.order);
+    }
+
+    /// Files the work items of an execution whose schedule was `prefix`.
+    fn harvest_done(&mut self, h: Harvest, prefix: Rc<Vec<u32>>, used: u32, order: usize) {
+        let used = used + 1;
+        let items = h.children.into_iter().map(|c| {
             let item = Item {
                 prefix: prefix.clone(),
                 len: c.len,
@@ -900,7 +1001,7 @@ impl Engine {
         match &mut self.stage {
             Stage::Level0 { .. } => {
                 self.level0_children.extend(items);
-                for (tv, count) in run.suppressed {
+                for (tv, count) in h.suppressed {
                     *self.level0_suppressed.entry(tv).or_insert(0) += count;
                 }
             }
@@ -909,13 +1010,26 @@ impl Engine {
                 if let Some(s) = subsets.get_mut(*index) {
                     s.next.extend(items.map(|(_, _, item)| item));
                 }
-                if run.pruned > 0 {
-                    self.level_mut(v, c + 1).pruned += run.pruned;
+                if h.pruned > 0 {
+                    self.level_mut(v, c + 1).pruned += h.pruned;
                 }
             }
             _ => {}
         }
     }
+}
+
+/// The identity of a work item: equal identities run the same execution.
+fn identity(item: &Item) -> u128 {
+    let h = hash2(&(
+        &item.prefix[..item.len],
+        item.change,
+        &item.prios,
+        item.floor,
+        item.used,
+        item.order,
+    ));
+    (u128::from(h.0) << 64) | u128::from(h.1)
 }
 
 fn initial_item(prios: Vec<i64>, order: usize) -> Item {
