@@ -42,6 +42,9 @@
 //!   derive `Default` hold unknown objects;
 //! - names that are not locals, statics or constants of the item (statics of other modules);
 //! - calls through closures or function pointers held in variables, and trait objects;
+//! - accesses in `const fn` bodies and `const`/`static` initializers get no hook (a hook cannot
+//!   run there; closures written there do get them): the soundness check reports a primitive
+//!   operation there on a tracked variable;
 //! - macros other than std's expression macros (`assert!`, `println!`, `vec!`, ...) are a
 //!   compile error if their arguments mention an access (never a silent skip), and so are
 //!   `macro_rules!` definitions inside the item that do.

@@ -210,6 +210,9 @@ pub(crate) fn analyze(item: &Item, site_list: &[Site]) -> Analysis {
         copies: Vec::new(),
         loads: Vec::new(),
         stores: Vec::new(),
+        inline_direct: Vec::new(),
+        inline_stores: Vec::new(),
+        rhs_constructs: false,
         vars: Vec::new(),
         site_node: vec![None; site_list.len()],
         site_var: vec![None; site_list.len()],
@@ -281,6 +284,14 @@ struct Analyzer {
     loads: Vec<(usize, usize)>,
     /// (pointer, source): contents of what pointer points to ⊇ source.
     stores: Vec<(usize, usize)>,
+    /// (object, source): what the object's own memory holds inline (a `Box::new` argument, a
+    /// static's initializer), for the "may point into its container" rule.
+    inline_direct: Vec<(usize, usize)>,
+    /// (pointer, source): a constructed value stored through a pointer (`*p = Node { .. }`):
+    /// also held inline by what the pointer points to.
+    inline_stores: Vec<(usize, usize)>,
+    /// Whether the right side of the assignment being analysed constructs a value.
+    rhs_constructs: bool,
     vars: Vec<Var>,
     site_node: Vec<Option<usize>>,
     site_var: Vec<Option<usize>>,
@@ -393,8 +404,14 @@ impl Analyzer {
         }
         let mut names = Names(Vec::new());
         names.visit_pat(pat);
-        // Struct patterns also read the named fields.
-        let v = self.deref(value);
+        // A plain name binds the value; a destructuring pattern (tuple, struct, reference,
+        // slice) may also bind what the value holds.
+        let plain = match pat {
+            Pat::Ident(p) => p.subpat.is_none(),
+            Pat::Type(t) => matches!(&*t.pat, Pat::Ident(p) if p.subpat.is_none()),
+            _ => false,
+        };
+        let v = if plain { value } else { self.deref(value) };
         for name in names.0 {
             let l = self.local(&name);
             self.copy(v, l);
@@ -441,6 +458,7 @@ impl Analyzer {
                 self.copy(v, n);
                 let c = self.content(var);
                 self.copy(v, c);
+                self.inline_direct.push((var, v));
             }
             Item::Const(c) => {
                 let n = self.node(Key::Const(c.ident.to_string()));
@@ -497,6 +515,19 @@ impl Analyzer {
                         },
                         _ => None,
                     };
+                    // `let (a, b) = (x, y);` binds element-wise.
+                    if let (Pat::Tuple(pt), Some(init)) = (&l.pat, &l.init) {
+                        if let Expr::Tuple(et) = &*init.expr {
+                            let rest = pt.elems.iter().any(|p| matches!(p, Pat::Rest(_)));
+                            if !rest && pt.elems.len() == et.elems.len() && init.diverge.is_none() {
+                                for (p, e) in pt.elems.iter().zip(&et.elems) {
+                                    let v = self.expr(e);
+                                    self.bind(p, v);
+                                }
+                                continue;
+                            }
+                        }
+                    }
                     let v = match &l.init {
                         Some(init) => {
                             let v = self.expr_named(&init.expr, name);
@@ -752,6 +783,7 @@ impl Analyzer {
                 for a in args {
                     self.copy(a, content);
                     self.copy(a, t);
+                    self.inline_direct.push((var, a));
                 }
                 t
             }
@@ -760,8 +792,11 @@ impl Analyzer {
                 let (args, _) = self.args_and_closures(&c.args, None);
                 let p = args.first().copied().unwrap_or_else(|| self.top());
                 self.site_node[id] = Some(p);
-                for &a in args.iter().skip(1) {
+                for (i, &a) in args.iter().enumerate().skip(1) {
                     self.stores.push((p, a));
+                    if constructs(&c.args[i]) {
+                        self.inline_stores.push((p, a));
+                    }
                 }
                 self.deref(p)
             }
@@ -822,7 +857,9 @@ impl Analyzer {
             }
             Expr::Assign(a) => {
                 let v = self.expr(&a.right);
+                self.rhs_constructs = constructs(&a.right);
                 self.assign(&a.left, v);
+                self.rhs_constructs = false;
                 self.temp()
             }
             Expr::Binary(b) => {
@@ -1003,6 +1040,9 @@ impl Analyzer {
                         let p = self.expr(&u.expr);
                         self.site_node[id] = Some(p);
                         self.stores.push((p, value));
+                        if self.rhs_constructs {
+                            self.inline_stores.push((p, value));
+                        }
                         return;
                     }
                     self.site(id, &inner, None);
@@ -1069,17 +1109,28 @@ impl Analyzer {
         true
     }
 
-    /// Heap objects and statics that may contain `obj` inline (transitively).
+    /// Heap objects and statics that may hold one of `objs` inline (transitively): a pointer
+    /// into an object may point into its container's memory.
     fn containers(&mut self, objs: &BTreeSet<usize>) -> BTreeSet<usize> {
+        let mut inline: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); self.vars.len()];
+        for &(var, src) in &self.inline_direct {
+            inline[var].extend(self.pts[src].iter().copied().filter(|&o| o != TOP));
+        }
+        for &(ptr, src) in &self.inline_stores {
+            for &o in &self.pts[ptr] {
+                if o != TOP {
+                    inline[o].extend(self.pts[src].iter().copied().filter(|&x| x != TOP));
+                }
+            }
+        }
         let mut out = BTreeSet::new();
         let mut frontier: Vec<usize> = objs.iter().copied().filter(|&o| o != TOP).collect();
         while let Some(o) = frontier.pop() {
-            for h in 0..self.vars.len() {
-                if !matches!(self.vars[h].kind, VarKind::Heap | VarKind::Static) {
-                    continue;
-                }
-                let c = self.content(h);
-                if self.pts[c].contains(&o) && out.insert(h) {
+            for (h, held) in inline.iter().enumerate() {
+                if matches!(self.vars[h].kind, VarKind::Heap | VarKind::Static)
+                    && held.contains(&o)
+                    && out.insert(h)
+                {
                     frontier.push(h);
                 }
             }
@@ -1122,6 +1173,30 @@ impl Analyzer {
             }
         };
         May::Vars(candidates.into_iter().filter(|&v| allowed(self.vars[v].kind)).collect())
+    }
+}
+
+/// Whether an expression builds a new value (which then lives inline where it is stored):
+/// a struct literal, a call of a type's constructor (`Node::new(..)`, `Some(..)`), an
+/// allocation, or a tuple or array of those.
+fn constructs(e: &Expr) -> bool {
+    match e {
+        Expr::Struct(_) => true,
+        Expr::Paren(p) => constructs(&p.expr),
+        Expr::Group(g) => constructs(&g.expr),
+        Expr::Tuple(t) => t.elems.iter().any(constructs),
+        Expr::Array(a) => a.elems.iter().any(constructs),
+        Expr::Macro(m) => sites::parse_marker(&m.mac).is_some_and(|(_, inner)| constructs(&inner)),
+        Expr::Call(c) => match &*c.func {
+            Expr::Path(p) => {
+                let n = p.path.segments.len();
+                let last = p.path.segments[n - 1].ident.to_string();
+                starts_upper(&last)
+                    || (n >= 2 && starts_upper(&p.path.segments[n - 2].ident.to_string()))
+            }
+            _ => false,
+        },
+        _ => false,
     }
 }
 
@@ -1298,6 +1373,55 @@ mod tests {
         });
         assert_eq!(may_of(&may, "v.get"), Vec::<String>::new().as_slice());
         assert_eq!(may_of(&may, "a.load"), ["let a"]);
+    }
+
+    #[test]
+    fn copying_data_between_buffers_does_not_nest_them() {
+        let (_, may) = run(quote! {
+            fn f(i: usize) {
+                let g = Box::into_raw(Box::new([0.0f64; 8]));
+                let t = Box::into_raw(Box::new([0.0f64; 8]));
+                unsafe {
+                    *t = *g;
+                    (*g)[i] = 1.0;
+                }
+            }
+        });
+        // `*t = *g` copies data: `g` does not end up inside `t`, nor `t` inside `g`.
+        assert_eq!(may_of(&may, "*t"), ["Box::new(let t)"]);
+        assert_eq!(may_of(&may, "*g"), ["Box::new(let g)"]);
+    }
+
+    #[test]
+    fn constructed_values_stored_through_pointers_live_inline() {
+        let (_, may) = run(quote! {
+            mod m {
+                struct Slot { cell: UnsafeCell<u64> }
+                pub fn f() {
+                    let b = Box::into_raw(Box::new(None));
+                    unsafe {
+                        *b = Some(Slot { cell: UnsafeCell::new(0) });
+                        let p = (*b).as_ref().unwrap().cell.get();
+                        *p = 1;
+                    }
+                }
+            }
+        });
+        assert_eq!(may_of(&may, "*p"), ["Box::new(let b)"]);
+    }
+
+    #[test]
+    fn tuple_lets_bind_element_wise() {
+        let (_, may) = run(quote! {
+            fn f() {
+                let g = Box::into_raw(Box::new(0u64));
+                let t = Box::into_raw(Box::new(0u64));
+                let (a, b) = (g, t);
+                unsafe { *a = 1; *b = 2; }
+            }
+        });
+        assert_eq!(may_of(&may, "*a"), ["Box::new(let g)"]);
+        assert_eq!(may_of(&may, "*b"), ["Box::new(let t)"]);
     }
 
     #[test]

@@ -293,8 +293,13 @@ pub(crate) fn number(item: &mut Item) -> syn::Result<Vec<Site>> {
     }
     let mut muts = StaticMuts(Default::default());
     syn::visit::Visit::visit_item(&mut muts, item);
-    let mut n =
-        Numberer { sites: Vec::new(), unsafe_depth: 0, errors: Vec::new(), static_muts: muts.0 };
+    let mut n = Numberer {
+        sites: Vec::new(),
+        unsafe_depth: 0,
+        errors: Vec::new(),
+        static_muts: muts.0,
+        in_const: false,
+    };
     n.visit_item_mut(item);
     let mut errors = n.errors.into_iter();
     if let Some(mut first) = errors.next() {
@@ -312,6 +317,9 @@ struct Numberer {
     errors: Vec<syn::Error>,
     /// `static mut` items of the instrumented item: reading or writing one is an access.
     static_muts: std::collections::HashSet<String>,
+    /// Inside a `const fn` body or a `const`/`static` initializer (outside closures): hooks
+    /// cannot be called there, so nothing is marked.
+    in_const: bool,
 }
 
 fn text(tokens: impl ToTokens) -> String {
@@ -391,17 +399,44 @@ impl Numberer {
 
 impl VisitMut for Numberer {
     fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
-        let saved = self.unsafe_depth;
+        let saved = (self.unsafe_depth, self.in_const);
         self.unsafe_depth = u32::from(f.sig.unsafety.is_some());
+        self.in_const = f.sig.constness.is_some();
         visit_mut::visit_item_fn_mut(self, f);
-        self.unsafe_depth = saved;
+        (self.unsafe_depth, self.in_const) = saved;
     }
 
     fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
-        let saved = self.unsafe_depth;
+        let saved = (self.unsafe_depth, self.in_const);
         self.unsafe_depth = u32::from(f.sig.unsafety.is_some());
+        self.in_const = f.sig.constness.is_some();
         visit_mut::visit_impl_item_fn_mut(self, f);
-        self.unsafe_depth = saved;
+        (self.unsafe_depth, self.in_const) = saved;
+    }
+
+    fn visit_item_const_mut(&mut self, c: &mut syn::ItemConst) {
+        let saved = std::mem::replace(&mut self.in_const, true);
+        visit_mut::visit_item_const_mut(self, c);
+        self.in_const = saved;
+    }
+
+    fn visit_item_static_mut(&mut self, s: &mut syn::ItemStatic) {
+        let saved = std::mem::replace(&mut self.in_const, true);
+        visit_mut::visit_item_static_mut(self, s);
+        self.in_const = saved;
+    }
+
+    fn visit_impl_item_const_mut(&mut self, c: &mut syn::ImplItemConst) {
+        let saved = std::mem::replace(&mut self.in_const, true);
+        visit_mut::visit_impl_item_const_mut(self, c);
+        self.in_const = saved;
+    }
+
+    fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
+        // A closure body runs at run time even when written in a const context.
+        let saved = std::mem::replace(&mut self.in_const, false);
+        visit_mut::visit_expr_closure_mut(self, c);
+        self.in_const = saved;
     }
 
     fn visit_item_macro_mut(&mut self, m: &mut syn::ItemMacro) {
@@ -431,6 +466,9 @@ impl VisitMut for Numberer {
             return;
         }
         visit_mut::visit_expr_mut(self, e);
+        if self.in_const {
+            return;
+        }
         match e {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
@@ -577,6 +615,19 @@ mod tests {
             ],
             "{labels:?}"
         );
+    }
+
+    #[test]
+    fn const_contexts_are_not_hooked_but_closures_in_them_are() {
+        let found = sites(quote! {
+            mod m {
+                const fn get(p: *const u8) -> u8 { unsafe { *p } }
+                static L: LazyLock<Box<u8>> = LazyLock::new(|| Box::new(0));
+                static B: AtomicUsize = AtomicUsize::new(0);
+            }
+        });
+        let labels: Vec<_> = found.iter().map(|(_, _, l)| l.clone()).collect();
+        assert_eq!(labels, vec!["Box::new"], "{labels:?}");
     }
 
     #[test]
