@@ -175,6 +175,16 @@ fn many_threads_use_randomized_thread_bounding_orders_with_lemma_4_1() {
     });
     let statement = report.systematic.unwrap().statement();
     assert!(statement.contains("with probability >= 0.99"), "{statement}");
+
+    // A confidence target sets eps (and lifts the execution cap).
+    let report = config()
+        .strategy(StrategyKind::systematic(1, 1, 2))
+        .confidence(0.9)
+        .run(figure_2_bystanders);
+    let sys = report.systematic.as_ref().unwrap();
+    let Some(OrderSet::Random { orders, .. }) = sys.orders else { panic!("{sys}") };
+    assert_eq!(orders, pctvb::guarantee::lemma_4_1_executions(7, 3, 0.1).unwrap());
+    assert!(orders < expected);
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::panic::Location;
 use std::time::Instant;
 
 use super::config::{Budget, PROFILE_INDEX_BASE};
+use super::progress::Progress;
 use super::{Config, StrategyKind};
 use crate::report::{Report, SystematicReport};
 use crate::runtime::{Execution, StackPool};
@@ -63,6 +64,7 @@ impl Config {
         let mut found_at = None;
         let mut executions_to_bug = None;
         let mut index = 0u64;
+        let mut progress = Progress::new(self.name.as_deref());
         loop {
             if index >= max_executions {
                 stopped_by = Some(format!("the budget of {max_executions} executions ran out"));
@@ -83,6 +85,7 @@ impl Config {
             report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
             report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
             schedules.insert(exec.schedule_hash());
+            progress.tick(report.executions, max_executions, report.failures);
             if let Some(cause) = outcome.failure {
                 report.failures += 1;
                 if report.failure.is_none() {
