@@ -333,3 +333,68 @@ fn pruning_reaches_every_outcome_of_the_unpruned_search() {
         assert!(with.len() >= 4, "{name}: {with:?}");
     }
 }
+
+/// Outcomes of the completeness test below (its own: tests run concurrently).
+static SEEN: std::sync::Mutex<std::collections::BTreeSet<Vec<usize>>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Two threads of three operations on two atomics.
+fn three_and_three() {
+    let (a, b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (a1, b1, a2, b2) = (a.clone(), b.clone(), a.clone(), b.clone());
+    let h1 = thread::spawn(move || {
+        let x = a1.load(SeqCst);
+        b1.store(1, SeqCst);
+        vec![x, a1.load(SeqCst)]
+    });
+    let h2 = thread::spawn(move || {
+        a2.store(1, SeqCst);
+        let z = b2.load(SeqCst);
+        a2.store(2, SeqCst);
+        z
+    });
+    let mut seen = h1.join().unwrap();
+    seen.push(h2.join().unwrap());
+    SEEN.lock().unwrap().insert(seen);
+}
+
+/// Three threads take a ticket and log it under a mutex.
+fn tickets() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let next = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..3)
+        .map(|i| {
+            let (log, next) = (log.clone(), next.clone());
+            thread::spawn(move || {
+                let ticket = next.fetch_add(1, SeqCst);
+                log.lock().unwrap().push(i * 10 + ticket);
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let seen = log.lock().unwrap().clone();
+    SEEN.lock().unwrap().insert(seen);
+}
+
+/// With enough preemptions the bounded search is complete: it reaches every outcome that
+/// many random executions reach (the placements of preempted threads miss no order).
+#[test]
+fn with_enough_preemptions_the_search_reaches_every_outcome_random_testing_does() {
+    // (name, body, preemptions, threads)
+    type Program = (&'static str, fn(), u32, u32);
+    let programs: [Program; 2] =
+        [("three and three", three_and_three, 5, 3), ("tickets", tickets, 3, 4)];
+    for (name, body, c, t) in programs {
+        SEEN.lock().unwrap().clear();
+        config().iterations(5_000).run(body).assert_ok();
+        let random = std::mem::take(&mut *SEEN.lock().unwrap());
+        let report = run(StrategyKind::systematic(c, 2, t), body);
+        report.assert_ok();
+        assert!(report.systematic.as_ref().unwrap().complete);
+        let systematic = std::mem::take(&mut *SEEN.lock().unwrap());
+        assert!(random.len() >= 10, "{name}: {random:?}");
+        assert!(random.is_subset(&systematic), "{name}: {random:?}\n{systematic:?}");
+    }
+}
