@@ -249,3 +249,17 @@ fn the_soundness_check_names_an_access_that_bypasses_the_hooks() {
     assert!(failure.message.contains("`Stack.len`"), "{}", failure.message);
     assert!(failure.message.contains("instrument_stack.rs"), "{}", failure.message);
 }
+
+#[test]
+fn static_variables_and_run_variables_share_their_identity() {
+    let head = var("Stack.head");
+    let info = head.var_info();
+    assert_eq!((info.site.line(), info.site.column()), (head.line, head.column));
+    assert_eq!(instrument::static_var_of(&info), Some(head.id));
+    // A variable created outside instrumented code is one only runs know.
+    let outside = pctvb::vars::VarInfo {
+        site: std::panic::Location::caller(),
+        kind: pctvb::vars::VarKind::Atomic,
+    };
+    assert_eq!(instrument::origin_counts(&[info, outside]), (1, 1));
+}

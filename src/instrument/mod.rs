@@ -209,8 +209,31 @@ pub struct StaticVar {
     pub line: u32,
     /// Column of the creation site.
     pub column: u32,
+    /// The creation site as a location (what the run time names the variable by).
+    pub location: &'static Location<'static>,
     /// The instrumented item it belongs to.
     pub module: &'static str,
+}
+
+impl StaticVar {
+    /// The variable as runs know it: a run's variable table identifies variables by creation
+    /// site and kind, so a runner can enter every variable the static pass found before the
+    /// first execution (`Q` then counts those profiling never touches) and a report can tell
+    /// which of a run's variables came from the pass ([`static_var_of`]).
+    pub fn var_info(&self) -> VarInfo {
+        let kind = match self.kind {
+            StaticVarKind::Atomic => VarKind::Atomic,
+            StaticVarKind::Mutex => VarKind::Mutex,
+            StaticVarKind::RwLock => VarKind::RwLock,
+            StaticVarKind::Condvar => VarKind::Condvar,
+            StaticVarKind::Barrier => VarKind::Barrier,
+            StaticVarKind::Once => VarKind::Once,
+            StaticVarKind::Cell => VarKind::Cell,
+            StaticVarKind::Channel => VarKind::Channel,
+            StaticVarKind::Heap | StaticVarKind::Static => VarKind::Heap,
+        };
+        VarInfo { site: self.location, kind }
+    }
 }
 
 /// An access site of instrumented code.
@@ -292,6 +315,7 @@ pub fn variables() -> Vec<StaticVar> {
                 file: v.file,
                 line: v.line,
                 column: v.column,
+                location: v.location,
                 module: m.name,
             });
         }
@@ -826,21 +850,33 @@ pub mod __rt {
         pub(crate) file: &'static str,
         pub(crate) line: u32,
         pub(crate) column: u32,
+        pub(crate) location: &'static Location<'static>,
         pub(crate) kind: StaticVarKind,
         pub(crate) name: &'static str,
     }
 
     impl VarDesc {
-        /// A table entry.
+        /// A table entry; `location` is the creation site (from [`here`] called there).
         pub const fn new(
-            file: &'static str,
-            line: u32,
-            column: u32,
+            location: &'static Location<'static>,
             kind: StaticVarKind,
             name: &'static str,
         ) -> VarDesc {
-            VarDesc { file, line, column, kind, name }
+            VarDesc {
+                file: location.file(),
+                line: location.line(),
+                column: location.column(),
+                location,
+                kind,
+                name,
+            }
         }
+    }
+
+    /// The location of the call: the generated tables call it with the span of each variable.
+    #[track_caller]
+    pub const fn here() -> &'static Location<'static> {
+        Location::caller()
     }
 
     /// Gives a static's address, size and location.

@@ -170,10 +170,10 @@ fn table_module(
         }
     });
     let vars = analysis.vars.iter().map(|v| {
-        let loc = location(v.span);
+        let here = quote_spanned!(v.span=> ::pctvb::instrument::__rt::here());
         let kind = var_kind_tokens(v.kind);
         let vname = &v.name;
-        quote!(::pctvb::instrument::__rt::VarDesc::new(#loc, #kind, #vname))
+        quote!(::pctvb::instrument::__rt::VarDesc::new(#here, #kind, #vname))
     });
     let statics = analysis.vars.iter().enumerate().filter_map(|(i, v)| {
         let ident = v.static_ident.as_ref()?;
