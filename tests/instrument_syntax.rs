@@ -40,6 +40,27 @@ pub mod shapes {
         *p += 1;
     }
 
+    pub struct Link {
+        next: Option<*mut Link>,
+    }
+
+    /// Links after `head`, walked with a `while let` on a dereference.
+    pub unsafe fn length(head: *mut Link) -> usize {
+        let mut n = 0;
+        let mut cur = head;
+        while let Some(next) = (*cur).next {
+            n += 1;
+            cur = next;
+        }
+        n
+    }
+
+    pub fn chain() -> usize {
+        let last = Box::into_raw(Box::new(Link { next: None }));
+        let first = Box::into_raw(Box::new(Link { next: Some(last) }));
+        unsafe { length(first) }
+    }
+
     pub fn derefs() -> u64 {
         let p = boxed(1);
         let pp: *mut *mut u64 = Box::into_raw(Box::new(p));
@@ -132,6 +153,7 @@ fn every_shape_compiles_behaves_and_passes_the_soundness_check() {
         assert_eq!(shapes::derefs(), 11 + 45 + 5);
         assert_eq!(shapes::cells_and_statics(), 8 + 1 + 2);
         assert_eq!(shapes::sync(), 7);
+        assert_eq!(shapes::chain(), 1);
     });
     assert!(report.failure().is_none(), "{}", report.failure().unwrap());
     let stats = tracking.stats();

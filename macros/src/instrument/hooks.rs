@@ -6,7 +6,8 @@
 //! - a method call whose receiver is a plain place (`self.head`, `x`, `self.slots[i]`) and a
 //!   dereference or `ptr::read`/`ptr::write` of a plain place: a statement before the statement
 //!   that contains the access (evaluating `&place` early changes nothing and moves nothing);
-//!   closure bodies, match arms and guards, and loop conditions count as statements;
+//!   closure bodies, match arms and guards, and `while` conditions count as statements (a
+//!   `while let` condition cannot be wrapped: its probes go before the loop);
 //! - otherwise around the receiver or pointer value (`(match &(recv) { r => { hook; r } })`,
 //!   `*{ let p = ptr; hook; p }`);
 //! - allocation sites: `__rt::alloc(&ARMED[id], &MODULE, id, Box::new(..))`, which records the
@@ -43,6 +44,16 @@ struct Hooker<'a> {
     frames: Vec<Vec<TokenStream>>,
     /// Functions given a shadow-stack frame so far (their local ids).
     functions: u32,
+}
+
+/// Whether a condition is a `let` (or a chain with one): it cannot be wrapped in a block.
+fn has_let(e: &Expr) -> bool {
+    match e {
+        Expr::Let(_) => true,
+        Expr::Binary(b) => has_let(&b.left) || has_let(&b.right),
+        Expr::Paren(p) => has_let(&p.expr),
+        _ => false,
+    }
 }
 
 /// A place expression that can be borrowed again without side effects or moves.
@@ -257,7 +268,13 @@ impl VisitMut for Hooker<'_> {
                 }
             }
             Expr::While(w) => {
-                self.scoped_expr(&mut w.cond);
+                if has_let(&w.cond) {
+                    // `while let` conditions cannot be wrapped in a block: their probes go
+                    // before the loop (they run before the first test only).
+                    self.visit_expr_mut(&mut w.cond);
+                } else {
+                    self.scoped_expr(&mut w.cond);
+                }
                 self.visit_block_mut(&mut w.body);
             }
             Expr::Macro(m) => self.visit_macro_mut(&mut m.mac),
