@@ -8,8 +8,11 @@
 //!   the pass cannot see".
 //! - **Nodes** hold points-to sets: locals (one per name per function, closures included, so
 //!   shadowed bindings merge and closure captures and `move` into `thread::spawn` are the same
-//!   node), struct fields by field name (a field-based abstraction: `x.head` is every `head` of
-//!   the item's structs), statics, function parameters and returns (calls are resolved by name:
+//!   node), struct fields by struct and field (`self.head` in `impl Stack`, or `x.head` where
+//!   `x` is a parameter or `let` annotated `&Stack` or bound to a `Stack { .. }`; when the
+//!   struct is not evident from the syntax, `x.head` is the `head` of every struct of the
+//!   item that has one, and a write through it reaches all their reads), statics, function
+//!   parameters and returns (calls are resolved by name:
 //!   a call of `push` flows into every `push` the item defines), and the contents of each object.
 //! - **Values are transparent**: a reference, `Box`, `Arc`, raw pointer or guard points to what
 //!   it refers to and to what that contains inline; `*p` reads the contents of what `p` points
@@ -27,6 +30,9 @@
 //! - fields of structs declared outside the item, `pub` fields (outside code may store into
 //!   them), and fields of structs that derive `Default`: ⊤;
 //! - names that are not locals, statics or constants of the item (outside statics): ⊤;
+//! - parameters of functions code outside the item can call (`pub` ones, trait methods, and
+//!   every function when the item is not a module): ⊤ (`self` apart: its fields are read by
+//!   struct);
 //! - calls through closures or function pointers held in variables, and trait objects: the
 //!   result is ⊤;
 //! - macros other than the std expression macros (`assert!`, `println!`, `vec!`, ...): a compile
@@ -180,6 +186,9 @@ const PASSTHROUGH_FNS: &[&str] = &[
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 enum Key {
     Local(usize, String),
+    /// Field `f` of struct `S` (a struct of the item).
+    SField(String, String),
+    /// Writes to a field `f` through a receiver whose struct is unknown.
     Field(String),
     Static(String),
     Const(String),
@@ -210,9 +219,13 @@ pub(crate) fn analyze(item: &Item, site_list: &[Site]) -> Analysis {
         copies: Vec::new(),
         loads: Vec::new(),
         stores: Vec::new(),
+        tops: Vec::new(),
         inline_direct: Vec::new(),
         inline_stores: Vec::new(),
         rhs_constructs: false,
+        impl_ty: None,
+        root_is_mod: matches!(item, Item::Mod(_)),
+        local_types: HashMap::new(),
         vars: Vec::new(),
         site_node: vec![None; site_list.len()],
         site_var: vec![None; site_list.len()],
@@ -239,6 +252,9 @@ struct Decls {
     /// Field name -> whether some declaration of it is visible outside the item or its values
     /// come from code the pass cannot see (⊤).
     fields: HashMap<String, bool>,
+    /// Struct name -> its named fields: (field, open, the struct type the field holds if one
+    /// of the item's, through references and smart pointers).
+    structs: HashMap<String, Vec<(String, bool, Option<String>)>>,
     statics: HashSet<String>,
     top_statics: HashSet<String>,
     consts: HashSet<String>,
@@ -257,12 +273,15 @@ impl<'a> Visit<'a> for Decls {
         let derives_default = s.attrs.iter().any(|a| {
             a.path().is_ident("derive") && a.to_token_stream().to_string().contains("Default")
         });
+        let mut named = Vec::new();
         for f in &s.fields {
             if let Some(id) = &f.ident {
                 let open = derives_default || !matches!(f.vis, syn::Visibility::Inherited);
                 *self.fields.entry(id.to_string()).or_insert(false) |= open;
+                named.push((id.to_string(), open, type_name(&f.ty, None)));
             }
         }
+        self.structs.insert(s.ident.to_string(), named);
         visit::visit_item_struct(self, s);
     }
     fn visit_item_static(&mut self, s: &'a syn::ItemStatic) {
@@ -284,6 +303,8 @@ struct Analyzer {
     loads: Vec<(usize, usize)>,
     /// (pointer, source): contents of what pointer points to ⊇ source.
     stores: Vec<(usize, usize)>,
+    /// (a, b): if ⊤ ∈ a then ⊤ ∈ b (a field of an object the pass cannot see).
+    tops: Vec<(usize, usize)>,
     /// (object, source): what the object's own memory holds inline (a `Box::new` argument, a
     /// static's initializer), for the "may point into its container" rule.
     inline_direct: Vec<(usize, usize)>,
@@ -292,6 +313,14 @@ struct Analyzer {
     inline_stores: Vec<(usize, usize)>,
     /// Whether the right side of the assignment being analysed constructs a value.
     rhs_constructs: bool,
+    /// The struct of the impl block being analysed (for `self` and `Self`).
+    impl_ty: Option<String>,
+    /// Whether the annotated item is a module (then its private functions are called only
+    /// from code the pass sees).
+    root_is_mod: bool,
+    /// Known struct types of locals: (scope, name) -> Some(struct), or None once two
+    /// bindings of the name disagree.
+    local_types: HashMap<(usize, String), Option<String>>,
     vars: Vec<Var>,
     site_node: Vec<Option<usize>>,
     site_var: Vec<Option<usize>>,
@@ -362,11 +391,102 @@ impl Analyzer {
     }
 
     fn fields_top(&mut self) {
-        let open: Vec<String> =
-            self.decls.fields.iter().filter(|(_, &open)| open).map(|(f, _)| f.clone()).collect();
-        for f in open {
-            let n = self.node(Key::Field(f));
+        let open: Vec<(String, String)> = self
+            .decls
+            .structs
+            .iter()
+            .flat_map(|(st, fs)| {
+                fs.iter().filter(|(_, open, _)| *open).map(move |(f, _, _)| (st.clone(), f.clone()))
+            })
+            .collect();
+        for (st, f) in open {
+            let n = self.node(Key::SField(st, f));
             self.base(n, TOP);
+        }
+    }
+
+    /// The node a read of field `f` of a value of struct `ty` (if known) yields: that struct's
+    /// field (or every struct's field `f`), plus writes through receivers of unknown struct.
+    fn field_read(&mut self, ty: Option<String>, f: &str) -> usize {
+        let structs: Vec<String> = match ty.filter(|t| self.declares(t, f)) {
+            Some(t) => vec![t],
+            None => self
+                .decls
+                .structs
+                .iter()
+                .filter(|(_, fs)| fs.iter().any(|(g, _, _)| g == f))
+                .map(|(st, _)| st.clone())
+                .collect(),
+        };
+        let out = self.temp();
+        for st in structs {
+            let n = self.node(Key::SField(st, f.to_string()));
+            self.copy(n, out);
+        }
+        let unknown = self.node(Key::Field(f.to_string()));
+        self.copy(unknown, out);
+        out
+    }
+
+    fn declares(&self, ty: &str, f: &str) -> bool {
+        self.decls.structs.get(ty).is_some_and(|fs| fs.iter().any(|(g, _, _)| g == f))
+    }
+
+    /// The item's struct an expression's value is (or refers to), when syntax says so.
+    fn type_of(&self, e: &Expr) -> Option<String> {
+        match e {
+            Expr::Path(p) if p.path.segments.len() == 1 => {
+                let name = p.path.segments[0].ident.to_string();
+                if name == "self" {
+                    return self.impl_ty.clone();
+                }
+                self.local_types.get(&(self.scope, name)).cloned().flatten()
+            }
+            Expr::Paren(p) => self.type_of(&p.expr),
+            Expr::Reference(r) => self.type_of(&r.expr),
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.type_of(&u.expr),
+            Expr::Macro(m) => match sites::parse_marker(&m.mac) {
+                Some((_, inner)) => self.type_of(&inner),
+                None => None,
+            },
+            Expr::Struct(s) => self.struct_name(&s.path),
+            Expr::Field(f) => {
+                let base = self.type_of(&f.base)?;
+                let syn::Member::Named(name) = &f.member else { return None };
+                let fields = self.decls.structs.get(&base)?;
+                let (_, _, ty) = fields.iter().find(|(g, _, _)| name == g)?;
+                ty.clone().filter(|t| self.decls.structs.contains_key(t))
+            }
+            _ => None,
+        }
+    }
+
+    fn struct_name(&self, path: &syn::Path) -> Option<String> {
+        let last = path.segments.last()?.ident.to_string();
+        let name = if last == "Self" { self.impl_ty.clone()? } else { last };
+        self.decls.structs.contains_key(&name).then_some(name)
+    }
+
+    /// Records the struct type of a local bound by a plain pattern.
+    fn note_type(&mut self, pat: &Pat, ty: Option<String>) {
+        let (name, annotated) = match pat {
+            Pat::Ident(p) => (p.ident.to_string(), None),
+            Pat::Type(t) => match &*t.pat {
+                Pat::Ident(p) => (p.ident.to_string(), type_name(&t.ty, self.impl_ty.as_deref())),
+                _ => return,
+            },
+            _ => return,
+        };
+        let ty = annotated.or(ty).filter(|t| self.decls.structs.contains_key(t));
+        let key = (self.scope, name);
+        match self.local_types.get(&key) {
+            None => {
+                self.local_types.insert(key, ty);
+            }
+            Some(old) if *old != ty => {
+                self.local_types.insert(key, None);
+            }
+            Some(_) => {}
         }
     }
 
@@ -423,11 +543,21 @@ impl Analyzer {
 
     fn item(&mut self, item: &Item) {
         match item {
-            Item::Fn(f) => self.function(&f.sig, &f.block),
+            Item::Fn(f) => {
+                let exposed = !self.root_is_mod || !matches!(f.vis, syn::Visibility::Inherited);
+                self.function(&f.sig, &f.block, exposed)
+            }
             Item::Impl(i) => {
+                let saved = self.impl_ty.take();
+                self.impl_ty = type_name(&i.self_ty, None);
                 for it in &i.items {
                     match it {
-                        syn::ImplItem::Fn(f) => self.function(&f.sig, &f.block),
+                        syn::ImplItem::Fn(f) => {
+                            let exposed = !self.root_is_mod
+                                || i.trait_.is_some()
+                                || !matches!(f.vis, syn::Visibility::Inherited);
+                            self.function(&f.sig, &f.block, exposed)
+                        }
                         syn::ImplItem::Const(c) => {
                             let n = self.node(Key::Const(c.ident.to_string()));
                             let v = self.expr(&c.expr);
@@ -436,6 +566,7 @@ impl Analyzer {
                         _ => {}
                     }
                 }
+                self.impl_ty = saved;
             }
             Item::Mod(m) => {
                 if let Some((_, items)) = &m.content {
@@ -471,7 +602,7 @@ impl Analyzer {
                 for it in &t.items {
                     if let syn::TraitItem::Fn(f) = it {
                         if let Some(b) = &f.default {
-                            self.function(&f.sig, b);
+                            self.function(&f.sig, b, true);
                         }
                     }
                 }
@@ -480,18 +611,31 @@ impl Analyzer {
         }
     }
 
-    fn function(&mut self, sig: &syn::Signature, block: &syn::Block) {
+    /// A function's body; `exposed` when code outside the item can call it (its parameters,
+    /// `self` apart, may then hold anything).
+    fn function(&mut self, sig: &syn::Signature, block: &syn::Block, exposed: bool) {
         let name = sig.ident.to_string();
         let saved = self.enter_fn(&name);
         for (i, input) in sig.inputs.iter().enumerate() {
             let p = self.node(Key::Param(name.clone(), i));
+            if let (true, syn::FnArg::Typed(t)) = (exposed, input) {
+                if may_refer(&t.ty) {
+                    self.base(p, TOP);
+                }
+            }
             match input {
                 syn::FnArg::Receiver(_) => {
                     let l = self.local("self");
                     self.copy(p, l);
                     self.bound.last_mut().unwrap().insert("self".into());
                 }
-                syn::FnArg::Typed(t) => self.bind(&t.pat, p),
+                syn::FnArg::Typed(t) => {
+                    let ty = type_name(&t.ty, self.impl_ty.as_deref());
+                    if let Pat::Ident(_) = &*t.pat {
+                        self.note_type(&t.pat, ty);
+                    }
+                    self.bind(&t.pat, p)
+                }
             }
         }
         let v = self.block(block);
@@ -528,6 +672,8 @@ impl Analyzer {
                             }
                         }
                     }
+                    let init_ty = l.init.as_ref().and_then(|i| self.type_of(&i.expr));
+                    self.note_type(&l.pat, init_ty);
                     let v = match &l.init {
                         Some(init) => {
                             let v = self.expr_named(&init.expr, name);
@@ -827,7 +973,16 @@ impl Analyzer {
                     syn::Member::Named(name) => {
                         let name = name.to_string();
                         if self.decls.fields.contains_key(&name) {
-                            self.node(Key::Field(name))
+                            // A receiver of a known struct of the item has its fields
+                            // covered; one of unknown struct that may come from outside may be
+                            // another crate's struct with a field of that name.
+                            let ty = self.type_of(&f.base).filter(|t| self.declares(t, &name));
+                            let known = ty.is_some();
+                            let out = self.field_read(ty, &name);
+                            if !known {
+                                self.tops.push((base, out));
+                            }
+                            out
                         } else {
                             self.top()
                         }
@@ -836,12 +991,18 @@ impl Analyzer {
                 }
             }
             Expr::Struct(s) => {
-                let ty = s.path.segments.last().map(|x| x.ident.to_string()).unwrap_or_default();
+                let known = self.struct_name(&s.path);
+                let ty = known.clone().unwrap_or_else(|| {
+                    s.path.segments.last().map(|x| x.ident.to_string()).unwrap_or_default()
+                });
                 let out = self.temp();
                 for fv in &s.fields {
                     if let syn::Member::Named(name) = &fv.member {
                         let v = self.expr_named(&fv.expr, Some(format!("{ty}.{name}")));
-                        let fnode = self.node(Key::Field(name.to_string()));
+                        let fnode = match &known {
+                            Some(st) => self.node(Key::SField(st.clone(), name.to_string())),
+                            None => self.node(Key::Field(name.to_string())),
+                        };
                         self.copy(v, fnode);
                         self.copy(v, out);
                     } else {
@@ -1022,7 +1183,11 @@ impl Analyzer {
             Expr::Field(f) => {
                 self.expr(&f.base);
                 if let syn::Member::Named(name) = &f.member {
-                    let n = self.node(Key::Field(name.to_string()));
+                    let name = name.to_string();
+                    let n = match self.type_of(&f.base).filter(|t| self.declares(t, &name)) {
+                        Some(st) => self.node(Key::SField(st, name)),
+                        None => self.node(Key::Field(name)),
+                    };
                     self.copy(value, n);
                 }
             }
@@ -1089,6 +1254,12 @@ impl Analyzer {
                 for o in objs {
                     let c = self.content(o);
                     changed |= self.flow(src, c);
+                }
+            }
+            for i in 0..self.tops.len() {
+                let (a, b) = self.tops[i];
+                if self.pts[a].contains(&TOP) {
+                    changed |= self.pts[b].insert(TOP);
                 }
             }
             if !changed {
@@ -1173,6 +1344,58 @@ impl Analyzer {
             }
         };
         May::Vars(candidates.into_iter().filter(|&v| allowed(self.vars[v].kind)).collect())
+    }
+}
+
+/// Whether a value of this type may refer to shared state (anything but numbers, `bool`,
+/// `char` and tuples and arrays of them).
+fn may_refer(ty: &syn::Type) -> bool {
+    const SCALARS: &[&str] = &[
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64", "bool", "char",
+    ];
+    match ty {
+        syn::Type::Path(p) => {
+            !(p.qself.is_none() && p.path.segments.len() == 1 && {
+                let s = &p.path.segments[0];
+                s.arguments.is_none() && SCALARS.iter().any(|n| s.ident == n)
+            })
+        }
+        syn::Type::Tuple(t) => t.elems.iter().any(may_refer),
+        syn::Type::Array(a) => may_refer(&a.elem),
+        syn::Type::Paren(p) => may_refer(&p.elem),
+        syn::Type::Group(g) => may_refer(&g.elem),
+        _ => true,
+    }
+}
+
+/// The struct a type names, through references, raw pointers and the usual wrappers
+/// (`Box`, `Arc`, `Rc`, `Pin`, `ManuallyDrop`, `NonNull`); `Self` is `self_ty`.
+fn type_name(ty: &syn::Type, self_ty: Option<&str>) -> Option<String> {
+    match ty {
+        syn::Type::Reference(r) => type_name(&r.elem, self_ty),
+        syn::Type::Ptr(p) => type_name(&p.elem, self_ty),
+        syn::Type::Paren(p) => type_name(&p.elem, self_ty),
+        syn::Type::Group(g) => type_name(&g.elem, self_ty),
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            let name = last.ident.to_string();
+            if matches!(name.as_str(), "Box" | "Arc" | "Rc" | "Pin" | "ManuallyDrop" | "NonNull") {
+                if let syn::PathArguments::AngleBracketed(args) = &last.arguments {
+                    for arg in &args.args {
+                        if let syn::GenericArgument::Type(t) = arg {
+                            return type_name(t, self_ty);
+                        }
+                    }
+                }
+                return None;
+            }
+            if name == "Self" {
+                return self_ty.map(str::to_string);
+            }
+            Some(name)
+        }
+        _ => None,
     }
 }
 
@@ -1347,7 +1570,7 @@ mod tests {
                 struct Closed { n2: AtomicUsize }
                 pub fn f(o: &Open, x: &AtomicUsize) {
                     o.n.load(Ordering::SeqCst);          // pub field: outside code may store
-                    x.load(Ordering::SeqCst);            // parameter of a function: local
+                    x.load(Ordering::SeqCst);            // parameter of a pub function
                     outside::COUNTER.load(Ordering::SeqCst); // a static the pass cannot see
                     outside::get().load(Ordering::SeqCst);   // a function the pass cannot see
                     let c = Closed { n2: AtomicUsize::new(0) };
@@ -1356,6 +1579,7 @@ mod tests {
             }
         });
         assert_eq!(may_of(&may, "o.n.load"), ["*"]);
+        assert_eq!(may_of(&may, "x.load"), ["*"], "a parameter of a pub function");
         assert_eq!(may_of(&may, "outside::COUNTER.load"), ["*"]);
         assert_eq!(may_of(&may, "outside::get().load"), ["*"]);
         assert_eq!(may_of(&may, "c.n2.load"), ["Closed.n2"]);
@@ -1408,6 +1632,43 @@ mod tests {
             }
         });
         assert_eq!(may_of(&may, "*p"), ["Box::new(let b)"]);
+    }
+
+    #[test]
+    fn fields_are_told_apart_by_struct_when_the_syntax_says() {
+        let (_, may) = run(quote! {
+            mod m {
+                struct A { n: AtomicUsize }
+                struct B { n: AtomicUsize }
+                impl A {
+                    fn new() -> A { A { n: AtomicUsize::new(0) } }
+                    fn get(&self) -> usize { self.n.load(Ordering::SeqCst) }
+                }
+                impl B {
+                    fn new() -> Self { Self { n: AtomicUsize::new(0) } }
+                    fn get(&self) -> usize { self.n.load(Ordering::SeqCst) }
+                }
+                fn either(b: &B, x: &A, pair: (&A, &B)) {
+                    b.n.store(1, Ordering::SeqCst);
+                    let y: &A = x;
+                    y.n.store(2, Ordering::SeqCst);
+                    let z = pair.0;
+                    z.n.store(3, Ordering::SeqCst);
+                    let w = outside();
+                    w.n.store(4, Ordering::SeqCst);
+                }
+            }
+        });
+        // The pass lists sites in source order: A::get's load, then B::get's.
+        let loads: Vec<_> = may.iter().filter(|(l, _)| l == "self.n.load").collect();
+        assert_eq!(loads[0].1, ["A.n"]);
+        assert_eq!(loads[1].1, ["B.n"]);
+        assert_eq!(may_of(&may, "b.n.store"), ["B.n"]);
+        assert_eq!(may_of(&may, "y.n.store"), ["A.n"]);
+        // `z`'s struct is not evident: both.
+        assert_eq!(may_of(&may, "z.n.store"), ["A.n", "B.n"]);
+        // `w` comes from code the pass cannot see: its struct may be another crate's.
+        assert_eq!(may_of(&may, "w.n.store"), ["*"]);
     }
 
     #[test]
