@@ -70,6 +70,40 @@ pub enum StrategyKind {
 impl StrategyKind {
     /// The systematic search up to `preemptions`, `vars` and `threads`, with happens-before
     /// pruning and no time budget.
+    ///
+    /// ```
+    /// use pctvb::sync::{Arc, atomic::{AtomicUsize, Ordering::SeqCst}};
+    /// use pctvb::{Config, StrategyKind};
+    ///
+    /// let increments = |atomic: bool| move || {
+    ///     let n = Arc::new(AtomicUsize::new(0));
+    ///     let n2 = n.clone();
+    ///     let add = move |n: &AtomicUsize| if atomic {
+    ///         n.fetch_add(1, SeqCst);
+    ///     } else {
+    ///         let v = n.load(SeqCst);
+    ///         n.store(v + 1, SeqCst);
+    ///     };
+    ///     let h = pctvb::thread::spawn(move || add(&n2));
+    ///     add(&n);
+    ///     h.join().unwrap();
+    ///     assert_eq!(n.load(SeqCst), 2);
+    /// };
+    /// let search = Config::new().strategy(StrategyKind::systematic(2, 1, 2));
+    ///
+    /// // The lost update needs one preemption at an access of one variable.
+    /// let report = search.run(increments(false));
+    /// let found = report.systematic.as_ref().unwrap().found_at;
+    /// assert_eq!(found, Some((1, 2, 1))); // (v, t, c)
+    ///
+    /// // With fetch_add there is no bug, and the report says what was covered.
+    /// let report = search.run(increments(true));
+    /// let statement = report.systematic.as_ref().unwrap().statement();
+    /// assert!(statement.starts_with(
+    ///     "exhaustively explored all schedules with <= 2 preemptions at accesses to any <= 1 \
+    ///      of Q=1 shared variables, for every priority order of all 2 threads"
+    /// ));
+    /// ```
     pub fn systematic(preemptions: u32, vars: u32, threads: u32) -> StrategyKind {
         StrategyKind::Systematic { preemptions, vars, threads, hb_pruning: true, max_time: None }
     }
