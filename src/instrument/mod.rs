@@ -41,6 +41,10 @@
 //! - fields of structs declared outside the item, `pub` fields, and fields of structs that
 //!   derive `Default` hold unknown objects;
 //! - names that are not locals, statics or constants of the item (statics of other modules);
+//! - parameters of functions outside code can call (`pub` functions, trait methods, and every
+//!   function when the item is not a module), unless their type is a number, `bool` or
+//!   `char`: operations on them may access anything (`self` apart: the fields of a struct of
+//!   the item are known whoever holds it, since only the item can build it);
 //! - calls through closures or function pointers held in variables, and trait objects;
 //! - accesses in `const fn` bodies and `const`/`static` initializers get no hook (a hook cannot
 //!   run there; closures written there do get them): the soundness check reports a primitive
@@ -66,10 +70,16 @@
 //!
 //! [`track`] starts a process-wide session (runs spread executions over worker threads): one
 //! session at a time, seen by every run in the process while it lasts. Heap variables and
-//! shadow stacks are per execution. How a search would drive it: for each variable set the
-//! strategy picks (or `l` of loop-iteration bounding), start a session with that selection and
-//! run; `static_var_of` maps a run's variables (`Report` profiles) to the static ids, and
-//! `origin_counts` says how many came from the static pass and how many only from profiling.
+//! shadow stacks are per execution.
+//!
+//! How a runner or a search would drive it (the runner does not yet):
+//! - before the first execution, enter every variable of [`variables`] into the run's variable
+//!   table through [`StaticVar::var_info`] (the same identity the run gives the object: its
+//!   creation site and kind), so `Q` counts the variables profiling never touches;
+//! - for each variable set the search picks, and each loop-iteration bound `l` as it rises,
+//!   run its executions inside `track(set).gate_primitives(true).loop_bound(Some(l))`;
+//! - in the report, [`origin_counts`] says how many of the run's variables came from the
+//!   static pass and how many only from profiling ([`static_var_of`] for each one).
 //!
 //! # Compile errors, never silent skips
 //!
