@@ -55,6 +55,27 @@ pub mod shapes {
         n
     }
 
+    /// Hooks in a nested module reach the table through `super::`.
+    pub mod inner {
+        pub fn set(p: *mut u64, v: u64) {
+            unsafe { *p = v };
+        }
+
+        pub mod deeper {
+            pub fn get(p: *const u64) -> u64 {
+                unsafe { *p }
+            }
+        }
+    }
+
+    pub fn nested() -> u64 {
+        let p = boxed(0);
+        inner::set(p, 5);
+        let v = inner::deeper::get(p);
+        unsafe { drop(Box::from_raw(p)) };
+        v
+    }
+
     pub fn chain() -> usize {
         let last = Box::into_raw(Box::new(Link { next: None }));
         let first = Box::into_raw(Box::new(Link { next: Some(last) }));
@@ -154,6 +175,7 @@ fn every_shape_compiles_behaves_and_passes_the_soundness_check() {
         assert_eq!(shapes::cells_and_statics(), 8 + 1 + 2);
         assert_eq!(shapes::sync(), 7);
         assert_eq!(shapes::chain(), 1);
+        assert_eq!(shapes::nested(), 5);
     });
     assert!(report.failure().is_none(), "{}", report.failure().unwrap());
     let stats = tracking.stats();

@@ -298,6 +298,44 @@ mod tests {
         assert!(e.contains("contents inline"), "{e}");
     }
 
+    fn norm(ts: TokenStream) -> String {
+        ts.to_string().replace(' ', "")
+    }
+
+    #[test]
+    fn probes_go_before_the_statement_or_around_the_value() {
+        let out = norm(
+            expand(
+                quote!(force),
+                quote! {
+                    mod m {
+                        struct S { n: AtomicUsize }
+                        fn mk() -> S { S { n: AtomicUsize::new(0) } }
+                        fn f(s: &S, make: fn() -> *mut u64) {
+                            let p = Box::into_raw(Box::new(0u64));
+                            let v = s.n.load(Ordering::SeqCst);
+                            unsafe { *p = 1; *make() = 2; }
+                        }
+                    }
+                },
+            )
+            .unwrap(),
+        );
+        // A plain-place receiver: the probe is a statement before `let v = ...`, and the
+        // method call itself is unchanged.
+        let load = out.find("letv=s.n.load(Ordering::SeqCst);").expect(&out);
+        let probe = out.find("Target(&(s.n))").expect(&out);
+        assert!(probe < load, "{out}");
+        // A plain-place pointer: probe before, dereference unchanged.
+        assert!(out.contains("Target(&(p))"), "{out}");
+        assert!(out.contains("*p=1;"), "{out}");
+        // A computed pointer: evaluated once, probed, then dereferenced.
+        assert!(out.contains("*{let__pctvb_p=make();"), "{out}");
+        // The allocation goes through the allocation hook, and the function keeps a frame.
+        assert!(out.contains("__rt::alloc(&self::__pctvb_instrument::ARMED["), "{out}");
+        assert!(out.contains("let__pctvb_frame=::pctvb::instrument::__rt::Frame::enter"), "{out}");
+    }
+
     #[test]
     fn sites_without_variables_get_no_hook() {
         let out = expand(quote!(force), quote! { fn f() { let v = vec![1]; let _ = v.get(0); } })
