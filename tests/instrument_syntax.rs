@@ -7,7 +7,7 @@
 use pctvb::instrument::{self, Selection};
 
 #[pctvb::instrument(force)]
-#[allow(clippy::missing_safety_doc, static_mut_refs)]
+#[allow(clippy::missing_safety_doc, clippy::not_unsafe_ptr_arg_deref, static_mut_refs)]
 pub mod shapes {
     use std::cell::UnsafeCell;
     use std::ptr;
