@@ -77,7 +77,10 @@ impl Config {
                 }
             }
             if !engine.borrow_mut().advance() {
-                complete = true;
+                match engine.borrow().stop_reason() {
+                    Some(reason) => stopped_by = Some(reason.to_string()),
+                    None => complete = true,
+                }
                 break;
             }
             let outcome = exec.run_one(&mut pool, seed, index, body, at);

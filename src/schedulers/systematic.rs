@@ -299,7 +299,11 @@ struct Record {
 }
 
 /// Step records kept for reuse at most (beyond, items are run again).
-const MAX_RECORDED_STEPS: usize = 2_000_000;
+const MAX_RECORDED_STEPS: usize = 250_000;
+
+/// Work items stored at most (queued, and level 0's preemption points); beyond, the search
+/// stops and says so rather than exhaust memory.
+const MAX_STORED_ITEMS: usize = 500_000;
 
 impl Run {
     fn new(item: Item) -> Run {
@@ -457,6 +461,8 @@ pub(crate) struct Engine {
     levels: Vec<LevelStats>,
     cache: HashMap<u128, Rc<Record>>,
     cached_steps: usize,
+    stored: usize,
+    stop: Option<String>,
     run: Option<Run>,
     /// The level `(v, c)` of the execution in progress.
     current: Option<(u32, u32)>,
@@ -482,6 +488,8 @@ impl Engine {
             levels: Vec::new(),
             cache: HashMap::new(),
             cached_steps: 0,
+            stored: 0,
+            stop: None,
             run: None,
             current: None,
             notes: Vec::new(),
@@ -568,6 +576,11 @@ impl Engine {
         self.vars.iter().map(|tv| self.name(*tv)).collect()
     }
 
+    /// Why the search stopped before exhausting its levels, if a safety limit did.
+    pub(crate) fn stop_reason(&self) -> Option<&str> {
+        self.stop.as_deref()
+    }
+
     /// Notes about the search (e.g. variables that became shared late).
     pub(crate) fn notes(&self) -> &[String] {
         &self.notes
@@ -593,6 +606,14 @@ impl Engine {
     /// Prepares the next execution; `false` when the search is exhausted.
     pub(crate) fn advance(&mut self) -> bool {
         loop {
+            if self.stored > MAX_STORED_ITEMS {
+                self.stop = Some(format!(
+                    "more than {MAX_STORED_ITEMS} work items were pending (too many preemption \
+                     points for these bounds; lower the preemption or variable bound, or shrink \
+                     the test)"
+                ));
+                return false;
+            }
             match &mut self.stage {
                 Stage::Profile | Stage::Done => return false,
                 Stage::Level0 { queue } => {
@@ -623,6 +644,7 @@ impl Engine {
                         };
                         let subset = &mut subsets[i];
                         if let Some(item) = subset.queue.pop_front() {
+                            self.stored = self.stored.saturating_sub(1);
                             let record = self.cache.get(&identity(&item)).cloned();
                             if let Some(record) = record.filter(|r| r.subset != (v, i)) {
                                 let level = self.level_mut(v, c);
@@ -712,6 +734,7 @@ impl Engine {
                 subset.explored.insert(*key, 1);
             }
             subset.queue.push_back(item.clone());
+            self.stored += 1;
         }
         for tv in &subset.vars {
             pruned += self.level0_suppressed.get(tv).copied().unwrap_or(0);
@@ -986,6 +1009,7 @@ impl Engine {
     /// Files the work items of an execution whose schedule was `prefix`.
     fn harvest_done(&mut self, h: Harvest, prefix: Rc<Vec<u32>>, used: u32, order: usize) {
         let used = used + 1;
+        self.stored += h.children.len();
         let items = h.children.into_iter().map(|c| {
             let item = Item {
                 prefix: prefix.clone(),
