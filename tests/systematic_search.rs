@@ -398,3 +398,12 @@ fn with_enough_preemptions_the_search_reaches_every_outcome_random_testing_does(
         assert!(random.is_subset(&systematic), "{name}: {random:?}\n{systematic:?}");
     }
 }
+
+#[test]
+fn a_thread_bound_below_two_is_treated_as_two() {
+    let report = run(StrategyKind::systematic(1, 1, 0), figure_2_bystanders);
+    let sys = report.systematic.as_ref().unwrap();
+    let expected = pctvb::guarantee::lemma_4_1_executions(7, 3, 0.01).unwrap();
+    assert!(matches!(sys.orders, Some(OrderSet::Random { orders, .. }) if orders == expected));
+    assert!(report.failure().is_some(), "{sys}");
+}

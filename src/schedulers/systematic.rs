@@ -503,7 +503,8 @@ impl Engine {
         self.seed = seed;
         let n = self.n;
         let c = self.p.preemptions as usize;
-        let t = self.p.threads as usize;
+        // A bug orders at least two threads (paper, section 4).
+        let t = (self.p.threads as usize).max(2);
         let n_factorial = factorial(n as u64);
         let all_fragments = factorial((n + c) as u64);
         let needed = if t >= n {
