@@ -8,12 +8,24 @@
 //! [`crate::StrategyKind::Systematic`]) asks it for the next execution until it is exhausted or
 //! a budget runs out.
 //!
+//! # Limits
+//!
+//! - The thread-bound `t` selects the priority orders; it is not iterated as a level.
+//! - Levels with `c < v` only hold schedules of smaller subsets; they run no execution (their
+//!   work items are reused) but are still walked to produce the next level's work.
+//! - Work items and recorded steps are capped in memory; past the cap the search stops and
+//!   says so (see the report's `stopped_by`).
+//!
 //! # The search
 //!
 //! - **Variables.** A variable is an allocation site plus its *loop-iteration number*: the
-//!   `i`-th object of a site met in an execution is `site#i` (the paper's heap naming). Only
-//!   shared variables (accessed by two or more threads in some execution) are tracked; they
-//!   are ordered by iteration number, lowest first, then by first appearance.
+//!   `i`-th object of a site met in an execution is `site#i` (the paper's heap naming; pctvb
+//!   registers an object when it is first used, so `i` counts first accesses, not
+//!   allocations). Only shared variables (accessed by two or more threads in the profiling
+//!   executions or the search) are tracked: a preemption at an access to a variable only one
+//!   thread touches reaches the same states as one at that thread's next scheduling point.
+//!   They are ordered by iteration number, lowest first, then by first appearance. Variables
+//!   first seen shared after the `v = 0` level join the list for the next `v`.
 //! - **Levels.** `v = 0` runs every priority order once without preemption (`c = 0`). Then for
 //!   `v = 1, 2, ..` up to the bound, for `c = 1, 2, ..` up to the bound, for every `v`-subset
 //!   of the variables: the subset's work items with `c` priority changes run, and every access
