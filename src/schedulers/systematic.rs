@@ -11,8 +11,9 @@
 //! # Limits
 //!
 //! - The thread-bound `t` selects the priority orders; it is not iterated as a level.
-//! - Levels with `c < v` only hold schedules of smaller subsets; they run no execution (their
-//!   work items are reused) but are still walked to produce the next level's work.
+//! - Levels with `c < v` only hold schedules of smaller subsets; their work items are reused
+//!   rather than run (while the record cache has room) but are still walked to produce the
+//!   next level's work.
 //! - Work items and recorded steps are capped in memory; past the cap the search stops and
 //!   says so (see the report's `stopped_by`).
 //!
