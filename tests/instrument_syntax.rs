@@ -228,3 +228,35 @@ fn a_tracked_static_mut_is_a_variable_with_an_address() {
     assert!(failure.message.contains("an increment was lost"), "{}", failure.message);
     assert!(tracking.stats().misses.is_empty());
 }
+
+#[pctvb::instrument(force)]
+pub mod refs {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    pub struct Holder {
+        n: AtomicU64,
+    }
+
+    fn bump(n: &AtomicU64) {
+        n.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// An atomic inside a heap variable, operated on through a reference.
+    pub fn run() -> u64 {
+        let h = Box::new(Holder { n: AtomicU64::new(0) });
+        bump(&h.n);
+        h.n.load(Ordering::SeqCst)
+    }
+}
+
+#[test]
+fn an_operation_through_a_reference_is_not_a_raw_access() {
+    let tracking = instrument::track(Selection::All);
+    let report = pctvb::Config::new().iterations(10).seed(1).run(|| assert_eq!(refs::run(), 1));
+    assert!(report.failure().is_none());
+    let stats = tracking.stats();
+    assert!(stats.hits > 0, "{stats:?}");
+    // The atomic's own operation is the scheduling point; the hook adds none, although the
+    // reference points into a tracked heap variable.
+    assert_eq!(stats.scheduled, 0, "{stats:?}");
+}

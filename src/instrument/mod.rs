@@ -935,6 +935,8 @@ pub mod __rt {
         pub size: usize,
         /// Whether the address is a pointee.
         pub pointer: bool,
+        /// Whether that pointer is a raw pointer (`*const`, `*mut`, `NonNull`), not a reference.
+        pub raw: bool,
     }
 
     /// Wraps a reference for the probe's method resolution: `ViaPtr` applies when the
@@ -955,13 +957,23 @@ pub mod __rt {
 
     impl<T> ViaPtr for Target<'_, *mut T> {
         fn __pctvb_target(&self) -> Probe {
-            Probe { addr: *self.0 as *const u8 as usize, size: size_of::<T>(), pointer: true }
+            Probe {
+                addr: *self.0 as *const u8 as usize,
+                size: size_of::<T>(),
+                pointer: true,
+                raw: true,
+            }
         }
     }
 
     impl<T> ViaPtr for Target<'_, *const T> {
         fn __pctvb_target(&self) -> Probe {
-            Probe { addr: *self.0 as *const u8 as usize, size: size_of::<T>(), pointer: true }
+            Probe {
+                addr: *self.0 as *const u8 as usize,
+                size: size_of::<T>(),
+                pointer: true,
+                raw: true,
+            }
         }
     }
 
@@ -971,6 +983,7 @@ pub mod __rt {
                 addr: self.0.as_ptr() as *const u8 as usize,
                 size: size_of::<T>(),
                 pointer: true,
+                raw: true,
             }
         }
     }
@@ -978,14 +991,24 @@ pub mod __rt {
     impl<T: ?Sized> ViaPtr for Target<'_, &T> {
         fn __pctvb_target(&self) -> Probe {
             let r: &T = self.0;
-            Probe { addr: r as *const T as *const u8 as usize, size: size_of_val(r), pointer: true }
+            Probe {
+                addr: r as *const T as *const u8 as usize,
+                size: size_of_val(r),
+                pointer: true,
+                raw: false,
+            }
         }
     }
 
     impl<T: ?Sized> ViaPtr for Target<'_, &mut T> {
         fn __pctvb_target(&self) -> Probe {
             let r: &T = self.0;
-            Probe { addr: r as *const T as *const u8 as usize, size: size_of_val(r), pointer: true }
+            Probe {
+                addr: r as *const T as *const u8 as usize,
+                size: size_of_val(r),
+                pointer: true,
+                raw: false,
+            }
         }
     }
 
@@ -996,6 +1019,7 @@ pub mod __rt {
                 addr: r as *const T as *const u8 as usize,
                 size: size_of_val(r),
                 pointer: false,
+                raw: false,
             }
         }
     }
@@ -1008,8 +1032,17 @@ pub mod __rt {
     pub fn hit(module: &'static Module, site: usize, probe: Probe) {
         let location = Location::caller();
         let desc = &module.sites[site];
-        let pointer = probe.pointer
-            && matches!(desc.kind, SiteKind::Deref | SiteKind::ReadWrite | SiteKind::Atomic);
+        // A dereference reads or writes its pointee (through a reference too, in unsafe code);
+        // a method such as `read`, `write` or `swap` does only on a raw pointer (on a
+        // reference it is the referent's own operation: an `RwLock`, an atomic).
+        // (The macro labels dereferences `*operand` and pointer functions `ptr::f(..)`; a
+        // method site's label is `receiver.method`.)
+        let method = !(desc.label.starts_with('*') || desc.label.starts_with("ptr::"));
+        let pointer = match desc.kind {
+            SiteKind::Deref if !method => probe.pointer,
+            SiteKind::Deref | SiteKind::ReadWrite | SiteKind::Atomic => probe.raw,
+            _ => false,
+        };
         if !in_execution() {
             return;
         }
