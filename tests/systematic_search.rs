@@ -161,9 +161,11 @@ fn many_threads_use_randomized_thread_bounding_orders_with_lemma_4_1() {
     // count for t = 2, so random permutations are drawn and the statement carries eps.
     let report = run(StrategyKind::systematic(1, 1, 2), figure_2_bystanders);
     let sys = report.systematic.as_ref().unwrap();
-    let Some(OrderSet::Random { threads: 6, orders, eps }) = sys.orders else { panic!("{sys}") };
+    let Some(OrderSet::Random { threads: 6, orders, needed, eps }) = sys.orders else {
+        panic!("{sys}")
+    };
     let expected = pctvb::guarantee::lemma_4_1_executions(7, 3, 0.01).unwrap();
-    assert_eq!((orders, eps), (expected, 0.01));
+    assert_eq!((orders, needed, eps), (expected, expected, 0.01));
     assert_eq!(sys.found_at, Some((1, 2, 1)), "{sys}");
 
     // A passing run states the probability caveat.
@@ -406,4 +408,25 @@ fn a_thread_bound_below_two_is_treated_as_two() {
     let expected = pctvb::guarantee::lemma_4_1_executions(7, 3, 0.01).unwrap();
     assert!(matches!(sys.orders, Some(OrderSet::Random { orders, .. }) if orders == expected));
     assert!(report.failure().is_some(), "{sys}");
+}
+
+#[test]
+fn too_many_orders_for_lemma_4_1_are_capped_and_the_statement_drops_the_guarantee() {
+    // Ten threads ordered completely (t = n): every order of 10 + 1 fragments would be
+    // needed; the search draws MAX_RANDOM_ORDERS and claims no probability. A budget of a few
+    // executions keeps the test short.
+    let report = config().iterations(3).strategy(StrategyKind::systematic(1, 1, 10)).run(|| {
+        let hs: Vec<_> = (0..9).map(|_| thread::spawn(thread::yield_now)).collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    let sys = report.systematic.as_ref().unwrap();
+    let Some(OrderSet::Random { threads: 10, orders, needed, .. }) = sys.orders else {
+        panic!("{sys}")
+    };
+    assert_eq!(orders, pctvb::schedulers::MAX_RANDOM_ORDERS);
+    assert!(needed > orders);
+    let statement = sys.statement();
+    assert!(statement.contains("no probability guarantee"), "{statement}");
 }

@@ -70,11 +70,18 @@ impl SystematicReport {
                 "for every priority order of all {threads} threads ({orders} initial orders and \
                  every placement of each preempted thread; exhaustive, no probability caveat)"
             ),
-            Some(OrderSet::Random { threads, orders, eps }) => format!(
-                "for all orders of <= {} threads among {threads} (with probability >= {} for \
-                 the {orders} randomized thread-bounding orders, Lemma 4.1)",
-                self.max_threads,
-                1.0 - eps
+            Some(OrderSet::Random { threads, orders, needed, eps }) if orders >= needed => {
+                format!(
+                    "for all orders of <= {} threads among {threads} (with probability >= {} \
+                     for the {orders} randomized thread-bounding orders, Lemma 4.1)",
+                    self.max_threads,
+                    1.0 - eps
+                )
+            }
+            Some(OrderSet::Random { threads, orders, needed, .. }) => format!(
+                "for {orders} random priority orders of {threads} threads (Lemma 4.1 needs \
+                 {needed} for <= {} threads: no probability guarantee)",
+                self.max_threads
             ),
             None => "before any priority order was run".to_string(),
         }
@@ -115,7 +122,10 @@ impl SystematicReport {
                 self.orders_clause(),
                 self.executions()
             ),
-            None => format!("{why} before the first level was exhausted"),
+            None => format!(
+                "{why} before the first level was exhausted (the search was to run {})",
+                self.orders_clause()
+            ),
         }
     }
 

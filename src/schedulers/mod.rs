@@ -31,7 +31,7 @@ pub use random::Random;
 pub(crate) use replay::Replay;
 pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, TrackedVar, DEFAULT_ORDER_EPS,
-    MAX_EXHAUSTIVE_ORDERS,
+    MAX_EXHAUSTIVE_ORDERS, MAX_RANDOM_ORDERS,
 };
 pub use thread_bound::ThreadBound;
 

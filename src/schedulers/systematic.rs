@@ -81,6 +81,9 @@ use crate::vars::VarId;
 /// order of every `t + c` fragments).
 pub const DEFAULT_ORDER_EPS: f64 = 0.01;
 
+/// Most random priority orders drawn.
+pub const MAX_RANDOM_ORDERS: u64 = 100_000;
+
 /// Most initial orders enumerated exhaustively (`n! <= 5040`, i.e. `n <= 7`); beyond, the
 /// randomized thread-bounding set is used even when it is larger.
 pub const MAX_EXHAUSTIVE_ORDERS: u64 = 5040;
@@ -127,6 +130,9 @@ pub enum OrderSet {
         threads: usize,
         /// Permutations drawn.
         orders: u64,
+        /// Permutations Lemma 4.1 needs; when more than `orders` (capped at
+        /// [`MAX_RANDOM_ORDERS`]), there is no probability guarantee.
+        needed: u64,
         /// Probability that some order of some `t + c` fragments is missed.
         eps: f64,
     },
@@ -520,13 +526,14 @@ impl Engine {
         let t = (self.p.threads as usize).max(2);
         let n_factorial = factorial(n as u64);
         let all_fragments = factorial((n + c) as u64);
-        let needed = if t >= n {
-            u64::MAX
-        } else {
-            crate::guarantee::lemma_4_1_executions((n + c) as u64, (t + c) as u32, self.p.eps)
-                .unwrap_or(u64::MAX)
-        };
-        let exhaustive = n_factorial <= MAX_EXHAUSTIVE_ORDERS && needed >= all_fragments;
+        let needed = crate::guarantee::lemma_4_1_executions(
+            (n + c) as u64,
+            (t.min(n) + c) as u32,
+            self.p.eps,
+        )
+        .unwrap_or(u64::MAX);
+        let exhaustive =
+            n_factorial <= MAX_EXHAUSTIVE_ORDERS && (t >= n || needed >= all_fragments);
         let mut queue = VecDeque::new();
         if exhaustive {
             let mut order: Vec<usize> = (0..n).collect();
@@ -542,7 +549,7 @@ impl Engine {
             }
             self.orders = Some(OrderSet::Exhaustive { threads: n, orders: n_factorial });
         } else {
-            let count = needed.min(1_000_000);
+            let count = needed.min(MAX_RANDOM_ORDERS);
             let mut rng = ScheduleRng::seed_from_u64(seed);
             for i in 0..count {
                 let mut values: Vec<i64> = (1..=(n + c) as i64).collect();
@@ -550,7 +557,8 @@ impl Engine {
                 queue.push_back(initial_item(values[..n].to_vec(), i as usize));
                 self.perms.push(Rc::new(values));
             }
-            self.orders = Some(OrderSet::Random { threads: n, orders: count, eps: self.p.eps });
+            self.orders =
+                Some(OrderSet::Random { threads: n, orders: count, needed, eps: self.p.eps });
         }
         self.stage = Stage::Level0 { queue };
     }
