@@ -1,0 +1,510 @@
+//! The results document: per program and tool, bugs found, executions to the first failure,
+//! wall time and executions per second; the targets of the issue; SVG plots of the families.
+
+use std::fmt::Write as _;
+
+use crate::run::{pctvb_default, Cell, Tool};
+use crate::{Group, Program};
+
+/// The results of one program: one cell per tool that supports it (`None` otherwise).
+pub struct Row<'a> {
+    /// The program.
+    pub program: &'a Program,
+    /// One entry per column of [`Tool::all`].
+    pub cells: Vec<Option<Cell>>,
+    /// The bug's shape as pctvb measured it on a minimized failing schedule.
+    pub measured: Option<pctvb::report::BugShape>,
+}
+
+/// How the run was made, for the document's header.
+pub struct Setup {
+    /// The command line.
+    pub command: String,
+    /// Trials per cell.
+    pub trials: u64,
+    /// Executions per trial.
+    pub budget: u64,
+    /// loom's time cap, seconds.
+    pub loom_secs: f64,
+    /// Parallel cells.
+    pub jobs: usize,
+    /// Wall time of the whole run, seconds.
+    pub wall_secs: f64,
+    /// Machine and versions, one line each.
+    pub environment: Vec<String>,
+}
+
+/// Short column headers, in the order of [`Tool::all`].
+pub fn short(tool: &Tool) -> String {
+    match tool.name().as_str() {
+        "random" => "random".into(),
+        "pct d=2" => "pct2".into(),
+        "pct d=3" => "pct3".into(),
+        "pctvb d=2 v=1" => "pctvb".into(),
+        "tb t=2 c=1" => "tb".into(),
+        "combined d=2 v=1 t=2" => "**comb**".into(),
+        "systematic c=2 v=2 t=2" => "sys".into(),
+        "shuttle random" => "sh-rand".into(),
+        "shuttle pct d=3" => "sh-pct3".into(),
+        "shuttle urw" => "sh-urw".into(),
+        "loom pb=2" => "loom-pb2".into(),
+        "loom" => "loom".into(),
+        other => other.into(),
+    }
+}
+
+fn header(tools: &[Tool]) -> String {
+    let mut s = String::from("| program |");
+    for t in tools {
+        let _ = write!(s, " {} |", short(t));
+    }
+    s += "\n|---|";
+    s += &"---:|".repeat(tools.len());
+    s + "\n"
+}
+
+fn fmt_count(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn fmt_rate(x: f64) -> String {
+    if x >= 10_000.0 {
+        format!("{:.0}k", x / 1000.0)
+    } else if x >= 1000.0 {
+        format!("{:.1}k", x / 1000.0)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn table(out: &mut String, rows: &[Row], tools: &[Tool], cell: impl Fn(&Cell) -> String) {
+    *out += &header(tools);
+    for row in rows {
+        let _ = write!(out, "| {} |", row.program.name);
+        for c in &row.cells {
+            match c {
+                Some(c) => {
+                    let _ = write!(out, " {} |", cell(c));
+                }
+                None => *out += " - |",
+            }
+        }
+        *out += "\n";
+    }
+}
+
+/// The column of the default strategy and of shuttle's schedulers.
+fn columns(tools: &[Tool]) -> (usize, Vec<usize>) {
+    let default = tools.iter().position(|t| *t == Tool::Pctvb(pctvb_default())).expect("default");
+    let shuttle = (0..tools.len()).filter(|&i| tools[i].family() == "shuttle").collect();
+    (default, shuttle)
+}
+
+/// Writes the markdown document.
+pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &str)]) -> String {
+    let mut d = String::from("# Corpus results: pctvb's strategies, shuttle and loom\n\n");
+    let _ = writeln!(
+        d,
+        "Regenerate with `{}` (it writes this file and the plots next to it). The programs \
+         are in `corpus/src/programs/`, each written once against a std-mirroring facade and \
+         compiled against pctvb, shuttle and loom (`corpus/src/lib.rs`).\n",
+        setup.command
+    );
+    let _ = writeln!(
+        d,
+        "Every program ran under every tool: {} trials with seeds 0..{} and a budget of {} \
+         executions each (pctvb's priority strategies spend 10 of them on profiling), loom \
+         once per mode (its search takes no seed) with a time cap of {} s and at most 5 \
+         threads. A trial stops at its first failing execution. **Executions** to the first \
+         failure count, for a trial that found nothing, every execution it ran: a mean or \
+         median marked `>` includes such trials. Wall time is the sum over the trials; \
+         executions per second are total executions over total time. {} cells ran in \
+         parallel; the whole run took {:.0} s.\n",
+        setup.trials,
+        setup.trials - 1,
+        setup.budget,
+        setup.loom_secs,
+        setup.jobs,
+        setup.wall_secs
+    );
+    d += "Machine and versions:\n\n";
+    for line in &setup.environment {
+        let _ = writeln!(d, "- {line}");
+    }
+    d += "\nColumns: `random`, `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
+          (thread bounding t=2 c=1), **`comb`** (the combined strategy d=2 v=1 t=2, pctvb's \
+          default with a target), `sys` (systematic c<=2 v<=2 t=2), `sh-rand`, `sh-pct3`, \
+          `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk schedulers), \
+          `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and unbounded).\n\n";
+
+    // Programs.
+    d += "## Programs\n\n| program | group | threads | bug | (c, v, t) | measured | PCT depth | what |\n\
+          |---|---|---:|---|---|---|---:|---|\n";
+    for r in rows {
+        let p = r.program;
+        let shape = p.shape.map_or("-".into(), |s| format!("({}, {}, {})", s.c, s.v, s.t));
+        let measured = r
+            .measured
+            .map_or("-".into(), |s| format!("({}, {}, {})", s.preemptions, s.variables, s.threads));
+        let _ = writeln!(
+            d,
+            "| {} | {} | {} | {} | {shape} | {measured} | {} | {} |",
+            p.name,
+            p.group.title(),
+            p.threads,
+            if p.bug { "yes" } else { "no" },
+            p.pct_depth.map_or("-".into(), |x| x.to_string()),
+            p.about
+        );
+    }
+    d += "\n`threads` counts the test body's thread. `(c, v, t)`: the preemptions, variables \
+          and threads the bug needs, by construction (the paper's labels for its figures and \
+          Table 1); `measured`: the (c, v, t) pctvb's minimizer reports for the smallest failing \
+          schedule it found (random strategy, 3 seeds; an upper bound, and the spawning thread \
+          counts among the threads); `PCT depth`: the number of ordering constraints where it differs from or \
+          is known beside c + 1.\n\n";
+
+    d += &targets(rows, tools);
+
+    // Result tables.
+    type Format<'a> = &'a dyn Fn(&Cell) -> String;
+    let sections: [(&str, Format); 5] = [
+        ("Bugs found (trials with a failure / trials)", &|c: &Cell| {
+            format!("{}/{}", c.found(), c.trials.len())
+        }),
+        ("Mean executions to the first failure", &|c: &Cell| {
+            let (m, capped) = c.mean();
+            format!("{}{}", if capped { ">" } else { "" }, fmt_count(m))
+        }),
+        ("Median executions to the first failure", &|c: &Cell| {
+            let capped = c.found() * 2 <= c.trials.len() && c.found() < c.trials.len();
+            format!("{}{}", if capped { ">" } else { "" }, fmt_count(c.median()))
+        }),
+        ("Wall time, seconds (all trials)", &|c: &Cell| {
+            format!("{:.2}", c.elapsed().as_secs_f64())
+        }),
+        ("Executions per second", &|c: &Cell| fmt_rate(c.rate())),
+    ];
+    for (title, f) in sections {
+        let _ = writeln!(d, "## {title}\n");
+        table(&mut d, rows, tools, f);
+        if title.starts_with("Bugs found") {
+            // Totals row: programs found by the column, of the programs it ran.
+            d += "| **buggy programs found** |";
+            for i in 0..tools.len() {
+                let (mut found, mut ran) = (0, 0);
+                for r in rows.iter().filter(|r| r.program.bug) {
+                    if let Some(c) = &r.cells[i] {
+                        ran += 1;
+                        found += usize::from(c.found() > 0);
+                    }
+                }
+                let _ = write!(d, " {found}/{ran} |");
+            }
+            d += "\n| **false alarms** |";
+            for i in 0..tools.len() {
+                let alarms: usize = rows
+                    .iter()
+                    .filter(|r| !r.program.bug)
+                    .filter_map(|r| r.cells[i].as_ref())
+                    .map(|c| c.found())
+                    .sum();
+                let _ = write!(d, " {alarms} |");
+            }
+            d += "\n";
+        }
+        if title.starts_with("Wall time") {
+            d += "| **total** |";
+            for i in 0..tools.len() {
+                let s: f64 = rows
+                    .iter()
+                    .filter_map(|r| r.cells[i].as_ref())
+                    .map(|c| c.elapsed().as_secs_f64())
+                    .sum();
+                let _ = write!(d, " {s:.1} |");
+            }
+            d += "\n";
+        }
+        if title.starts_with("Executions per second") {
+            d += "| **all programs** |";
+            for i in 0..tools.len() {
+                let cells: Vec<&Cell> = rows.iter().filter_map(|r| r.cells[i].as_ref()).collect();
+                let e: u64 = cells.iter().map(|c| c.executions()).sum();
+                let s: f64 = cells.iter().map(|c| c.elapsed().as_secs_f64()).sum();
+                let _ = write!(d, " {} |", fmt_rate(e as f64 / s.max(1e-9)));
+            }
+            d += "\n";
+        }
+        d += "\n";
+    }
+
+    d += &profiling_table(rows, tools);
+
+    if !plots.is_empty() {
+        d += "## Families\n\n";
+    }
+    for (title, file) in plots {
+        let _ = writeln!(d, "### {title}\n\n![{title}]({file})\n");
+    }
+
+    d += &notes(rows, tools);
+    d
+}
+
+/// The issue's targets, program by program.
+fn targets(rows: &[Row], tools: &[Tool]) -> String {
+    let (def, shuttle) = columns(tools);
+    let mut d = String::from(
+        "## Targets\n\n\
+         The issue's targets (they are goals, not tests): on every buggy program the default \
+         strategy (`comb`) finds the bug in at most as many mean executions as shuttle's best \
+         scheduler, and in at most half on the thread-scaling and access-frequency families; \
+         executions per second at least 1.5x shuttle's (here: `comb` against the fastest \
+         shuttle scheduler on the program); no correct program ever fails. Executions per \
+         second come from the same trials, so where a bug is found within a few executions \
+         they measure setting up a run and reporting its failure more than executing (pctvb \
+         builds a failure report with the schedule, the bug's shape and a replay token; \
+         shuttle unwinds the panic).\n\n\
+         | program | comb found | comb mean | best shuttle mean | ratio | goal | met | comb exec/s | best shuttle exec/s | speed ratio | met (>= 1.5) |\n\
+         |---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n",
+    );
+    let (mut met_execs, mut met_speed, mut n_bug) = (0, 0, 0);
+    for r in rows {
+        let Some(c) = &r.cells[def] else { continue };
+        let sh: Vec<&Cell> = shuttle.iter().filter_map(|&i| r.cells[i].as_ref()).collect();
+        let best_mean = sh.iter().map(|c| c.mean().0).fold(f64::INFINITY, f64::min);
+        let best_rate = sh.iter().map(|c| c.rate()).fold(0.0, f64::max);
+        let speed = c.rate() / best_rate.max(1e-9);
+        let speed_ok = speed >= 1.5;
+        if r.program.bug {
+            n_bug += 1;
+            let goal = if matches!(r.program.group, Group::ThreadScaling | Group::AccessFrequency) {
+                0.5
+            } else {
+                1.0
+            };
+            let ratio = c.mean().0 / best_mean.max(1e-9);
+            let ok = ratio <= goal && c.found() > 0;
+            met_execs += usize::from(ok);
+            met_speed += usize::from(speed_ok);
+            let _ = writeln!(
+                d,
+                "| {} | {}/{} | {} | {} | {ratio:.2} | <= {goal} | {} | {} | {} | {speed:.2} | {} |",
+                r.program.name,
+                c.found(),
+                c.trials.len(),
+                fmt_count(c.mean().0),
+                fmt_count(best_mean),
+                if ok { "yes" } else { "**no**" },
+                fmt_rate(c.rate()),
+                fmt_rate(best_rate),
+                if speed_ok { "yes" } else { "**no**" }
+            );
+        } else {
+            let alarms: usize = r.cells.iter().flatten().map(|c| c.found()).sum();
+            met_speed += usize::from(speed_ok);
+            let _ = writeln!(
+                d,
+                "| {} (correct) | {} false alarms, all tools | - | - | - | - | {} | {} | {} | {speed:.2} | {} |",
+                r.program.name,
+                alarms,
+                if alarms == 0 { "yes" } else { "**no**" },
+                fmt_rate(c.rate()),
+                fmt_rate(best_rate),
+                if speed_ok { "yes" } else { "**no**" }
+            );
+        }
+    }
+    let _ = writeln!(
+        d,
+        "\n**Summary**: the executions target is met on {met_execs} of {n_bug} buggy programs; \
+         the speed target on {met_speed} of {} programs.\n",
+        rows.len()
+    );
+    d
+}
+
+/// What each program's failures said (the tools that reported each message), and what the
+/// tools said when they stopped without a failure.
+fn notes(rows: &[Row], tools: &[Tool]) -> String {
+    let mut d = String::from(
+        "## What was found, and why tools stopped\n\n\
+         Per program: each distinct failure message and the columns that reported it (`all`: \
+         every column that found something), then the reasons columns stopped without a \
+         failure other than the budget. A failure of a correct program is marked FALSE \
+         ALARM.\n\n",
+    );
+    for r in rows {
+        let mut messages: Vec<(String, Vec<String>)> = Vec::new();
+        let mut stops: Vec<(String, Vec<String>)> = Vec::new();
+        let mut finders = 0;
+        for (i, c) in r.cells.iter().enumerate() {
+            let Some(c) = c else { continue };
+            finders += usize::from(c.found() > 0);
+            for t in &c.trials {
+                let (list, text) = match (&t.message, &t.note) {
+                    (Some(m), _) => (&mut messages, m.clone()),
+                    (None, Some(n)) => (&mut stops, n.clone()),
+                    (None, None) => continue,
+                };
+                let name = short(&tools[i]).trim_matches('*').to_string();
+                match list.iter_mut().find(|(m, _)| *m == text) {
+                    Some((_, names)) if !names.contains(&name) => names.push(name),
+                    Some(_) => {}
+                    None => list.push((text, vec![name])),
+                }
+            }
+        }
+        let _ = write!(d, "- **{}**:", r.program.name);
+        if messages.is_empty() {
+            d += " no failure;";
+        }
+        for (m, names) in &messages {
+            let who = if messages.len() == 1 && names.len() == finders {
+                "all".to_string()
+            } else {
+                names.join(", ")
+            };
+            let alarm = if r.program.bug { "" } else { "FALSE ALARM " };
+            let _ = write!(d, " {alarm}`{}` ({who});", m.replace('`', "'"));
+        }
+        for (n, names) in &stops {
+            let _ = write!(d, " {} stopped: {n};", names.join(", "));
+        }
+        d += "\n";
+    }
+    d
+}
+
+/// How many of each priority strategy's finds came from its random profiling executions.
+fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
+    let cols: Vec<usize> = (0..tools.len())
+        .filter(|&i| matches!(&tools[i], Tool::Pctvb(k) if *k != pctvb::StrategyKind::Random))
+        .collect();
+    if cols.is_empty() {
+        return String::new();
+    }
+    let mut d = String::from(
+        "## Finds during profiling\n\n\
+         pctvb's priority strategies first run 10 executions under the random strategy to \
+         measure threads, steps and variables; a shallow bug is often found there, before the \
+         strategy itself runs. Each cell: trials whose failure came from profiling / trials \
+         that found the bug. A strategy that cannot reach a bug (a d=2 strategy on a c=2 bug) \
+         shows its finds all from profiling.\n\n| program |",
+    );
+    for &i in &cols {
+        let _ = write!(d, " {} |", short(&tools[i]));
+    }
+    d += "\n|---|";
+    d += &"---:|".repeat(cols.len());
+    d += "\n";
+    for r in rows.iter().filter(|r| r.program.bug) {
+        let _ = write!(d, "| {} |", r.program.name);
+        for &i in &cols {
+            match &r.cells[i] {
+                Some(c) => {
+                    let p = c.trials.iter().filter(|t| t.in_profiling).count();
+                    let _ = write!(d, " {p}/{} |", c.found());
+                }
+                None => d += " - |",
+            }
+        }
+        d += "\n";
+    }
+    d + "\n"
+}
+
+/// A line plot as SVG: x on a log scale, y on a log scale, one polyline per series.
+pub fn svg_plot(title: &str, x_label: &str, xs: &[f64], series: &[(String, Vec<f64>)]) -> String {
+    let (w, h, margin) = (720.0, 440.0, 60.0);
+    let y_max = series.iter().flat_map(|(_, ys)| ys.iter().copied()).fold(1.0, f64::max);
+    let (lx0, lx1) = (xs[0].ln(), xs[xs.len() - 1].ln());
+    let px = |x: f64| margin + (x.ln() - lx0) / (lx1 - lx0).max(1e-9) * (w - 2.0 * margin - 140.0);
+    let py = |y: f64| h - margin - (y + 1.0).ln() / (y_max + 1.0).ln() * (h - 2.0 * margin);
+    let colors = [
+        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#000000", "#8c564b", "#e377c2",
+        "#7f7f7f", "#bcbd22", "#17becf",
+    ];
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">{title}</text>\n\
+         <line x1=\"{margin}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n\
+         <line x1=\"{margin}\" y1=\"{margin}\" x2=\"{margin}\" y2=\"{}\" stroke=\"black\"/>\n\
+         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{x_label} (log scale)</text>\n\
+         <text x=\"15\" y=\"{}\" transform=\"rotate(-90 15 {})\" text-anchor=\"middle\">mean executions to bug (log scale)</text>\n",
+        w / 2.0,
+        h - margin,
+        w - margin - 140.0,
+        h - margin,
+        h - margin,
+        w / 2.0 - 70.0,
+        h - 15.0,
+        h / 2.0,
+        h / 2.0
+    );
+    for &x in xs {
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{x}</text>",
+            px(x),
+            h - margin + 15.0
+        );
+    }
+    for tick in
+        [1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0].into_iter().filter(|&t| t <= y_max * 1.5)
+    {
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{tick}</text>",
+            margin - 5.0,
+            py(tick)
+        );
+    }
+    for (i, (name, ys)) in series.iter().enumerate() {
+        let color = colors[i % colors.len()];
+        let points: Vec<String> =
+            xs.iter().zip(ys).map(|(&x, &y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
+        let dash = if name.starts_with("shuttle") { " stroke-dasharray=\"6 3\"" } else { "" };
+        let _ = writeln!(
+            out,
+            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
+            points.join(" ")
+        );
+        let ly = margin + 15.0 * i as f64;
+        let _ = writeln!(
+            out,
+            "<text x=\"{}\" y=\"{ly}\" fill=\"{color}\">{name}</text>",
+            w - margin - 130.0
+        );
+    }
+    out + "</svg>\n"
+}
+
+/// The plot of one family: mean executions to the bug against the parameter, one line per
+/// randomized tool (loom runs only the smallest members).
+pub fn family_plot(
+    title: &str,
+    x_label: &str,
+    rows: &[Row],
+    tools: &[Tool],
+    group: Group,
+) -> Option<String> {
+    let members: Vec<&Row> = rows.iter().filter(|r| r.program.group == group).collect();
+    if members.len() < 2 {
+        return None;
+    }
+    let xs: Vec<f64> = members.iter().map(|r| r.program.param as f64).collect();
+    let series: Vec<(String, Vec<f64>)> = (0..tools.len())
+        .filter(|&i| members.iter().all(|r| r.cells[i].is_some()))
+        .map(|i| {
+            let ys = members.iter().map(|r| r.cells[i].as_ref().unwrap().mean().0).collect();
+            (tools[i].name(), ys)
+        })
+        .collect();
+    Some(svg_plot(title, x_label, &xs, &series))
+}

@@ -1,0 +1,461 @@
+//! A corpus of known concurrency bugs, and a few correct programs, each written once against a
+//! std-mirroring facade and compiled three times: against pctvb, shuttle 0.9 and loom 0.7.
+//!
+//! The program sources live in `src/programs/*.rs`. They import threads and synchronization
+//! from `super::rt`, and [`on_tool!`] includes them into one module per tool whose `rt` is that
+//! tool's `thread` and `sync`: [`on_pctvb`], [`on_shuttle`], [`on_loom`]. [`catalog`] lists every
+//! program with its thread count, whether it has a bug and the bug's expected `(c, v, t)`;
+//! [`run`] runs one program under one tool; `src/main.rs` (`cargo run --release -p
+//! pctvb-corpus -- --all`) runs the whole matrix and writes `docs/RESULTS.md`.
+
+pub mod doc;
+pub mod run;
+
+/// Includes the program sources into a module whose `rt` is `$tool`'s std-mirroring API.
+#[macro_export]
+macro_rules! on_tool {
+    ($name:ident, $tool:ident, $doc:literal) => {
+        #[doc = $doc]
+        #[allow(dead_code, missing_docs, clippy::new_without_default)]
+        pub mod $name {
+            /// The tool's threads and synchronization, which the programs import.
+            pub mod rt {
+                pub use $tool::{sync, thread};
+            }
+            /// The paper's figures.
+            pub mod figures {
+                include!("programs/figures.rs");
+            }
+            /// Programs of the kinds in the paper's Table 1.
+            pub mod table1 {
+                include!("programs/table1.rs");
+            }
+            /// Thread-scaling and access-frequency families.
+            pub mod families {
+                include!("programs/families.rs");
+            }
+            /// Lock-free data structures with bugs.
+            pub mod lockfree {
+                include!("programs/lockfree.rs");
+            }
+            /// Correct programs.
+            pub mod correct {
+                include!("programs/correct.rs");
+            }
+        }
+    };
+}
+
+on_tool!(on_pctvb, pctvb, "The corpus compiled against pctvb.");
+on_tool!(on_shuttle, shuttle, "The corpus compiled against shuttle 0.9.");
+on_tool!(on_loom, loom, "The corpus compiled against loom 0.7.");
+
+/// Which part of the corpus a program belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// The paper's Figures 1-4, 8-10 and 12.
+    Figure,
+    /// Programs of the kinds in the paper's Table 1.
+    Table1,
+    /// A 2-thread bug among `n` threads; the parameter is `n` (spawned threads).
+    ThreadScaling,
+    /// A 2-thread bug next to a variable accessed `param` times by a third thread.
+    AccessFrequency,
+    /// Lock-free data structures with bugs.
+    LockFree,
+    /// Correct programs: any failure is a false alarm.
+    Correct,
+}
+
+impl Group {
+    /// Section title in the results document.
+    pub fn title(self) -> &'static str {
+        match self {
+            Group::Figure => "Paper figures",
+            Group::Table1 => "Table 1 kinds",
+            Group::ThreadScaling => "Thread scaling",
+            Group::AccessFrequency => "Access frequency",
+            Group::LockFree => "Lock-free",
+            Group::Correct => "Correct programs",
+        }
+    }
+}
+
+/// The bug's expected shape: `c` preemptions at accesses of `v` variables ordering `t`
+/// threads (the paper's `(c, v, t)`; depth `c + 1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Preemptions.
+    pub c: u32,
+    /// Variables the preemptions are at.
+    pub v: u32,
+    /// Threads whose order matters.
+    pub t: u32,
+}
+
+/// One program body per tool, each taking the program's parameter.
+#[derive(Clone, Copy, Debug)]
+pub struct Bodies {
+    /// Compiled against pctvb.
+    pub pctvb: fn(usize),
+    /// Compiled against shuttle.
+    pub shuttle: fn(usize),
+    /// Compiled against loom.
+    pub loom: fn(usize),
+}
+
+/// A corpus program.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// Unique name (`--only` takes it).
+    pub name: String,
+    /// Its part of the corpus.
+    pub group: Group,
+    /// The parameter passed to the body (thread count or accesses for the families).
+    pub param: usize,
+    /// Threads of one execution, the test body's thread included.
+    pub threads: usize,
+    /// Whether the program has a bug.
+    pub bug: bool,
+    /// The bug's expected `(c, v, t)`, where known.
+    pub shape: Option<Shape>,
+    /// The bug's depth in PCT's sense, where known (it can exceed `c + 1`).
+    pub pct_depth: Option<u32>,
+    /// Where the program comes from / what it is, one line.
+    pub about: &'static str,
+    /// The bodies.
+    pub bodies: Bodies,
+}
+
+macro_rules! bodies {
+    ($module:ident :: $f:ident) => {
+        Bodies {
+            pctvb: on_pctvb::$module::$f,
+            shuttle: on_shuttle::$module::$f,
+            loom: on_loom::$module::$f,
+        }
+    };
+}
+
+/// Thread counts of the thread-scaling family (spawned threads).
+pub const SCALING_THREADS: [usize; 6] = [3, 5, 10, 20, 50, 100];
+/// Access counts of the uninvolved variable in the access-frequency family.
+pub const ACCESS_FREQUENCIES: [usize; 3] = [10, 100, 1000];
+
+#[allow(clippy::too_many_arguments)]
+fn program(
+    name: &str,
+    group: Group,
+    param: usize,
+    threads: usize,
+    shape: Option<(u32, u32, u32)>,
+    pct_depth: Option<u32>,
+    about: &'static str,
+    bodies: Bodies,
+) -> Program {
+    Program {
+        name: name.to_string(),
+        group,
+        param,
+        threads,
+        bug: group != Group::Correct,
+        shape: shape.map(|(c, v, t)| Shape { c, v, t }),
+        pct_depth,
+        about,
+        bodies,
+    }
+}
+
+/// Every program of the corpus, in document order.
+pub fn catalog() -> Vec<Program> {
+    use Group::*;
+    let mut p = vec![
+        program(
+            "figure1",
+            Figure,
+            0,
+            3,
+            Some((0, 0, 2)),
+            Some(1),
+            "assert(a == 0) vs a++",
+            bodies!(figures::figure_1),
+        ),
+        program(
+            "figure2",
+            Figure,
+            0,
+            3,
+            Some((1, 1, 2)),
+            Some(2),
+            "a++ between two reads",
+            bodies!(figures::figure_2),
+        ),
+        program(
+            "figure3",
+            Figure,
+            0,
+            3,
+            Some((2, 1, 2)),
+            Some(3),
+            "a = 1; a = 0 between two reads",
+            bodies!(figures::figure_3),
+        ),
+        program(
+            "figure4",
+            Figure,
+            0,
+            3,
+            Some((2, 2, 2)),
+            Some(3),
+            "preemptions on a and on b",
+            bodies!(figures::figure_4),
+        ),
+        program(
+            "figure8",
+            Figure,
+            0,
+            4,
+            Some((0, 0, 3)),
+            Some(2),
+            "check after two increments",
+            bodies!(figures::figure_8),
+        ),
+        program(
+            "figure9",
+            Figure,
+            0,
+            4,
+            Some((1, 1, 3)),
+            Some(4),
+            "two increments between two reads",
+            bodies!(figures::figure_9),
+        ),
+        program(
+            "figure10",
+            Figure,
+            0,
+            4,
+            Some((2, 2, 3)),
+            Some(4),
+            "a++ and b++ between reads",
+            bodies!(figures::figure_10),
+        ),
+        program(
+            "figure12",
+            Figure,
+            0,
+            3,
+            Some((2, 1, 2)),
+            Some(3),
+            "AllocationVector pseudo-code",
+            bodies!(figures::figure_12),
+        ),
+        program(
+            "mergesort",
+            Table1,
+            16,
+            17,
+            Some((1, 1, 2)),
+            None,
+            "16 workers, racy output cursor",
+            bodies!(table1::merge_sort),
+        ),
+        program(
+            "prodcons",
+            Table1,
+            0,
+            7,
+            Some((0, 0, 2)),
+            None,
+            "3+3 threads, wait with `if`",
+            bodies!(table1::producer_consumer),
+        ),
+        program(
+            "linkedlist",
+            Table1,
+            0,
+            3,
+            Some((1, 1, 2)),
+            None,
+            "sorted list, insert in two critical sections",
+            bodies!(table1::linked_list),
+        ),
+        program(
+            "bubblesort",
+            Table1,
+            0,
+            9,
+            Some((0, 0, 2)),
+            None,
+            "7 passes + verifier waiting for 6",
+            bodies!(table1::bubble_sort),
+        ),
+        program(
+            "piper",
+            Table1,
+            0,
+            9,
+            Some((1, 1, 2)),
+            None,
+            "8 passengers, 4 seats, racy seat count",
+            bodies!(table1::piper),
+        ),
+        program(
+            "allocvector",
+            Table1,
+            0,
+            3,
+            Some((2, 1, 2)),
+            Some(3),
+            "8 blocks, 2 threads x 2 rounds",
+            bodies!(table1::allocation_vector),
+        ),
+        program(
+            "bufwriter",
+            Table1,
+            0,
+            5,
+            Some((0, 0, 2)),
+            None,
+            "3 writers, closer waits for 2",
+            bodies!(table1::buf_writer),
+        ),
+        program(
+            "pingpong",
+            Table1,
+            0,
+            18,
+            Some((1, 1, 2)),
+            None,
+            "server + 16 players, racy ball count",
+            bodies!(table1::ping_pong),
+        ),
+        program(
+            "manager",
+            Table1,
+            0,
+            6,
+            Some((1, 1, 2)),
+            None,
+            "block manager, racy free count",
+            bodies!(table1::block_manager),
+        ),
+        program(
+            "account",
+            Table1,
+            0,
+            3,
+            Some((1, 1, 2)),
+            None,
+            "bank account, update in two critical sections",
+            bodies!(table1::account),
+        ),
+        program(
+            "airline",
+            Table1,
+            0,
+            11,
+            Some((0, 0, 2)),
+            None,
+            "10 agents, 8 seats, check-yield-act",
+            bodies!(table1::airline_tickets),
+        ),
+    ];
+    for n in SCALING_THREADS {
+        p.push(program(
+            &format!("scaling-n{n}"),
+            ThreadScaling,
+            n,
+            n + 1,
+            Some((1, 1, 2)),
+            Some(2),
+            "2-thread bug among n threads",
+            bodies!(families::thread_scaling),
+        ));
+    }
+    for k in ACCESS_FREQUENCIES {
+        p.push(program(
+            &format!("frequency-{k}"),
+            AccessFrequency,
+            k,
+            4,
+            Some((1, 1, 2)),
+            Some(2),
+            "Figure 6: other variable accessed k times",
+            bodies!(families::access_frequency),
+        ));
+    }
+    p.extend([
+        program(
+            "treiber-aba",
+            LockFree,
+            0,
+            4,
+            Some((1, 2, 2)),
+            None,
+            "Treiber stack, recycled slot pool",
+            bodies!(lockfree::treiber_aba),
+        ),
+        program(
+            "ws-deque",
+            LockFree,
+            0,
+            3,
+            Some((1, 2, 2)),
+            None,
+            "Chase-Lev deque, off-by-one in pop",
+            bodies!(lockfree::ws_deque),
+        ),
+        program(
+            "counter",
+            Correct,
+            0,
+            4,
+            None,
+            None,
+            "3 threads x 2 locked increments",
+            bodies!(correct::counter),
+        ),
+        program(
+            "atomic-counter",
+            Correct,
+            0,
+            4,
+            None,
+            None,
+            "3 threads x 2 fetch_add",
+            bodies!(correct::atomic_counter),
+        ),
+        program(
+            "account-fixed",
+            Correct,
+            0,
+            3,
+            None,
+            None,
+            "account, one critical section",
+            bodies!(correct::account_fixed),
+        ),
+        program(
+            "prodcons-fixed",
+            Correct,
+            0,
+            5,
+            None,
+            None,
+            "2+2 threads, wait with `while`",
+            bodies!(correct::producer_consumer_fixed),
+        ),
+        program(
+            "ws-deque-fixed",
+            Correct,
+            0,
+            3,
+            None,
+            None,
+            "Chase-Lev deque, correct pop",
+            bodies!(correct::ws_deque_fixed),
+        ),
+    ]);
+    p
+}

@@ -1,0 +1,355 @@
+// Rust versions of the kinds of programs in the PCTVB paper's Table 1 (ConTest benchmarks),
+// written against the facade `rt`. Thread counts follow the table where the description
+// allows (the test body's thread included). Included once per tool by `crate::on_tool!`.
+
+use super::rt::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use super::rt::sync::{Arc, Condvar, Mutex};
+use super::rt::thread;
+
+type Body = Box<dyn FnOnce() + Send + 'static>;
+
+fn run_threads(bodies: Vec<Body>) {
+    #[allow(clippy::redundant_closure)]
+    let handles: Vec<_> = bodies.into_iter().map(|b| thread::spawn(b)).collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+/// MergeSort (Table 1: 100 threads, (1,1,2)): `workers` threads each sort a chunk and copy it
+/// into the shared output, reserving their place with a racy cursor (a load, then a store, not
+/// a `fetch_add`). Two workers that read the same cursor write over each other's run.
+pub fn merge_sort(workers: usize) {
+    const CHUNK: usize = 4;
+    let input: Vec<u32> = (0..workers * CHUNK).map(|i| ((i * 7919 + 13) % 101) as u32).collect();
+    let out = Arc::new(Mutex::new(vec![u32::MAX; input.len()]));
+    let cursor = Arc::new(AtomicUsize::new(0));
+    let bodies: Vec<Body> = (0..workers)
+        .map(|w| {
+            let mut chunk = input[w * CHUNK..(w + 1) * CHUNK].to_vec();
+            let (out, cursor) = (out.clone(), cursor.clone());
+            Box::new(move || {
+                chunk.sort_unstable();
+                let at = cursor.load(SeqCst);
+                cursor.store(at + CHUNK, SeqCst); // BUG: not atomic with the load
+                out.lock().unwrap()[at..at + CHUNK].copy_from_slice(&chunk);
+            }) as Body
+        })
+        .collect();
+    run_threads(bodies);
+    let runs = out.lock().unwrap().clone();
+    assert!(!runs.contains(&u32::MAX), "merge sort: two runs were written to the same place");
+    // The final merge of the sorted runs.
+    let mut merged = runs;
+    merged.sort_unstable();
+    let mut expected = input;
+    expected.sort_unstable();
+    assert_eq!(merged, expected, "merge sort: elements were lost");
+}
+
+/// Producer/Consumer (Table 1: 7 threads, (0,0,2)): three producers and three consumers on a
+/// buffer guarded by a mutex and a condition variable. BUG: a consumer waits with `if`, not
+/// `while`, so when a producer's `notify_all` wakes two consumers for one item, the second
+/// finds the buffer empty.
+pub fn producer_consumer(_: usize) {
+    let q = Arc::new((Mutex::new(Vec::<u32>::new()), Condvar::new()));
+    let mut bodies: Vec<Body> = Vec::new();
+    for i in 0..3u32 {
+        let q = q.clone();
+        bodies.push(Box::new(move || {
+            let (m, cv) = &*q;
+            m.lock().unwrap().push(i);
+            cv.notify_all();
+        }));
+    }
+    for _ in 0..3 {
+        let q = q.clone();
+        bodies.push(Box::new(move || {
+            let (m, cv) = &*q;
+            let mut buf = m.lock().unwrap();
+            if buf.is_empty() {
+                buf = cv.wait(buf).unwrap(); // BUG: `if` instead of `while`
+            }
+            buf.pop().expect("producer/consumer: woke up to an empty buffer");
+        }));
+    }
+    run_threads(bodies);
+}
+
+const NIL: usize = usize::MAX;
+
+/// A sorted singly linked list in an arena: `(value, next)` nodes, `head` the first index.
+struct List {
+    nodes: Vec<(u32, usize)>,
+    head: usize,
+}
+
+/// LinkedList (Table 1: 3 threads, (1,1,2)): a sorted list whose `insert` finds its place in
+/// one critical section and links the node in another, with the successor it saw: an insert
+/// by another thread in between is unlinked again. Each of two threads looks values up and
+/// inserts one value; both inserts go between the same two nodes.
+pub fn linked_list(_: usize) {
+    let list = Arc::new(Mutex::new(List { nodes: vec![(0, 1), (100, NIL)], head: 0 }));
+    let find = |l: &List, v: u32| {
+        let (mut pred, mut cur) = (NIL, l.head);
+        while cur != NIL && l.nodes[cur].0 < v {
+            pred = cur;
+            cur = l.nodes[cur].1;
+        }
+        (pred, cur)
+    };
+    let bodies: Vec<Body> = [30u32, 60]
+        .into_iter()
+        .map(|v| {
+            let list = list.clone();
+            Box::new(move || {
+                for probe in [5u32, 50, 95] {
+                    let l = list.lock().unwrap();
+                    let (_, cur) = find(&l, probe);
+                    assert!(cur != NIL, "linked list: the tail is always there");
+                }
+                let (pred, succ) = find(&list.lock().unwrap(), v);
+                // BUG: the lock was released; `succ` may no longer follow `pred`.
+                let mut l = list.lock().unwrap();
+                let node = l.nodes.len();
+                l.nodes.push((v, succ));
+                match pred {
+                    NIL => l.head = node,
+                    p => l.nodes[p].1 = node,
+                }
+            }) as Body
+        })
+        .collect();
+    run_threads(bodies);
+    let l = list.lock().unwrap();
+    let (mut len, mut cur) = (0, l.head);
+    while cur != NIL {
+        len += 1;
+        cur = l.nodes[cur].1;
+    }
+    assert_eq!(len, 4, "linked list: an inserted node was unlinked");
+}
+
+/// BubbleSort (Table 1: 9 threads, (0,0,2)): seven sorters each make one bubble-sort pass
+/// (under the lock) over eight reversed numbers, which then need seven passes; a verifier
+/// waits for the passes and checks the result. BUG: it waits for six passes, so it fails when
+/// it runs between the sixth and the seventh.
+pub fn bubble_sort(_: usize) {
+    struct State {
+        data: Vec<u32>,
+        passes: usize,
+    }
+    let st =
+        Arc::new((Mutex::new(State { data: (0..8).rev().collect(), passes: 0 }), Condvar::new()));
+    let mut bodies: Vec<Body> = Vec::new();
+    for _ in 0..7 {
+        let st = st.clone();
+        bodies.push(Box::new(move || {
+            let (m, cv) = &*st;
+            let mut s = m.lock().unwrap();
+            for i in 0..s.data.len() - 1 {
+                if s.data[i] > s.data[i + 1] {
+                    s.data.swap(i, i + 1);
+                }
+            }
+            s.passes += 1;
+            cv.notify_all();
+        }));
+    }
+    bodies.push(Box::new(move || {
+        let (m, cv) = &*st;
+        let mut s = m.lock().unwrap();
+        while s.passes < 6 {
+            // BUG: eight numbers need seven passes
+            s = cv.wait(s).unwrap();
+        }
+        assert!(s.data.windows(2).all(|w| w[0] <= w[1]), "bubble sort: verified too early");
+    }));
+    run_threads(bodies);
+}
+
+/// Piper (Table 1: 9 threads, (1,1,2)): eight passengers book the four seats of a flight;
+/// `book` reads the seats taken and writes back one more (not atomically), and records the
+/// passenger on the manifest: two bookings can count as one.
+pub fn piper(_: usize) {
+    const SEATS: usize = 4;
+    let taken = Arc::new(AtomicUsize::new(0));
+    let manifest = Arc::new(Mutex::new(Vec::new()));
+    let bodies: Vec<Body> = (0..8)
+        .map(|p| {
+            let (taken, manifest) = (taken.clone(), manifest.clone());
+            Box::new(move || {
+                let t = taken.load(SeqCst);
+                if t < SEATS {
+                    taken.store(t + 1, SeqCst); // BUG: not atomic with the load
+                    manifest.lock().unwrap().push(p);
+                }
+            }) as Body
+        })
+        .collect();
+    run_threads(bodies);
+    let booked = manifest.lock().unwrap().len();
+    assert_eq!(
+        booked,
+        taken.load(SeqCst),
+        "piper: {booked} passengers booked, seats counted wrong"
+    );
+}
+
+/// Allocation Vector (Table 1: 3 threads, (2,1,2)), sized up from Figure 12: eight blocks, two
+/// threads each allocating and freeing a block twice. `find_free_block`, `is_block_free`,
+/// `mark_block_allocated` and `free_block` each lock the vector, but a block found free can be
+/// taken by the other thread before it is marked.
+pub fn allocation_vector(_: usize) {
+    let blocks = Arc::new(Mutex::new(vec![false; 8]));
+    let worker = |blocks: Arc<Mutex<Vec<bool>>>| {
+        move || {
+            for _ in 0..2 {
+                let b = blocks.lock().unwrap().iter().position(|&used| !used).expect("a block");
+                let free = !blocks.lock().unwrap()[b];
+                assert!(free, "allocation vector: block {b} was allocated by the other thread");
+                blocks.lock().unwrap()[b] = true;
+                blocks.lock().unwrap()[b] = false;
+            }
+        }
+    };
+    run_threads(vec![Box::new(worker(blocks.clone())), Box::new(worker(blocks))]);
+}
+
+/// BufWriter (Table 1: 5 threads, (0,0,2)): three writers append lines to a buffered writer
+/// and a closer flushes and closes it once the writers are done. BUG: the closer waits for two
+/// lines instead of three, so when it runs before the last writer, that writer writes to a
+/// closed writer.
+pub fn buf_writer(_: usize) {
+    struct Buf {
+        pending: Vec<u8>,
+        flushed: Vec<u8>,
+        lines: usize,
+        closed: bool,
+    }
+    let b = Buf { pending: Vec::new(), flushed: Vec::new(), lines: 0, closed: false };
+    let w = Arc::new((Mutex::new(b), Condvar::new()));
+    let mut bodies: Vec<Body> = Vec::new();
+    for i in 0..3u8 {
+        let w = w.clone();
+        bodies.push(Box::new(move || {
+            let (m, cv) = &*w;
+            let mut b = m.lock().unwrap();
+            assert!(!b.closed, "bufwriter: line {i} written after close");
+            b.pending.extend([b'a' + i, b'\n']);
+            if b.pending.len() >= 4 {
+                let p = std::mem::take(&mut b.pending);
+                b.flushed.extend(p);
+            }
+            b.lines += 1;
+            cv.notify_all();
+        }));
+    }
+    bodies.push(Box::new(move || {
+        let (m, cv) = &*w;
+        let mut b = m.lock().unwrap();
+        while b.lines < 2 {
+            // BUG: three writers
+            b = cv.wait(b).unwrap();
+        }
+        let p = std::mem::take(&mut b.pending);
+        b.flushed.extend(p);
+        b.closed = true;
+    }));
+    run_threads(bodies);
+}
+
+/// PingPong (Table 1: 18 threads, (1,1,2)): a server puts one ball on the table and sixteen
+/// players try to hit it; a player reads the balls on the table and writes back one fewer
+/// (not atomically), so two players can both hit the one ball.
+pub fn ping_pong(_: usize) {
+    let balls = Arc::new(AtomicUsize::new(0));
+    let hits = Arc::new(AtomicUsize::new(0));
+    let mut bodies: Vec<Body> = Vec::new();
+    let server = balls.clone();
+    bodies.push(Box::new(move || {
+        server.fetch_add(1, SeqCst);
+    }));
+    for _ in 0..16 {
+        let (balls, hits) = (balls.clone(), hits.clone());
+        bodies.push(Box::new(move || {
+            let b = balls.load(SeqCst);
+            if b > 0 {
+                balls.store(b - 1, SeqCst); // BUG: not atomic with the load
+                hits.fetch_add(1, SeqCst);
+            }
+        }));
+    }
+    run_threads(bodies);
+    assert!(hits.load(SeqCst) <= 1, "ping-pong: one ball was hit by two players");
+}
+
+/// Manager (Table 1: 6 threads, (1,1,2)): a block manager with three blocks, a bitmap under a
+/// lock and a free count kept beside it; five workers allocate. The free count is decremented
+/// by a load and a store, so two allocations can count as one and a later worker is promised
+/// a block that does not exist.
+pub fn block_manager(_: usize) {
+    let free = Arc::new(AtomicUsize::new(3));
+    let bitmap = Arc::new(Mutex::new(vec![false; 3]));
+    let bodies: Vec<Body> = (0..5)
+        .map(|_| {
+            let (free, bitmap) = (free.clone(), bitmap.clone());
+            Box::new(move || {
+                let f = free.load(SeqCst);
+                if f == 0 {
+                    return;
+                }
+                free.store(f - 1, SeqCst); // BUG: not atomic with the load
+                let mut bm = bitmap.lock().unwrap();
+                let b = bm.iter().position(|&u| !u).expect("block manager: promised a block");
+                bm[b] = true;
+            }) as Body
+        })
+        .collect();
+    run_threads(bodies);
+}
+
+/// Account (Table 1: 3 threads, (1,1,2)): two clerks deposit into and withdraw from one bank
+/// account; `deposit` and `withdraw` read the balance and write the new one in two critical
+/// sections, so an update can be lost.
+pub fn account(_: usize) {
+    let balance = Arc::new(Mutex::new(100i64));
+    let update = |b: &Mutex<i64>, amount: i64| {
+        let current = *b.lock().unwrap();
+        *b.lock().unwrap() = current + amount; // BUG: a second critical section
+    };
+    let bodies: Vec<Body> = [(50i64, -20i64), (30, -10)]
+        .into_iter()
+        .map(|(dep, wd)| {
+            let balance = balance.clone();
+            Box::new(move || {
+                update(&balance, dep);
+                update(&balance, wd);
+            }) as Body
+        })
+        .collect();
+    run_threads(bodies);
+    assert_eq!(*balance.lock().unwrap(), 150, "account: an update was lost");
+}
+
+/// AirLineTickets (Table 1: 11 threads, (0,0,2)): ten agents sell the eight seats of a flight.
+/// An agent checks that seats remain, prints the ticket (yields), and then counts the sale: a
+/// check-then-act across a yield, so agents oversell.
+pub fn airline_tickets(_: usize) {
+    const SEATS: usize = 8;
+    let sold = Arc::new(AtomicUsize::new(0));
+    let bodies: Vec<Body> = (0..10)
+        .map(|_| {
+            let sold = sold.clone();
+            Box::new(move || {
+                if sold.load(SeqCst) < SEATS {
+                    thread::yield_now(); // printing the ticket
+                    sold.fetch_add(1, SeqCst);
+                }
+            }) as Body
+        })
+        .collect();
+    run_threads(bodies);
+    let n = sold.load(SeqCst);
+    assert!(n <= SEATS, "airline tickets: {n} tickets sold for {SEATS} seats");
+}

@@ -1,0 +1,377 @@
+//! Running one program under one tool: the tools, one trial, and a cell of trials.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pctvb::runner::PROFILE_INDEX_BASE;
+use pctvb::{Config, StrategyKind};
+
+use crate::Program;
+
+/// Profiling executions of pctvb's priority strategies (counted in the executions).
+pub const PROFILE_RUNS: u64 = 10;
+
+/// A tool and its configuration: one column of the results.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tool {
+    /// pctvb with this strategy.
+    Pctvb(StrategyKind),
+    /// shuttle's `RandomScheduler`.
+    ShuttleRandom,
+    /// shuttle's `PctScheduler` with this depth.
+    ShuttlePct(usize),
+    /// shuttle's `UrwRandomScheduler` (uniformly random walk).
+    ShuttleUrw,
+    /// loom's DPOR model checker with this preemption bound (`None`: unbounded).
+    Loom(Option<usize>),
+}
+
+/// The pctvb strategy of a run without parameters but with a target: the combined default.
+pub fn pctvb_default() -> StrategyKind {
+    StrategyKind::Combined { depth: 2, vars: 1, threads: 2 }
+}
+
+impl Tool {
+    /// Every column, in document order.
+    pub fn all() -> Vec<Tool> {
+        vec![
+            Tool::Pctvb(StrategyKind::Random),
+            Tool::Pctvb(StrategyKind::Pct { depth: 2 }),
+            Tool::Pctvb(StrategyKind::Pct { depth: 3 }),
+            Tool::Pctvb(StrategyKind::Pctvb { depth: 2, vars: 1 }),
+            Tool::Pctvb(StrategyKind::ThreadBound { threads: 2, preemptions: 1 }),
+            Tool::Pctvb(pctvb_default()),
+            Tool::Pctvb(StrategyKind::systematic(2, 2, 2)),
+            Tool::ShuttleRandom,
+            Tool::ShuttlePct(3),
+            Tool::ShuttleUrw,
+            Tool::Loom(Some(2)),
+            Tool::Loom(None),
+        ]
+    }
+
+    /// Short column name.
+    pub fn name(&self) -> String {
+        match self {
+            Tool::Pctvb(k) => match k {
+                StrategyKind::Random => "random".into(),
+                StrategyKind::Pct { depth } => format!("pct d={depth}"),
+                StrategyKind::Pctvb { depth, vars } => format!("pctvb d={depth} v={vars}"),
+                StrategyKind::ThreadBound { threads, preemptions } => {
+                    format!("tb t={threads} c={preemptions}")
+                }
+                StrategyKind::Combined { depth, vars, threads } => {
+                    format!("combined d={depth} v={vars} t={threads}")
+                }
+                StrategyKind::Systematic { preemptions, vars, threads, .. } => {
+                    format!("systematic c={preemptions} v={vars} t={threads}")
+                }
+                other => other.name().into(),
+            },
+            Tool::ShuttleRandom => "shuttle random".into(),
+            Tool::ShuttlePct(d) => format!("shuttle pct d={d}"),
+            Tool::ShuttleUrw => "shuttle urw".into(),
+            Tool::Loom(Some(b)) => format!("loom pb={b}"),
+            Tool::Loom(None) => "loom".into(),
+        }
+    }
+
+    /// Which tool family the column belongs to.
+    pub fn family(&self) -> &'static str {
+        match self {
+            Tool::Pctvb(_) => "pctvb",
+            Tool::ShuttleRandom | Tool::ShuttlePct(_) | Tool::ShuttleUrw => "shuttle",
+            Tool::Loom(_) => "loom",
+        }
+    }
+
+    /// Whether repeated trials give the same result (loom's search does not take a seed).
+    pub fn deterministic(&self) -> bool {
+        matches!(self, Tool::Loom(_))
+    }
+
+    /// Whether the tool can run `program` (loom: at most 5 threads, the main one included).
+    pub fn supports(&self, program: &Program) -> bool {
+        !matches!(self, Tool::Loom(_)) || program.threads <= 5
+    }
+}
+
+/// The budget of one trial.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    /// Executions per trial (pctvb's profiling included; not for loom).
+    pub executions: u64,
+    /// Wall-time cap of a loom run.
+    pub loom_time: Duration,
+}
+
+/// What one trial did.
+#[derive(Clone, Debug)]
+pub struct Trial {
+    /// Whether an execution failed.
+    pub failed: bool,
+    /// Executions run until the first failure (included), or all that ran.
+    pub executions: u64,
+    /// Wall time of the trial.
+    pub elapsed: Duration,
+    /// The failure's message (first line), when there is one.
+    pub message: Option<String>,
+    /// The tool stopped for a reason of its own (time cap, exhausted search, a limit).
+    pub note: Option<String>,
+    /// pctvb's priority strategies: the failure came from one of the random profiling
+    /// executions that run before the search.
+    pub in_profiling: bool,
+}
+
+/// Runs one trial of `program` under `tool` with this seed.
+pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial {
+    match tool {
+        Tool::Pctvb(kind) => pctvb_trial(kind, program, seed, budget.executions),
+        Tool::Loom(bound) => loom_trial(*bound, program, budget.loom_time),
+        shuttle => shuttle_trial(shuttle, program, seed, budget.executions),
+    }
+}
+
+fn pctvb_trial(kind: &StrategyKind, program: &Program, seed: u64, budget: u64) -> Trial {
+    let (body, param) = (program.bodies.pctvb, program.param);
+    let profiling = if *kind == StrategyKind::Random { 0 } else { PROFILE_RUNS };
+    let started = Instant::now();
+    let report = Config::new()
+        .ignore_env()
+        .seed(seed)
+        .iterations(budget.saturating_sub(profiling).max(1))
+        .strategy(kind.clone())
+        .minimize_runs(0)
+        .profile_runs(PROFILE_RUNS)
+        .workers(1)
+        .run(move || body(param));
+    let elapsed = started.elapsed();
+    let mut in_profiling = false;
+    let (executions, message) = match report.failure() {
+        Some(f) => {
+            // A failure during profiling (random executions before the search) counts at its
+            // position among them; a search failure after all the profiling.
+            let n = match f.execution.checked_sub(PROFILE_INDEX_BASE) {
+                Some(i) => {
+                    in_profiling = true;
+                    i + 1
+                }
+                None => profiling + report.executions,
+            };
+            let kind = match f.kind {
+                pctvb::FailureKind::Panic => String::new(),
+                other => format!("{other:?}: "),
+            };
+            (n, Some(first_line(&format!("{kind}{}", f.message))))
+        }
+        None => (profiling + report.executions, None),
+    };
+    let note = report
+        .systematic
+        .as_ref()
+        .filter(|s| s.complete)
+        .map(|_| "systematic search exhausted every level".to_string());
+    Trial { failed: message.is_some(), executions, elapsed, message, note, in_profiling }
+}
+
+fn first_line(s: &str) -> String {
+    let line = s.lines().next().unwrap_or("");
+    line.chars().take(120).collect()
+}
+
+fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(non-string panic payload)".into()
+    }
+}
+
+fn shuttle_trial(tool: &Tool, program: &Program, seed: u64, budget: u64) -> Trial {
+    use shuttle::scheduler::{PctScheduler, RandomScheduler, UrwRandomScheduler};
+    let (body, param) = (program.bodies.shuttle, program.param);
+    let count = Arc::new(AtomicU64::new(0));
+    let counter = count.clone();
+    let f = move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        body(param)
+    };
+    let mut config = shuttle::Config::new();
+    config.failure_persistence = shuttle::FailurePersistence::None;
+    config.silence_warnings = true;
+    let n = budget as usize;
+    let started = Instant::now();
+    let result = catch_unwind(AssertUnwindSafe(|| match tool {
+        Tool::ShuttleRandom => {
+            shuttle::Runner::new(RandomScheduler::new_from_seed(seed, n), config).run(f);
+        }
+        Tool::ShuttlePct(depth) => {
+            shuttle::Runner::new(PctScheduler::new_from_seed(seed, *depth, n), config).run(f);
+        }
+        Tool::ShuttleUrw => {
+            shuttle::Runner::new(UrwRandomScheduler::new_from_seed(seed, n), config).run(f);
+        }
+        _ => unreachable!("not a shuttle tool"),
+    }));
+    let elapsed = started.elapsed();
+    let message = result.err().map(|p| first_line(&payload_message(&*p)));
+    Trial {
+        failed: message.is_some(),
+        executions: count.load(Ordering::Relaxed),
+        elapsed,
+        message,
+        note: None,
+        in_profiling: false,
+    }
+}
+
+/// loom's own panics, which are limits of the model checker rather than bugs found.
+const LOOM_LIMITS: [&str; 3] =
+    ["exceeded maximum number of branches", "max_threads", "Model exceeded"];
+
+fn loom_trial(bound: Option<usize>, program: &Program, cap: Duration) -> Trial {
+    let (body, param) = (program.bodies.loom, program.param);
+    let count = Arc::new(AtomicU64::new(0));
+    let counter = count.clone();
+    let f = move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        body(param)
+    };
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = bound;
+    builder.max_branches = 1_000_000;
+    builder.max_duration = Some(cap);
+    builder.max_permutations = None;
+    builder.checkpoint_interval = 1;
+    builder.checkpoint_file = None;
+    let started = Instant::now();
+    let result = catch_unwind(AssertUnwindSafe(|| builder.check(f)));
+    let elapsed = started.elapsed();
+    let executions = count.load(Ordering::Relaxed);
+    match result {
+        Ok(()) => {
+            let note = if elapsed >= cap {
+                format!("time cap of {} s reached", cap.as_secs_f64())
+            } else {
+                "explored every interleaving".into()
+            };
+            Trial {
+                failed: false,
+                executions,
+                elapsed,
+                message: None,
+                note: Some(note),
+                in_profiling: false,
+            }
+        }
+        Err(p) => {
+            let msg = first_line(&payload_message(&*p));
+            if LOOM_LIMITS.iter().any(|l| msg.contains(l)) {
+                Trial {
+                    failed: false,
+                    executions,
+                    elapsed,
+                    message: None,
+                    note: Some(msg),
+                    in_profiling: false,
+                }
+            } else {
+                Trial {
+                    failed: true,
+                    executions,
+                    elapsed,
+                    message: Some(msg),
+                    note: None,
+                    in_profiling: false,
+                }
+            }
+        }
+    }
+}
+
+/// The trials of one program under one tool.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    /// The tool.
+    pub tool: Tool,
+    /// Its trials (one for deterministic tools).
+    pub trials: Vec<Trial>,
+}
+
+impl Cell {
+    /// Runs `trials` trials (seeds `0..trials`; one for a deterministic tool).
+    pub fn run(tool: &Tool, program: &Program, trials: u64, budget: Budget) -> Cell {
+        let trials = if tool.deterministic() { 1 } else { trials };
+        let trials = (0..trials).map(|seed| trial(tool, program, seed, budget)).collect();
+        Cell { tool: tool.clone(), trials }
+    }
+
+    /// Trials that failed.
+    pub fn found(&self) -> usize {
+        self.trials.iter().filter(|t| t.failed).count()
+    }
+
+    /// Mean executions to the first failure, a trial without one counting all it ran; and
+    /// whether some trial had none.
+    pub fn mean(&self) -> (f64, bool) {
+        let total: u64 = self.trials.iter().map(|t| t.executions).sum();
+        (total as f64 / self.trials.len().max(1) as f64, self.found() < self.trials.len())
+    }
+
+    /// Median executions to the first failure (same convention as [`Cell::mean`]).
+    pub fn median(&self) -> f64 {
+        let mut v: Vec<u64> = self.trials.iter().map(|t| t.executions).collect();
+        v.sort_unstable();
+        match v.len() {
+            0 => 0.0,
+            n if n % 2 == 1 => v[n / 2] as f64,
+            n => (v[n / 2 - 1] + v[n / 2]) as f64 / 2.0,
+        }
+    }
+
+    /// Total wall time.
+    pub fn elapsed(&self) -> Duration {
+        self.trials.iter().map(|t| t.elapsed).sum()
+    }
+
+    /// Total executions.
+    pub fn executions(&self) -> u64 {
+        self.trials.iter().map(|t| t.executions).sum()
+    }
+
+    /// Executions per second over all trials.
+    pub fn rate(&self) -> f64 {
+        self.executions() as f64 / self.elapsed().as_secs_f64().max(1e-9)
+    }
+}
+
+/// The bug's `(c, v, t)` as pctvb measures it on a minimized failing schedule: the smallest
+/// over a few runs, or `None` when
+/// no run fails. An upper bound on the true shape, tight when minimization is. Tries the
+/// random strategy, PCT d=3 and the combined default, three seeds each.
+pub fn measured_shape(program: &Program, budget: u64) -> Option<pctvb::report::BugShape> {
+    let (body, param) = (program.bodies.pctvb, program.param);
+    let mut best: Option<pctvb::report::BugShape> = None;
+    for kind in [StrategyKind::Random, StrategyKind::Pct { depth: 3 }, pctvb_default()] {
+        for seed in 0..3 {
+            let report = Config::new()
+                .ignore_env()
+                .seed(seed)
+                .iterations(budget)
+                .strategy(kind.clone())
+                .workers(1)
+                .run(move || body(param));
+            if let Some(s) = report.failure().and_then(|f| f.shape) {
+                let key = |s: &pctvb::report::BugShape| (s.preemptions, s.variables, s.threads);
+                if best.as_ref().is_none_or(|b| key(&s) < key(b)) {
+                    best = Some(s);
+                }
+            }
+        }
+    }
+    best
+}

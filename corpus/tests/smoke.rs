@@ -1,0 +1,63 @@
+//! The corpus smoke test with a small budget (`cargo test -p pctvb-corpus`): every buggy
+//! program is found by some tool, no correct program fails, and the catalog is what the
+//! results document says it is. The full comparison is `cargo run --release -p pctvb-corpus --
+//! --all`; `-- --quick` is the same smoke test over every tool.
+
+use std::time::Duration;
+
+use pctvb::StrategyKind;
+use pctvb_corpus::run::{pctvb_default, Budget, Cell, Tool};
+use pctvb_corpus::{catalog, Group, ACCESS_FREQUENCIES, SCALING_THREADS};
+
+#[test]
+fn catalog_is_complete() {
+    let programs = catalog();
+    let mut names: Vec<&str> = programs.iter().map(|p| p.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), programs.len(), "program names are unique");
+    let count = |g: Group| programs.iter().filter(|p| p.group == g).count();
+    assert_eq!(count(Group::Figure), 8);
+    assert!(count(Group::Table1) >= 11);
+    assert_eq!(count(Group::ThreadScaling), SCALING_THREADS.len());
+    assert_eq!(count(Group::AccessFrequency), ACCESS_FREQUENCIES.len());
+    assert!(count(Group::LockFree) >= 2);
+    assert!(count(Group::Correct) >= 3);
+    for p in &programs {
+        assert_eq!(p.bug, p.group != Group::Correct);
+        assert_eq!(p.bug, p.shape.is_some(), "{}: buggy programs carry a (c, v, t)", p.name);
+    }
+}
+
+#[test]
+fn bugs_found_and_no_false_alarms() {
+    let budget = Budget { executions: 2000, loom_time: Duration::from_millis(500) };
+    // Cheap tools first; a buggy program stops at the first that finds its bug.
+    let tools = [
+        Tool::Pctvb(StrategyKind::Random),
+        Tool::Pctvb(pctvb_default()),
+        Tool::Pctvb(StrategyKind::Pct { depth: 3 }),
+        Tool::ShuttleRandom,
+    ];
+    let mut problems = Vec::new();
+    for p in catalog() {
+        // The debug build is slow on the largest family members; the release smoke run
+        // (`-- --quick`) covers them.
+        if p.threads > 30 {
+            continue;
+        }
+        if p.bug {
+            let found = tools.iter().any(|t| Cell::run(t, &p, 1, budget).found() > 0);
+            if !found {
+                problems.push(format!("{}: no tool found the bug", p.name));
+            }
+        } else {
+            for t in tools.iter().chain(&[Tool::Loom(Some(2))]) {
+                if Cell::run(t, &p, 1, budget).found() > 0 {
+                    problems.push(format!("{}: false alarm under {}", p.name, t.name()));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}
