@@ -430,3 +430,18 @@ fn too_many_orders_for_lemma_4_1_are_capped_and_the_statement_drops_the_guarante
     let statement = sys.statement();
     assert!(statement.contains("no probability guarantee"), "{statement}");
 }
+
+#[test]
+fn a_bug_beyond_the_bounds_found_by_profiling_is_reported_as_such() {
+    // Figure 3 needs two preemptions; a search bounded at one does not find it, but some
+    // random profiling execution does (40 of them, fixed seed).
+    let report = config()
+        .profile_runs(40)
+        .strategy(StrategyKind::systematic(1, 1, 2))
+        .run(paper_figures::figure_3);
+    let sys = report.systematic.as_ref().unwrap();
+    assert!(report.failure().is_some(), "{sys}");
+    assert_eq!(sys.found_at, None);
+    assert!(sys.complete);
+    assert!(sys.notes.iter().any(|n| n.contains("outside the bounds searched")), "{sys}");
+}

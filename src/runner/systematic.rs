@@ -102,10 +102,17 @@ impl Config {
             }
             index += 1;
         }
+        let mut profile_note = None;
         if report.failure.is_none() {
             if let Some(f) = profile_failure {
                 report.failures += 1;
                 report.failure = Some(f);
+                profile_note = Some(
+                    "a profiling execution (random schedule) failed, but no schedule within the \
+                     searched levels did: the failure reported is the profiling one, and the bug \
+                     lies outside the bounds searched (or the search was stopped first)"
+                        .to_string(),
+                );
             }
         }
         report.stats.distinct_schedules = schedules.len() as u64;
@@ -113,6 +120,7 @@ impl Config {
 
         let engine = engine.borrow();
         let mut notes: Vec<String> = engine.notes().to_vec();
+        notes.extend(profile_note);
         if report.stats.max_threads > n {
             notes.push(format!(
                 "some executions had {} threads, more than the {n} profiling measured; the \
