@@ -143,6 +143,22 @@ fn a_budget_stops_the_search_with_the_last_completed_level() {
         .run(correct_counters);
     assert_eq!(report.executions, 0);
     assert!(report.systematic.unwrap().statement().contains("time budget"));
+
+    // A budget of exactly the executions the search needs completes it.
+    let needed = run(StrategyKind::systematic(2, 2, 4), correct_counters).executions;
+    let report = config()
+        .iterations(needed)
+        .strategy(StrategyKind::systematic(2, 2, 4))
+        .run(correct_counters);
+    let sys = report.systematic.as_ref().unwrap();
+    assert!(sys.complete && sys.stopped_by.is_none(), "{sys}");
+    let report = config()
+        .iterations(needed - 1)
+        .strategy(StrategyKind::systematic(2, 2, 4))
+        .run(correct_counters);
+    let sys = report.systematic.as_ref().unwrap();
+    assert!(!sys.complete, "{sys}");
+    assert_eq!(sys.executions(), needed - 1);
 }
 
 #[test]

@@ -66,21 +66,22 @@ impl Config {
         let mut index = 0u64;
         let mut progress = Progress::new(self.name.as_deref());
         loop {
-            if index >= max_executions {
-                stopped_by = Some(format!("the budget of {max_executions} executions ran out"));
-                break;
-            }
-            if let Some(limit) = max_time {
-                if started.elapsed() >= limit {
-                    stopped_by = Some(format!("the time budget of {limit:?} ran out"));
-                    break;
-                }
-            }
             if !engine.borrow_mut().advance() {
                 match engine.borrow().stop_reason() {
                     Some(reason) => stopped_by = Some(reason.to_string()),
                     None => complete = true,
                 }
+                break;
+            }
+            // Budgets are checked once there is work left, so a search that ends exactly at
+            // its budget is reported complete.
+            let over_time = max_time.filter(|&limit| started.elapsed() >= limit);
+            if index >= max_executions || over_time.is_some() {
+                engine.borrow_mut().cancel();
+                stopped_by = Some(match over_time {
+                    Some(limit) => format!("the time budget of {limit:?} ran out"),
+                    None => format!("the budget of {max_executions} executions ran out"),
+                });
                 break;
             }
             let outcome = exec.run_one(&mut pool, seed, index, body, at);

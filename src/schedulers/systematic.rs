@@ -598,6 +598,16 @@ impl Engine {
         self.vars.iter().map(|tv| self.name(*tv)).collect()
     }
 
+    /// Drops the execution [`Engine::advance`] prepared: a budget stops the search first.
+    pub(crate) fn cancel(&mut self) {
+        if self.run.take().is_some() {
+            if let Some((v, c)) = self.current {
+                let level = self.level_mut(v, c);
+                level.executions = level.executions.saturating_sub(1);
+            }
+        }
+    }
+
     /// Why the search stopped before exhausting its levels, if a safety limit did.
     pub(crate) fn stop_reason(&self) -> Option<&str> {
         self.stop.as_deref()
