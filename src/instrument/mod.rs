@@ -63,8 +63,10 @@
 //! [`Tracking::soundness_check`] makes every operation on a pctvb object whose variable is
 //! tracked check that it arrived through an armed hook whose may-access set contains that
 //! variable; an access at an unarmed or uninstrumented site fails the execution with a panic
-//! naming the site and the variable. Armed raw-pointer hooks check the same for heap
-//! variables (a dereference outside instrumented code has no hook and cannot be checked).
+//! naming the site and the variable. For raw-pointer accesses the check arms every hook
+//! (dereferences get hook code even when the pass found they touch nothing), and one whose
+//! address belongs to a tracked variable its may-access set does not list fails the same way
+//! (a dereference outside instrumented code has no hook and cannot be checked).
 //!
 //! # Tracking sessions
 //!
@@ -430,13 +432,23 @@ pub fn track(selection: impl Into<Selection>) -> Tracking {
         stats: Mutex::new(Stats { hooked_sites, armed_sites: armed.len(), ..Stats::default() }),
     };
     *SESSION.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(session));
-    Tracking { armed, soundness: false, loop_bound: false, gate: false, _lock: lock }
+    Tracking {
+        armed,
+        checked: Vec::new(),
+        soundness: false,
+        loop_bound: false,
+        gate: false,
+        _lock: lock,
+    }
 }
 
 /// A tracking session; dropping it disarms its hooks.
 #[must_use = "tracking stops when the guard is dropped"]
 pub struct Tracking {
     armed: Vec<(usize, usize)>,
+    /// Sites armed only for the soundness check (hook code whose may-access set does not
+    /// intersect the selection).
+    checked: Vec<(usize, usize)>,
     soundness: bool,
     loop_bound: bool,
     gate: bool,
@@ -447,10 +459,25 @@ impl Tracking {
     /// Turns the soundness check on or off for this session (see the module docs).
     pub fn soundness_check(mut self, on: bool) -> Tracking {
         if on != self.soundness {
+            let reg = registry();
             if on {
                 SOUNDNESS_SESSIONS.fetch_add(1, Ordering::Relaxed);
+                // Arm every site with hook code, so a raw access to a tracked variable at a
+                // site whose may-access set misses it is seen (and fails) instead of skipped.
+                for (mi, m) in reg.modules.iter().enumerate() {
+                    for (i, s) in m.sites.iter().enumerate() {
+                        if s.emitted && !self.armed.contains(&(mi, i)) {
+                            m.armed[i].fetch_add(1, Ordering::Relaxed);
+                            self.checked.push((mi, i));
+                        }
+                    }
+                }
             } else {
                 SOUNDNESS_SESSIONS.fetch_sub(1, Ordering::Relaxed);
+                for &(mi, i) in &self.checked {
+                    reg.modules[mi].armed[i].fetch_sub(1, Ordering::Relaxed);
+                }
+                self.checked.clear();
             }
             self.soundness = on;
         }
@@ -515,7 +542,7 @@ impl Drop for Tracking {
     fn drop(&mut self) {
         *SESSION.write().unwrap_or_else(|e| e.into_inner()) = None;
         let reg = registry();
-        for &(mi, i) in &self.armed {
+        for &(mi, i) in self.armed.iter().chain(&self.checked) {
             reg.modules[mi].armed[i].fetch_sub(1, Ordering::Relaxed);
         }
         if self.soundness {
@@ -776,6 +803,8 @@ pub(crate) fn check_operation(
             let listed = site.anything
                 || site.may.iter().any(|&v| reg.var_base[mi] + v as usize == var.0 as usize);
             let relock = kind == EventKind::Lock && site.kind == SiteKind::Wait;
+            // (With the check on every site with hook code is armed; a site listing the
+            // variable was armed by the selection itself.)
             if site.hooked && (listed || relock) && m.armed[i].load(Ordering::Relaxed) != 0 {
                 through = Some(SiteId((reg.site_base[mi] + i) as u32));
             }
@@ -833,6 +862,9 @@ pub mod __rt {
         pub(crate) write: bool,
         pub(crate) label: &'static str,
         pub(crate) hooked: bool,
+        /// Whether hook code was emitted (also for dereferences with an empty may-access set,
+        /// which only the soundness check arms).
+        pub(crate) emitted: bool,
         pub(crate) anything: bool,
         pub(crate) may: &'static [u32],
     }
@@ -848,10 +880,11 @@ pub mod __rt {
             write: bool,
             label: &'static str,
             hooked: bool,
+            emitted: bool,
             anything: bool,
             may: &'static [u32],
         ) -> SiteDesc {
-            SiteDesc { file, line, column, kind, write, label, hooked, anything, may }
+            SiteDesc { file, line, column, kind, write, label, hooked, emitted, anything, may }
         }
     }
 

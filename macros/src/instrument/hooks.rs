@@ -46,6 +46,16 @@ struct Hooker<'a> {
     functions: u32,
 }
 
+/// Whether a site gets hook code: when the alias pass found it may access some variable, and
+/// always for a raw-pointer dereference (the soundness check arms those too, so a dereference
+/// the pass wrongly found touches nothing is caught instead of missed).
+pub(crate) fn emits_hook(kind: SiteKind, may: &May) -> bool {
+    match may {
+        May::Anything => true,
+        May::Vars(v) => !v.is_empty() || kind == SiteKind::Deref,
+    }
+}
+
 /// Whether a condition is a `let` (or a chain with one): it cannot be wrapped in a block.
 fn has_let(e: &Expr) -> bool {
     match e {
@@ -71,10 +81,7 @@ fn simple_place(e: &Expr) -> bool {
 
 impl Hooker<'_> {
     fn needs_hook(&self, id: usize) -> bool {
-        match &self.analysis.may[id] {
-            May::Anything => true,
-            May::Vars(v) => !v.is_empty(),
-        }
+        emits_hook(self.sites[id].kind, &self.analysis.may[id])
     }
 
     /// `if ARMED[id] != 0 { hit(&MODULE, id, target(&place)) }`, spanned at the site.

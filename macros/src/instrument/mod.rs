@@ -163,9 +163,10 @@ fn table_module(
             May::Vars(v) => (false, v.iter().map(|&i| i as u32).collect()),
         };
         let hooked = anything || !vars.is_empty();
+        let emitted = hooks::emits_hook(s.kind, may);
         quote! {
             ::pctvb::instrument::__rt::SiteDesc::new(
-                #loc, #kind, #write, #label, #hooked, #anything, &[#(#vars),*],
+                #loc, #kind, #write, #label, #hooked, #emitted, #anything, &[#(#vars),*],
             )
         }
     });
