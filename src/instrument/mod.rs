@@ -381,7 +381,8 @@ pub fn origin_counts(vars: &[VarInfo]) -> (usize, usize) {
 /// A session is process-wide (runs spread executions over worker threads): one session exists
 /// at a time (`track` waits for the previous one to end), and every run in the process sees it
 /// while it lasts, so tests that track should not run at the same time as other tests that use
-/// the same instrumented code.
+/// the same instrumented code. Call it around `Config::run`, not inside a test body (a body
+/// runs once per execution, and two logical threads waiting for the session would deadlock).
 pub fn track(selection: impl Into<Selection>) -> Tracking {
     let selection = selection.into();
     let lock = SESSION_LOCK.lock().unwrap_or_else(|e| e.into_inner());
