@@ -111,3 +111,18 @@ fn without_a_loop_bound_every_instance_is_tracked() {
     assert_eq!(tracking.stats().heap_instances, 3 * 5);
     assert_eq!(tracking.stats().loop_skipped, 0);
 }
+
+#[test]
+fn a_rising_bound_finds_the_bug_at_its_iteration() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let config = pctvb::Config::new().iterations(200).seed(2);
+    let search = instrument::search_loop_bounds(&config, Selection::All, 5, race_on(2));
+    assert_eq!(search.failed_at, Some(2), "cell 2 is tracked from l = 2 on");
+    let search = instrument::search_loop_bounds(&config, Selection::All, 5, race_on(0));
+    assert_eq!(search.failed_at, Some(0));
+    let clean = instrument::search_loop_bounds(&config, Selection::All, 2, || {
+        let _ = cells::make(3);
+    });
+    assert_eq!(clean.failed_at, None);
+    assert!(clean.report.failure().is_none());
+}

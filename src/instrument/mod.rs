@@ -443,6 +443,41 @@ pub fn track(selection: impl Into<Selection>) -> Tracking {
     }
 }
 
+/// What [`search_loop_bounds`] found.
+#[derive(Debug)]
+pub struct LoopSearch {
+    /// The smallest loop-iteration bound at which a run failed, if one did.
+    pub failed_at: Option<u32>,
+    /// The report of the last run (the failing one, or the run at the largest bound).
+    pub report: crate::Report,
+}
+
+/// Loop-iteration bounding as a search (the paper's Figure 5 with `l` rising): runs `config`
+/// on `body` with `selection` tracked and the loop-iteration bound `l = 0, 1, ..., max_l`,
+/// stopping at the first failing run. Bugs among the first few objects a loop allocates are
+/// found at small `l`, where fewer variables are tracked.
+#[track_caller]
+pub fn search_loop_bounds<F: Fn() + Sync>(
+    config: &crate::Config,
+    selection: impl Into<Selection>,
+    max_l: u32,
+    body: F,
+) -> LoopSearch {
+    let selection = selection.into();
+    let mut l = 0;
+    loop {
+        let _tracking = track(selection.clone()).loop_bound(Some(l));
+        let report = config.run(&body);
+        if report.failure().is_some() {
+            return LoopSearch { failed_at: Some(l), report };
+        }
+        if l >= max_l {
+            return LoopSearch { failed_at: None, report };
+        }
+        l += 1;
+    }
+}
+
 /// A tracking session; dropping it disarms its hooks.
 #[must_use = "tracking stops when the guard is dropped"]
 pub struct Tracking {
