@@ -28,6 +28,10 @@
 //! with `--cfg loom` (declare it to the `unexpected_cfgs` lint with
 //! `[lints.rust] unexpected_cfgs = { level = "warn", check-cfg = ["cfg(pctvb)"] }`).
 //! `#[pctvb::instrument(force)]` instruments whatever the cfg; pctvb's own tests use it.
+//! `#[pctvb::instrument(include = "path/file.rs")] mod m {}` splices a file's items (path
+//! relative to the crate root) into the module and instruments them, for code that must stay
+//! where it is (pctvb's examples); that code has no spans of its own, so its sites and
+//! variables all carry the attribute's location.
 //!
 //! # What the alias pass cannot see
 //!

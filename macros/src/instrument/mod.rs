@@ -9,7 +9,9 @@
 //!   `main`.
 //!
 //! `#[pctvb::instrument(force)]` emits only the instrumented copy, without the cfg (for tests
-//! of the crate itself, which are not built with `--cfg pctvb`).
+//! of the crate itself, which are not built with `--cfg pctvb`). `include = "path"` splices the
+//! items of a file (relative to the crate root) into an annotated module, so code kept
+//! elsewhere (the examples) can be instrumented as it is.
 
 pub(crate) mod alias;
 pub(crate) mod hooks;
@@ -17,7 +19,9 @@ pub(crate) mod paths;
 pub(crate) mod sites;
 
 use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use quote::{format_ident, quote, quote_spanned};
+use syn::parse::Parser;
 use syn::Item;
 
 use alias::{Analysis, May, VarKind};
@@ -32,26 +36,82 @@ pub(crate) enum Mode {
     Force,
 }
 
-fn parse_args(args: TokenStream) -> syn::Result<Mode> {
+/// The attribute's arguments: `force`, and `include = "path"` (repeatable).
+struct Args {
+    mode: Mode,
+    /// Files (relative to the crate root) whose items are spliced into the module.
+    includes: Vec<syn::LitStr>,
+}
+
+const ARGS_HELP: &str =
+    "pctvb::instrument takes no arguments, or `force`, and `include = \"path\"` on a module";
+
+fn parse_args(args: TokenStream) -> syn::Result<Args> {
+    let mut out = Args { mode: Mode::Cfg, includes: Vec::new() };
     if args.is_empty() {
-        return Ok(Mode::Cfg);
+        return Ok(out);
     }
-    let ident: syn::Ident = syn::parse2(args.clone()).map_err(|_| {
-        syn::Error::new_spanned(&args, "pctvb::instrument takes no arguments, or `force`")
-    })?;
-    if ident == "force" {
-        Ok(Mode::Force)
-    } else {
-        Err(syn::Error::new(
-            ident.span(),
-            format!("unknown argument `{ident}`: pctvb::instrument takes no arguments, or `force`"),
-        ))
+    let metas = syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated
+        .parse2(args.clone())
+        .map_err(|_| syn::Error::new_spanned(&args, ARGS_HELP))?;
+    for meta in metas {
+        match &meta {
+            syn::Meta::Path(p) if p.is_ident("force") => out.mode = Mode::Force,
+            syn::Meta::NameValue(nv) if nv.path.is_ident("include") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => {
+                    out.includes.push(s.clone())
+                }
+                other => {
+                    return Err(syn::Error::new_spanned(other, "`include` takes a string path"))
+                }
+            },
+            other => {
+                let name = other.path().to_token_stream().to_string().replace(' ', "");
+                return Err(syn::Error::new_spanned(
+                    other,
+                    format!("unknown argument `{name}`: {ARGS_HELP}"),
+                ));
+            }
+        }
     }
+    Ok(out)
+}
+
+/// Splices the items of `include = "path"` files into the module, and returns tokens that make
+/// the build depend on them (`include_bytes!`). Inner attributes of the files (`//!` docs) are
+/// dropped. Their code has no spans of its own: its sites and variables all carry the
+/// attribute's location.
+fn splice_includes(item: &mut Item, includes: &[syn::LitStr]) -> syn::Result<TokenStream> {
+    if includes.is_empty() {
+        return Ok(TokenStream::new());
+    }
+    let Item::Mod(m) = item else {
+        return Err(syn::Error::new_spanned(&includes[0], "`include` applies to a module"));
+    };
+    let root = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+    let mut deps = TokenStream::new();
+    for lit in includes {
+        let path = std::path::Path::new(&root).join(lit.value());
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            syn::Error::new_spanned(lit, format!("cannot read {}: {e}", path.display()))
+        })?;
+        let file: syn::File = syn::parse_str(&text).map_err(|e| {
+            syn::Error::new_spanned(lit, format!("cannot parse {}: {e}", path.display()))
+        })?;
+        if let Some((_, items)) = &mut m.content {
+            items.extend(file.items);
+        }
+        let full = path.display().to_string();
+        deps.extend(quote! { const _: &[u8] = ::core::include_bytes!(#full); });
+    }
+    Ok(deps)
 }
 
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
-    let mode = parse_args(args)?;
-    let original: Item = syn::parse2(input.clone())?;
+    let Args { mode, includes } = parse_args(args)?;
+    let mut original: Item = syn::parse2(input.clone())?;
+    let deps = splice_includes(&mut original, &includes)?;
+    let input = if includes.is_empty() { input } else { quote!(#original) };
     match &original {
         Item::Mod(m) if m.content.is_none() => {
             return Err(syn::Error::new_spanned(
@@ -70,7 +130,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<Token
     }
     let instrumented = instrument(original)?;
     match mode {
-        Mode::Force => Ok(instrumented),
+        Mode::Force => Ok(quote!(#instrumented #deps)),
         Mode::Cfg => {
             let file: syn::File = syn::parse2(instrumented)?;
             let items = file.items.iter().map(|i| quote!(#[cfg(pctvb)] #i));
@@ -78,6 +138,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<Token
                 #[cfg(not(pctvb))]
                 #input
                 #(#items)*
+                #deps
             })
         }
     }
