@@ -52,6 +52,11 @@ fn executions(c: &mut Criterion) {
     let mut group = c.benchmark_group("executions/2x10_mutex");
     group.throughput(Throughput::Elements(EXECUTIONS));
     group.bench_function("pctvb_random", |b| {
+        // One worker: the same single OS thread shuttle uses (parallel runs are measured below).
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS).workers(1);
+        b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
+    });
+    group.bench_function("pctvb_random_all_cores", |b| {
         let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS);
         b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
     });
@@ -68,7 +73,7 @@ fn scheduling_points(c: &mut Criterion) {
     group.throughput(Throughput::Elements(POINTS));
     // One thread: every point is a decision that keeps the running thread.
     group.bench_function("same_thread", |b| {
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1);
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1).workers(1);
         b.iter(|| {
             config.run(|| {
                 for _ in 0..POINTS {
@@ -81,7 +86,7 @@ fn scheduling_points(c: &mut Criterion) {
     // scheduler switches with probability 1/2; the script derives the cost of one switch as
     // twice the difference to `same_thread`.
     group.bench_function("random_two_threads", |b| {
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1);
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1).workers(1);
         b.iter(|| {
             config.run(|| {
                 let h = pctvb::thread::spawn(|| {
@@ -100,7 +105,7 @@ fn scheduling_points(c: &mut Criterion) {
     // blocks the sender, so every message costs at least one switch; throughput is per
     // message (a send and a receive, each with its scheduling point and switch).
     group.bench_function("switch_ping_pong", |b| {
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1);
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1).workers(1);
         b.iter_batched(
             || (),
             |()| {

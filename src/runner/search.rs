@@ -12,6 +12,9 @@ use crate::report::{FailureKind, Profile, Report, Stats};
 use crate::runtime::{Execution, StackPool};
 use crate::schedulers::{Random, Strategy};
 
+/// Runs shorter than this stay on one OS thread.
+const PARALLEL_MIN_EXECUTIONS: u64 = 256;
+
 impl Config {
     pub(super) fn search(
         &self,
@@ -22,10 +25,13 @@ impl Config {
         at: &'static Location<'static>,
     ) -> Report {
         let workers = self.workers.unwrap_or(1);
+        // Starting OS threads costs tens of microseconds: only worth it for many executions.
         if let (StrategyKind::Random, Budget::Iterations(n), true) =
             (&kind, budget, workers > 1 && self.stop_at_first_failure)
         {
-            return self.search_parallel(seed, n, workers, body, at);
+            if n >= PARALLEL_MIN_EXECUTIONS {
+                return self.search_parallel(seed, n, workers, body, at);
+            }
         }
         if let StrategyKind::Systematic { .. } = kind {
             return self.systematic(kind, seed, budget, body, at);

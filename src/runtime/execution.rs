@@ -342,7 +342,7 @@ impl Execution {
 
     /// Records the value the calling thread's latest operation read or wrote, for the trace.
     #[inline]
-    pub(crate) fn note_value(&self, value: i128) {
+    pub(crate) fn note_value(&self, value: super::Value) {
         let mut st = self.state.borrow_mut();
         let step = st.threads[st.current.index()].last_step;
         if let Some(s) = st.trace.get_mut(step) {

@@ -69,8 +69,27 @@ pub struct Step {
     /// The thread chosen to run next.
     pub chosen: ThreadId,
     /// For atomic operations: the value loaded, stored, or (read-modify-write) found before
-    /// the update, as bits.
-    pub value: Option<i128>,
+    /// the update.
+    pub value: Option<Value>,
+}
+
+/// A value an atomic operation read or wrote, kept small: the trace is written at every
+/// scheduling point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Value {
+    /// An unsigned integer, `bool` (0 or 1) or pointer address.
+    Unsigned(u64),
+    /// A signed integer.
+    Signed(i64),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Unsigned(v) => write!(f, "{v}"),
+            Value::Signed(v) => write!(f, "{v}"),
+        }
+    }
 }
 
 /// Name and id of a thread, for reports.

@@ -9,7 +9,7 @@ use std::sync::atomic as std_atomic;
 
 pub use std::sync::atomic::Ordering;
 
-use crate::runtime::{with_execution, EventKind, Handle};
+use crate::runtime::{with_execution, EventKind, Handle, Value};
 use crate::vars::VarKind;
 
 const SC: Ordering = Ordering::SeqCst;
@@ -35,34 +35,35 @@ fn access<R: Shown>(
 
 /// How an atomic operation's result appears in a failure report's trace.
 trait Shown {
-    fn shown(&self) -> i128;
+    fn shown(&self) -> Value;
 }
 
 macro_rules! shown_int {
-    ($($t:ty),*) => {$(
+    ($variant:ident, $as:ty: $($t:ty),*) => {$(
         impl Shown for $t {
-            fn shown(&self) -> i128 {
-                *self as i128
+            fn shown(&self) -> Value {
+                Value::$variant(*self as $as)
             }
         }
     )*};
 }
-shown_int!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+shown_int!(Unsigned, u64: u8, u16, u32, u64, usize);
+shown_int!(Signed, i64: i8, i16, i32, i64, isize);
 
 impl Shown for bool {
-    fn shown(&self) -> i128 {
-        *self as i128
+    fn shown(&self) -> Value {
+        Value::Unsigned(*self as u64)
     }
 }
 
 impl<T> Shown for *mut T {
-    fn shown(&self) -> i128 {
-        *self as usize as i128
+    fn shown(&self) -> Value {
+        Value::Unsigned(*self as usize as u64)
     }
 }
 
 impl<T: Shown> Shown for Result<T, T> {
-    fn shown(&self) -> i128 {
+    fn shown(&self) -> Value {
         match self {
             Ok(v) | Err(v) => v.shown(),
         }
