@@ -217,6 +217,20 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
             }
             d += "\n";
         }
+        if title.starts_with("Mean executions") {
+            d += "| **sum over buggy programs** |";
+            for i in 0..tools.len() {
+                let cells: Vec<&Cell> = rows
+                    .iter()
+                    .filter(|r| r.program.bug)
+                    .filter_map(|r| r.cells[i].as_ref())
+                    .collect();
+                let capped = cells.iter().any(|c| c.mean().1);
+                let sum: f64 = cells.iter().map(|c| c.mean().0).sum();
+                let _ = write!(d, " {}{} |", if capped { ">" } else { "" }, fmt_count(sum));
+            }
+            d += "\n";
+        }
         if title.starts_with("Wall time") {
             d += "| **total** |";
             for i in 0..tools.len() {
@@ -335,8 +349,8 @@ fn notes(rows: &[Row], tools: &[Tool]) -> String {
         "## What was found, and why tools stopped\n\n\
          Per program: each distinct failure message and the columns that reported it (`all`: \
          every column that found something), then the reasons columns stopped without a \
-         failure other than the budget. A failure of a correct program is marked FALSE \
-         ALARM.\n\n",
+         failure other than the budget (`#` stands for any number). A failure of a correct \
+         program is marked FALSE ALARM.\n\n",
     );
     for r in rows {
         let mut messages: Vec<(String, Vec<String>)> = Vec::new();
@@ -352,6 +366,8 @@ fn notes(rows: &[Row], tools: &[Tool]) -> String {
                     (None, None) => continue,
                 };
                 let name = short(&tools[i]).trim_matches('*').to_string();
+                // Messages that differ only in numbers (which slot, how many seats) are one.
+                let text = text.replace(|c: char| c.is_ascii_digit(), "#");
                 match list.iter_mut().find(|(m, _)| *m == text) {
                     Some((_, names)) if !names.contains(&name) => names.push(name),
                     Some(_) => {}

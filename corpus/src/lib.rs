@@ -253,11 +253,11 @@ pub fn catalog() -> Vec<Program> {
         program(
             "mergesort",
             Table1,
-            16,
-            17,
+            99,
+            100,
             Some((1, 1, 2)),
             None,
-            "16 workers, racy output cursor",
+            "99 workers, racy output cursor",
             bodies!(table1::merge_sort),
         ),
         program(
@@ -407,6 +407,16 @@ pub fn catalog() -> Vec<Program> {
             bodies!(lockfree::ws_deque),
         ),
         program(
+            "ws-deque-cap",
+            LockFree,
+            0,
+            3,
+            Some((0, 0, 2)),
+            None,
+            "Chase-Lev deque, off-by-one capacity check",
+            bodies!(lockfree::ws_deque_capacity),
+        ),
+        program(
             "counter",
             Correct,
             0,
@@ -453,7 +463,7 @@ pub fn catalog() -> Vec<Program> {
             3,
             None,
             None,
-            "Chase-Lev deque, correct pop",
+            "Chase-Lev deque, correct pop and push",
             bodies!(correct::ws_deque_fixed),
         ),
     ]);

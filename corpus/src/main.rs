@@ -153,10 +153,26 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let environment = environment();
+    // pctvb writes the whole schedule of a long failure under `$CARGO_TARGET_DIR/pctvb/`; the
+    // thousands of failures of a run go to a temporary directory instead.
+    let traces = std::env::temp_dir().join("pctvb-corpus");
+    // Single-threaded here: no other thread reads the environment yet.
+    std::env::set_var("CARGO_TARGET_DIR", &traces);
     if !o.verbose {
         silence_stderr();
     }
     let budget = Budget { executions: o.budget, loom_time: Duration::from_secs_f64(o.loom_secs) };
+    // One-time costs (panic hooks, thread-local pools) before anything is measured.
+    let warmup = catalog().into_iter().find(|p| p.name == "counter").expect("counter");
+    for tool in [Tool::Pctvb(pctvb::StrategyKind::Random), Tool::ShuttleRandom, Tool::Loom(Some(0))]
+    {
+        run::trial(
+            &tool,
+            &warmup,
+            0,
+            Budget { executions: 1, loom_time: Duration::from_millis(10) },
+        );
+    }
     let started = Instant::now();
 
     // Every (program, tool) cell, run by `jobs` workers.

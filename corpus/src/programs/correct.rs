@@ -72,9 +72,11 @@ pub fn producer_consumer_fixed(_: usize) {
     assert!(q.0.lock().unwrap().is_empty());
 }
 
-/// The work-stealing deque with the correct size check in `pop`.
+/// The work-stealing deque with the correct size check in `pop` and capacity check in
+/// `try_push`, in both scenarios.
 pub fn ws_deque_fixed(_: usize) {
     super::lockfree::deque_scenario(false);
+    super::lockfree::deque_capacity_scenario(false);
 }
 
 /// A lock-free counter: three threads each `fetch_add` twice.

@@ -83,20 +83,38 @@ pub struct Deque {
     top: AtomicUsize,
     bottom: AtomicUsize,
     buf: Vec<AtomicUsize>,
-    /// With `true`, `pop`'s size check is off by one (the bug).
-    buggy: bool,
+    /// With `true`, `pop`'s size check is off by one (a bug).
+    pop_bug: bool,
+    /// With `true`, `try_push`'s capacity check is off by one (a bug).
+    capacity_bug: bool,
 }
 
 const CAP: usize = 4;
 
 impl Deque {
-    pub fn new(buggy: bool) -> Deque {
+    pub fn new(pop_bug: bool, capacity_bug: bool) -> Deque {
         Deque {
             top: AtomicUsize::new(1),
             bottom: AtomicUsize::new(1),
             buf: (0..CAP).map(|_| AtomicUsize::new(NIL)).collect(),
-            buggy,
+            pop_bug,
+            capacity_bug,
         }
+    }
+
+    /// Pushes `x`, or gives it back when the ring is full.
+    pub fn try_push(&self, x: usize) -> Result<(), usize> {
+        let b = self.bottom.load(SeqCst);
+        let t = self.top.load(SeqCst);
+        // BUG (capacity_bug): `>` lets a push into a full ring overwrite the slot of the
+        // oldest item, which a thief has not taken yet; the check must be `>=`.
+        let full = if self.capacity_bug { b - t > CAP } else { b - t >= CAP };
+        if full {
+            return Err(x);
+        }
+        self.buf[b % CAP].store(x, SeqCst);
+        self.bottom.store(b + 1, SeqCst);
+        Ok(())
     }
 
     pub fn push(&self, x: usize) {
@@ -111,9 +129,9 @@ impl Deque {
         let b = self.bottom.load(SeqCst) - 1;
         self.bottom.store(b, SeqCst);
         let t = self.top.load(SeqCst);
-        // BUG (buggy): `t <= b` treats the last item as uncontended and takes it without the
+        // BUG (pop_bug): `t <= b` treats the last item as uncontended and takes it without the
         // compare-and-swap that races with thieves; the check must be `t < b`.
-        let uncontended = if self.buggy { t <= b } else { t < b };
+        let uncontended = if self.pop_bug { t <= b } else { t < b };
         if uncontended {
             return Some(self.buf[b % CAP].load(SeqCst));
         }
@@ -141,7 +159,7 @@ impl Deque {
 /// The owner pushes two items and pops twice while a thief steals once; every item must be
 /// taken at most once.
 pub fn deque_scenario(buggy: bool) {
-    let dq = Arc::new(Deque::new(buggy));
+    let dq = Arc::new(Deque::new(buggy, false));
     let taken: Arc<Vec<AtomicUsize>> = Arc::new((0..2).map(|_| AtomicUsize::new(0)).collect());
     let record = |taken: &[AtomicUsize], x: Option<usize>| {
         if let Some(x) = x {
@@ -166,4 +184,45 @@ pub fn deque_scenario(buggy: bool) {
 /// and its CAS while the owner pops both items; v=2 (`bottom`, `top`); t=2.
 pub fn ws_deque(_: usize) {
     deque_scenario(true);
+}
+
+/// The owner fills the ring (four items), pushes a fifth (running it itself if the ring is
+/// full), and pops until empty, while a thief steals one item; every item must be taken
+/// exactly once.
+pub fn deque_capacity_scenario(buggy: bool) {
+    let dq = Arc::new(Deque::new(false, buggy));
+    let taken: Arc<Vec<AtomicUsize>> = Arc::new((0..5).map(|_| AtomicUsize::new(0)).collect());
+    let record = |taken: &[AtomicUsize], x: usize| {
+        let before = taken[x].fetch_add(1, SeqCst);
+        assert_eq!(before, 0, "work-stealing deque: item {x} taken twice");
+    };
+    let (dq1, taken1) = (dq.clone(), taken.clone());
+    let owner = thread::spawn(move || {
+        for x in 0..5 {
+            if let Err(x) = dq1.try_push(x) {
+                record(&taken1, x); // full: the owner runs the task itself
+            }
+        }
+        while let Some(x) = dq1.pop() {
+            record(&taken1, x);
+        }
+    });
+    let taken2 = taken.clone();
+    let thief = thread::spawn(move || {
+        if let Some(x) = dq.steal() {
+            record(&taken2, x);
+        }
+    });
+    owner.join().unwrap();
+    thief.join().unwrap();
+    for (x, n) in taken.iter().enumerate() {
+        assert_eq!(n.load(SeqCst), 1, "work-stealing deque: item {x} lost");
+    }
+}
+
+/// Work-stealing deque with an off-by-one capacity check in `try_push`: when the owner's
+/// fifth push comes before the thief's steal, it overwrites the oldest item (c=0: an order of
+/// the two threads; v=0; t=2).
+pub fn ws_deque_capacity(_: usize) {
+    deque_capacity_scenario(true);
 }
