@@ -375,3 +375,20 @@ pub fn measured_shape(program: &Program, budget: u64) -> Option<pctvb::report::B
     }
     best
 }
+
+/// Executions per second of `program` under `tool`, measured over as many trials as fit in
+/// `min_time` (at least one, at most 1000; seeds from 1000 on, apart from the result trials):
+/// throughput including each trial's setup and failure report, stable even where a trial
+/// finds its bug in one or two executions and takes a fraction of a millisecond.
+pub fn rate(tool: &Tool, program: &Program, budget: Budget, min_time: Duration) -> f64 {
+    let (mut executions, mut elapsed) = (0u64, Duration::ZERO);
+    for seed in 1000..2000 {
+        let t = trial(tool, program, seed, budget);
+        executions += t.executions;
+        elapsed += t.elapsed;
+        if elapsed >= min_time {
+            break;
+        }
+    }
+    executions as f64 / elapsed.as_secs_f64().max(1e-9)
+}
