@@ -263,3 +263,23 @@ fn static_variables_and_run_variables_share_their_identity() {
     };
     assert_eq!(instrument::origin_counts(&[info, outside]), (1, 1));
 }
+
+#[test]
+fn the_report_says_which_variables_the_static_pass_found() {
+    let _serial = serial();
+    let report = pctvb::Config::new().ignore_env().iterations(20).seed(3).run(stack_workload);
+    let note = report
+        .notes
+        .iter()
+        .find(|n| n.starts_with("variables:"))
+        .expect("a binary with instrumented code says where variables came from");
+    let registered = instrument::variables().len();
+    assert!(note.contains(&format!("({registered} registered")), "{note}");
+    let (found, only_run) = instrument::origin_counts(
+        &report.stats.variables.iter().map(|(info, _)| info.clone()).collect::<Vec<_>>(),
+    );
+    assert!(found > 0, "the workload uses the instrumented stack's primitives: {note}");
+    assert!(note.contains(&format!("{found} of the run's")), "{note}");
+    assert!(note.contains(&format!("{only_run} only at run time")), "{note}");
+    assert!(report.summary().contains(note.as_str()));
+}

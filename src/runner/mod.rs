@@ -61,7 +61,9 @@ impl Config {
         let at = Location::caller();
         let mut report = match self.resolve() {
             Ok(Plan::Search { seed, budget, kind, effective }) => {
-                effective.search_with_regressions(kind, seed, budget, &body, at)
+                let mut report = effective.search_with_regressions(kind, seed, budget, &body, at);
+                report.notes.extend(variable_origins(&report));
+                report
             }
             Ok(Plan::Replay { token, encoded }) => self.replay_one(token, encoded, &body, at),
             Err((kind, message)) => self.error_report(kind, message),
@@ -142,4 +144,23 @@ fn default_workers() -> usize {
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     }
+}
+
+/// Where the run's variables came from, when the binary has `#[pctvb::instrument]`ed code:
+/// variables found by its static pass and variables met at run time share one identity, their
+/// creation site.
+fn variable_origins(report: &Report) -> Option<String> {
+    let registered = crate::instrument::variables().len();
+    if registered == 0 {
+        return None;
+    }
+    let infos: Vec<_> = report.stats.variables.iter().map(|(info, _)| info.clone()).collect();
+    let (found, only_run) = crate::instrument::origin_counts(&infos);
+    Some(format!(
+        "variables: {found} of the run's {} were also found by the static pass of \
+         #[pctvb::instrument] ({registered} registered, {} never met by this run), {only_run} \
+         only at run time (created outside instrumented code)",
+        infos.len(),
+        registered.saturating_sub(found)
+    ))
 }
