@@ -1,5 +1,5 @@
 //! Strategy results (issue: randomized schedulers): regenerates `docs/RESULTS-strategies.md`
-//! and two SVG plots with `cargo bench --bench strategy_results` (about two minutes on two
+//! and two SVG plots with `cargo run --release -p pctvb-corpus --bin strategy_results` (about two minutes on two
 //! cores).
 //!
 //! 1. The paper's Figure 6: two variables, one involved in a c=1, v=1, t=2 bug, the other's
@@ -23,6 +23,7 @@ use pctvb::runner::PROFILE_INDEX_BASE;
 use pctvb::sync::atomic::{AtomicUsize, Ordering};
 use pctvb::sync::Arc;
 use pctvb::{thread, Config, StrategyKind};
+use pctvb_corpus::doc::svg_plot;
 
 const TRIALS: u64 = 20;
 const CAP: u64 = 20_000;
@@ -126,69 +127,11 @@ fn cell((mean, capped): (f64, bool)) -> String {
     format!("{}{mean:.1}", if capped { ">" } else { "" })
 }
 
-/// A line plot as SVG: x on a log scale, one polyline per series, legend in the corner.
-fn svg_plot(title: &str, x_label: &str, xs: &[f64], series: &[(String, Vec<f64>)]) -> String {
-    let (w, h, margin) = (640.0, 400.0, 60.0);
-    let y_max = series.iter().flat_map(|(_, ys)| ys.iter().copied()).fold(1.0, f64::max);
-    let (lx0, lx1) = (xs[0].ln(), xs[xs.len() - 1].ln());
-    let px = |x: f64| margin + (x.ln() - lx0) / (lx1 - lx0).max(1e-9) * (w - 2.0 * margin);
-    let py = |y: f64| h - margin - (y + 1.0).ln() / (y_max + 1.0).ln() * (h - 2.0 * margin);
-    let colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"];
-    let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">{title}</text>\n\
-         <line x1=\"{margin}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n\
-         <line x1=\"{margin}\" y1=\"{margin}\" x2=\"{margin}\" y2=\"{}\" stroke=\"black\"/>\n\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{x_label} (log scale)</text>\n\
-         <text x=\"15\" y=\"{}\" transform=\"rotate(-90 15 {})\" text-anchor=\"middle\">mean executions to bug (log scale)</text>\n",
-        w / 2.0, h - margin, w - margin, h - margin, h - margin, w / 2.0, h - 15.0, h / 2.0, h / 2.0
-    );
-    for &x in xs {
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{x}</text>",
-            px(x),
-            h - margin + 15.0
-        );
-    }
-    for tick in [1.0, 10.0, 100.0, 1000.0, 10000.0].into_iter().filter(|&t| t <= y_max * 1.5) {
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{tick}</text>",
-            margin - 5.0,
-            py(tick)
-        );
-    }
-    for (i, (name, ys)) in series.iter().enumerate() {
-        let color = colors[i % colors.len()];
-        let points: Vec<String> =
-            xs.iter().zip(ys).map(|(&x, &y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-        let _ = writeln!(
-            out,
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\" points=\"{}\"/>",
-            points.join(" ")
-        );
-        let ly = margin + 15.0 * i as f64;
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{ly}\" fill=\"{color}\">{name}</text>",
-            w - margin - 150.0
-        );
-    }
-    out + "</svg>\n"
-}
-
 fn main() {
-    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing: only run for real
-    // under `cargo bench`, so the test suite does not spend minutes here.
-    if !std::env::args().any(|a| a == "--bench") {
-        return;
-    }
     let started = Instant::now();
     let mut doc = String::from(
         "# Randomized strategies: measured executions to the bug\n\n\
-         Regenerate with `cargo bench --bench strategy_results` (writes this file and the SVG\n\
+         Regenerate with `cargo run --release -p pctvb-corpus --bin strategy_results` (writes this file and the SVG\n\
          plots next to it). Each cell: mean over 20 seeds of the executions until the first\n\
          failure, the 10 random profiling executions of the priority strategies included\n\
          (they may find the bug themselves), capped at 20,000 (`>`: some trial hit the\n\
