@@ -365,6 +365,12 @@ pub fn sites() -> Vec<SiteInfo> {
     out
 }
 
+/// How many variables the static pass registered (cheaper than `variables().len()`: no list
+/// is built).
+pub fn variable_count() -> usize {
+    registry().var_count()
+}
+
 /// The static variable a run's variable is, if the static pass found it: variables found by
 /// the pass and variables met at run time share one identity, their creation site.
 pub fn static_var_of(info: &VarInfo) -> Option<StaticVarId> {

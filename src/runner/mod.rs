@@ -150,7 +150,7 @@ fn default_workers() -> usize {
 /// variables found by its static pass and variables met at run time share one identity, their
 /// creation site.
 fn variable_origins(report: &Report) -> Option<String> {
-    let registered = crate::instrument::variables().len();
+    let registered = crate::instrument::variable_count();
     if registered == 0 {
         return None;
     }
