@@ -20,7 +20,6 @@
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::parse::Parser;
-use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Expr, Item, Token};
@@ -571,9 +570,6 @@ pub(crate) fn roundtrip(mac: &syn::Macro) -> TokenStream {
     }
     out
 }
-
-#[allow(dead_code)]
-fn unused(_: Punctuated<Expr, Token![,]>) {}
 
 #[cfg(test)]
 mod tests {
