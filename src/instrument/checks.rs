@@ -1,0 +1,162 @@
+//! What the runtime asks at a primitive operation: whether gating makes it no scheduling
+//! point, and the soundness check.
+
+use std::panic::Location;
+use std::sync::atomic::Ordering;
+
+use super::registry::{registry, Registry};
+use super::session::{session, with_local, GATE_FORCE_EVERY, GATE_SESSIONS, SOUNDNESS_SESSIONS};
+use super::{SiteId, SiteKind, StaticVarId};
+use crate::runtime::{EventKind, ObjectId};
+
+/// when a guard drops, `Once` also when a `LazyLock` is dereferenced, and a condvar's relock
+/// inside `wait`: none of them has a site of its own.
+/// Event kinds the soundness check covers: operations with a syntactic site. Unlocks happen
+fn checked(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::AtomicLoad
+            | EventKind::AtomicStore
+            | EventKind::AtomicRmw
+            | EventKind::Lock
+            | EventKind::ReadLock
+            | EventKind::WriteLock
+            | EventKind::CellRead
+            | EventKind::CellWrite
+            | EventKind::CondvarWait
+            | EventKind::CondvarNotify
+            | EventKind::BarrierWait
+            | EventKind::Send
+            | EventKind::Recv
+    )
+}
+
+/// Whether some session gates primitive data accesses (one relaxed load).
+#[inline]
+pub(crate) fn gating_active() -> bool {
+    GATE_SESSIONS.load(Ordering::Relaxed) != 0
+}
+
+/// Whether an operation of kind `kind` on object `object` of execution `gen`, created at
+/// `var_site`, is a scheduling point under the gating session (see
+/// [`Tracking::gate_primitives`]).
+#[cold]
+#[inline(never)]
+pub(crate) fn gate(
+    object: ObjectId,
+    gen: u64,
+    var_site: &'static Location<'static>,
+    kind: EventKind,
+) -> bool {
+    if !matches!(
+        kind,
+        EventKind::AtomicLoad
+            | EventKind::AtomicStore
+            | EventKind::AtomicRmw
+            | EventKind::CellRead
+            | EventKind::CellWrite
+    ) {
+        return true;
+    }
+    let Some(s) = session() else { return true };
+    if !s.gate.load(Ordering::Relaxed) {
+        return true;
+    }
+    with_local(s.id, gen, |l| {
+        let i = object.index();
+        if l.gate.len() <= i {
+            l.gate.resize(i + 1, 0);
+        }
+        if l.gate[i] == 0 {
+            let key = (var_site.file(), var_site.line(), var_site.column());
+            let skip = registry().by_key.get(&key).is_some_and(|v| !s.tracked.contains(v));
+            l.gate[i] = if skip { 2 } else { 1 };
+        }
+        if l.gate[i] == 1 {
+            return true;
+        }
+        l.skipped += 1;
+        if l.skipped >= GATE_FORCE_EVERY {
+            l.skipped = 0;
+            return true;
+        }
+        false
+    })
+}
+
+/// Whether some soundness session is active (one relaxed load).
+#[inline]
+pub(crate) fn soundness_active() -> bool {
+    SOUNDNESS_SESSIONS.load(Ordering::Relaxed) != 0
+}
+
+/// The soundness check of one operation on a pctvb object created at `var_site`, performed at
+/// `location`: if the object is a tracked variable, some armed site at `location` must list it.
+#[cold]
+#[inline(never)]
+pub(crate) fn check_operation(
+    var_site: &'static Location<'static>,
+    kind: EventKind,
+    location: &'static Location<'static>,
+) {
+    if !checked(kind) {
+        return;
+    }
+    let reg = registry();
+    let Some(&var) = reg.by_key.get(&(var_site.file(), var_site.line(), var_site.column())) else {
+        return;
+    };
+    let failure = (|| {
+        let s = session()?;
+        if !s.soundness.load(Ordering::Relaxed) || !s.tracked.contains(&var) {
+            return None;
+        }
+        let key = (location.file(), location.line(), location.column());
+        let mut through = None;
+        for &(mi, i) in reg.sites_at.get(&key).map(Vec::as_slice).unwrap_or(&[]) {
+            let m = reg.modules[mi];
+            let site = &m.sites[i];
+            let listed = site.anything
+                || site.may.iter().any(|&v| reg.var_base[mi] + v as usize == var.0 as usize);
+            let relock = kind == EventKind::Lock && site.kind == SiteKind::Wait;
+            // (With the check on every site with hook code is armed; a site listing the
+            // variable was armed by the selection itself.)
+            if site.hooked && (listed || relock) && m.armed[i].load(Ordering::Relaxed) != 0 {
+                through = Some(SiteId((reg.site_base[mi] + i) as u32));
+            }
+        }
+        match through {
+            Some(site) => {
+                s.stats().touched_sites.insert(site);
+                None
+            }
+            None => {
+                let name = describe_var(&reg, var);
+                let message = format!(
+                    "pctvb::instrument soundness check: {kind} of tracked variable {name} at \
+                     {location} did not go through an armed hook (the site is not in \
+                     instrumented code, or the alias pass missed that it may access this \
+                     variable)"
+                );
+                s.stats().misses.push(message.clone());
+                Some(message)
+            }
+        }
+    })();
+    drop(reg);
+    if let Some(message) = failure {
+        panic!("{message}");
+    }
+}
+
+pub(super) fn describe_var(reg: &Registry, var: StaticVarId) -> String {
+    let mut i = var.0 as usize;
+    for m in &reg.modules {
+        if i < m.vars.len() {
+            let v = &m.vars[i];
+            return format!("`{}` ({:?} at {}:{}:{})", v.name, v.kind, v.file, v.line, v.column);
+        }
+        i -= m.vars.len();
+    }
+    format!("#{}", var.0)
+}

@@ -1,0 +1,431 @@
+//! Support for the code `#[pctvb::instrument]` generates (`__rt`): the static tables, the
+//! hooks at access sites, allocation and call-frame tracking. Not a public API: the generated
+//! code is its only caller. It owns no session state; it asks `session` what is tracked.
+
+use std::panic::Location;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use super::checks::describe_var;
+use super::registry::{registry, REGISTRY};
+use super::session::{find, session, with_local, LOOP_SESSIONS};
+use super::{SiteId, StaticVarId};
+use crate::runtime::{in_execution, with_execution, EventKind, Handle};
+use crate::vars::VarKind;
+
+pub use super::{SiteKind, StaticVarKind};
+pub use ctor;
+
+/// A site of the static table.
+pub struct SiteDesc {
+    pub(crate) file: &'static str,
+    pub(crate) line: u32,
+    pub(crate) column: u32,
+    pub(crate) kind: SiteKind,
+    pub(crate) write: bool,
+    pub(crate) label: &'static str,
+    pub(crate) hooked: bool,
+    /// Whether hook code was emitted (also for dereferences with an empty may-access set,
+    /// which only the soundness check arms).
+    pub(crate) emitted: bool,
+    pub(crate) anything: bool,
+    pub(crate) may: &'static [u32],
+}
+
+impl SiteDesc {
+    /// A table entry.
+    #[allow(clippy::too_many_arguments)]
+    pub const fn new(
+        file: &'static str,
+        line: u32,
+        column: u32,
+        kind: SiteKind,
+        write: bool,
+        label: &'static str,
+        hooked: bool,
+        emitted: bool,
+        anything: bool,
+        may: &'static [u32],
+    ) -> SiteDesc {
+        SiteDesc { file, line, column, kind, write, label, hooked, emitted, anything, may }
+    }
+}
+
+/// A variable of the static table.
+pub struct VarDesc {
+    pub(crate) file: &'static str,
+    pub(crate) line: u32,
+    pub(crate) column: u32,
+    pub(crate) location: &'static Location<'static>,
+    pub(crate) kind: StaticVarKind,
+    pub(crate) name: &'static str,
+}
+
+impl VarDesc {
+    /// A table entry; `location` is the creation site (from [`here`] called there).
+    pub const fn new(
+        location: &'static Location<'static>,
+        kind: StaticVarKind,
+        name: &'static str,
+    ) -> VarDesc {
+        VarDesc {
+            file: location.file(),
+            line: location.line(),
+            column: location.column(),
+            location,
+            kind,
+            name,
+        }
+    }
+}
+
+/// The location of the call: the generated tables call it with the span of each variable.
+#[track_caller]
+pub const fn here() -> &'static Location<'static> {
+    Location::caller()
+}
+
+/// Gives a static's address, size and location.
+pub type StaticAddress = fn() -> (usize, usize, &'static Location<'static>);
+
+/// The tables of one instrumented item.
+pub struct Module {
+    /// `module_path!()` and the item's name.
+    pub name: &'static str,
+    /// Its sites, by local id.
+    pub sites: &'static [SiteDesc],
+    /// Its variables, by local id.
+    pub vars: &'static [VarDesc],
+    /// Per-site arm counts (sessions that armed the site, process-wide).
+    pub armed: &'static [AtomicU32],
+    /// Statics of the item: local variable id and a function giving (address, size,
+    /// location of the static).
+    pub statics: &'static [(u32, StaticAddress)],
+}
+
+/// Registers an item's tables (called by a constructor before `main`).
+pub fn register(module: &'static Module) {
+    let mut reg = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    let mi = reg.modules.len();
+    let var_base = reg.var_count();
+    let site_base: usize = reg.modules.iter().map(|m| m.sites.len()).sum();
+    reg.modules.push(module);
+    reg.var_base.push(var_base);
+    reg.site_base.push(site_base);
+    for (i, v) in module.vars.iter().enumerate() {
+        reg.by_key.insert((v.file, v.line, v.column), StaticVarId((var_base + i) as u32));
+    }
+    for (i, s) in module.sites.iter().enumerate() {
+        reg.sites_at.entry((s.file, s.line, s.column)).or_default().push((mi, i));
+    }
+}
+
+/// What a hook accesses: an address range, and whether it was reached through a pointer
+/// (a raw-pointer access the hook must schedule) or is the receiver object itself (a
+/// primitive whose operation schedules on its own).
+#[derive(Clone, Copy, Debug)]
+pub struct Probe {
+    /// Start address.
+    pub addr: usize,
+    /// Size in bytes.
+    pub size: usize,
+    /// Whether the address is a pointee.
+    pub pointer: bool,
+    /// Whether that pointer is a raw pointer (`*const`, `*mut`, `NonNull`), not a reference.
+    pub raw: bool,
+}
+
+/// Wraps a reference for the probe's method resolution: `ViaPtr` applies when the
+/// referent is a pointer (its pointee is accessed), `ViaAny` otherwise.
+pub struct Target<'a, T: ?Sized>(pub &'a T);
+
+/// The probe of a pointer: its pointee.
+pub trait ViaPtr {
+    /// The probe.
+    fn __pctvb_target(&self) -> Probe;
+}
+
+/// The probe of any other value: the value itself.
+pub trait ViaAny {
+    /// The probe.
+    fn __pctvb_target(&self) -> Probe;
+}
+
+impl<T> ViaPtr for Target<'_, *mut T> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: size_of::<T>(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+impl<T> ViaPtr for Target<'_, *const T> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: size_of::<T>(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+impl<T> ViaPtr for Target<'_, std::ptr::NonNull<T>> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: self.0.as_ptr() as *const u8 as usize,
+            size: size_of::<T>(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+impl<T: ?Sized> ViaPtr for Target<'_, &T> {
+    fn __pctvb_target(&self) -> Probe {
+        let r: &T = self.0;
+        Probe {
+            addr: r as *const T as *const u8 as usize,
+            size: size_of_val(r),
+            pointer: true,
+            raw: false,
+        }
+    }
+}
+
+impl<T: ?Sized> ViaPtr for Target<'_, &mut T> {
+    fn __pctvb_target(&self) -> Probe {
+        let r: &T = self.0;
+        Probe {
+            addr: r as *const T as *const u8 as usize,
+            size: size_of_val(r),
+            pointer: true,
+            raw: false,
+        }
+    }
+}
+
+impl<T: ?Sized> ViaAny for &Target<'_, T> {
+    fn __pctvb_target(&self) -> Probe {
+        let r: &T = self.0;
+        Probe {
+            addr: r as *const T as *const u8 as usize,
+            size: size_of_val(r),
+            pointer: false,
+            raw: false,
+        }
+    }
+}
+
+/// An armed hook was reached: count it and, for a raw-pointer access, run the dynamic
+/// check and schedule if the address belongs to a tracked variable.
+#[track_caller]
+#[inline(never)]
+#[cold]
+pub fn hit(module: &'static Module, site: usize, probe: Probe) {
+    let location = Location::caller();
+    let desc = &module.sites[site];
+    // A dereference reads or writes its pointee (through a reference too, in unsafe code);
+    // a method such as `read`, `write` or `swap` does only on a raw pointer (on a
+    // reference it is the referent's own operation: an `RwLock`, an atomic).
+    // (The macro labels dereferences `*operand` and pointer functions `ptr::f(..)`; a
+    // method site's label is `receiver.method`.)
+    let method = !(desc.label.starts_with('*') || desc.label.starts_with("ptr::"));
+    let pointer = match desc.kind {
+        SiteKind::Deref if !method => probe.pointer,
+        SiteKind::Deref | SiteKind::ReadWrite | SiteKind::Atomic => probe.raw,
+        _ => false,
+    };
+    if !in_execution() {
+        return;
+    }
+    let Some(s) = session() else { return };
+    s.stats().hits += 1;
+    if !pointer {
+        return;
+    }
+    let gen = with_execution("instrumented access", |ex| ex.generation());
+    let Some((var, handle)) = find(&s, gen, probe.addr) else { return };
+    if !s.tracked.contains(&var) {
+        return;
+    }
+    s.stats().scheduled += 1;
+    if s.soundness.load(Ordering::Relaxed) {
+        let reg = registry();
+        if let Some(mi) = reg.modules.iter().position(|m| std::ptr::eq(*m, module)) {
+            let listed = desc.anything
+                || desc.may.iter().any(|&v| reg.var_base[mi] + v as usize == var.0 as usize);
+            let id = SiteId((reg.site_base[mi] + site) as u32);
+            if listed {
+                s.stats().touched_sites.insert(id);
+            } else {
+                let message = format!(
+                    "pctvb::instrument soundness check: {} at {location} accessed tracked \
+                     variable {}, which the alias pass did not list for that site",
+                    desc.label,
+                    describe_var(&reg, var)
+                );
+                s.stats().misses.push(message.clone());
+                drop(reg);
+                panic!("{message}");
+            }
+        }
+    }
+    drop(s);
+    let kind = if desc.write { EventKind::CellWrite } else { EventKind::CellRead };
+    // SAFETY: the handle is boxed in this OS thread's execution record (or the session),
+    // which is replaced only when another execution or session starts on this thread,
+    // after this call returns.
+    let handle = unsafe { &*handle };
+    with_execution("instrumented access", |ex| {
+        ex.point(handle, VarKind::Heap, kind, location);
+    });
+}
+
+/// A heap allocation whose address range names a variable.
+pub trait Allocation {
+    /// Start and size of the allocated value.
+    fn range(&self) -> (usize, usize);
+}
+
+impl<T: ?Sized> Allocation for Box<T> {
+    fn range(&self) -> (usize, usize) {
+        let r: &T = self;
+        (r as *const T as *const u8 as usize, size_of_val(r))
+    }
+}
+
+impl<T: ?Sized> Allocation for std::sync::Arc<T> {
+    fn range(&self) -> (usize, usize) {
+        let r: &T = self;
+        (r as *const T as *const u8 as usize, size_of_val(r))
+    }
+}
+
+impl<T: ?Sized> Allocation for std::rc::Rc<T> {
+    fn range(&self) -> (usize, usize) {
+        let r: &T = self;
+        (r as *const T as *const u8 as usize, size_of_val(r))
+    }
+}
+
+/// An allocation site: when armed (its variable is tracked), records the new value's
+/// address range as that variable for the rest of the execution.
+#[track_caller]
+#[inline]
+pub fn alloc<A: Allocation>(
+    armed: &AtomicU32,
+    module: &'static Module,
+    site: usize,
+    value: A,
+) -> A {
+    if armed.load(Ordering::Relaxed) != 0 {
+        alloc_slow(module, site, value.range());
+    }
+    value
+}
+
+#[track_caller]
+#[inline(never)]
+#[cold]
+fn alloc_slow(module: &'static Module, site: usize, (start, size): (usize, usize)) {
+    if !in_execution() {
+        return;
+    }
+    let Some(s) = session() else { return };
+    let handle = Box::new(Handle::new());
+    let (gen, thread) = with_execution("instrumented allocation", |ex| {
+        (ex.generation(), ex.with_state(|st| st.current))
+    });
+    let reg = registry();
+    let Some(mi) = reg.modules.iter().position(|m| std::ptr::eq(*m, module)) else { return };
+    let Some(&local) = module.sites[site].may.first() else { return };
+    let var = StaticVarId((reg.var_base[mi] + local as usize) as u32);
+    drop(reg);
+    if !s.tracked.contains(&var) {
+        return;
+    }
+    let site_key = module as *const Module as usize ^ (site << 1);
+    let bound = s.loop_bound();
+    let tracked = with_local(s.id, gen, |l| {
+        *l.instances.entry(site_key).or_insert(0) += 1;
+        if let Some(bound) = bound {
+            let stack = l.stacks.get(&thread.index()).map(Vec::as_slice).unwrap_or(&[]);
+            let hash = stack
+                .iter()
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, &f| (h ^ f).wrapping_mul(0x0100_0000_01b3));
+            let count = l.loop_counts.entry((site_key, hash)).or_insert(0);
+            let lin = *count;
+            *count += 1;
+            if lin > bound {
+                return false;
+            }
+        }
+        l.heap.insert(start, (start + size.max(1), var, handle));
+        true
+    });
+    let mut stats = s.stats();
+    if tracked {
+        stats.heap_instances += 1;
+    } else {
+        stats.loop_skipped += 1;
+    }
+}
+
+/// A shadow-stack frame of an instrumented function (see [`Tracking::loop_bound`]).
+pub struct Frame(bool);
+
+impl Frame {
+    /// Enters function `id` of `module`: one load and one branch unless some session
+    /// bounds loop iterations.
+    #[inline]
+    pub fn enter(module: &'static Module, id: u32) -> Frame {
+        if LOOP_SESSIONS.load(Ordering::Relaxed) == 0 {
+            return Frame(false);
+        }
+        Frame(push_frame((module as *const Module as u64) ^ ((id as u64) << 48)))
+    }
+}
+
+impl Drop for Frame {
+    #[inline]
+    fn drop(&mut self) {
+        if self.0 {
+            pop_frame();
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn push_frame(function: u64) -> bool {
+    if !in_execution() {
+        return false;
+    }
+    let Some(s) = session() else { return false };
+    if s.loop_bound().is_none() {
+        return false;
+    }
+    let (gen, thread) =
+        with_execution("instrumented call", |ex| (ex.generation(), ex.with_state(|st| st.current)));
+    with_local(s.id, gen, |l| l.stacks.entry(thread.index()).or_default().push(function));
+    true
+}
+
+#[cold]
+#[inline(never)]
+fn pop_frame() {
+    if !in_execution() {
+        return;
+    }
+    let Some(s) = session() else { return };
+    let (gen, thread) =
+        with_execution("instrumented call", |ex| (ex.generation(), ex.with_state(|st| st.current)));
+    with_local(s.id, gen, |l| {
+        if let Some(stack) = l.stacks.get_mut(&thread.index()) {
+            stack.pop();
+        }
+    });
+}
