@@ -9,6 +9,7 @@
 //! pctvb-corpus -- --all`) runs the whole matrix and writes `docs/RESULTS.md`.
 
 pub mod doc;
+pub mod plot;
 pub mod run;
 
 /// Includes the program sources into a module whose `rt` is `$tool`'s std-mirroring API.
