@@ -1,8 +1,9 @@
 //! The results document: per program and tool, bugs found, executions to the first failure,
-//! wall time and executions per second; the targets of the issue; SVG plots of the families.
+//! wall time and executions per second; the targets of the issue; the data of the families' plots.
 
 use std::fmt::Write as _;
 
+use crate::plot::Series;
 use crate::run::{pctvb_default, Cell, Tool};
 use crate::{Group, Program};
 
@@ -449,93 +450,25 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     d + "\n"
 }
 
-/// A line plot as SVG: x on a log scale, y on a log scale, one polyline per series.
-pub fn svg_plot(title: &str, x_label: &str, xs: &[f64], series: &[(String, Vec<f64>)]) -> String {
-    let (w, h, margin) = (720.0, 440.0, 60.0);
-    let y_max = series.iter().flat_map(|(_, ys)| ys.iter().copied()).fold(1.0, f64::max);
-    let (lx0, lx1) = (xs[0].ln(), xs[xs.len() - 1].ln());
-    let px = |x: f64| margin + (x.ln() - lx0) / (lx1 - lx0).max(1e-9) * (w - 2.0 * margin - 140.0);
-    let py = |y: f64| h - margin - (y + 1.0).ln() / (y_max + 1.0).ln() * (h - 2.0 * margin);
-    let colors = [
-        "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#000000", "#8c564b", "#e377c2",
-        "#7f7f7f", "#bcbd22", "#17becf",
-    ];
-    let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
-         <text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"14\">{title}</text>\n\
-         <line x1=\"{margin}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n\
-         <line x1=\"{margin}\" y1=\"{margin}\" x2=\"{margin}\" y2=\"{}\" stroke=\"black\"/>\n\
-         <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{x_label} (log scale)</text>\n\
-         <text x=\"15\" y=\"{}\" transform=\"rotate(-90 15 {})\" text-anchor=\"middle\">mean executions to bug (log scale)</text>\n",
-        w / 2.0,
-        h - margin,
-        w - margin - 140.0,
-        h - margin,
-        h - margin,
-        w / 2.0 - 70.0,
-        h - 15.0,
-        h / 2.0,
-        h / 2.0
-    );
-    for &x in xs {
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{x}</text>",
-            px(x),
-            h - margin + 15.0
-        );
-    }
-    for tick in
-        [1.0, 10.0, 100.0, 1000.0, 10000.0, 100000.0].into_iter().filter(|&t| t <= y_max * 1.5)
-    {
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{tick}</text>",
-            margin - 5.0,
-            py(tick)
-        );
-    }
-    for (i, (name, ys)) in series.iter().enumerate() {
-        let color = colors[i % colors.len()];
-        let points: Vec<String> =
-            xs.iter().zip(ys).map(|(&x, &y)| format!("{:.1},{:.1}", px(x), py(y))).collect();
-        let dash = if name.starts_with("shuttle") { " stroke-dasharray=\"6 3\"" } else { "" };
-        let _ = writeln!(
-            out,
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>",
-            points.join(" ")
-        );
-        let ly = margin + 15.0 * i as f64;
-        let _ = writeln!(
-            out,
-            "<text x=\"{}\" y=\"{ly}\" fill=\"{color}\">{name}</text>",
-            w - margin - 130.0
-        );
-    }
-    out + "</svg>\n"
-}
-
-/// The plot of one family: mean executions to the bug against the parameter, one line per
-/// randomized tool (loom runs only the smallest members).
-pub fn family_plot(
-    title: &str,
-    x_label: &str,
+/// The data of one family's plot (drawn by [`crate::plot::line_chart`]): the parameters, and
+/// the mean executions to the bug at each, one series per tool that ran every member (loom
+/// runs only the smallest). `None` for a family of fewer than two members in `rows`.
+pub fn family_series(
     rows: &[Row],
     tools: &[Tool],
     group: Group,
-) -> Option<String> {
+) -> Option<(Vec<f64>, Vec<Series>)> {
     let members: Vec<&Row> = rows.iter().filter(|r| r.program.group == group).collect();
     if members.len() < 2 {
         return None;
     }
     let xs: Vec<f64> = members.iter().map(|r| r.program.param as f64).collect();
-    let series: Vec<(String, Vec<f64>)> = (0..tools.len())
+    let series: Vec<Series> = (0..tools.len())
         .filter(|&i| members.iter().all(|r| r.cells[i].is_some()))
         .map(|i| {
             let ys = members.iter().map(|r| r.cells[i].as_ref().unwrap().mean().0).collect();
             (tools[i].name(), ys)
         })
         .collect();
-    Some(svg_plot(title, x_label, &xs, &series))
+    Some((xs, series))
 }

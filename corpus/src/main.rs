@@ -1,5 +1,6 @@
 //! `cargo run --release -p pctvb-corpus -- --all`: runs every corpus program under every pctvb
-//! strategy, shuttle's schedulers and loom, and writes `docs/RESULTS.md` and the family plots.
+//! strategy, shuttle's schedulers and loom, and writes `docs/RESULTS.md` and the family plots
+//! (`docs/corpus_*.png`).
 //!
 //! Options: `--quick` (smoke test: few trials, small budget, nothing written unless `--out`;
 //! exits with status 1 unless every buggy program is found by some tool and no correct
@@ -16,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use pctvb_corpus::doc::{self, Row, Setup};
 use pctvb_corpus::run::{self, Budget, Cell, Tool};
-use pctvb_corpus::{catalog, Group, Program};
+use pctvb_corpus::{catalog, plot, Group, Program};
 
 struct Options {
     quick: bool,
@@ -152,6 +153,13 @@ fn main() -> ExitCode {
         eprintln!("no program or no tool selected");
         return ExitCode::from(2);
     }
+    // The plots need a font: without one, fail now rather than after the trials.
+    if o.out.is_some() {
+        if let Err(e) = plot::use_font() {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    }
     let environment = environment();
     // pctvb writes the whole schedule of a long failure under `$CARGO_TARGET_DIR/pctvb/`; the
     // thousands of failures of a run go to a temporary directory instead.
@@ -262,20 +270,24 @@ fn main() -> ExitCode {
         for (group, file, title, x) in [
             (
                 Group::ThreadScaling,
-                "corpus_thread_scaling.svg",
+                "corpus_thread_scaling.png",
                 "Thread scaling: a 2-thread bug among n threads",
                 "threads n",
             ),
             (
                 Group::AccessFrequency,
-                "corpus_access_frequency.svg",
+                "corpus_access_frequency.png",
                 "Access frequency of an uninvolved variable",
                 "accesses",
             ),
         ] {
-            if let Some(svg) = doc::family_plot(title, x, &rows, &tools, group) {
-                if let Err(e) = std::fs::write(dir.join(file), svg) {
-                    println!("cannot write {file}: {e}");
+            if let Some((xs, series)) = doc::family_series(&rows, &tools, group) {
+                // A document that embeds a missing or stale plot is worse than none.
+                if let Err(e) =
+                    plot::line_chart(&dir.join(file), plot::SIZE, title, x, &xs, &series)
+                {
+                    println!("{e}");
+                    return ExitCode::FAILURE;
                 }
                 plots.push((title, file));
             }

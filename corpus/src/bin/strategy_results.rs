@@ -1,6 +1,7 @@
 //! Strategy results (issue: randomized schedulers): regenerates `docs/RESULTS-strategies.md`
-//! and two SVG plots with `cargo run --release -p pctvb-corpus --bin strategy_results` (about two minutes on two
-//! cores).
+//! and two PNG plots (`docs/figure6.png`, `docs/thread_scaling.png`) with `cargo run --release -p
+//! pctvb-corpus --bin strategy_results` (about two minutes on two cores; the plots need a font,
+//! see `pctvb_corpus::plot`).
 //!
 //! 1. The paper's Figure 6: two variables, one involved in a c=1, v=1, t=2 bug, the other's
 //!    access frequency swept; mean executions to the bug for PCT and PCTVB. PCT's change point
@@ -23,7 +24,9 @@ use pctvb::runner::PROFILE_INDEX_BASE;
 use pctvb::sync::atomic::{AtomicUsize, Ordering};
 use pctvb::sync::Arc;
 use pctvb::{thread, Config, StrategyKind};
-use pctvb_corpus::doc::svg_plot;
+use std::path::Path;
+
+use pctvb_corpus::plot;
 
 const TRIALS: u64 = 20;
 const CAP: u64 = 20_000;
@@ -127,11 +130,25 @@ fn cell((mean, capped): (f64, bool)) -> String {
     format!("{}{mean:.1}", if capped { ">" } else { "" })
 }
 
+/// Draws one plot, or ends the process with the reason: a results document must not embed a
+/// plot that is missing or stale.
+fn draw(file: &str, title: &str, x_label: &str, xs: &[f64], series: &[plot::Series]) {
+    if let Err(e) = plot::line_chart(Path::new(file), plot::SIZE, title, x_label, xs, series) {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
+}
+
 fn main() {
+    // The plots need a font: without one, fail now rather than after two minutes of trials.
+    if let Err(e) = plot::use_font() {
+        eprintln!("{e}");
+        std::process::exit(1);
+    }
     let started = Instant::now();
     let mut doc = String::from(
         "# Randomized strategies: measured executions to the bug\n\n\
-         Regenerate with `cargo run --release -p pctvb-corpus --bin strategy_results` (writes this file and the SVG\n\
+         Regenerate with `cargo run --release -p pctvb-corpus --bin strategy_results` (writes this file and the PNG\n\
          plots next to it). Each cell: mean over 20 seeds of the executions until the first\n\
          failure, the 10 random profiling executions of the priority strategies included\n\
          (they may find the bug themselves), capped at 20,000 (`>`: some trial hit the\n\
@@ -156,18 +173,15 @@ fn main() {
         }
         let _ = writeln!(doc, "| {f} | {} | {} |", cell(cells[0]), cell(cells[1]));
     }
-    doc += "\n![Figure 6](figure6.svg)\n\n";
+    doc += "\n![Figure 6](figure6.png)\n\n";
     let xs: Vec<f64> = noise.iter().map(|&f| f as f64).collect();
-    std::fs::write(
-        "docs/figure6.svg",
-        svg_plot(
-            "Figure 6: bug variable vs. a noisy one",
-            "accesses of the other variable",
-            &xs,
-            &fig6_series,
-        ),
-    )
-    .unwrap();
+    draw(
+        "docs/figure6.png",
+        "Figure 6: bug variable vs. a noisy one",
+        "accesses of the other variable",
+        &xs,
+        &fig6_series,
+    );
 
     let threads = [2usize, 3, 5, 10, 20, 50, 100];
     let strategies = [
@@ -198,13 +212,15 @@ fn main() {
         }
         doc += "\n";
     }
-    doc += "\n![Thread scaling](thread_scaling.svg)\n";
+    doc += "\n![Thread scaling](thread_scaling.png)\n";
     let xs: Vec<f64> = threads.iter().map(|&n| n as f64).collect();
-    std::fs::write(
-        "docs/thread_scaling.svg",
-        svg_plot("A 2-thread bug among n threads", "threads n", &xs, &scaling_series),
-    )
-    .unwrap();
+    draw(
+        "docs/thread_scaling.png",
+        "A 2-thread bug among n threads",
+        "threads n",
+        &xs,
+        &scaling_series,
+    );
     let _ = write!(doc, "\nMeasured in {:.0} s.\n", started.elapsed().as_secs_f64());
     std::fs::write("docs/RESULTS-strategies.md", &doc).unwrap();
     println!("{doc}");
