@@ -1,6 +1,6 @@
 //! Strategy results (issue: randomized schedulers): regenerates `docs/RESULTS-strategies.md`
 //! and two PNG plots (`docs/figure6.png`, `docs/thread_scaling.png`) with `cargo run --release -p
-//! pctvb-corpus --bin strategy_results` (about two minutes on two cores; the plots need a font,
+//! pctvb-corpus --bin strategy_results` (under a minute on two cores; the plots need a font,
 //! see `pctvb_corpus::plot`).
 //!
 //! 1. The paper's Figure 6: two variables, one involved in a c=1, v=1, t=2 bug, the other's
@@ -140,7 +140,7 @@ fn draw(file: &str, title: &str, x_label: &str, xs: &[f64], series: &[plot::Seri
 }
 
 fn main() {
-    // The plots need a font: without one, fail now rather than after two minutes of trials.
+    // The plots need a font: without one, fail now rather than after the trials.
     if let Err(e) = plot::use_font() {
         eprintln!("{e}");
         std::process::exit(1);
