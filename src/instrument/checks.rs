@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use super::registry::{registry, Registry};
 use super::session::{session, with_local, GATE_FORCE_EVERY, GATE_SESSIONS, SOUNDNESS_SESSIONS};
 use super::{SiteId, SiteKind, StaticVarId};
-use crate::runtime::{EventKind, ObjectId};
+use crate::runtime::{with_execution, EventKind, ObjectId};
 
 /// when a guard drops, `Once` also when a `LazyLock` is dereferenced, and a condvar's relock
 /// inside `wait`: none of them has a site of its own.
@@ -62,19 +62,30 @@ pub(crate) fn gate(
     if !s.gate.load(Ordering::Relaxed) {
         return true;
     }
-    with_local(s.id, gen, |l| {
-        let i = object.index();
-        if l.gate.len() <= i {
-            l.gate.resize(i + 1, 0);
-        }
-        if l.gate[i] == 0 {
+    let i = object.index();
+    let decided = with_local(s.id, gen, |l| l.gate.get(i).copied().unwrap_or(0));
+    let schedule = match decided {
+        1 => true,
+        2 => false,
+        _ => {
+            // Decided once per object and execution, outside the record's borrow (a session
+            // that follows the strategy reads the execution's chosen variables).
             let key = (var_site.file(), var_site.line(), var_site.column());
-            let skip = registry().by_key.get(&key).is_some_and(|v| !s.tracked.contains(v));
-            l.gate[i] = if skip { 2 } else { 1 };
+            let var = registry().by_key.get(&key).copied();
+            let skip = var.is_some_and(|v| !s.tracks(gen, v));
+            with_local(s.id, gen, |l| {
+                if l.gate.len() <= i {
+                    l.gate.resize(i + 1, 0);
+                }
+                l.gate[i] = if skip { 2 } else { 1 };
+            });
+            !skip
         }
-        if l.gate[i] == 1 {
-            return true;
-        }
+    };
+    if schedule {
+        return true;
+    }
+    with_local(s.id, gen, |l| {
         l.skipped += 1;
         if l.skipped >= GATE_FORCE_EVERY {
             l.skipped = 0;
@@ -102,51 +113,46 @@ pub(crate) fn check_operation(
     if !checked(kind) {
         return;
     }
-    let reg = registry();
-    let Some(&var) = reg.by_key.get(&(var_site.file(), var_site.line(), var_site.column())) else {
+    let key = (var_site.file(), var_site.line(), var_site.column());
+    let Some(var) = registry().by_key.get(&key).copied() else {
         return;
     };
-    let failure = (|| {
-        let s = session()?;
-        if !s.soundness.load(Ordering::Relaxed) || !s.tracked.contains(&var) {
-            return None;
-        }
-        let key = (location.file(), location.line(), location.column());
-        let mut through = None;
-        for &(mi, i) in reg.sites_at.get(&key).map(Vec::as_slice).unwrap_or(&[]) {
-            let m = reg.modules[mi];
-            let site = &m.sites[i];
-            let listed = site.anything
-                || site.may.iter().any(|&v| reg.var_base[mi] + v as usize == var.0 as usize);
-            let relock = kind == EventKind::Lock && site.kind == SiteKind::Wait;
-            // (With the check on every site with hook code is armed; a site listing the
-            // variable was armed by the selection itself.)
-            if site.hooked && (listed || relock) && m.armed[i].load(Ordering::Relaxed) != 0 {
-                through = Some(SiteId((reg.site_base[mi] + i) as u32));
-            }
-        }
-        match through {
-            Some(site) => {
-                s.stats().touched_sites.insert(site);
-                None
-            }
-            None => {
-                let name = describe_var(&reg, var);
-                let message = format!(
-                    "pctvb::instrument soundness check: {kind} of tracked variable {name} at \
-                     {location} did not go through an armed hook (the site is not in \
-                     instrumented code, or the alias pass missed that it may access this \
-                     variable)"
-                );
-                s.stats().misses.push(message.clone());
-                Some(message)
-            }
-        }
-    })();
-    drop(reg);
-    if let Some(message) = failure {
-        panic!("{message}");
+    let Some(s) = session() else { return };
+    if !s.soundness.load(Ordering::Relaxed) {
+        return;
     }
+    let gen = with_execution("instrumented access", |ex| ex.generation());
+    if !s.tracks(gen, var) {
+        return;
+    }
+    let reg = registry();
+    let key = (location.file(), location.line(), location.column());
+    let mut through = None;
+    for &(mi, i) in reg.sites_at.get(&key).map(Vec::as_slice).unwrap_or(&[]) {
+        let m = reg.modules[mi];
+        let site = &m.sites[i];
+        let listed = site.anything
+            || site.may.iter().any(|&v| reg.var_base[mi] + v as usize == var.0 as usize);
+        let relock = kind == EventKind::Lock && site.kind == SiteKind::Wait;
+        // (With the check on, every site with hook code is armed by the session; a site
+        // listing the variable was armed by the selection itself.)
+        if site.hooked && (listed || relock) && s.arms(mi, i, site.emitted) {
+            through = Some(SiteId((reg.site_base[mi] + i) as u32));
+        }
+    }
+    if let Some(site) = through {
+        s.stats().touched_sites.insert(site);
+        return;
+    }
+    let name = describe_var(&reg, var);
+    drop(reg);
+    let message = format!(
+        "pctvb::instrument soundness check: {kind} of tracked variable {name} at {location} did \
+         not go through an armed hook (the site is not in instrumented code, or the alias pass \
+         missed that it may access this variable)"
+    );
+    s.stats().misses.push(message.clone());
+    panic!("{message}");
 }
 
 pub(super) fn describe_var(reg: &Registry, var: StaticVarId) -> String {

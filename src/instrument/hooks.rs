@@ -242,19 +242,24 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
         return;
     }
     let Some(s) = session() else { return };
+    // The site may be armed by another thread's session only.
+    let Some(mi) = registry().module_index(module) else { return };
+    if !s.arms(mi, site, desc.emitted) {
+        return;
+    }
     s.stats().hits += 1;
     if !pointer {
         return;
     }
     let gen = with_execution("instrumented access", |ex| ex.generation());
     let Some((var, handle)) = find(&s, gen, probe.addr) else { return };
-    if !s.tracked.contains(&var) {
+    if !s.tracks(gen, var) {
         return;
     }
     s.stats().scheduled += 1;
     if s.soundness.load(Ordering::Relaxed) {
         let reg = registry();
-        if let Some(mi) = reg.modules.iter().position(|m| std::ptr::eq(*m, module)) {
+        {
             let listed = desc.anything
                 || desc.may.iter().any(|&v| reg.var_base[mi] + v as usize == var.0 as usize);
             let id = SiteId((reg.site_base[mi] + site) as u32);
@@ -344,7 +349,7 @@ fn alloc_slow(module: &'static Module, site: usize, (start, size): (usize, usize
     let Some(&local) = module.sites[site].may.first() else { return };
     let var = StaticVarId((reg.var_base[mi] + local as usize) as u32);
     drop(reg);
-    if !s.tracked.contains(&var) {
+    if !s.tracks(gen, var) {
         return;
     }
     let site_key = module as *const Module as usize ^ (site << 1);

@@ -74,18 +74,35 @@
 //!
 //! # Tracking sessions
 //!
-//! [`track`] starts a process-wide session (runs spread executions over worker threads): one
-//! session at a time, seen by every run in the process while it lasts. Heap variables and
-//! shadow stacks are per execution.
+//! [`track`] starts a session on the calling OS thread: the runs it makes (and the worker
+//! threads they spread executions over) see it; tests running at the same time on other
+//! threads do not. Heap variables and shadow stacks are per execution.
 //!
-//! How a runner or a search would drive it (the runner does not yet):
-//! - before the first execution, enter every variable of [`variables`] into the run's variable
-//!   table through [`StaticVar::var_info`] (the same identity the run gives the object: its
-//!   creation site and kind), so `Q` counts the variables profiling never touches;
-//! - for each variable set the search picks, and each loop-iteration bound `l` as it rises,
-//!   run its executions inside `track(set).gate_primitives(true).loop_bound(Some(l))`;
-//! - in the report, [`origin_counts`] says how many of the run's variables came from the
-//!   static pass and how many only from profiling ([`static_var_of`] for each one).
+//! # How runs use it
+//!
+//! A run of PCTVB or the combined strategy drives the instrumentation itself (unless the
+//! calling thread has a session of its own, or
+//! [`Config::instrument_tracking(false)`](crate::Config::instrument_tracking)):
+//! - before the first execution, every variable of [`variables`] enters the run's variable
+//!   table ([`StaticVar::var_info`]: the identity the run gives the object, its creation site
+//!   and kind), so the report's table lists the variables no execution met, and a note counts
+//!   them ([`origin_counts`]);
+//! - the profiling executions track every variable without gating, so heap data reached
+//!   through raw pointers is measured (its `k_q`, whether it is shared) like any primitive;
+//! - each search execution tracks exactly the variables its strategy chose, with
+//!   [`Tracking::gate_primitives`] on: only the chosen variables' accesses are scheduling
+//!   points, the paper's variable bounding with instrumentation;
+//! - a failure's replay token names the session its execution ran under (the tracked
+//!   variables by creation site), and its replay and minimization run under the same one.
+//!
+//! `Q`, the number of shared variables the guarantee counts, is measured by profiling: a
+//! variable the static pass found but no profiling execution shared is not in it, and a search
+//! execution that meets one shared counts as exceeding the measured counts (the guarantee does
+//! not cover it, and the bound is recomputed). Counting such variables in `Q` would only weaken
+//! the bound: executions within the counts never share them.
+//!
+//! Loop-iteration bounding is a search of its own ([`search_loop_bounds`]), and the systematic
+//! search does not start sessions: run it inside [`track`] to bound what it interleaves.
 //!
 //! # Compile errors, never silent skips
 //!
@@ -145,6 +162,7 @@
 pub mod __rt;
 mod checks;
 mod registry;
+mod runs;
 mod session;
 
 use std::collections::BTreeSet;
@@ -154,6 +172,10 @@ use crate::vars::{VarInfo, VarKind};
 
 pub(crate) use checks::{check_operation, gate, gating_active, soundness_active};
 use registry::registry;
+pub(crate) use runs::{
+    profiling_session, session_for_token, static_ids, static_var_infos, token_suffix,
+};
+pub(crate) use session::{current as current_session, enter as enter_session, follow_strategy};
 pub use session::{search_loop_bounds, track, LoopSearch, Tracking};
 
 /// The kind of access a site performs.

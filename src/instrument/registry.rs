@@ -23,6 +23,11 @@ pub(super) struct Registry {
 }
 
 impl Registry {
+    /// The index of `module` among the registered items.
+    pub(super) fn module_index(&self, module: &__rt::Module) -> Option<usize> {
+        self.modules.iter().position(|m| std::ptr::eq(*m, module))
+    }
+
     pub(super) fn var_count(&self) -> usize {
         self.modules.iter().map(|m| m.vars.len()).sum()
     }

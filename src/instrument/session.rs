@@ -4,30 +4,60 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use std::marker::PhantomData;
 
 use super::registry::registry;
 use super::{Selection, StaticVarId, Stats};
-use crate::runtime::Handle;
+use crate::runtime::{with_execution, Handle};
 
-/// Starts tracking `selection`: arms the hooks whose may-access set intersects it, until the
-/// returned guard is dropped.
+/// Starts tracking `selection` on this OS thread: arms the hooks whose may-access set
+/// intersects it, until the returned guard is dropped.
 ///
-/// A session is process-wide (runs spread executions over worker threads): one session exists
-/// at a time (`track` waits for the previous one to end), and every run in the process sees it
-/// while it lasts, so tests that track should not run at the same time as other tests that use
-/// the same instrumented code. Call it around `Config::run`, not inside a test body (a body
-/// runs once per execution, and two logical threads waiting for the session would deadlock).
+/// A session belongs to the OS thread that started it: runs on that thread (and the worker
+/// threads a run spreads its executions over) see it, other tests running at the same time do
+/// not. Sessions do not nest: starting one while this thread has one panics. Call it around
+/// `Config::run`, not inside a test body (a body runs once per execution).
+///
+/// Runs of the variable-bounding strategies (PCTVB and the combined strategy) start a session
+/// of their own when the program has instrumented code and none is active (see
+/// [`Config::instrument_tracking`](crate::Config::instrument_tracking)); a session started
+/// here takes precedence over it.
+#[track_caller]
 pub fn track(selection: impl Into<Selection>) -> Tracking {
     let selection = selection.into();
-    let lock = SESSION_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let reg = registry();
     let tracked: HashSet<StaticVarId> = match &selection {
         Selection::Nothing => HashSet::new(),
         Selection::All => (0..reg.var_count()).map(|i| StaticVarId(i as u32)).collect(),
         Selection::Vars(v) => v.iter().copied().collect(),
     };
-    let mut armed = Vec::new();
+    drop(reg);
+    start(Scope::Fixed(tracked))
+}
+
+/// A session that tracks, in each execution, the variables the execution's strategy chose
+/// ([`Strategy::chosen_variables`](crate::schedulers::Strategy::chosen_variables)), with
+/// primitive gating on: the paper's variable bounding with instrumentation, where only the
+/// accesses of the chosen variables are scheduling points. `None` when this thread already has
+/// a session or no instrumented code is linked.
+pub(crate) fn follow_strategy() -> Option<Tracking> {
+    if current().is_some() || registry().var_count() == 0 {
+        return None;
+    }
+    Some(start(Scope::FollowStrategy).gate_primitives(true))
+}
+
+fn start(scope: Scope) -> Tracking {
+    if current().is_some() {
+        panic!(
+            "pctvb::instrument::track: a tracking session is already active on this thread; \
+             drop its guard before starting another (sessions do not nest)"
+        );
+    }
+    let reg = registry();
+    let mut armed = HashSet::new();
     let mut hooked_sites = 0;
     for (mi, m) in reg.modules.iter().enumerate() {
         let base = reg.var_base[mi];
@@ -36,14 +66,19 @@ pub fn track(selection: impl Into<Selection>) -> Tracking {
                 continue;
             }
             hooked_sites += 1;
-            let hit = if s.anything {
-                !tracked.is_empty()
-            } else {
-                s.may.iter().any(|&v| tracked.contains(&StaticVarId((base + v as usize) as u32)))
+            let hit = match &scope {
+                // Which variables an execution tracks is known only once it starts: arm every
+                // hooked site; the hooks ask the session about each access.
+                Scope::FollowStrategy => true,
+                Scope::Fixed(tracked) if s.anything => !tracked.is_empty(),
+                Scope::Fixed(tracked) => s
+                    .may
+                    .iter()
+                    .any(|&v| tracked.contains(&StaticVarId((base + v as usize) as u32))),
             };
             if hit {
                 m.armed[i].fetch_add(1, Ordering::Relaxed);
-                armed.push((mi, i));
+                armed.insert((mi, i));
             }
         }
     }
@@ -51,31 +86,30 @@ pub fn track(selection: impl Into<Selection>) -> Tracking {
     for (mi, m) in reg.modules.iter().enumerate() {
         for &(v, address) in m.statics {
             let id = StaticVarId((reg.var_base[mi] + v as usize) as u32);
-            if tracked.contains(&id) {
+            let wanted = match &scope {
+                Scope::FollowStrategy => true,
+                Scope::Fixed(tracked) => tracked.contains(&id),
+            };
+            if wanted {
                 let (start, size, site) = address();
                 statics.push((start, start + size.max(1), id, Box::new(Handle::at(site))));
             }
         }
     }
     drop(reg);
-    let session = Session {
+    let armed_sites = armed.len();
+    let session = Arc::new(Session {
         id: SESSION_IDS.fetch_add(1, Ordering::Relaxed),
-        tracked,
+        scope,
+        armed,
         soundness: AtomicBool::new(false),
         gate: AtomicBool::new(false),
         loop_bound: AtomicU64::new(NO_BOUND),
         statics,
-        stats: Mutex::new(Stats { hooked_sites, armed_sites: armed.len(), ..Stats::default() }),
-    };
-    *SESSION.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(session));
-    Tracking {
-        armed,
-        checked: Vec::new(),
-        soundness: false,
-        loop_bound: false,
-        gate: false,
-        _lock: lock,
-    }
+        stats: Mutex::new(Stats { hooked_sites, armed_sites, ..Stats::default() }),
+    });
+    CURRENT.with(|c| *c.borrow_mut() = Some(session.clone()));
+    Tracking { session, soundness: false, loop_bound: false, gate: false, _not_send: PhantomData }
 }
 
 /// What [`search_loop_bounds`] found.
@@ -113,17 +147,15 @@ pub fn search_loop_bounds<F: Fn() + Sync>(
     }
 }
 
-/// A tracking session; dropping it disarms its hooks.
+/// A tracking session; dropping it disarms its hooks. It belongs to the OS thread that
+/// started it (it is not `Send`).
 #[must_use = "tracking stops when the guard is dropped"]
 pub struct Tracking {
-    armed: Vec<(usize, usize)>,
-    /// Sites armed only for the soundness check (hook code whose may-access set does not
-    /// intersect the selection).
-    checked: Vec<(usize, usize)>,
+    session: Arc<Session>,
     soundness: bool,
     loop_bound: bool,
     gate: bool,
-    _lock: MutexGuard<'static, ()>,
+    _not_send: PhantomData<*const ()>,
 }
 
 impl Tracking {
@@ -131,30 +163,24 @@ impl Tracking {
     pub fn soundness_check(mut self, on: bool) -> Tracking {
         if on != self.soundness {
             let reg = registry();
-            if on {
-                SOUNDNESS_SESSIONS.fetch_add(1, Ordering::Relaxed);
-                // Arm every site with hook code, so a raw access to a tracked variable at a
-                // site whose may-access set misses it is seen (and fails) instead of skipped.
-                for (mi, m) in reg.modules.iter().enumerate() {
-                    for (i, s) in m.sites.iter().enumerate() {
-                        if s.emitted && !self.armed.contains(&(mi, i)) {
+            // With the check on, every site with hook code is armed, so a raw access to a
+            // tracked variable at a site whose may-access set misses it is seen (and fails)
+            // instead of skipped.
+            for (mi, m) in reg.modules.iter().enumerate() {
+                for (i, s) in m.sites.iter().enumerate() {
+                    if s.emitted && !self.session.armed.contains(&(mi, i)) {
+                        if on {
                             m.armed[i].fetch_add(1, Ordering::Relaxed);
-                            self.checked.push((mi, i));
+                        } else {
+                            m.armed[i].fetch_sub(1, Ordering::Relaxed);
                         }
                     }
                 }
-            } else {
-                SOUNDNESS_SESSIONS.fetch_sub(1, Ordering::Relaxed);
-                for &(mi, i) in &self.checked {
-                    reg.modules[mi].armed[i].fetch_sub(1, Ordering::Relaxed);
-                }
-                self.checked.clear();
             }
+            flag_count(&SOUNDNESS_SESSIONS, on);
             self.soundness = on;
         }
-        if let Some(s) = session() {
-            s.soundness.store(on, Ordering::Relaxed);
-        }
+        self.session.soundness.store(on, Ordering::Relaxed);
         self
     }
 
@@ -164,18 +190,11 @@ impl Tracking {
     /// Call stacks come from a shadow stack the instrumented functions maintain (calls through
     /// code outside instrumented items do not appear in it). A search raises `l` over time.
     pub fn loop_bound(mut self, l: Option<u32>) -> Tracking {
-        let on = l.is_some();
-        if on != self.loop_bound {
-            if on {
-                LOOP_SESSIONS.fetch_add(1, Ordering::Relaxed);
-            } else {
-                LOOP_SESSIONS.fetch_sub(1, Ordering::Relaxed);
-            }
-            self.loop_bound = on;
+        if l.is_some() != self.loop_bound {
+            flag_count(&LOOP_SESSIONS, l.is_some());
+            self.loop_bound = l.is_some();
         }
-        if let Some(s) = session() {
-            s.loop_bound.store(l.map_or(NO_BOUND, u64::from), Ordering::Relaxed);
-        }
+        self.session.loop_bound.store(l.map_or(NO_BOUND, u64::from), Ordering::Relaxed);
         self
     }
 
@@ -185,61 +204,83 @@ impl Tracking {
     /// (synchronization operations, spawn and join always are). Objects created outside
     /// instrumented code are not affected. Every 1000 skipped accesses of an execution one
     /// scheduling point is kept, so a spin loop on an untracked flag still reaches the
-    /// step limit instead of hanging. Replaying a failure needs the same session.
+    /// step limit instead of hanging. Replaying a failure needs the same session (the replay
+    /// tokens of runs that start their own session carry it).
     pub fn gate_primitives(mut self, on: bool) -> Tracking {
         if on != self.gate {
-            if on {
-                GATE_SESSIONS.fetch_add(1, Ordering::Relaxed);
-            } else {
-                GATE_SESSIONS.fetch_sub(1, Ordering::Relaxed);
-            }
+            flag_count(&GATE_SESSIONS, on);
             self.gate = on;
         }
-        if let Some(s) = session() {
-            s.gate.store(on, Ordering::Relaxed);
-        }
+        self.session.gate.store(on, Ordering::Relaxed);
         self
     }
 
     /// The session's counters so far.
     pub fn stats(&self) -> Stats {
-        session()
-            .map(|s| s.stats.lock().unwrap_or_else(|e| e.into_inner()).clone())
-            .unwrap_or_default()
+        self.session.stats().clone()
     }
 }
 
 impl Drop for Tracking {
     fn drop(&mut self) {
-        *SESSION.write().unwrap_or_else(|e| e.into_inner()) = None;
+        CURRENT.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.as_ref().is_some_and(|s| Arc::ptr_eq(s, &self.session)) {
+                *c = None;
+            }
+        });
         let reg = registry();
-        for &(mi, i) in self.armed.iter().chain(&self.checked) {
-            reg.modules[mi].armed[i].fetch_sub(1, Ordering::Relaxed);
+        for (mi, m) in reg.modules.iter().enumerate() {
+            for (i, s) in m.sites.iter().enumerate() {
+                let armed = self.session.armed.contains(&(mi, i));
+                if armed || (self.soundness && s.emitted) {
+                    m.armed[i].fetch_sub(1, Ordering::Relaxed);
+                }
+            }
         }
         if self.soundness {
-            SOUNDNESS_SESSIONS.fetch_sub(1, Ordering::Relaxed);
+            flag_count(&SOUNDNESS_SESSIONS, false);
         }
         if self.loop_bound {
-            LOOP_SESSIONS.fetch_sub(1, Ordering::Relaxed);
+            flag_count(&LOOP_SESSIONS, false);
         }
         if self.gate {
-            GATE_SESSIONS.fetch_sub(1, Ordering::Relaxed);
+            flag_count(&GATE_SESSIONS, false);
         }
+    }
+}
+
+fn flag_count(count: &AtomicUsize, on: bool) {
+    if on {
+        count.fetch_add(1, Ordering::Relaxed);
+    } else {
+        count.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
 const NO_BOUND: u64 = u64::MAX;
 
-/// The active tracking session.
-pub(super) struct Session {
+/// Which variables a session tracks.
+pub(super) enum Scope {
+    /// These, in every execution.
+    Fixed(HashSet<StaticVarId>),
+    /// In each execution, the variables its strategy chose.
+    FollowStrategy,
+}
+
+/// A tracking session.
+pub(crate) struct Session {
     pub(super) id: u64,
-    pub(super) tracked: HashSet<StaticVarId>,
+    pub(super) scope: Scope,
+    /// Sites this session armed (module index, site index); with the soundness check on, every
+    /// site with hook code counts as armed too.
+    pub(super) armed: HashSet<(usize, usize)>,
     pub(super) soundness: AtomicBool,
     /// Whether data accesses of untracked static variables are not scheduling points.
     pub(super) gate: AtomicBool,
     /// Loop-iteration bound `l` ([`NO_BOUND`]: none).
     pub(super) loop_bound: AtomicU64,
-    /// Tracked statics: (start, end, variable, handle).
+    /// Statics that may be tracked: (start, end, variable, handle).
     pub(super) statics: Vec<(usize, usize, StaticVarId, Box<Handle>)>,
     pub(super) stats: Mutex<Stats>,
 }
@@ -253,14 +294,78 @@ impl Session {
         let l = self.loop_bound.load(Ordering::Relaxed);
         (l != NO_BOUND).then_some(l as u32)
     }
+
+    /// Whether this session armed site `site` of module `mi`.
+    pub(super) fn arms(&self, mi: usize, site: usize, emitted: bool) -> bool {
+        self.armed.contains(&(mi, site)) || (emitted && self.soundness.load(Ordering::Relaxed))
+    }
+
+    /// Whether execution `gen` (running on this OS thread) tracks `var`.
+    pub(super) fn tracks(&self, gen: u64, var: StaticVarId) -> bool {
+        match &self.scope {
+            Scope::Fixed(tracked) => tracked.contains(&var),
+            Scope::FollowStrategy => {
+                let known =
+                    with_local(self.id, gen, |l| l.focus.as_ref().map(|f| f.contains(&var)));
+                match known {
+                    Some(tracked) => tracked,
+                    None => {
+                        // Asked once per execution, outside the record's borrow (reading the
+                        // strategy borrows the execution's state).
+                        let focus = strategy_focus();
+                        let tracked = focus.contains(&var);
+                        with_local(self.id, gen, |l| l.focus = Some(focus));
+                        tracked
+                    }
+                }
+            }
+        }
+    }
 }
 
-static SESSION: RwLock<Option<Arc<Session>>> = RwLock::new(None);
-static SESSION_LOCK: Mutex<()> = Mutex::new(());
+/// The static variables among the current execution's strategy's chosen variables.
+fn strategy_focus() -> HashSet<StaticVarId> {
+    let infos: Vec<_> = with_execution("instrumented access", |ex| {
+        ex.with_state(|st| {
+            let all = st.vars.infos();
+            st.strategy.chosen_variables().iter().map(|v| all[v.index()].clone()).collect()
+        })
+    });
+    infos.iter().filter_map(super::static_var_of).collect()
+}
+
+thread_local! {
+    /// This OS thread's session.
+    static CURRENT: RefCell<Option<Arc<Session>>> = const { RefCell::new(None) };
+}
+
 static SESSION_IDS: AtomicU64 = AtomicU64::new(1);
 
+/// This OS thread's session.
 pub(super) fn session() -> Option<Arc<Session>> {
-    SESSION.read().unwrap_or_else(|e| e.into_inner()).clone()
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// This OS thread's session, to hand to the worker threads of a run ([`enter`]).
+pub(crate) fn current() -> Option<Arc<Session>> {
+    session()
+}
+
+/// Makes `session` this OS thread's session until the guard drops (a run's worker threads see
+/// the session of the thread that started the run).
+pub(crate) fn enter(session: Option<Arc<Session>>) -> Entered {
+    let previous = CURRENT.with(|c| std::mem::replace(&mut *c.borrow_mut(), session));
+    Entered(previous)
+}
+
+/// Restores a worker thread's previous session when dropped.
+pub(crate) struct Entered(Option<Arc<Session>>);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
 }
 
 /// What the execution running on this OS thread did so far (an OS thread runs one execution
@@ -282,6 +387,9 @@ pub(super) struct Local {
     pub(super) gate: Vec<u8>,
     /// Data accesses skipped by gating since the last forced scheduling point.
     pub(super) skipped: u32,
+    /// The variables this execution tracks, for a session that follows the strategy (read
+    /// from the strategy on first use).
+    pub(super) focus: Option<HashSet<StaticVarId>>,
 }
 
 thread_local! {

@@ -91,6 +91,7 @@ pub struct Config {
     pub(super) workers: Option<usize>,
     pub(super) shard: Option<(u64, u64)>,
     pub(super) read_env: bool,
+    pub(super) instrument_tracking: bool,
 }
 
 /// Default bug depth of the priority strategies: one preemption (`c = 1`).
@@ -146,6 +147,7 @@ impl Config {
             workers: None,
             shard: None,
             read_env: true,
+            instrument_tracking: true,
         }
     }
 
@@ -395,6 +397,22 @@ impl Config {
     /// Turns regression files off.
     pub fn no_regressions(mut self) -> Config {
         self.regressions = RegressionFile::Off;
+        self
+    }
+
+    /// Whether a run of PCTVB or the combined strategy over a program with
+    /// [`#[pctvb::instrument]`](crate::instrument)ed code tracks, in each execution, only the
+    /// variables the strategy chose (default `true`): profiling tracks every variable the
+    /// static pass found, so heap variables reached through raw pointers are measured too;
+    /// each search execution then arms only the hooks of its chosen variables and gates the
+    /// atomic and cell accesses of the others, so only the chosen variables' accesses are
+    /// scheduling points (the paper's variable bounding with instrumentation: the change
+    /// points land where they did, and executions of access-heavy code run faster). Replay
+    /// tokens carry the session. Ignored
+    /// while the calling thread has a session of its own ([`crate::instrument::track`]) and in
+    /// programs without instrumented code.
+    pub fn instrument_tracking(mut self, on: bool) -> Config {
+        self.instrument_tracking = on;
         self
     }
 

@@ -45,10 +45,18 @@ impl Config {
     ) -> Report {
         let next = AtomicU64::new(0);
         let first_failure = AtomicU64::new(u64::MAX);
+        // Workers see the `#[pctvb::instrument]` tracking session of the thread that started
+        // the run (sessions are per OS thread).
+        let session = crate::instrument::current_session();
         let results: Vec<Worker> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
                 .map(|_| {
-                    scope.spawn(|| self.work(seed, iterations, body, at, &next, &first_failure))
+                    let session = session.clone();
+                    let (next, first_failure) = (&next, &first_failure);
+                    scope.spawn(move || {
+                        let _session = crate::instrument::enter_session(session);
+                        self.work(seed, iterations, body, at, next, first_failure)
+                    })
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().expect("pctvb worker thread")).collect()

@@ -8,7 +8,9 @@ use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
 use super::progress::Progress;
 use super::{Config, StrategyKind};
 use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, GuaranteeStatement};
-use crate::report::{FailureKind, Profile, Report, Stats};
+use crate::instrument::StaticVarId;
+use crate::replay;
+use crate::report::{Failure, FailureKind, Profile, Report, Stats};
 use crate::runtime::{Execution, StackPool};
 use crate::schedulers::{Random, Strategy};
 
@@ -37,9 +39,19 @@ impl Config {
             return self.systematic(kind, seed, budget, body, at);
         }
         let priority = kind != StrategyKind::Random;
+        // Variable bounding over `#[pctvb::instrument]`ed code tracks the chosen variables.
+        let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
         // Profiling runs under the random strategy; the search strategy replaces it after.
         let first: Box<dyn Strategy> = if priority { Box::new(Random) } else { kind.build() };
         let exec = Execution::new(first, self.limits());
+        if priority {
+            // One registry: the static pass's variables enter the run's table first, so the
+            // report lists those no execution met beside those profiling measured.
+            let mut st = exec.state.borrow_mut();
+            for info in crate::instrument::static_var_infos() {
+                st.vars.intern(info.site, info.kind);
+            }
+        }
         let mut pool = StackPool::new(self.stack_size);
         let planned = match budget {
             Budget::Iterations(n) => n,
@@ -50,6 +62,8 @@ impl Config {
         let mut search = Search { kind: &kind, budget, profile: None, counts: Counts::default() };
 
         if priority {
+            let profiling =
+                if instrumented { crate::instrument::profiling_session() } else { None };
             for i in 0..self.profile_runs {
                 let index = PROFILE_INDEX_BASE + i;
                 let outcome = exec.run_one(&mut pool, seed, index, body, at);
@@ -57,7 +71,7 @@ impl Config {
                 report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
                 if let Some(cause) = outcome.failure {
                     if self.stop_at_first_failure {
-                        let f = self.minimized_failure(
+                        let mut f = self.minimized_failure(
                             &exec,
                             &mut pool,
                             body,
@@ -67,6 +81,9 @@ impl Config {
                             index,
                             outcome.digest,
                         );
+                        if profiling.is_some() {
+                            self.tag_session(&mut f, None, false);
+                        }
                         report.failure = Some(f);
                         report.failures = 1;
                         report.stats.variables = exec.var_report();
@@ -74,6 +91,7 @@ impl Config {
                     }
                 }
             }
+            drop(profiling);
             search.counts = Counts::read(&exec, &report.stats);
             search.profile = Some(Profile {
                 runs: self.profile_runs,
@@ -98,6 +116,7 @@ impl Config {
             (Budget::Confidence(_), Some((_, m))) => planned.div_ceil(m),
             _ => planned,
         };
+        let mut follow = if instrumented { crate::instrument::follow_strategy() } else { None };
         let mut progress = Progress::new(self.name.as_deref());
         while search.wants_more(index, share(report.planned)) {
             progress.tick(report.executions, share(report.planned), report.failures);
@@ -124,8 +143,18 @@ impl Config {
             if let Some(cause) = outcome.failure {
                 report.failures += 1;
                 if report.failure.is_none() {
+                    // The execution tracked its strategy's chosen variables: minimization and
+                    // the replay token keep exactly those.
+                    let tracked = follow.as_ref().map(|_| chosen_static_vars(&exec));
+                    let _fixed = match &tracked {
+                        Some(ids) if self.stop_at_first_failure => {
+                            drop(follow.take());
+                            Some(crate::instrument::track(ids.clone()).gate_primitives(true))
+                        }
+                        _ => None,
+                    };
                     // Counting runs keep going, so their first failure is reported as found.
-                    report.failure = Some(if self.stop_at_first_failure {
+                    let mut f = if self.stop_at_first_failure {
                         self.minimized_failure(
                             &exec,
                             &mut pool,
@@ -138,7 +167,11 @@ impl Config {
                         )
                     } else {
                         self.failure(&exec, &cause, seed, index, outcome.digest)
-                    });
+                    };
+                    if let Some(ids) = &tracked {
+                        self.tag_session(&mut f, Some(ids), true);
+                    }
+                    report.failure = Some(f);
                 }
                 if self.stop_at_first_failure {
                     break;
@@ -152,11 +185,31 @@ impl Config {
         report
     }
 
+    /// Names in `failure`'s replay token the tracking session its execution ran under
+    /// (`tracked`: `None` for every variable), so a replay starts the same one.
+    fn tag_session(&self, failure: &mut Failure, tracked: Option<&[StaticVarId]>, gate: bool) {
+        let Some(Ok(mut token)) = failure.token.as_deref().map(replay::decode) else { return };
+        token.strategy.push_str(&crate::instrument::token_suffix(tracked, gate));
+        let encoded = replay::encode(&token);
+        failure.replay_command = Some(self.replay_line(&encoded));
+        failure.token = Some(encoded);
+    }
+
     pub(super) fn fail_config(&self, mut report: Report, message: String) -> Report {
         let error = self.error_report(FailureKind::BadConfig, message);
         report.failure = error.failure;
         report
     }
+}
+
+/// The static variables among the variables the strategy chose for the execution `exec` ran
+/// last.
+fn chosen_static_vars(exec: &Execution) -> Vec<StaticVarId> {
+    let st = exec.state.borrow();
+    let all = st.vars.infos();
+    let chosen: Vec<_> =
+        st.strategy.chosen_variables().iter().map(|v| all[v.index()].clone()).collect();
+    crate::instrument::static_ids(&chosen)
 }
 
 /// The counts a priority strategy's draws and bound depend on, as measured so far.

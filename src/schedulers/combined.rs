@@ -52,6 +52,10 @@ impl Strategy for Combined {
         format!("combined(d={},v={},t={})", self.depth, self.vars, self.threads)
     }
 
+    fn chosen_variables(&self) -> &[VarId] {
+        self.core.chosen_vars()
+    }
+
     fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
         self.core.begin(start, rng);
     }

@@ -38,7 +38,7 @@ pub use thread_bound::ThreadBound;
 use rand_chacha::ChaCha8Rng;
 
 use crate::runtime::{Event, ThreadId};
-use crate::vars::{VarInfo, VarProfile};
+use crate::vars::{VarId, VarInfo, VarProfile};
 
 /// The random number generator every strategy draws from: ChaCha8 seeded with the run seed and
 /// switched to the stream of the execution index, so execution `i` of seed `s` is the same on
@@ -98,6 +98,14 @@ pub trait Strategy {
 
     /// Called before each execution.
     fn begin_execution(&mut self, _start: &ExecutionStart<'_>, _rng: &mut ScheduleRng) {}
+
+    /// The variables the current execution is bounded to (PCTVB's chosen variables), by
+    /// [`VarId`]; empty for strategies that do not bound variables. A run with
+    /// `#[pctvb::instrument]`ed code tracks exactly these in each execution, so only their
+    /// accesses are scheduling points.
+    fn chosen_variables(&self) -> &[VarId] {
+        &[]
+    }
 
     /// Picks the thread that runs next; must return one of `decision.enabled`.
     fn choose(

@@ -50,6 +50,10 @@ impl Strategy for Pctvb {
         format!("pctvb(d={},v={})", self.depth, self.vars)
     }
 
+    fn chosen_variables(&self) -> &[VarId] {
+        self.core.chosen_vars()
+    }
+
     fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
         self.core.begin(start, rng);
     }

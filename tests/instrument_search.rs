@@ -1,0 +1,136 @@
+//! Variable-bounding searches over `#[pctvb::instrument]`ed code track their chosen variables
+//! themselves: profiling tracks every variable the static pass found (so heap data reached
+//! through raw pointers is measured and interleaved), each search execution tracks only the
+//! variables its strategy chose, and a failure's replay token carries that session.
+//!
+//! Every run here uses a fixed seed; the assertions that a bug is found hold for those seeds.
+
+use pctvb::instrument;
+use pctvb::Config;
+
+#[pctvb::instrument(force)]
+mod counter {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::thread;
+
+    pub struct Counter {
+        value: *mut u64,
+        noise: AtomicUsize,
+    }
+
+    // SAFETY: `value` is a heap integer both threads update; the race on it is the bug the
+    // tests look for, and it is freed only after both threads are done.
+    unsafe impl Send for Counter {}
+    unsafe impl Sync for Counter {}
+
+    impl Counter {
+        /// `noise` atomic increments, then a read-modify-write of the heap integer through a
+        /// raw pointer that is not atomic: a lost update.
+        fn bump(&self, noise: usize) {
+            for _ in 0..noise {
+                self.noise.fetch_add(1, Ordering::SeqCst);
+            }
+            let v = unsafe { *self.value };
+            unsafe { *self.value = v + 1 };
+        }
+    }
+
+    pub fn lost_update(noise: usize) {
+        let c =
+            Arc::new(Counter { value: Box::into_raw(Box::new(0u64)), noise: AtomicUsize::new(0) });
+        let c2 = c.clone();
+        let h = thread::spawn(move || c2.bump(noise));
+        c.bump(noise);
+        h.join().unwrap();
+        let v = unsafe { *c.value };
+        unsafe { drop(Box::from_raw(c.value)) };
+        assert_eq!(v, 2, "an increment was lost");
+    }
+
+    /// Never called: its variable is one no execution meets.
+    pub fn unused() -> usize {
+        AtomicUsize::new(7).load(Ordering::SeqCst)
+    }
+}
+
+fn search(seed: u64) -> Config {
+    Config::new().ignore_env().seed(seed).depth(2).vars(1).iterations(3000).minimize_runs(50)
+}
+
+/// The strategy text of a failure's token.
+fn token_strategy(report: &pctvb::Report) -> String {
+    let token = report.failure().and_then(|f| f.token.clone()).expect("a token");
+    pctvb::replay::decode(&token).expect("a valid token").strategy
+}
+
+#[test]
+fn raw_pointer_accesses_are_scheduling_points_only_under_a_session() {
+    // Without a session the heap integer's accesses are not scheduling points: the read and
+    // the write of an increment cannot be separated, so no execution can lose one.
+    let untracked = search(1).instrument_tracking(false).run(|| counter::lost_update(3));
+    assert!(untracked.failure().is_none(), "{}", untracked.failure().unwrap());
+    let tracked = search(1).run(|| counter::lost_update(3));
+    let failure = tracked.failure().expect("the lost update is found with tracking on");
+    assert!(failure.message.contains("an increment was lost"), "{}", failure.message);
+}
+
+#[test]
+fn failures_replay_under_the_session_their_token_names() {
+    let (mut profiling, mut searching) = (0, 0);
+    for seed in 0..12 {
+        let report = search(seed).profile_runs(1).run(|| counter::lost_update(3));
+        let Some(failure) = report.failure() else { continue };
+        let strategy = token_strategy(&report);
+        assert!(strategy.contains(" [instrument: "), "{strategy}");
+        if strategy.contains("[instrument: all]") {
+            profiling += 1;
+        } else {
+            // Found by the search: the execution tracked the one variable it chose.
+            assert!(strategy.contains("[instrument: gate "), "{strategy}");
+            assert!(strategy.contains("tests/instrument_search.rs:"), "{strategy}");
+            searching += 1;
+            // The execution chose the heap integer: the noise atomic's accesses were gated.
+            let noise: Vec<_> =
+                failure.schedule.iter().filter(|s| s.operation.contains("Atomic")).collect();
+            assert!(noise.is_empty(), "{failure}");
+        }
+        let token = failure.token.clone().unwrap();
+        let replay = Config::new().ignore_env().replay(token).run(|| counter::lost_update(3));
+        let again = replay.failure().expect("the replay fails again");
+        assert_eq!(again.message, failure.message);
+        assert_eq!(again.kind, failure.kind, "{again}");
+    }
+    assert!(searching > 0, "no seed found the bug in the search phase");
+    assert!(profiling + searching >= 6, "the bug was found for {profiling} + {searching} seeds");
+}
+
+#[test]
+fn a_token_naming_a_variable_this_program_lacks_is_a_clear_error() {
+    let token = pctvb::replay::encode(&pctvb::replay::ReplayToken {
+        strategy: "combined(d=2,v=1,t=2) [instrument: gate src/elsewhere.rs:1:1]".into(),
+        choices: vec![0, 0],
+        ..Default::default()
+    });
+    let report = Config::new().ignore_env().replay(token).run(|| counter::lost_update(1));
+    let failure = report.failure().expect("an error report");
+    assert_eq!(failure.kind, pctvb::report::FailureKind::BadToken);
+    assert!(failure.message.contains("src/elsewhere.rs:1:1"), "{}", failure.message);
+}
+
+#[test]
+fn the_variable_table_lists_the_static_pass_variables_no_execution_met() {
+    let _ = counter::unused;
+    let unused = instrument::variables()
+        .into_iter()
+        .find(|v| v.name.contains("AtomicUsize") && v.line > 50)
+        .expect("the never-called function's atomic");
+    let report = Config::new().ignore_env().seed(3).depth(2).iterations(20).run(|| {
+        counter::lost_update(0);
+    });
+    let listed = report.stats.variables.iter().find(|(info, _)| info.site == unused.location);
+    let (_, profile) = listed.expect("the never-met variable is in the run's table");
+    assert_eq!(profile.max_accesses, 0);
+    assert!(!profile.shared, "a variable no execution met is not counted in Q");
+    assert!(report.notes.iter().any(|n| n.contains("never met")), "{:?}", report.notes);
+}
