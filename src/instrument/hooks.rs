@@ -379,7 +379,8 @@ fn alloc_slow(module: &'static Module, site: usize, (start, size): (usize, usize
     }
 }
 
-/// A shadow-stack frame of an instrumented function (see [`Tracking::loop_bound`]).
+/// A shadow-stack frame of an instrumented function (see
+/// [`Tracking::loop_bound`](super::Tracking::loop_bound)).
 pub struct Frame(bool);
 
 impl Frame {

@@ -264,7 +264,7 @@ impl Config {
         };
         if let Some(d) = self.depth {
             match &mut kind {
-                StrategyKind::Random => return refuse("depth"),
+                StrategyKind::Random | StrategyKind::UniformWalk => return refuse("depth"),
                 StrategyKind::Pct { depth }
                 | StrategyKind::Pctvb { depth, .. }
                 | StrategyKind::Combined { depth, .. } => *depth = d,
@@ -306,16 +306,17 @@ impl Config {
             return Err(format!("{name}: threads must be at least 1"));
         }
         if let Budget::Confidence(c) = self.budget {
-            if kind == StrategyKind::Random {
-                return Err("the random strategy has no probability bound, so a confidence \
-                            target cannot be reached; use a priority strategy (e.g. depth = 2)"
-                    .into());
+            if !kind.is_priority() {
+                return Err(format!(
+                    "the {name} strategy has no probability bound, so a confidence target \
+                     cannot be reached; use a priority strategy (e.g. depth = 2)"
+                ));
             }
             if !(c > 0.0 && c < 1.0) {
                 return Err(format!("confidence must be strictly between 0 and 1, got {c}"));
             }
         }
-        if kind != StrategyKind::Random && self.profile_runs == 0 {
+        if kind.is_priority() && self.profile_runs == 0 {
             return Err(format!(
                 "{name} needs at least one profiling execution (profile_runs >= 1) to measure \
                  the counts its schedule and guarantee depend on"
@@ -401,7 +402,7 @@ impl Config {
     }
 
     /// Whether a run of PCTVB or the combined strategy over a program with
-    /// [`#[pctvb::instrument]`](crate::instrument)ed code tracks, in each execution, only the
+    /// [`#[pctvb::instrument]`](mod@crate::instrument)ed code tracks, in each execution, only the
     /// variables the strategy chose (default `true`): profiling tracks every variable the
     /// static pass found, so heap variables reached through raw pointers are measured too;
     /// each search execution then arms only the hooks of its chosen variables and gates the

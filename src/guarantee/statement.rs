@@ -1,0 +1,138 @@
+//! The sentence a passing run proves.
+
+use super::*;
+
+/// The facts behind a reported guarantee; its [`Display`](fmt::Display) is the
+/// sentence, e.g. `PCTVB: no bug of depth <= 2 involving <= 1 of the Q=7
+/// shared variables was missed, with probability >= 0.99 (4,605 executions;
+/// n=3, k_q <= 40; counts measured over 10 profiling executions; 0 executions
+/// exceeded them)`.
+///
+/// Each strategy mentions only its own parameters: PCT `d, n, k`; PCTVB `d, v,
+/// Q, n, max k_q`; ThreadBound `d, t, n, k`; Combined `d, v, Q, t, n, max k_q`;
+/// Random states that there is no guarantee.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuaranteeStatement {
+    /// The strategy that ran.
+    pub strategy: Strategy,
+    /// Bug depth `d` covered.
+    pub depth: u32,
+    /// Variables `v` covered (PCTVB, Combined).
+    pub variables: u32,
+    /// Threads `t` covered (ThreadBound, Combined).
+    pub threads: u32,
+    /// The confidence reached; printed rounded down, so the sentence stays true.
+    pub confidence: f64,
+    /// Executions run.
+    pub executions: u64,
+    /// Threads `n`.
+    pub n: u64,
+    /// Shared variables `Q` (PCTVB, Combined).
+    pub shared_variables: u64,
+    /// The largest `k_q` (PCTVB, Combined).
+    pub max_kq: u64,
+    /// Scheduling points `k` (PCT, ThreadBound).
+    pub k: u64,
+    /// Profiling executions the counts were measured over.
+    pub profiling_runs: u64,
+    /// Executions that exceeded the measured counts (not covered by the bound).
+    pub exceeded_runs: u64,
+}
+
+impl fmt::Display for GuaranteeStatement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let executions = counted(self.executions, "execution", "executions");
+        if self.strategy == Strategy::Random {
+            return write!(
+                f,
+                "{}: no guarantee (a uniform random walk has no useful lower bound on \
+                 the probability of finding a bug); {executions}",
+                self.strategy
+            );
+        }
+        let uses_variables = matches!(self.strategy, Strategy::Pctvb | Strategy::Combined);
+        let uses_threads = matches!(self.strategy, Strategy::ThreadBound | Strategy::Combined);
+        write!(f, "{}: no bug of depth <= {}", self.strategy, self.depth)?;
+        if uses_variables {
+            write!(
+                f,
+                " involving <= {} of the Q={} shared variables",
+                self.variables,
+                group_thousands(u128::from(self.shared_variables))
+            )?;
+        }
+        if uses_threads {
+            let joint = if uses_variables { "and" } else { "involving" };
+            let threads = if self.threads == 1 { "thread" } else { "threads" };
+            write!(f, " {joint} <= {} {threads}", self.threads)?;
+        }
+        let n = group_thousands(u128::from(self.n));
+        let counts = if uses_variables {
+            format!("k_q <= {}", group_thousands(u128::from(self.max_kq)))
+        } else {
+            format!("k={}", group_thousands(u128::from(self.k)))
+        };
+        write!(
+            f,
+            " was missed, with probability >= {} ({executions}; n={n}, {counts}; \
+             counts measured over {}; {} exceeded them)",
+            format_confidence(self.confidence),
+            counted(self.profiling_runs, "profiling execution", "profiling executions"),
+            counted(self.exceeded_runs, "execution", "executions"),
+        )
+    }
+}
+
+/// `"1 execution"`, `"4,605 executions"`.
+pub(super) fn counted(count: u64, singular: &str, plural: &str) -> String {
+    let noun = if count == 1 { singular } else { plural };
+    format!("{} {noun}", group_thousands(u128::from(count)))
+}
+
+/// Formats a probability rounded *down* to at most 6 decimals, trailing zeros
+/// removed, so that a printed "probability >= x" is never an overstatement
+/// (beyond the `f64` representation of the value itself).
+pub(super) fn format_confidence(confidence: f64) -> String {
+    if confidence.is_nan() {
+        return "NaN".to_string();
+    }
+    if confidence >= 1.0 {
+        return "1".to_string();
+    }
+    if confidence <= 0.0 {
+        return "0".to_string();
+    }
+    let long = format!("{confidence:.12}");
+    if long.starts_with('1') {
+        // Within 5e-13 of 1: the rounding went up; report the largest
+        // 6-decimal value below 1 instead.
+        return "0.999999".to_string();
+    }
+    let truncated = &long[..long.len().min(8)]; // "0." and 6 digits
+    let trimmed = truncated.trim_end_matches('0').trim_end_matches('.');
+    trimmed.to_string()
+}
+
+/// Formats a possibly huge, possibly infinite count of executions.
+pub(super) fn format_count(count: f64) -> String {
+    if count.is_finite() && count < 1e18 {
+        group_thousands(count.ceil().max(0.0) as u128)
+    } else if count.is_finite() {
+        format!("about {count:.3e}")
+    } else {
+        "more than 1e308".to_string()
+    }
+}
+
+/// Writes an integer with a comma every three digits: `4605` -> `"4,605"`.
+pub fn group_thousands(value: u128) -> String {
+    let digits = value.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
