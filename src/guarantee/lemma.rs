@@ -51,6 +51,30 @@ pub fn lemma_4_1_executions(
     Ok(p)
 }
 
+/// The other direction of [`lemma_4_1_executions`]: a lower bound on the probability that
+/// `executions` uniform random permutations of `fragments` elements drew every relative order
+/// of every `t_plus_c`-element subset, `1 - m! * C(N, m) * (1 - 1/m!)^P` by the same union
+/// bound (0 when that is negative). `m = 0` or `m > fragments` give 1 (nothing to draw);
+/// `m = 1` gives 1 once there is an execution.
+pub fn lemma_4_1_coverage(fragments: u64, t_plus_c: u32, executions: u64) -> f64 {
+    let m = u64::from(t_plus_c);
+    if m == 0 || m > fragments {
+        return 1.0;
+    }
+    if m == 1 {
+        return if executions > 0 { 1.0 } else { 0.0 };
+    }
+    let ln_m_factorial = ln_factorial(m);
+    let ln_targets = ln_m_factorial + ln_choose(fragments, m);
+    let ln_miss_one = (-(-ln_m_factorial).exp()).ln_1p();
+    let ln_missed = ln_targets + executions as f64 * ln_miss_one;
+    if ln_missed >= 0.0 {
+        0.0
+    } else {
+        -ln_missed.exp_m1()
+    }
+}
+
 /// Lemma 4.1's closed form as printed in the paper, for comparison:
 /// `P >= (m+1)! * (ln(N*m) + ln(1/eps))` with `N = fragments`, `m = t_plus_c`.
 ///

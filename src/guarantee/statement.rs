@@ -79,7 +79,46 @@ impl fmt::Display for GuaranteeStatement {
             format_confidence(self.confidence),
             counted(self.profiling_runs, "profiling execution", "profiling executions"),
             counted(self.exceeded_runs, "execution", "executions"),
-        )
+        )?;
+        if uses_threads {
+            self.write_order_coverage(f)?;
+        }
+        Ok(())
+    }
+}
+
+impl GuaranteeStatement {
+    /// Lemma 4.1 for the priority orders a thread-bounding run drew: whether every relative
+    /// order of every `t + c` of its `n + c` thread fragments came up.
+    fn write_order_coverage(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = self.depth.saturating_sub(1);
+        let fragments = self.n + u64::from(c);
+        let m = self.threads + c;
+        if m < 2 || u64::from(m) > fragments {
+            return Ok(());
+        }
+        let what = format!(
+            "every order of every {m} of the {} thread fragments",
+            group_thousands(u128::from(fragments))
+        );
+        let covered = lemma_4_1_coverage(fragments, m, self.executions);
+        if covered > 0.0 {
+            write!(
+                f,
+                "; by Lemma 4.1, {what} was drawn, with probability >= {}",
+                // (1 - 10^-300 is not 1.)
+                format_confidence(covered.min(0.999_999_9))
+            )
+        } else {
+            match lemma_4_1_executions(fragments, m, 0.01) {
+                Ok(needed) => write!(
+                    f,
+                    "; Lemma 4.1 needs {} to draw {what} with probability 0.99",
+                    counted(needed, "execution", "executions")
+                ),
+                Err(_) => Ok(()),
+            }
+        }
     }
 }
 

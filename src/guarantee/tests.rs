@@ -565,7 +565,9 @@ fn statements_read_as_specified() {
         statement(Strategy::Combined).to_string(),
         "Combined: no bug of depth <= 2 involving <= 1 of the Q=7 shared variables and \
          <= 2 threads was missed, with probability >= 0.99 (4,605 executions; n=3, \
-         k_q <= 40; counts measured over 10 profiling executions; 0 executions exceeded them)"
+         k_q <= 40; counts measured over 10 profiling executions; 0 executions exceeded \
+         them); by Lemma 4.1, every order of every 3 of the 4 thread fragments was drawn, with \
+         probability >= 0.999999"
     );
     assert_eq!(
         statement(Strategy::Pct).to_string(),
@@ -587,7 +589,8 @@ fn statements_read_as_specified() {
         thread.to_string(),
         "ThreadBound: no bug of depth <= 2 involving <= 1 thread was missed, with probability \
          >= 0.99 (1,234,567 executions; n=3, k=120; counts measured over 1 profiling \
-         execution; 1 execution exceeded them)"
+         execution; 1 execution exceeded them); by Lemma 4.1, every order of every 2 of the 4 \
+         thread fragments was drawn, with probability >= 0.999999"
     );
     assert!(statement(Strategy::Random).to_string().starts_with("Random: no guarantee"));
 }
@@ -621,4 +624,54 @@ fn bound_display_lists_its_factors() {
         text,
         "p >= 2.1739e-2 (1 in 46) = 1/n = 1/2 initial priority order * 1/(k = 23)^(d-1=1) change points"
     );
+}
+
+#[test]
+fn lemma_4_1_coverage_inverts_the_execution_count() {
+    for (fragments, m, eps) in [(5u64, 2u32, 0.1), (5, 3, 0.01), (12, 4, 0.001), (101, 3, 0.01)] {
+        let p = lemma_4_1_executions(fragments, m, eps).unwrap();
+        assert!(lemma_4_1_coverage(fragments, m, p) >= 1.0 - eps - 1e-12, "{fragments} {m}");
+        assert!(lemma_4_1_coverage(fragments, m, p - 1) < 1.0 - eps, "{fragments} {m}");
+    }
+    assert_eq!(lemma_4_1_coverage(5, 3, 0), 0.0);
+    assert_eq!(lemma_4_1_coverage(5, 6, 0), 1.0);
+    assert_eq!(lemma_4_1_coverage(5, 1, 1), 1.0);
+}
+
+#[test]
+fn thread_bounding_statements_say_what_lemma_4_1_covers() {
+    let statement = |executions| GuaranteeStatement {
+        strategy: Strategy::Combined,
+        depth: 2,
+        variables: 1,
+        threads: 2,
+        confidence: 0.99,
+        executions,
+        n: 3,
+        shared_variables: 2,
+        max_kq: 4,
+        k: 30,
+        profiling_runs: 10,
+        exceeded_runs: 0,
+    };
+    // n + c = 4 fragments, t + c = 3: 4 subsets x 6 orders.
+    let needed = lemma_4_1_executions(4, 3, 0.01).unwrap();
+    let short = statement(5).to_string();
+    assert!(
+        short.ends_with(&format!(
+            "Lemma 4.1 needs {needed} executions to draw every order of every 3 of the 4 thread \
+             fragments with probability 0.99"
+        )),
+        "{short}"
+    );
+    let long = statement(needed).to_string();
+    assert!(
+        long.contains(
+            "by Lemma 4.1, every order of every 3 of the 4 thread fragments was drawn, \
+                       with probability >= 0.99"
+        ),
+        "{long}"
+    );
+    let pct = GuaranteeStatement { strategy: Strategy::Pct, ..statement(needed) }.to_string();
+    assert!(!pct.contains("Lemma 4.1"), "{pct}");
 }
