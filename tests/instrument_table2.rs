@@ -577,6 +577,33 @@ fn table2() {
             vall / v0
         );
     }
+    // The default of a guarantee run: the combined strategy tracks, in each execution, the
+    // one variable it chose (profiling tracks all); against the same run with every variable
+    // tracked in every execution (a session of the caller's takes precedence).
+    println!(
+        "\n| program | combined d=2 v=1, chosen variable tracked (default) | same, every variable \
+         tracked | ratio |"
+    );
+    println!("|---|---|---|---|");
+    for (name, _, instr_run) in programs() {
+        let run = move || instr_run(LARGE);
+        let combined = || pctvb::Config::new().depth(2).vars(1).iterations(iterations).seed(7);
+        let mut chosen = f64::MAX;
+        let mut all = f64::MAX;
+        for _ in 0..3 {
+            let start = Instant::now();
+            let report = combined().run(run);
+            assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+            chosen = chosen.min(start.elapsed().as_secs_f64() / iterations as f64);
+            let _everything = instrument::track(Selection::All).gate_primitives(true);
+            let start = Instant::now();
+            let report = combined().run(run);
+            assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+            all = all.min(start.elapsed().as_secs_f64() / iterations as f64);
+        }
+        let ms = |t: f64| format!("{:.3} ms", t * 1e3);
+        println!("| {name} | {} | {} | {:.1} |", ms(chosen), ms(all), all / chosen);
+    }
     println!("\n| program | tracked | access sites armed | sites seen touching it |");
     println!("|---|---|---|---|");
     for (name, _, instr_run) in programs() {
