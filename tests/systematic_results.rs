@@ -273,7 +273,7 @@ fn examples_section(w: &mut String) {
         ("correct_counter", correct_counter::locked_increments),
         ("lazy_init_race", lazy_init_race::two_workers_start),
         ("lock_order_deadlock", lock_order_deadlock::opposite_transfers),
-        ("treiber_aba", treiber_aba::three_threads_alloc_free),
+        ("treiber_aba", treiber_aba::three_workers_requeue),
     ];
     for (name, body) in examples {
         let (report, sys, _) = search(systematic(2, 2, 2, true), true, body);
