@@ -16,7 +16,7 @@
 
 #![allow(dead_code)]
 
-use pctvb::instrument::{self, Selection};
+use pctvb::instrument::{self, Selection, SiteKind, StaticVarKind};
 
 #[pctvb::instrument(force, include = "examples/bank_transfer.rs")]
 mod bank_transfer {}
@@ -56,4 +56,43 @@ fn every_example_passes_the_soundness_check() {
     let stats = tracking.stats();
     assert!(stats.misses.is_empty(), "{:?}", stats.misses);
     assert!(stats.hits > 0);
+    // The Treiber stack's raw-pointer accesses were hooked: with its nodes tracked, they became
+    // scheduling points, and the check saw nodes accessed at its dereference sites.
+    assert!(stats.scheduled > 0, "{stats:?}");
+    let mut derefs = treiber_sites().into_iter().filter(|s| s.kind == SiteKind::Deref);
+    assert!(derefs.any(|s| stats.touched_sites.contains(&s.id)), "{stats:?}");
+}
+
+/// The sites of the Treiber example's own attribute.
+fn treiber_sites() -> Vec<instrument::SiteInfo> {
+    instrument::sites()
+        .into_iter()
+        .filter(|s| s.file.ends_with("examples/treiber_aba.rs"))
+        .collect()
+}
+
+#[test]
+fn the_treiber_example_instruments_its_stack() {
+    let vars: Vec<_> = instrument::variables()
+        .into_iter()
+        .filter(|v| v.file.ends_with("examples/treiber_aba.rs"))
+        .collect();
+    let var = |name: &str| {
+        vars.iter().find(|v| v.name == name).unwrap_or_else(|| panic!("no {name} in {vars:?}"))
+    };
+    assert_eq!(var("Stack.head").kind, StaticVarKind::Atomic);
+    assert_eq!(var("Node.next").kind, StaticVarKind::Atomic);
+    assert_eq!(var("Stack.nodes").kind, StaticVarKind::Mutex);
+    let nodes: Vec<_> =
+        vars.iter().filter(|v| v.kind == StaticVarKind::Heap).map(|v| v.id).collect();
+    assert!(!nodes.is_empty(), "{vars:?}");
+    // Every raw-pointer access of a node is hooked, and may touch only the nodes.
+    let derefs: Vec<_> =
+        treiber_sites().into_iter().filter(|s| s.kind == SiteKind::Deref).collect();
+    assert!(derefs.len() >= 4, "{derefs:?}");
+    for site in derefs {
+        assert!(site.hooked, "{site:?}");
+        let may = site.may_access.clone().unwrap_or_else(|| panic!("{site:?} may access anything"));
+        assert!(!may.is_empty() && may.iter().all(|v| nodes.contains(v)), "{site:?}");
+    }
 }
