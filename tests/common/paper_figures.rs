@@ -15,7 +15,7 @@
 #![allow(dead_code)]
 
 use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use pctvb::sync::{Arc, Mutex};
+use pctvb::sync::Arc;
 use pctvb::thread;
 
 /// A paper figure: its body and its bug's parameters.
@@ -89,161 +89,57 @@ pub const VARIANTS: &[Figure] = &[
     },
 ];
 
-/// Spawns every closure as a thread, in order, then joins them all.
-fn run_threads(bodies: Vec<Box<dyn FnOnce() + Send + 'static>>) {
-    // A closure, not `map(thread::spawn)`: through a fn pointer `#[track_caller]` would
-    // report a location inside core instead of this line.
-    #[allow(clippy::redundant_closure)]
-    let handles: Vec<_> = bodies.into_iter().map(|body| thread::spawn(body)).collect();
-    for h in handles {
-        h.join().unwrap();
-    }
+/// The facade the corpus's programs import their threads and synchronization from.
+pub mod rt {
+    pub use pctvb::{sync, thread};
 }
 
-fn shared() -> Arc<AtomicUsize> {
-    Arc::new(AtomicUsize::new(0))
+/// The figures' code: the corpus's (`corpus/src/programs/figures.rs`), one source for these
+/// tests and for the side-by-side runs under shuttle and loom.
+mod source {
+    include!("../../corpus/src/programs/figures.rs");
 }
+
+use source::run_threads;
 
 /// Figure 1 (c=0, v=0): `ASSERT(a == 0)` against `a++`.
 pub fn figure_1() {
-    let a = Arc::new(AtomicUsize::new(0));
-    let (a1, a2) = (a.clone(), a);
-    run_threads(vec![
-        Box::new(move || assert_eq!(a1.load(SeqCst), 0, "figure 1: a was incremented")),
-        Box::new(move || {
-            a2.fetch_add(1, SeqCst);
-        }),
-    ]);
+    source::figure_1(0)
 }
 
 /// Figure 2 (c=1, v=1): two reads of `a` separated by `a++`.
 pub fn figure_2() {
-    let a = Arc::new(AtomicUsize::new(0));
-    let (a1, a2) = (a.clone(), a);
-    run_threads(vec![
-        Box::new(move || {
-            let t1 = a1.load(SeqCst);
-            let t2 = a1.load(SeqCst);
-            assert_eq!(t1, t2, "figure 2: a changed between the reads");
-        }),
-        Box::new(move || {
-            a2.fetch_add(1, SeqCst);
-        }),
-    ]);
+    source::figure_2(0)
 }
 
 /// Figure 3 (c=2, v=1): the reads must see `a = 1` and then `a = 0`.
 pub fn figure_3() {
-    let a = Arc::new(AtomicUsize::new(0));
-    let (a1, a2) = (a.clone(), a);
-    run_threads(vec![
-        Box::new(move || {
-            let t1 = a1.load(SeqCst);
-            let t2 = a1.load(SeqCst);
-            assert_eq!(t1, t2, "figure 3: a changed between the reads");
-        }),
-        Box::new(move || {
-            a2.store(1, SeqCst);
-            a2.store(0, SeqCst);
-        }),
-    ]);
+    source::figure_3(0)
 }
 
 /// Figure 4 (c=2, v=2): `t1 != t2` needs a preemption on `a`, `t3 == 1` one on `b`.
 pub fn figure_4() {
-    let a = Arc::new(AtomicUsize::new(0));
-    let b = Arc::new(AtomicUsize::new(0));
-    let (a1, b1, a2, b2) = (a.clone(), b.clone(), a, b);
-    run_threads(vec![
-        Box::new(move || {
-            let t1 = a1.load(SeqCst);
-            let t2 = a1.load(SeqCst);
-            let t3 = b1.load(SeqCst);
-            assert!(t1 == t2 || t3 != 1, "figure 4: a changed and b was 1");
-        }),
-        Box::new(move || {
-            a2.store(1, SeqCst);
-            b2.store(1, SeqCst);
-            b2.store(0, SeqCst);
-        }),
-    ]);
+    source::figure_4(0)
 }
 
-/// Figure 8 (c=0, v=0, t=3): the check runs after both increments.
+/// Figure 8 (c=0, v=0, t=3): the check after two increments.
 pub fn figure_8() {
-    let a = shared();
-    let (a1, a2, a3) = (a.clone(), a.clone(), a);
-    run_threads(vec![
-        Box::new(move || {
-            a1.fetch_add(1, SeqCst);
-        }),
-        Box::new(move || {
-            a2.fetch_add(1, SeqCst);
-        }),
-        Box::new(move || assert_ne!(a3.load(SeqCst), 2, "figure 8: both increments ran")),
-    ]);
+    source::figure_8(0)
 }
 
-/// Figure 9 (c=1, v=1, t=3): both increments between two reads. (The paper prints
-/// `ASSERT(t1 <= t2+1)`, which cannot fail since `a` only grows; the bug it describes is
-/// `t2 > t1 + 1`.)
+/// Figure 9 (c=1, v=1, t=3): two increments between two reads.
 pub fn figure_9() {
-    let a = shared();
-    let (a1, a2, a3) = (a.clone(), a.clone(), a);
-    run_threads(vec![
-        Box::new(move || {
-            let t1 = a1.load(SeqCst);
-            let t2 = a1.load(SeqCst);
-            assert!(t2 <= t1 + 1, "figure 9: both increments ran between the reads");
-        }),
-        Box::new(move || {
-            a2.fetch_add(1, SeqCst);
-        }),
-        Box::new(move || {
-            a3.fetch_add(1, SeqCst);
-        }),
-    ]);
+    source::figure_9(0)
 }
 
 /// Figure 10 (c=2, v=2, t=3): `a++` between the reads of `a` and `b++` between those of `b`.
 pub fn figure_10() {
-    let a = Arc::new(AtomicUsize::new(0));
-    let b = Arc::new(AtomicUsize::new(0));
-    let (a1, b1, a2, b3) = (a.clone(), b.clone(), a, b);
-    run_threads(vec![
-        Box::new(move || {
-            let t1 = a1.load(SeqCst);
-            let t2 = a1.load(SeqCst);
-            let t3 = b1.load(SeqCst);
-            let t4 = b1.load(SeqCst);
-            assert!(t1 == t2 || t3 == t4, "figure 10: both a and b changed between reads");
-        }),
-        Box::new(move || {
-            a2.fetch_add(1, SeqCst);
-        }),
-        Box::new(move || {
-            b3.fetch_add(1, SeqCst);
-        }),
-    ]);
+    source::figure_10(0)
 }
 
-/// Figure 12 (c=2, v=1, t=2): AllocationVector. Every routine locks the vector's monitor; two
-/// threads can find the same free block, and the second then sees it allocated.
+/// Figure 12 (c=2, v=1, t=2): AllocationVector.
 pub fn figure_12() {
-    let blocks = Arc::new(Mutex::new(vec![false; 2]));
-    let worker = |blocks: Arc<Mutex<Vec<bool>>>| {
-        move || {
-            let find_free_block = || blocks.lock().unwrap().iter().position(|&used| !used);
-            let is_block_free = |b: usize| !blocks.lock().unwrap()[b];
-            let mark_block_allocated = |b: usize| blocks.lock().unwrap()[b] = true;
-            let free_all_blocks = || blocks.lock().unwrap().iter_mut().for_each(|u| *u = false);
-            let b = find_free_block().expect("a free block");
-            assert!(is_block_free(b), "figure 12: block {b} was allocated by the other thread");
-            mark_block_allocated(b);
-            free_all_blocks();
-        }
-    };
-    run_threads(vec![Box::new(worker(blocks.clone())), Box::new(worker(blocks))]);
+    source::figure_12(0)
 }
 
 /// Figure 2 with a "busy" shared variable both threads hit ten times before touching `a`:

@@ -1,6 +1,8 @@
-// The PCTVB paper's Figures 1-4, 8-10 and 12 (Bindal, Bansal, Lal), as in
-// `tests/common/paper_figures.rs` of the root crate, written against the facade `rt`.
-// Included once per tool by `crate::on_tool!`: no inner attributes or doc comments here.
+// The PCTVB paper's Figures 1-4, 8-10 and 12 (Bindal, Bansal, Lal), written against the facade
+// `rt`. Included once per tool by `crate::on_tool!`, and by the root crate's
+// `tests/common/paper_figures.rs`: no inner attributes or doc comments here. Every shared
+// variable is created at a line of its own: pctvb names a variable by its creation site, so
+// atomics made by one helper function would all be one variable.
 
 use super::rt::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use super::rt::sync::{Arc, Mutex};
@@ -17,13 +19,9 @@ pub fn run_threads(bodies: Vec<Body>) {
     }
 }
 
-fn shared() -> Arc<AtomicUsize> {
-    Arc::new(AtomicUsize::new(0))
-}
-
 /// Figure 1 (c=0, v=0, t=2): `ASSERT(a == 0)` against `a++`.
 pub fn figure_1(_: usize) {
-    let a = shared();
+    let a = Arc::new(AtomicUsize::new(0));
     let (a1, a2) = (a.clone(), a);
     run_threads(vec![
         Box::new(move || assert_eq!(a1.load(SeqCst), 0, "figure 1: a was incremented")),
@@ -35,7 +33,7 @@ pub fn figure_1(_: usize) {
 
 /// Figure 2 (c=1, v=1, t=2): two reads of `a` separated by `a++`.
 pub fn figure_2(_: usize) {
-    let a = shared();
+    let a = Arc::new(AtomicUsize::new(0));
     let (a1, a2) = (a.clone(), a);
     run_threads(vec![
         Box::new(move || {
@@ -51,7 +49,7 @@ pub fn figure_2(_: usize) {
 
 /// Figure 3 (c=2, v=1, t=2): the reads must see `a = 1` and then `a = 0`.
 pub fn figure_3(_: usize) {
-    let a = shared();
+    let a = Arc::new(AtomicUsize::new(0));
     let (a1, a2) = (a.clone(), a);
     run_threads(vec![
         Box::new(move || {
@@ -68,7 +66,8 @@ pub fn figure_3(_: usize) {
 
 /// Figure 4 (c=2, v=2, t=2): `t1 != t2` needs a preemption on `a`, `t3 == 1` one on `b`.
 pub fn figure_4(_: usize) {
-    let (a, b) = (shared(), shared());
+    let a = Arc::new(AtomicUsize::new(0));
+    let b = Arc::new(AtomicUsize::new(0));
     let (a1, b1, a2, b2) = (a.clone(), b.clone(), a, b);
     run_threads(vec![
         Box::new(move || {
@@ -87,7 +86,7 @@ pub fn figure_4(_: usize) {
 
 /// Figure 8 (c=0, v=0, t=3): the check runs after both increments.
 pub fn figure_8(_: usize) {
-    let a = shared();
+    let a = Arc::new(AtomicUsize::new(0));
     let (a1, a2, a3) = (a.clone(), a.clone(), a);
     run_threads(vec![
         Box::new(move || {
@@ -102,7 +101,7 @@ pub fn figure_8(_: usize) {
 
 /// Figure 9 (c=1, v=1, t=3): both increments between two reads.
 pub fn figure_9(_: usize) {
-    let a = shared();
+    let a = Arc::new(AtomicUsize::new(0));
     let (a1, a2, a3) = (a.clone(), a.clone(), a);
     run_threads(vec![
         Box::new(move || {
@@ -121,7 +120,8 @@ pub fn figure_9(_: usize) {
 
 /// Figure 10 (c=2, v=2, t=3): `a++` between the reads of `a` and `b++` between those of `b`.
 pub fn figure_10(_: usize) {
-    let (a, b) = (shared(), shared());
+    let a = Arc::new(AtomicUsize::new(0));
+    let b = Arc::new(AtomicUsize::new(0));
     let (a1, b1, a2, b3) = (a.clone(), b.clone(), a, b);
     run_threads(vec![
         Box::new(move || {

@@ -7,8 +7,9 @@ use super::rt::thread;
 
 const NIL: usize = usize::MAX;
 
-/// A fixed set of slots handed out by a Treiber stack of free slots (`examples/treiber_aba.rs`
-/// of the root crate): `head` the first free slot, `next[i]` the one after slot `i`.
+/// A fixed set of slots handed out by a Treiber stack of free slots, by index (so it compiles
+/// under shuttle and loom without unsafe code; `examples/treiber_aba.rs` has the raw-pointer
+/// version): `head` the first free slot, `next[i]` the one after slot `i`.
 struct SlotPool {
     head: AtomicUsize,
     next: Vec<AtomicUsize>,
