@@ -125,6 +125,16 @@
 //! mod m { use std::*; }
 //! ```
 //!
+//! an instrument attribute inside an instrumented item (it would instrument the hooks again):
+//!
+//! ```compile_fail
+//! #[pctvb::instrument(force)]
+//! mod outer {
+//!     #[pctvb::instrument(force)]
+//!     pub mod inner {}
+//! }
+//! ```
+//!
 //! ```compile_fail
 //! #[pctvb::instrument]
 //! mod m { pub fn f(_: std::sync::Exclusive<u8>) {} }

@@ -107,6 +107,35 @@ fn splice_includes(item: &mut Item, includes: &[syn::LitStr]) -> syn::Result<Tok
     Ok(deps)
 }
 
+/// An instrument attribute inside an instrumented item (or a file it includes) would instrument
+/// the generated hooks again and register every variable twice: an error at the inner one.
+fn reject_nested(item: &Item) -> syn::Result<()> {
+    struct Find(Option<syn::Attribute>);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
+            let segments: Vec<String> =
+                attr.path().segments.iter().map(|s| s.ident.to_string()).collect();
+            let nested = matches!(
+                segments.iter().map(String::as_str).collect::<Vec<_>>().as_slice(),
+                ["pctvb", "instrument"] | ["instrument"]
+            );
+            if nested && self.0.is_none() {
+                self.0 = Some(attr.clone());
+            }
+        }
+    }
+    let mut find = Find(None);
+    syn::visit::Visit::visit_item(&mut find, item);
+    match find.0 {
+        Some(attr) => Err(syn::Error::new_spanned(
+            attr,
+            "nested #[pctvb::instrument]: the enclosing #[pctvb::instrument] already \
+             instruments this item; remove this one",
+        )),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
     let Args { mode, includes } = parse_args(args)?;
     let mut original: Item = syn::parse2(input.clone())?;
@@ -128,6 +157,7 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<Token
             ))
         }
     }
+    reject_nested(&original)?;
     let instrumented = instrument(original)?;
     match mode {
         Mode::Force => Ok(quote!(#instrumented #deps)),
