@@ -1,0 +1,4 @@
+#[pctvb::instrument(force, include = counter_rs)]
+mod counter {}
+
+fn main() {}

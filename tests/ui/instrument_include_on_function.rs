@@ -1,0 +1,4 @@
+#[pctvb::instrument(force, include = "src/counter.rs")]
+fn counter() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[pctvb::instrument(force)]
+mod counter;
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[pctvb::instrument(force)]
+struct Counter {
+    n: std::sync::atomic::AtomicUsize,
+}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[pctvb::instrument(forced)]
+mod counter {}
+
+fn main() {}

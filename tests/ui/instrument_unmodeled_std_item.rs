@@ -1,0 +1,6 @@
+#[pctvb::instrument(force)]
+mod counter {
+    pub fn take(_: std::sync::Exclusive<u8>) {}
+}
+
+fn main() {}

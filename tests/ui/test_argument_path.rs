@@ -1,0 +1,4 @@
+#[pctvb::test(pctvb::iterations = 10)]
+fn counts() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[pctvb::test(regressions)]
+fn counts() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[pctvb::test]
+async fn counts() {}
+
+fn main() {}

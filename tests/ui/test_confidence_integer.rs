@@ -1,0 +1,4 @@
+#[pctvb::test(confidence = 1)]
+fn counts() {}
+
+fn main() {}

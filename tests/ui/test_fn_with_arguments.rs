@@ -1,0 +1,6 @@
+#[pctvb::test]
+fn counts(threads: usize) {
+    let _ = threads;
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[pctvb::test]
+fn counts<T: Default>() {
+    let _ = T::default();
+}
+
+fn main() {}

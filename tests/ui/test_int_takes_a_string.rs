@@ -1,0 +1,4 @@
+#[pctvb::test(iterations = "1000")]
+fn counts() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[pctvb::test(iterations = 1000, confidence = 0.99)]
+fn counts() {}
+
+fn main() {}

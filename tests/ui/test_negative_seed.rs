@@ -1,0 +1,4 @@
+#[pctvb::test(seed = -1)]
+fn counts() {}
+
+fn main() {}

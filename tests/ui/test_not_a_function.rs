@@ -1,0 +1,4 @@
+#[pctvb::test]
+struct Counts;
+
+fn main() {}

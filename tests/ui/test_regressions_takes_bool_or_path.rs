@@ -1,0 +1,4 @@
+#[pctvb::test(regressions = 0)]
+fn counts() {}
+
+fn main() {}

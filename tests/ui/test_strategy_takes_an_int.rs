@@ -1,0 +1,4 @@
+#[pctvb::test(strategy = 2)]
+fn counts() {}
+
+fn main() {}

@@ -1,0 +1,5 @@
+// A misspelt argument name: the error lists the valid ones.
+#[pctvb::test(iteratons = 100)]
+fn counts() {}
+
+fn main() {}

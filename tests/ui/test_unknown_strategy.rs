@@ -1,0 +1,4 @@
+#[pctvb::test(strategy = "exhaustive")]
+fn counts() {}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[pctvb::test(iterations = 0)]
+fn counts() {}
+
+fn main() {}
