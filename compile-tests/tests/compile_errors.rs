@@ -4,7 +4,7 @@
 //! reads and where it points.
 //!
 //! After changing a message on purpose, regenerate the expectations with
-//! `TRYBUILD=overwrite cargo test --test compile_errors` and read the diff.
+//! `TRYBUILD=overwrite cargo test -p pctvb-compile-tests` and read the diff.
 
 #[test]
 fn compile_errors() {
