@@ -260,3 +260,28 @@ fn an_operation_through_a_reference_is_not_a_raw_access() {
     // reference points into a tracked heap variable.
     assert_eq!(stats.scheduled, 0, "{stats:?}");
 }
+
+/// Commas inside a macro argument (a turbofish's type list, a closure's parameters) are not
+/// argument separators: the pass looks into the whole argument.
+#[pctvb::instrument(force)]
+mod macro_commas {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    pub fn check(m: &Mutex<Vec<(u8, u8)>>) -> usize {
+        assert!(m.lock().unwrap().iter().copied().collect::<HashMap<u8, u8>>().len() < 10);
+        assert!((|a: usize, b: usize| a + b)(m.lock().unwrap().len(), 1) > 0);
+        m.lock().unwrap().len()
+    }
+}
+
+#[test]
+fn commas_inside_macro_arguments_do_not_split_them() {
+    let tracking = instrument::track(Selection::All).soundness_check(true);
+    let report = pctvb::Config::new().iterations(5).seed(1).run(|| {
+        let m = pctvb::sync::Mutex::new(vec![(1, 2), (3, 4)]);
+        assert_eq!(macro_commas::check(&m), 2);
+    });
+    assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+    assert!(tracking.stats().misses.is_empty(), "{:?}", tracking.stats().misses);
+}

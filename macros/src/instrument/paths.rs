@@ -120,7 +120,9 @@ fn classify(segments: &[String], span: Span) -> syn::Result<Rewrite> {
         Err(syn::Error::new(
             span,
             format!(
-                "pctvb::instrument: pctvb does not model `{}`; supported here: {}",
+                "pctvb::instrument: pctvb does not model `{}`, so it cannot control it inside \
+                 instrumented code; supported here: {}. Move the code that needs it out of the \
+                 instrumented item (a function defined outside it can be called from inside)",
                 s.join("::"),
                 what.to_string() + ": " + &list.join(", ")
             ),
@@ -176,7 +178,8 @@ impl Rewriter {
         let span = path.segments.first().map_or_else(Span::call_site, |s| s.ident.span());
         let span = path.leading_colon.map_or(span, |c| c.spans[0]);
         match classify(&names, span) {
-            Err(e) => self.errors.push(e),
+            // Point at the whole path, not only its first segment.
+            Err(e) => self.errors.push(syn::Error::new_spanned(&*path, e.to_string())),
             Ok(Rewrite::Keep) => {}
             Ok(Rewrite::Replace { consumed, with }) => {
                 let rest: Vec<PathSegment> = path.segments.iter().skip(consumed).cloned().collect();

@@ -220,7 +220,14 @@ pub(crate) fn split_macro(
     for tt in tokens.clone() {
         match &tt {
             TokenTree::Punct(p) if p.as_char() == ',' || p.as_char() == ';' => {
-                flush(&mut cur, Some(tt.clone()), &mut out);
+                // A comma inside an argument (`collect::<HashMap<u8, u8>>()`, `|a, b| a + b`)
+                // is not a separator: split only where what came before parses.
+                let piece: TokenStream = cur.iter().cloned().collect();
+                if cur.is_empty() || syn::parse2::<Expr>(piece).is_ok() {
+                    flush(&mut cur, Some(tt.clone()), &mut out);
+                } else {
+                    cur.push(tt);
+                }
             }
             _ => cur.push(tt),
         }
