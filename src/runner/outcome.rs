@@ -1,8 +1,9 @@
 //! Turning an execution's outcome into a report: failures with replay tokens, the replay of
 //! one token, and empty reports.
 
+use std::io::Write;
 use std::panic::Location;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::Config;
 use crate::replay::{self, ReplayToken};
@@ -154,8 +155,7 @@ impl Config {
             .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' })
             .collect();
         let path = dir.join(format!("{name}-execution-{}.txt", found.index));
-        std::fs::create_dir_all(&dir).ok()?;
-        std::fs::write(&path, report::full_text(schedule)).ok()?;
+        overwrite(&dir, &path, report::full_text(schedule).as_bytes()).ok()?;
         Some(path.display().to_string())
     }
 
@@ -199,4 +199,27 @@ impl Config {
         });
         report
     }
+}
+
+/// Makes `path` (in `dir`, created when missing) hold exactly `bytes`, cheaply when it exists.
+/// A file name is written again whenever a later run fails at the same execution index (a
+/// test failing on every run, or many runs in one process), and truncating a file to zero
+/// makes some file systems (ext4) flush it to disk when it is closed, which costs more than
+/// the rest of the report. So the old contents are overwritten in place and only a longer
+/// remainder is cut off.
+fn overwrite(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let open = || std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path);
+    let mut file = match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir)?;
+            open()?
+        }
+        other => other?,
+    };
+    let old = file.metadata()?.len();
+    file.write_all(bytes)?;
+    if old > bytes.len() as u64 {
+        file.set_len(bytes.len() as u64)?;
+    }
+    Ok(())
 }
