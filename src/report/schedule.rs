@@ -2,10 +2,12 @@
 //! thread, the operation with the object it touched and the value an atomic operation read or
 //! wrote, the user-code location, preemptions marked, and long runs of one thread folded.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
+use std::ops::Range;
+use std::panic::Location;
 use std::path::Path;
 
-use crate::runtime::{EventKind, ObjectId, Step, ThreadId};
+use crate::runtime::{EventKind, ObjectId, Step, ThreadId, Value};
 
 /// One step of the failing execution's schedule, ready to print.
 #[derive(Clone, Debug)]
@@ -27,25 +29,40 @@ pub struct ScheduleStep {
 }
 
 /// Turns the runtime's trace into printable steps; `describe` names objects (`Mutex@path:l:c`)
-/// and `label` names threads.
+/// and `label` names threads. Each object and thread is named once, however many steps it has.
 pub(crate) fn schedule_steps(
     trace: &[Step],
     describe: impl Fn(ObjectId) -> String,
     label: impl Fn(ThreadId) -> String,
 ) -> Vec<ScheduleStep> {
+    let mut objects: Vec<Option<String>> = Vec::new();
+    let mut labels: Vec<Option<String>> = Vec::new();
     trace
         .iter()
         .enumerate()
-        .map(|(i, s)| ScheduleStep {
-            step: i as u64,
-            thread: s.thread,
-            thread_label: label(s.thread),
-            operation: operation(s, &describe),
-            location: without_column(&s.location.to_string()),
-            preempted: is_preemption(s),
-            next: s.chosen,
+        .map(|(i, s)| {
+            let object = s
+                .object
+                .map(|o| memo(&mut objects, o.index(), || short_object(&describe(o))).as_str());
+            ScheduleStep {
+                step: i as u64,
+                thread: s.thread,
+                thread_label: memo(&mut labels, s.thread.index(), || label(s.thread)).clone(),
+                operation: operation(s, object),
+                location: without_column(s.location),
+                preempted: is_preemption(s),
+                next: s.chosen,
+            }
         })
         .collect()
+}
+
+/// `cache[i]`, computed by `make` the first time.
+fn memo(cache: &mut Vec<Option<String>>, i: usize, make: impl FnOnce() -> String) -> &String {
+    if cache.len() <= i {
+        cache.resize(i + 1, None);
+    }
+    cache[i].get_or_insert_with(make)
 }
 
 /// Whether the step switched away from a thread that could have continued.
@@ -53,21 +70,71 @@ pub(crate) fn is_preemption(s: &Step) -> bool {
     s.chosen != s.thread && !matches!(s.kind, EventKind::Block | EventKind::ThreadExit)
 }
 
-fn operation(s: &Step, describe: &impl Fn(ObjectId) -> String) -> String {
-    let mut text = s.kind.to_string();
-    if let Some(o) = s.object {
+/// The operation of `s` on `object` (its short name), with the value it read or wrote.
+fn operation(s: &Step, object: Option<&str>) -> String {
+    let kind = s.kind.name();
+    let mut text = String::with_capacity(kind.len() + object.map_or(0, |o| o.len() + 1) + 28);
+    text.push_str(kind);
+    if let Some(o) = object {
         text.push(' ');
-        text.push_str(&short_object(&describe(o)));
+        text.push_str(o);
     }
     if let Some(v) = s.value {
-        let shown = match s.kind {
-            EventKind::AtomicLoad => format!(" -> {v}"),
-            EventKind::AtomicStore => format!(" = {v}"),
-            _ => format!(" (was {v})"),
-        };
-        text.push_str(&shown);
+        text.push_str(match s.kind {
+            EventKind::AtomicLoad => " -> ",
+            EventKind::AtomicStore => " = ",
+            _ => " (was ",
+        });
+        match v {
+            Value::Unsigned(n) => push_u64(&mut text, n),
+            Value::Signed(n) => {
+                if n < 0 {
+                    text.push('-');
+                }
+                push_u64(&mut text, n.unsigned_abs());
+            }
+        }
+        if !matches!(s.kind, EventKind::AtomicLoad | EventKind::AtomicStore) {
+            text.push(')');
+        }
     }
     text
+}
+
+/// `n` in decimal (as `{n}` would, without the formatting machinery: a report writes a few
+/// numbers per step), in `digits`.
+fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&digits[i..]).expect("ASCII digits")
+}
+
+/// Appends `n` in decimal.
+fn push_u64(out: &mut String, n: u64) {
+    out.push_str(decimal(n, &mut [0; 20]));
+}
+
+/// Appends `n` spaces.
+fn push_spaces(out: &mut String, mut n: usize) {
+    const SPACES: &str = "                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        out.push_str(&SPACES[..k]);
+        n -= k;
+    }
+}
+
+/// Appends `s` left-aligned in a field of `width` characters (as `{s:<width$}`).
+fn push_left(out: &mut String, s: &str, width: usize) {
+    out.push_str(s);
+    push_spaces(out, width.saturating_sub(s.chars().count()));
 }
 
 /// `Mutex@src/bank/ledger.rs:12:20` -> `Mutex@ledger.rs:12:20`: enough to find the object in
@@ -83,13 +150,13 @@ fn short_object(full: &str) -> String {
 }
 
 /// `src/lib.rs:12:5` -> `src/lib.rs:12`.
-fn without_column(location: &str) -> String {
-    match location.rsplit_once(':') {
-        Some((rest, col)) if col.chars().all(|c| c.is_ascii_digit()) && rest.contains(':') => {
-            rest.to_string()
-        }
-        _ => location.to_string(),
-    }
+fn without_column(location: &Location<'_>) -> String {
+    let file = location.file();
+    let mut text = String::with_capacity(file.len() + 11);
+    text.push_str(file);
+    text.push(':');
+    push_u64(&mut text, location.line().into());
+    text
 }
 
 /// Runs of one thread longer than this are folded to their first and last two steps.
@@ -103,17 +170,38 @@ enum Line<'a> {
     Folded { thread: &'a str, steps: usize },
 }
 
-/// The schedule's lines after folding long uninterrupted runs of one thread.
-fn lines(steps: &[ScheduleStep]) -> Vec<Line<'_>> {
-    let mut out = Vec::new();
+/// The runs of the schedule: consecutive steps of one thread, each ending at its first
+/// preemption or switch.
+fn runs(steps: &[ScheduleStep]) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut i = 0;
-    while i < steps.len() {
-        // A run: consecutive steps of one thread, ending at its first preemption or switch.
+    std::iter::from_fn(move || {
+        if i >= steps.len() {
+            return None;
+        }
         let mut j = i;
         while j + 1 < steps.len() && steps[j + 1].thread == steps[i].thread && !steps[j].preempted {
             j += 1;
         }
-        let run = &steps[i..=j];
+        let run = i..j + 1;
+        i = j + 1;
+        Some(run)
+    })
+}
+
+/// Lines a run of `len` steps takes once folded.
+fn folded_len(len: usize) -> usize {
+    if len > FOLD_RUN {
+        5
+    } else {
+        len
+    }
+}
+
+/// The schedule's lines after folding long uninterrupted runs of one thread.
+fn lines(steps: &[ScheduleStep]) -> Vec<Line<'_>> {
+    let mut out = Vec::new();
+    for run in runs(steps) {
+        let run = &steps[run];
         if run.len() > FOLD_RUN {
             out.extend(run[..2].iter().map(Line::Step));
             out.push(Line::Folded { thread: &run[0].thread_label, steps: run.len() - 4 });
@@ -121,7 +209,6 @@ fn lines(steps: &[ScheduleStep]) -> Vec<Line<'_>> {
         } else {
             out.extend(run.iter().map(Line::Step));
         }
-        i = j + 1;
     }
     out
 }
@@ -168,25 +255,125 @@ pub(crate) fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep])
     Ok(())
 }
 
-/// The whole schedule, unfolded, for the trace file of a long failure.
+/// The whole schedule, unfolded, for the trace file of a long failure: the header, then one
+/// line per step as `{step:>6}  {label:<8} {operation:<40} {location:<30} {next}` with
+/// ` (preemption)` after a preemption.
 pub(crate) fn full_text(steps: &[ScheduleStep]) -> String {
-    let mut out =
-        format!("{:>6}  {:<8} {:<40} {:<30} next\n", "step", "thread", "operation", "location");
+    let field = |s: &str, width: usize| s.len().max(width) + 1;
+    let size: usize = steps
+        .iter()
+        .map(|s| {
+            8 + field(&s.thread_label, 8) + field(&s.operation, 40) + field(&s.location, 30) + 24
+        })
+        .sum();
+    let mut out = String::with_capacity(size + 100);
+    // Writing to a `String` cannot fail.
+    let _ =
+        writeln!(out, "{:>6}  {:<8} {:<40} {:<30} next", "step", "thread", "operation", "location");
+    let mut digits = [0; 20];
     for s in steps {
-        out += &format!(
-            "{:>6}  {:<8} {:<40} {:<30} {}{}\n",
-            s.step,
-            s.thread_label,
-            s.operation,
-            s.location,
-            s.next,
-            if s.preempted { " (preemption)" } else { "" }
-        );
+        // The step number right-aligned in 6 columns.
+        let step = decimal(s.step, &mut digits);
+        push_spaces(&mut out, 6usize.saturating_sub(step.len()));
+        out.push_str(step);
+        out.push_str("  ");
+        push_left(&mut out, &s.thread_label, 8);
+        out.push(' ');
+        push_left(&mut out, &s.operation, 40);
+        out.push(' ');
+        push_left(&mut out, &s.location, 30);
+        out.push(' ');
+        push_u64(&mut out, s.next.0.into());
+        if s.preempted {
+            out.push_str(" (preemption)");
+        }
+        out.push('\n');
     }
     out
 }
 
 /// Whether printing `steps` leaves lines out.
 pub(crate) fn is_long(steps: &[ScheduleStep]) -> bool {
-    lines(steps).len() > SHOWN_LINES
+    runs(steps).map(|run| folded_len(run.len())).sum::<usize>() > SHOWN_LINES
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(
+        step: u64,
+        label: &str,
+        operation: &str,
+        location: &str,
+        preempted: bool,
+    ) -> ScheduleStep {
+        ScheduleStep {
+            step,
+            thread: ThreadId(1),
+            thread_label: label.to_string(),
+            operation: operation.to_string(),
+            location: location.to_string(),
+            preempted,
+            next: ThreadId(12),
+        }
+    }
+
+    /// The trace file's text, written with `format!` as it was specified.
+    fn reference(steps: &[ScheduleStep]) -> String {
+        let mut out =
+            format!("{:>6}  {:<8} {:<40} {:<30} next\n", "step", "thread", "operation", "location");
+        for s in steps {
+            out += &format!(
+                "{:>6}  {:<8} {:<40} {:<30} {}{}\n",
+                s.step,
+                s.thread_label,
+                s.operation,
+                s.location,
+                s.next,
+                if s.preempted { " (preemption)" } else { "" }
+            );
+        }
+        out
+    }
+
+    #[test]
+    fn full_text_pads_like_format() {
+        let long = "x".repeat(75);
+        let steps = [
+            step(0, "main", "start", "src/lib.rs:1", false),
+            step(7, "t3", "load Atomic@lib.rs:3:9 -> 18446744073709551615", "src/a.rs:9", true),
+            step(123_456, "naïve-é", "lock Mutex@é.rs:1:1", "ünïcode/path.rs:12", false),
+            step(u64::MAX, "12345678", &long, &long, true),
+            step(99, "", "", "", false),
+        ];
+        assert_eq!(full_text(&steps), reference(&steps));
+    }
+
+    #[test]
+    fn is_long_counts_folded_lines() {
+        let mut steps = Vec::new();
+        for run in 0..40 {
+            for i in 0..(run % 9) {
+                let mut s = step(steps.len() as u64, "t", "yield", "a.rs:1", i + 1 == run % 9);
+                s.thread = ThreadId(run as u32 % 3);
+                steps.push(s);
+            }
+            for n in 0..steps.len() {
+                assert_eq!(is_long(&steps[..n]), lines(&steps[..n]).len() > SHOWN_LINES);
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_and_locations() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX] {
+            let mut out = String::new();
+            push_u64(&mut out, n);
+            assert_eq!(out, n.to_string());
+        }
+        let here = Location::caller();
+        let full = here.to_string();
+        assert_eq!(without_column(here), full[..full.rfind(':').unwrap()]);
+    }
 }

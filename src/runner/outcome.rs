@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use super::Config;
 use crate::replay::{self, ReplayToken};
 use crate::report::{self, Failure, FailureKind, Report, Stats};
-use crate::runtime::{Captured, Execution, FailureCause, StackPool, ThreadId};
+use crate::runtime::{describe_object, Captured, Execution, FailureCause, StackPool, ThreadId};
 use crate::schedulers::Replay;
 
 /// A failing execution, copied out of the engine for its report.
@@ -99,7 +99,10 @@ impl Config {
         };
         let schedule = report::schedule_steps(
             &captured.trace,
-            |o| captured.objects[o.index()].0.clone(),
+            |o| {
+                let (kind, site, _) = captured.objects[o.index()];
+                describe_object(kind, site)
+            },
             label,
         );
         let preemptions = schedule.iter().filter(|s| s.preempted).count();
@@ -118,7 +121,7 @@ impl Config {
         let shape = (!captured.trace.is_empty()).then(|| {
             report::measure_shape(
                 &captured.trace,
-                |o| captured.objects[o.index()].1,
+                |o| captured.objects[o.index()].2,
                 thread.as_ref().map(|t| t.id),
             )
         });

@@ -42,8 +42,9 @@ pub(crate) struct Captured {
     pub(crate) choices: Vec<u32>,
     /// The trace of scheduling points.
     pub(crate) trace: Vec<Step>,
-    /// Each object's description (`Mutex@path:line:col`) and variable, by object id.
-    pub(crate) objects: Vec<(String, crate::vars::VarId)>,
+    /// Each object's kind, creation site and variable, by object id (a report describes the
+    /// objects it names, with `describe_object`).
+    pub(crate) objects: Vec<(VarKind, &'static Location<'static>, crate::vars::VarId)>,
     /// Each thread, by thread id.
     pub(crate) threads: Vec<super::ThreadInfo>,
 }
@@ -424,12 +425,7 @@ impl Execution {
         Captured {
             choices: st.choices.clone(),
             trace: st.trace.clone(),
-            objects: (0..st.objects.len())
-                .map(|i| {
-                    let id = ObjectId::from_index(i);
-                    (st.describe_object(id), st.objects[i].var)
-                })
-                .collect(),
+            objects: st.objects.iter().map(|o| (o.kind, o.site, o.var)).collect(),
             threads: (0..st.threads.len()).map(|i| st.thread_info(ThreadId(i as u32))).collect(),
         }
     }

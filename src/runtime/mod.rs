@@ -22,7 +22,7 @@ pub(crate) use coroutine::StackPool;
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
 pub(crate) use execution::{Captured, Execution, Limits};
 pub(crate) use object::{ErasedValue, Handle, ObjectState};
-pub(crate) use state::{FailureCause, Status};
+pub(crate) use state::{describe_object, FailureCause, Status};
 pub use state::{Step, ThreadInfo, Value};
 
 /// Id of a logical thread within one execution: 0 is the test body's thread, spawned threads

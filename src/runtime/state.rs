@@ -8,7 +8,7 @@ use corosensei::Yielder;
 use super::object::{ErasedValue, Object};
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
 use crate::schedulers::{ScheduleRng, Strategy};
-use crate::vars::VarTable;
+use crate::vars::{VarKind, VarTable};
 
 /// Whether a thread can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,6 +235,11 @@ impl State {
     /// Describes the object `id` for messages: `Mutex@src/lib.rs:10:5`.
     pub(crate) fn describe_object(&self, id: ObjectId) -> String {
         let o = &self.objects[id.index()];
-        format!("{}@{}", o.kind.name(), o.site)
+        describe_object(o.kind, o.site)
     }
+}
+
+/// Describes an object of kind `kind` created at `site`: `Mutex@src/lib.rs:10:5`.
+pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
+    format!("{}@{}", kind.name(), site)
 }
