@@ -95,7 +95,8 @@ impl Execution {
         self.state.borrow_mut().pending.push(Some(main));
 
         let enter = context::enter(self);
-        let mut coroutines: Vec<Option<ThreadCoroutine>> = Vec::new();
+        let mut coroutines: Vec<Option<ThreadCoroutine>> =
+            Vec::with_capacity(self.seen_threads.get());
         loop {
             let i = self.state.borrow().current.index();
             if coroutines.len() <= i {
@@ -182,12 +183,18 @@ impl Execution {
                 out.push(Box::new(v));
             }
         }
+        // Only what holds values: this runs after every execution, and most have no
+        // thread-locals left and no thread that never started.
         for t in &mut st.threads {
-            let locals = std::mem::take(&mut t.locals);
-            out.push(Box::new(locals));
+            if !t.locals.is_empty() {
+                let locals = std::mem::take(&mut t.locals);
+                out.push(Box::new(locals));
+            }
         }
-        let pending = std::mem::take(&mut st.pending);
-        out.push(Box::new(pending));
+        if st.pending.iter().any(Option::is_some) {
+            let pending = std::mem::take(&mut st.pending);
+            out.push(Box::new(pending));
+        }
         out
     }
 

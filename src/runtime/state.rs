@@ -130,6 +130,11 @@ pub(crate) enum FailureCause {
     Internal { message: String },
 }
 
+/// Capacities a run's state starts with.
+const INITIAL_THREADS: usize = 16;
+const INITIAL_OBJECTS: usize = 16;
+const INITIAL_STEPS: usize = 256;
+
 /// All mutable state of an execution, behind the execution's `RefCell`.
 pub(crate) struct State {
     pub(crate) gen: u64,
@@ -169,15 +174,17 @@ impl State {
             max_threads,
             gen: 0,
             current: ThreadId::MAIN,
-            threads: Vec::new(),
-            enabled: Vec::new(),
-            objects: Vec::new(),
+            // Room for a small test, so that its first execution does not grow them step by
+            // step (later executions of the run reuse them).
+            threads: Vec::with_capacity(INITIAL_THREADS),
+            enabled: Vec::with_capacity(INITIAL_THREADS),
+            objects: Vec::with_capacity(INITIAL_OBJECTS),
             by_address: HashMap::new(),
-            pending: Vec::new(),
+            pending: Vec::with_capacity(INITIAL_THREADS),
             steps: 0,
             digest: 0,
-            trace: Vec::new(),
-            choices: Vec::new(),
+            trace: Vec::with_capacity(INITIAL_STEPS),
+            choices: Vec::with_capacity(INITIAL_STEPS),
             failure: None,
             over: false,
         }
