@@ -4,9 +4,13 @@
 //! [`Decision`] tells it (the enabled threads, the running thread, the event about to happen)
 //! and the execution's seeded random number generator; it never touches threads, stacks or
 //! synchronization state, which belong to the runtime. Every strategy is deterministic given
-//! the run seed and the execution index, which is what makes seeds and replay tokens work.
+//! the run seed and the execution index (and, for strategies that learn from the run's earlier
+//! executions, those executions), which is what makes seeds and replay tokens work.
 //!
-//! Strategies: [`Random`] (the baseline, no guarantee), [`Pct`] (Burckhardt et al. 2010),
+//! Strategies: [`Random`] (the baseline, no guarantee), [`UniformWalk`] (a random walk
+//! weighted by each thread's estimated remaining scheduling points, so it samples
+//! interleavings nearly uniformly: Zhao et al.'s URW, ASPLOS 2025; no guarantee, and its
+//! estimates come from the run's first executions), [`Pct`] (Burckhardt et al. 2010),
 //! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
 //! bounding, section 4) and [`Combined`] (variable bounding with thread-bounding priorities,
 //! the paper's randomized RankChecker and pctvb's default for guarantees). The priority
@@ -22,6 +26,7 @@ mod random;
 mod replay;
 mod systematic;
 mod thread_bound;
+mod uniform_walk;
 
 pub use combined::Combined;
 pub(crate) use guided::{Blocks, Guided};
@@ -34,6 +39,7 @@ pub use systematic::{
     MAX_EXHAUSTIVE_ORDERS, MAX_RANDOM_ORDERS,
 };
 pub use thread_bound::ThreadBound;
+pub use uniform_walk::UniformWalk;
 
 use rand_chacha::ChaCha8Rng;
 
