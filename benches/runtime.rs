@@ -2,7 +2,11 @@
 //! - `scheduling_point/*`: cost of one scheduling point that keeps the same thread, and of one
 //!   that switches to another thread (a rendezvous ping-pong forces a switch at every handoff);
 //! - `executions/2x10_mutex/*`: executions per second of 2 threads x 10 mutex operations under
-//!   pctvb's random strategy and under shuttle 0.9's random scheduler, side by side.
+//!   pctvb's random strategy and under shuttle 0.9's random scheduler, side by side;
+//! - `first_failure/*`: a whole run (default strategy, no minimization) whose first execution
+//!   fails: setup, one execution and the failure report, which is what a run costs when the
+//!   bug is shallow. `long_schedule` has a schedule too long to print, so the report also
+//!   writes the whole schedule to a file.
 //!
 //! `scripts/bench-results.sh` runs this and writes the numbers to `docs/RESULTS-runtime.md`.
 
@@ -128,5 +132,45 @@ fn scheduling_points(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scheduling_points, executions);
+/// `threads` threads each storing to a shared atomic `ops` times, then an assertion that always
+/// fails: every execution fails, at its end.
+fn always_fails(threads: usize, ops: usize) {
+    use pctvb::sync::atomic::{AtomicUsize, Ordering};
+    use pctvb::sync::Arc;
+    let x = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..threads)
+        .map(|i| {
+            let x = x.clone();
+            pctvb::thread::spawn(move || {
+                for _ in 0..ops {
+                    x.store(i, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(x.load(Ordering::Relaxed), usize::MAX, "always fails");
+}
+
+fn first_failure(c: &mut Criterion) {
+    let mut group = c.benchmark_group("first_failure");
+    let config = pctvb::Config::new().ignore_env().seed(1).minimize_runs(0).workers(1);
+    // About 20 scheduling points: the schedule fits the report.
+    group.bench_function("short_schedule", |b| {
+        b.iter(|| assert!(config.run(|| always_fails(2, 4)).failure().is_some()))
+    });
+    // 8 threads, about 100 scheduling points: the report writes the whole schedule to
+    // `target/pctvb/`.
+    group.bench_function("long_schedule", |b| {
+        b.iter(|| {
+            let report = config.run(|| always_fails(8, 10));
+            assert!(report.failure().is_some_and(|f| f.trace_file.is_some()));
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, scheduling_points, executions, first_failure);
 criterion_main!(benches);
