@@ -43,6 +43,7 @@ const ARGS: &[ArgSpec] = &[
 /// default parameters; `depth`, `vars` and `threads` override them).
 const STRATEGIES: &[(&str, &str)] = &[
     ("random", "Random"),
+    ("uniform", "UniformWalk"),
     ("pct", "Pct { depth: ::pctvb::runner::DEFAULT_DEPTH }"),
     (
         "pctvb",

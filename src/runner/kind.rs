@@ -3,20 +3,26 @@
 use super::config::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 use crate::guarantee;
 use crate::schedulers::{
-    Combined, Pct, Pctvb, Random, Strategy, Systematic, SystematicParams, ThreadBound,
+    Combined, Pct, Pctvb, Random, Strategy, Systematic, SystematicParams, ThreadBound, UniformWalk,
     DEFAULT_ORDER_EPS,
 };
 
 /// Which scheduling strategy a run uses.
 ///
-/// Every strategy but `Random` is a priority strategy with a computed guarantee: the runner
-/// first makes [`Config::profile_runs`](super::Config::profile_runs) profiling executions to measure the counts its bound
-/// needs (see [`crate::guarantee`]).
+/// Every strategy but `Random` and `UniformWalk` is a priority strategy with a computed
+/// guarantee ([`StrategyKind::is_priority`]): the runner first makes
+/// [`Config::profile_runs`](super::Config::profile_runs) profiling executions to measure the
+/// counts its bound needs (see [`crate::guarantee`]).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum StrategyKind {
     /// Uniform random choice among runnable threads at every scheduling point; no guarantee.
     Random,
+    /// The uniform random walk ([`crate::schedulers::UniformWalk`]): a random choice weighted
+    /// by each runnable thread's estimated remaining scheduling points, learnt from the run's
+    /// earlier executions, so interleavings are sampled nearly uniformly; no guarantee, no
+    /// parameters, and its executions run one after the other.
+    UniformWalk,
     /// PCT for bugs of depth `depth` ([`crate::schedulers::Pct`]).
     Pct {
         /// Bug depth `d` (`d - 1` change points), at least 1.
@@ -111,6 +117,7 @@ impl StrategyKind {
     pub(super) fn build(&self) -> Box<dyn Strategy> {
         match *self {
             StrategyKind::Random => Box::new(Random),
+            StrategyKind::UniformWalk => Box::new(UniformWalk::new()),
             StrategyKind::Pct { depth } => Box::new(Pct::new(depth)),
             StrategyKind::Pctvb { depth, vars } => Box::new(Pctvb::new(depth, vars)),
             StrategyKind::ThreadBound { threads, preemptions } => {
@@ -135,6 +142,7 @@ impl StrategyKind {
     pub fn name(&self) -> &'static str {
         match self {
             StrategyKind::Random => "random",
+            StrategyKind::UniformWalk => "uniform",
             StrategyKind::Pct { .. } => "pct",
             StrategyKind::Pctvb { .. } => "pctvb",
             StrategyKind::ThreadBound { .. } => "threadbound",
@@ -149,6 +157,7 @@ impl StrategyKind {
         let (depth, vars, threads) = (DEFAULT_DEPTH, DEFAULT_VARS, DEFAULT_THREADS);
         Some(match name {
             "random" => StrategyKind::Random,
+            "uniform" => StrategyKind::UniformWalk,
             "pct" => StrategyKind::Pct { depth },
             "pctvb" => StrategyKind::Pctvb { depth, vars },
             "threadbound" => StrategyKind::ThreadBound { threads, preemptions: depth - 1 },
@@ -158,10 +167,17 @@ impl StrategyKind {
         })
     }
 
-    /// The bug depth `d` the strategy searches for (`None` for random).
+    /// Whether this is a priority strategy with a computed guarantee, which the runner
+    /// profiles first and plans with its bound; false for [`StrategyKind::Random`] and
+    /// [`StrategyKind::UniformWalk`], which have neither a bound nor profiling executions.
+    pub fn is_priority(&self) -> bool {
+        !matches!(self, StrategyKind::Random | StrategyKind::UniformWalk)
+    }
+
+    /// The bug depth `d` the strategy searches for (`None` for the random strategies).
     pub(super) fn depth(&self) -> Option<u32> {
         match *self {
-            StrategyKind::Random => None,
+            StrategyKind::Random | StrategyKind::UniformWalk => None,
             StrategyKind::Pct { depth }
             | StrategyKind::Pctvb { depth, .. }
             | StrategyKind::Combined { depth, .. } => Some(depth),
@@ -178,7 +194,8 @@ impl StrategyKind {
 
     pub(super) fn guarantee_kind(&self) -> guarantee::Strategy {
         match self {
-            StrategyKind::Random => guarantee::Strategy::Random,
+            // Both random walks: no bound.
+            StrategyKind::Random | StrategyKind::UniformWalk => guarantee::Strategy::Random,
             StrategyKind::Pct { .. } => guarantee::Strategy::Pct,
             StrategyKind::Pctvb { .. } => guarantee::Strategy::Pctvb,
             StrategyKind::ThreadBound { .. } => guarantee::Strategy::ThreadBound,
