@@ -44,6 +44,7 @@ pub struct Setup {
 pub fn short(tool: &Tool) -> String {
     match tool.name().as_str() {
         "random" => "random".into(),
+        "uniform" => "uniform".into(),
         "pct d=2" => "pct2".into(),
         "pct d=3" => "pct3".into(),
         "pctvb d=2 v=1" => "pctvb".into(),

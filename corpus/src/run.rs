@@ -38,6 +38,7 @@ impl Tool {
     pub fn all() -> Vec<Tool> {
         vec![
             Tool::Pctvb(StrategyKind::Random),
+            Tool::Pctvb(StrategyKind::UniformWalk),
             Tool::Pctvb(StrategyKind::Pct { depth: 2 }),
             Tool::Pctvb(StrategyKind::Pct { depth: 3 }),
             Tool::Pctvb(StrategyKind::Pctvb { depth: 2, vars: 1 }),
@@ -57,6 +58,7 @@ impl Tool {
         match self {
             Tool::Pctvb(k) => match k {
                 StrategyKind::Random => "random".into(),
+                StrategyKind::UniformWalk => "uniform".into(),
                 StrategyKind::Pct { depth } => format!("pct d={depth}"),
                 StrategyKind::Pctvb { depth, vars } => format!("pctvb d={depth} v={vars}"),
                 StrategyKind::ThreadBound { threads, preemptions } => {
@@ -136,7 +138,7 @@ pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial
 
 fn pctvb_trial(kind: &StrategyKind, program: &Program, seed: u64, budget: u64) -> Trial {
     let (body, param) = (program.bodies.pctvb, program.param);
-    let profiling = if *kind == StrategyKind::Random { 0 } else { PROFILE_RUNS };
+    let profiling = if kind.is_priority() { PROFILE_RUNS } else { 0 };
     let started = Instant::now();
     let report = Config::new()
         .ignore_env()
