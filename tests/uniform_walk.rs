@@ -1,0 +1,350 @@
+//! The uniform random walk (`strategy = "uniform"`, `StrategyKind::UniformWalk`) through the
+//! public API: it finds the paper-figure bugs and a 2-thread bug among many threads, never
+//! fails a correct program, replays its failures exactly from their token, and is a run of
+//! its own (no guarantee, no parameters, no profiling, serial).
+//!
+//! Every run uses a fixed seed and `ignore_env`; where a bug must be found the budget is well
+//! above what the seeds need, and assertions are on behaviour, not on a seed's particulars.
+//! The programs are small copies of those in `tests/common/paper_figures.rs` and the corpus's
+//! `families.rs`, so this file does not depend on how those are organised.
+
+use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use pctvb::sync::{Arc, Condvar, Mutex};
+use pctvb::{thread, Config, FailureKind, StrategyKind};
+
+fn config(seed: u64) -> Config {
+    Config::new().ignore_env().seed(seed).strategy(StrategyKind::UniformWalk).workers(1)
+}
+
+/// Executions until the first failure of `body` under `kind`, or `None` within `budget`.
+fn executions_to_bug(kind: StrategyKind, body: fn(), seed: u64, budget: u64) -> Option<u64> {
+    let report = Config::new()
+        .ignore_env()
+        .seed(seed)
+        .strategy(kind)
+        .workers(1)
+        .minimize_runs(0)
+        .iterations(budget)
+        .run(body);
+    report.failure().map(|f| f.execution + 1)
+}
+
+fn run_threads(bodies: Vec<Box<dyn FnOnce() + Send + 'static>>) {
+    #[allow(clippy::redundant_closure)] // `#[track_caller]` needs the closure
+    let handles: Vec<_> = bodies.into_iter().map(|body| thread::spawn(body)).collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+/// The paper's Figure 3 (c=2, v=1): the reads must see `a = 1` and then `a = 0`.
+fn figure_3() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let (a1, a2) = (a.clone(), a);
+    run_threads(vec![
+        Box::new(move || {
+            let t1 = a1.load(SeqCst);
+            let t2 = a1.load(SeqCst);
+            assert_eq!(t1, t2, "figure 3: a changed between the reads");
+        }),
+        Box::new(move || {
+            a2.store(1, SeqCst);
+            a2.store(0, SeqCst);
+        }),
+    ]);
+}
+
+/// Figure 4 (c=2, v=2): `t1 != t2` needs a preemption on `a`, `t3 == 1` one on `b`.
+fn figure_4() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let b = Arc::new(AtomicUsize::new(0));
+    let (a1, b1, a2, b2) = (a.clone(), b.clone(), a, b);
+    run_threads(vec![
+        Box::new(move || {
+            let t1 = a1.load(SeqCst);
+            let t2 = a1.load(SeqCst);
+            let t3 = b1.load(SeqCst);
+            assert!(t1 == t2 || t3 != 1, "figure 4: a changed and b was 1");
+        }),
+        Box::new(move || {
+            a2.store(1, SeqCst);
+            b2.store(1, SeqCst);
+            b2.store(0, SeqCst);
+        }),
+    ]);
+}
+
+/// Figure 10 (c=2, v=2, t=3): `a++` between the reads of `a` and `b++` between those of `b`.
+fn figure_10() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let b = Arc::new(AtomicUsize::new(0));
+    let (a1, b1, a2, b3) = (a.clone(), b.clone(), a, b);
+    run_threads(vec![
+        Box::new(move || {
+            let t1 = a1.load(SeqCst);
+            let t2 = a1.load(SeqCst);
+            let t3 = b1.load(SeqCst);
+            let t4 = b1.load(SeqCst);
+            assert!(t1 == t2 || t3 == t4, "figure 10: both a and b changed between reads");
+        }),
+        Box::new(move || {
+            a2.fetch_add(1, SeqCst);
+        }),
+        Box::new(move || {
+            b3.fetch_add(1, SeqCst);
+        }),
+    ]);
+}
+
+/// A 2-thread bug among `n` threads: the checker fails if it sees all ten of the setter's
+/// increments but not its flag, so it must run exactly between the setter's last increment
+/// and its flag store; `n - 2` bystanders increment counters of their own. The checker's one
+/// load must land late among the setter's events, which the naive walk rarely does.
+fn thread_scaling(n: usize) {
+    let a = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::new(AtomicUsize::new(0));
+    let (a1, flag1) = (a.clone(), flag.clone());
+    let setter = thread::spawn(move || {
+        for _ in 0..10 {
+            a1.fetch_add(1, SeqCst);
+        }
+        flag1.store(1, SeqCst);
+    });
+    let checker = thread::spawn(move || {
+        if a.load(SeqCst) == 10 {
+            assert_eq!(flag.load(SeqCst), 1, "thread scaling: saw the work but not the flag");
+        }
+    });
+    let bystanders: Vec<_> = (0..n.saturating_sub(2))
+        .map(|_| {
+            thread::spawn(|| {
+                let own = AtomicUsize::new(0);
+                for _ in 0..3 {
+                    own.fetch_add(1, SeqCst);
+                }
+            })
+        })
+        .collect();
+    setter.join().unwrap();
+    checker.join().unwrap();
+    for h in bystanders {
+        h.join().unwrap();
+    }
+}
+
+const SCALING: [(usize, fn()); 3] =
+    [(3, || thread_scaling(3)), (20, || thread_scaling(20)), (100, || thread_scaling(100))];
+
+#[test]
+fn finds_the_paper_figure_bugs() {
+    for (name, body) in
+        [("figure 3", figure_3 as fn()), ("figure 4", figure_4), ("figure 10", figure_10)]
+    {
+        for seed in 0..5 {
+            let found = executions_to_bug(StrategyKind::UniformWalk, body, seed, 2000);
+            assert!(found.is_some(), "{name}, seed {seed}: not found in 2000 executions");
+        }
+    }
+}
+
+#[test]
+fn finds_a_two_thread_bug_among_n_threads_far_sooner_than_the_naive_walk() {
+    for (n, body) in SCALING {
+        let (mut uniform, mut random) = (0, 0);
+        for seed in 0..5 {
+            let u = executions_to_bug(StrategyKind::UniformWalk, body, seed, 1000);
+            let r = executions_to_bug(StrategyKind::Random, body, seed, 5000);
+            uniform += u.unwrap_or_else(|| panic!("n={n}, seed {seed}: uniform missed it"));
+            random += r.unwrap_or(5000);
+        }
+        // Measured: 5 seeds need a few dozen executions in all under the uniform walk, a
+        // thousand or more under the naive one.
+        assert!(uniform * 10 < random, "n={n}: uniform {uniform} executions, random {random}");
+    }
+}
+
+/// Correct programs of different shapes: atomic increments, a mutex, a condition variable, a
+/// spin-wait on a flag with `yield_now`, and a thread that spawns threads.
+fn correct_programs() -> Vec<(&'static str, fn())> {
+    vec![
+        ("atomic increments", || {
+            let n = Arc::new(AtomicUsize::new(0));
+            let hs: Vec<_> = (0..3)
+                .map(|_| {
+                    let n = n.clone();
+                    thread::spawn(move || {
+                        n.fetch_add(1, SeqCst);
+                        n.fetch_add(1, SeqCst);
+                    })
+                })
+                .collect();
+            hs.into_iter().for_each(|h| h.join().unwrap());
+            assert_eq!(n.load(SeqCst), 6);
+        }),
+        ("mutex counter", || {
+            let m = Arc::new(Mutex::new(0));
+            let hs: Vec<_> = (0..3)
+                .map(|_| {
+                    let m = m.clone();
+                    thread::spawn(move || {
+                        let mut g = m.lock().unwrap();
+                        let v = *g;
+                        *g = v + 1;
+                    })
+                })
+                .collect();
+            hs.into_iter().for_each(|h| h.join().unwrap());
+            assert_eq!(*m.lock().unwrap(), 3);
+        }),
+        ("condvar handoff", || {
+            let pair = Arc::new((Mutex::new(None), Condvar::new()));
+            let p2 = pair.clone();
+            let producer = thread::spawn(move || {
+                *p2.0.lock().unwrap() = Some(7);
+                p2.1.notify_one();
+            });
+            let mut slot = pair.0.lock().unwrap();
+            while slot.is_none() {
+                slot = pair.1.wait(slot).unwrap();
+            }
+            assert_eq!(*slot, Some(7));
+            drop(slot);
+            producer.join().unwrap();
+        }),
+        ("spin-wait on a flag", || {
+            let ready = Arc::new(AtomicBool::new(false));
+            let data = Arc::new(AtomicUsize::new(0));
+            let (r2, d2) = (ready.clone(), data.clone());
+            let writer = thread::spawn(move || {
+                for i in 1..=5 {
+                    d2.store(i, SeqCst);
+                }
+                r2.store(true, SeqCst);
+            });
+            while !ready.load(SeqCst) {
+                thread::yield_now();
+            }
+            assert_eq!(data.load(SeqCst), 5);
+            writer.join().unwrap();
+        }),
+        ("nested spawns", || {
+            let n = Arc::new(AtomicUsize::new(0));
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let n = n.clone();
+                    thread::spawn(move || {
+                        let inner: Vec<_> = (0..2)
+                            .map(|_| {
+                                let n = n.clone();
+                                thread::spawn(move || {
+                                    n.fetch_add(1, SeqCst);
+                                })
+                            })
+                            .collect();
+                        inner.into_iter().for_each(|h| h.join().unwrap());
+                        n.fetch_add(10, SeqCst);
+                    })
+                })
+                .collect();
+            hs.into_iter().for_each(|h| h.join().unwrap());
+            assert_eq!(n.load(SeqCst), 24);
+        }),
+    ]
+}
+
+#[test]
+fn never_fails_a_correct_program() {
+    for (name, body) in correct_programs() {
+        for seed in 0..3 {
+            let report = config(seed).iterations(500).run(body);
+            assert!(report.is_ok(), "{name}, seed {seed}: {:?}", report.failure());
+            assert_eq!(report.executions, 500, "{name}");
+        }
+    }
+}
+
+#[test]
+fn failures_replay_exactly_from_their_token() {
+    // Thread scaling's failure comes after some executions, whose counts shaped the failing
+    // one's weights: the token must not depend on them.
+    let bodies: [(&str, fn()); 3] = [
+        ("uniform_walk::figure_3", figure_3),
+        ("uniform_walk::figure_10", figure_10),
+        ("uniform_walk::thread_scaling", || thread_scaling(20)),
+    ];
+    for (name, body) in bodies {
+        let report = config(4).name(name).iterations(2000).run(body);
+        let failure = report.failure().unwrap_or_else(|| panic!("{name}: not found"));
+        assert_eq!(failure.kind, FailureKind::Panic);
+        let token = failure.token.clone().expect("a token");
+        for _ in 0..2 {
+            let replay = config(99).name(name).replay(token.clone()).run(body);
+            assert!(replay.replayed);
+            assert_eq!(replay.executions, 1, "a replay runs exactly one execution");
+            let again = replay.failure().expect("the replay fails again");
+            assert_eq!(again.kind, FailureKind::Panic);
+            assert_eq!(again.message, failure.message);
+            assert_eq!(again.execution, failure.execution);
+            assert_eq!(again.schedule.len(), failure.schedule.len());
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_run_and_workers_do_not_change_it() {
+    let run = |seed: u64, workers: usize| {
+        let report = config(seed).workers(workers).iterations(1000).run(|| thread_scaling(5));
+        let f = report.failure().expect("found").clone();
+        (f.execution, f.token, report.strategy)
+    };
+    let first = run(1, 1);
+    assert_eq!(first, run(1, 1));
+    // Only the naive walk runs on several OS threads; the uniform walk's executions depend on
+    // the earlier ones, so its run is the same with any number of workers.
+    assert_eq!(first, run(1, 4));
+    assert_eq!(first.2, "uniform");
+    let others: Vec<_> = (2..6).map(|s| run(s, 1)).collect();
+    assert!(others.iter().any(|o| o.0 != first.0 || o.1 != first.1));
+}
+
+#[test]
+fn is_a_strategy_without_guarantee_parameters_or_profiling() {
+    assert_eq!(StrategyKind::from_name("uniform"), Some(StrategyKind::UniformWalk));
+    assert_eq!(StrategyKind::UniformWalk.name(), "uniform");
+    assert!(!StrategyKind::UniformWalk.is_priority());
+
+    let report = config(0).iterations(50).run(figure_correct_pair);
+    assert!(report.is_ok(), "{:?}", report.failure());
+    assert_eq!(report.executions, 50, "no profiling executions before the walk");
+    assert_eq!(report.strategy, "uniform");
+    assert!(report.guarantee.is_none() && report.bound.is_none() && report.profile.is_none());
+
+    for (refused, what) in [
+        (config(0).confidence(0.9), "no probability bound"),
+        (config(0).depth(2), "does not take a depth bound"),
+        (config(0).vars(1), "does not take a vars bound"),
+        (config(0).threads(2), "does not take a threads bound"),
+    ] {
+        let report = refused.run(figure_correct_pair);
+        let failure = report.failure().expect("refused");
+        assert_eq!(failure.kind, FailureKind::BadConfig, "{what}");
+        assert!(failure.message.contains(what), "{}", failure.message);
+        assert!(failure.message.contains("uniform"), "{}", failure.message);
+    }
+}
+
+fn figure_correct_pair() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = thread::spawn(move || {
+        n2.fetch_add(1, SeqCst);
+    });
+    n.fetch_add(1, SeqCst);
+    h.join().unwrap();
+    assert_eq!(n.load(SeqCst), 2);
+}
+
+#[pctvb::test(strategy = "uniform", iterations = 200, seed = 3)]
+fn the_attribute_takes_the_uniform_strategy() {
+    figure_correct_pair();
+}
