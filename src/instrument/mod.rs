@@ -125,6 +125,11 @@
 //! mod m { use std::*; }
 //! ```
 //!
+//! ```compile_fail
+//! #[pctvb::instrument]
+//! mod m { pub fn f(_: std::sync::Exclusive<u8>) {} }
+//! ```
+//!
 //! an instrument attribute inside an instrumented item (it would instrument the hooks again):
 //!
 //! ```compile_fail
@@ -133,11 +138,6 @@
 //!     #[pctvb::instrument(force)]
 //!     pub mod inner {}
 //! }
-//! ```
-//!
-//! ```compile_fail
-//! #[pctvb::instrument]
-//! mod m { pub fn f(_: std::sync::Exclusive<u8>) {} }
 //! ```
 //!
 //! # Example
