@@ -65,6 +65,7 @@
 //! several worker threads).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::Location;
 
 use rand::RngExt;
@@ -112,7 +113,7 @@ impl Record {
 #[derive(Clone, Debug, Default)]
 pub struct UniformWalk {
     /// What earlier executions measured, by thread identity.
-    records: HashMap<u64, Record>,
+    records: HashMap<u64, Record, BuildHasherDefault<KeyHasher>>,
     /// The own-points estimate of a thread no execution has seen; `None` before any execution
     /// ended, when the walk is naive.
     default_estimate: Option<u64>,
@@ -127,6 +128,8 @@ struct ThreadState {
     key: u64,
     /// The id of the thread that spawned it (`None` for the main thread).
     parent: Option<u32>,
+    /// Whether its identity had estimates when it appeared.
+    known: bool,
     /// Estimated own scheduling points.
     own: u64,
     /// Estimated scheduling points of its descendants.
@@ -164,10 +167,12 @@ impl UniformWalk {
     }
 
     fn add_thread(&mut self, key: u64, parent: Option<u32>) -> u64 {
+        let known = self.records.contains_key(&key);
         let (own, descendants) = self.estimate_of(key);
         self.threads.push(ThreadState {
             key,
             parent,
+            known,
             own,
             descendants,
             done: 0,
@@ -208,12 +213,6 @@ impl Strategy for UniformWalk {
     }
 
     fn begin_execution(&mut self, _start: &ExecutionStart<'_>, _rng: &mut ScheduleRng) {
-        self.default_estimate = if self.records.is_empty() {
-            None
-        } else {
-            let sum: u64 = self.records.values().map(|r| r.estimate().0).sum();
-            Some(sum.div_ceil(self.records.len() as u64))
-        };
         self.threads.clear();
         self.add_thread(MAIN_KEY, None);
     }
@@ -249,6 +248,9 @@ impl Strategy for UniformWalk {
     }
 
     fn end_execution(&mut self, _digest: u64, _steps: u64) -> Result<(), StrategyError> {
+        if self.threads.iter().all(|t| t.known) {
+            return Ok(()); // nothing new to learn: estimates stay as they are
+        }
         // A child's id is above its parent's: children first, each adds its subtree to its
         // parent's descendants.
         let mut descendants = vec![0u64; self.threads.len()];
@@ -261,6 +263,8 @@ impl Strategy for UniformWalk {
             // Estimates are set once (see the module documentation for why they stay).
             self.records.entry(t.key).or_insert(Record { events: t.done, descendants: d });
         }
+        let sum: u64 = self.records.values().map(|r| r.estimate().0).sum();
+        self.default_estimate = Some(sum.div_ceil(self.records.len() as u64));
         Ok(())
     }
 }
@@ -273,6 +277,27 @@ fn child_key(parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
         h = mix(h, b as u64);
     }
     mix(mix(h, site.line() as u64), site.column() as u64)
+}
+
+/// The hasher of the identity map: identities already are well-mixed hashes, so the map uses
+/// them as they are.
+#[derive(Clone, Copy, Debug, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = mix(self.0, b as u64);
+        }
+    }
+
+    fn write_u64(&mut self, x: u64) {
+        self.0 = x;
+    }
 }
 
 /// Mixes `x` into the hash `h` (a fixed function: identities are the same on every run).
@@ -451,6 +476,7 @@ mod tests {
         let t = ThreadState {
             key: 0,
             parent: None,
+            known: true,
             own: 3,
             descendants: 0,
             done: 10,
@@ -477,12 +503,11 @@ mod tests {
     #[test]
     fn unknown_threads_get_the_mean_estimate() {
         let mut walk = UniformWalk::new();
-        walk.records.insert(1, Record { events: 10, descendants: 4 });
-        walk.records.insert(2, Record { events: 15, descendants: 0 }); // mean 12.5
-        walk.begin_execution(&start(), &mut rng(0));
-        assert_eq!(walk.default_estimate, Some(13));
-        assert_eq!(walk.estimate_of(99), (13, 0));
-        assert_eq!(walk.estimate_of(2), (15, 0));
-        assert_eq!(walk.estimate_of(1), (10, 4));
+        execution(&mut walk, &mut rng(0), 3, 99);
+        // Main made 3 points, threads 1 and 2 made 3 and 99: the mean is 35.
+        assert_eq!(walk.default_estimate, Some(35));
+        assert_eq!(walk.estimate_of(12345), (35, 0));
+        let main = walk.threads[0].key;
+        assert_eq!(walk.estimate_of(main), (3, 102));
     }
 }
