@@ -416,7 +416,7 @@ fn notes(rows: &[Row], tools: &[Tool]) -> String {
 /// How many of each priority strategy's finds came from its random profiling executions.
 fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let cols: Vec<usize> = (0..tools.len())
-        .filter(|&i| matches!(&tools[i], Tool::Pctvb(k) if *k != pctvb::StrategyKind::Random))
+        .filter(|&i| matches!(&tools[i], Tool::Pctvb(k) if k.is_priority()))
         .collect();
     if cols.is_empty() {
         return String::new();

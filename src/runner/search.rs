@@ -38,7 +38,7 @@ impl Config {
         if let StrategyKind::Systematic { .. } = kind {
             return self.systematic(kind, seed, budget, body, at);
         }
-        let priority = kind != StrategyKind::Random;
+        let priority = kind.is_priority();
         // Variable bounding over `#[pctvb::instrument]`ed code tracks the chosen variables.
         let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
         // Profiling runs under the random strategy; the search strategy replaces it after.
