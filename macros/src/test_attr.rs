@@ -1,11 +1,11 @@
 //! `#[pctvb::test(...)]`: argument parsing and the expansion into a `#[test]` function.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, ItemFn, Lit, MetaNameValue, ReturnType, Token};
+use syn::{Expr, ExprLit, ItemFn, Lit, ReturnType, Token};
 
 /// One accepted argument: its name, the kind of literal it takes, and the `Config` method it
 /// sets.
@@ -123,12 +123,31 @@ fn check_signature(function: &ItemFn) -> syn::Result<()> {
 /// Parses `name = literal, ...` into `Config` builder calls, rejecting unknown names, wrong
 /// literal types, duplicates and bad values with errors spanned on the offending tokens.
 fn parse_args(args: TokenStream) -> syn::Result<Vec<TokenStream>> {
-    let parsed = Punctuated::<MetaNameValue, Token![,]>::parse_terminated.parse2(args)?;
+    let metas = Punctuated::<syn::Meta, Token![,]>::parse_terminated.parse2(args)?;
+    let mut parsed = Vec::new();
+    for meta in metas {
+        match meta {
+            syn::Meta::NameValue(nv) => parsed.push(nv),
+            other => {
+                let name = other.path().to_token_stream().to_string().replace(' ', "");
+                let example = match name.as_str() {
+                    "regressions" => "regressions = false",
+                    "strategy" => "strategy = \"pct\"",
+                    "confidence" => "confidence = 0.99",
+                    _ => "iterations = 1000",
+                };
+                return Err(syn::Error::new_spanned(
+                    other,
+                    format!("`{name}` needs a value, as in `{example}`"),
+                ));
+            }
+        }
+    }
     let mut seen: Vec<String> = Vec::new();
     let mut calls = Vec::new();
     for arg in parsed {
         let key = arg.path.get_ident().map(|i| i.to_string()).ok_or_else(|| {
-            syn::Error::new(arg.path.span(), "expected an argument name such as `iterations`")
+            syn::Error::new_spanned(&arg.path, "expected an argument name such as `iterations`")
         })?;
         let spec = ARGS.iter().find(|s| s.name == key).ok_or_else(|| {
             let names: Vec<&str> = ARGS.iter().map(|s| s.name).collect();
@@ -162,13 +181,33 @@ fn setting(spec: &ArgSpec, value: &Expr) -> syn::Result<TokenStream> {
     let method = syn::Ident::new(spec.method, Span::call_site());
     let lit = match value {
         Expr::Lit(ExprLit { lit, .. }) => lit,
+        Expr::Path(_) if spec.kind == ArgKind::Strategy => {
+            return Err(syn::Error::new_spanned(
+                value,
+                "`strategy` takes a string, e.g. `strategy = \"pct\"`",
+            ))
+        }
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) && spec.kind == ArgKind::Int => {
+            return Err(syn::Error::new_spanned(
+                value,
+                format!("`{}` takes a non-negative integer", spec.name),
+            ))
+        }
         other => {
-            return Err(syn::Error::new(other.span(), format!("`{}` takes a literal", spec.name)))
+            return Err(syn::Error::new_spanned(
+                other,
+                format!("`{}` takes a literal, not an expression or a constant", spec.name),
+            ))
         }
     };
     match (spec.kind, lit) {
         (ArgKind::Int, Lit::Int(i)) => {
-            let v: u64 = i.base10_parse()?;
+            let v: u64 = i.base10_parse().map_err(|_| {
+                syn::Error::new(
+                    i.span(),
+                    format!("`{}` takes an integer from 0 to {} (u64)", spec.name, u64::MAX),
+                )
+            })?;
             if v == 0 && !matches!(spec.name, "seed" | "minimize_runs") {
                 return Err(syn::Error::new(
                     i.span(),
