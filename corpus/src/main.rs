@@ -170,9 +170,13 @@ fn main() -> ExitCode {
         silence_stderr();
     }
     let budget = Budget { executions: o.budget, loom_time: Duration::from_secs_f64(o.loom_secs) };
-    // One-time costs (panic hooks, thread-local pools) before anything is measured.
+    // One-time costs (panic hooks, thread-local pools) before anything is measured. shuttle
+    // first: each tool wraps the panic hook it finds, and the one installed last runs first, so
+    // pctvb's failures do not pass through shuttle's hook (which prints and persists them).
+    // Backtraces only slow the shuttle columns down: off.
+    std::env::set_var("RUST_BACKTRACE", "0");
     let warmup = catalog().into_iter().find(|p| p.name == "counter").expect("counter");
-    for tool in [Tool::Pctvb(pctvb::StrategyKind::Random), Tool::ShuttleRandom, Tool::Loom(Some(0))]
+    for tool in [Tool::ShuttleRandom, Tool::Loom(Some(0)), Tool::Pctvb(pctvb::StrategyKind::Random)]
     {
         run::trial(
             &tool,
