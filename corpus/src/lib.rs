@@ -292,6 +292,16 @@ pub fn catalog() -> Vec<Program> {
             bodies!(table1::bubble_sort),
         ),
         program(
+            "bubblesort2",
+            Table1,
+            0,
+            101,
+            Some((0, 0, 2)),
+            None,
+            "odd-even sort, 100 threads, threads register with the phaser late",
+            bodies!(table1::bubble_sort_phased),
+        ),
+        program(
             "piper",
             Table1,
             0,
@@ -340,6 +350,16 @@ pub fn catalog() -> Vec<Program> {
             None,
             "block manager, racy free count",
             bodies!(table1::block_manager),
+        ),
+        program(
+            "mergesortbug",
+            Table1,
+            0,
+            29,
+            Some((1, 1, 2)),
+            None,
+            "merge tree 16+8+4, racy pending-children count",
+            bodies!(table1::merge_sort_tree),
         ),
         program(
             "account",

@@ -2,7 +2,7 @@
 // written against the facade `rt`. Thread counts follow the table where the description
 // allows (the test body's thread included). Included once per tool by `crate::on_tool!`.
 
-use super::rt::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use super::rt::sync::atomic::{AtomicU32, AtomicUsize, Ordering::SeqCst};
 use super::rt::sync::{Arc, Condvar, Mutex};
 use super::rt::thread;
 
@@ -13,6 +13,44 @@ fn run_threads(bodies: Vec<Body>) {
     let handles: Vec<_> = bodies.into_iter().map(|b| thread::spawn(b)).collect();
     for h in handles {
         h.join().unwrap();
+    }
+}
+
+/// The `i`-th number of an input (deterministic, in `0..1000`, no order).
+fn input_value(i: usize) -> u32 {
+    ((i as u64 * 2_654_435_761 + 12_345) % 1000) as u32
+}
+
+/// Insertion sort of `data[lo..hi]` in place, one access per element read or written.
+fn insertion_sort(data: &[AtomicU32], lo: usize, hi: usize) {
+    for i in lo + 1..hi {
+        let x = data[i].load(SeqCst);
+        let mut j = i;
+        while j > lo {
+            let y = data[j - 1].load(SeqCst);
+            if y <= x {
+                break;
+            }
+            data[j].store(y, SeqCst);
+            j -= 1;
+        }
+        data[j].store(x, SeqCst);
+    }
+}
+
+/// Merges the sorted runs `data[lo..mid]` and `data[mid..hi]` in place (through a copy).
+fn merge(data: &[AtomicU32], lo: usize, mid: usize, hi: usize) {
+    let left: Vec<u32> = data[lo..mid].iter().map(|x| x.load(SeqCst)).collect();
+    let right: Vec<u32> = data[mid..hi].iter().map(|x| x.load(SeqCst)).collect();
+    let (mut a, mut b) = (0, 0);
+    for slot in &data[lo..hi] {
+        if b == right.len() || (a < left.len() && left[a] <= right[b]) {
+            slot.store(left[a], SeqCst);
+            a += 1;
+        } else {
+            slot.store(right[b], SeqCst);
+            b += 1;
+        }
     }
 }
 
@@ -168,6 +206,90 @@ pub fn bubble_sort(_: usize) {
     run_threads(bodies);
 }
 
+/// A reusable barrier whose parties register themselves (like Java's `Phaser`).
+struct Phaser {
+    state: Mutex<PhaserState>,
+    cv: Condvar,
+}
+
+struct PhaserState {
+    parties: usize,
+    arrived: usize,
+    phase: usize,
+}
+
+impl Phaser {
+    fn new() -> Phaser {
+        Phaser {
+            state: Mutex::new(PhaserState { parties: 0, arrived: 0, phase: 0 }),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn register(&self) {
+        self.state.lock().unwrap().parties += 1;
+    }
+
+    /// Arrives at the end of `phase` and waits until every party has; `false` at once when
+    /// the phaser is no longer in `phase`.
+    fn arrive_and_wait(&self, phase: usize) -> bool {
+        let mut s = self.state.lock().unwrap();
+        if s.phase != phase {
+            return false;
+        }
+        s.arrived += 1;
+        if s.arrived == s.parties {
+            s.arrived = 0;
+            s.phase += 1;
+            self.cv.notify_all();
+        } else {
+            while s.phase == phase {
+                s = self.cv.wait(s).unwrap();
+            }
+        }
+        true
+    }
+}
+
+/// BubbleSort2 (Table 1: 101 threads, (0,0,2)): odd-even transposition sort of 100 numbers by
+/// 100 threads, one per element: in phase `p`, thread `i` compares elements `i` and `i + 1`
+/// and swaps them if they are out of order, when `i` and `p` have the same parity; a phaser
+/// separates the phases, and a thread checks that it arrives in its own phase. The numbers
+/// are in blocks of four in decreasing order, which four phases sort. BUG: each thread
+/// registers with the phaser when it starts, instead of the spawner registering it before:
+/// the threads that have started can complete a phase before the others register, and a late
+/// thread then arrives in a phase that is over. It needs no preemption: one thread running
+/// before another starts is enough.
+pub fn bubble_sort_phased(_: usize) {
+    const N: usize = 100;
+    const PHASES: usize = 4;
+    let data: Arc<Vec<AtomicU32>> =
+        Arc::new((0..N as u32).map(|i| AtomicU32::new(i / 4 * 4 + 3 - i % 4)).collect());
+    let phaser = Arc::new(Phaser::new());
+    let bodies: Vec<Body> = (0..N)
+        .map(|i| {
+            let (data, phaser) = (data.clone(), phaser.clone());
+            Box::new(move || {
+                phaser.register(); // BUG: the spawner should register the thread
+                for p in 0..PHASES {
+                    if i % 2 == p % 2 && i + 1 < N {
+                        let (a, b) = (data[i].load(SeqCst), data[i + 1].load(SeqCst));
+                        if a > b {
+                            data[i].store(b, SeqCst);
+                            data[i + 1].store(a, SeqCst);
+                        }
+                    }
+                    let in_step = phaser.arrive_and_wait(p);
+                    assert!(in_step, "bubble sort: thread {i} arrived after phase {p} was over");
+                }
+            }) as Body
+        })
+        .collect();
+    run_threads(bodies);
+    let out: Vec<u32> = data.iter().map(|x| x.load(SeqCst)).collect();
+    assert!(out.windows(2).all(|w| w[0] <= w[1]), "bubble sort: not sorted");
+}
+
 /// Piper (Table 1: 9 threads, (1,1,2)): eight passengers book the four seats of a flight;
 /// `book` reads the seats taken and writes back one more (not atomically), and records the
 /// passenger on the manifest: two bookings can count as one.
@@ -307,6 +429,96 @@ pub fn block_manager(_: usize) {
         })
         .collect();
     run_threads(bodies);
+}
+
+/// A node of a merge tree: its parent waits until its children have reported.
+struct MergeNode {
+    pending: AtomicUsize,
+    lock: Mutex<()>,
+    cv: Condvar,
+}
+
+impl MergeNode {
+    fn new() -> MergeNode {
+        MergeNode { pending: AtomicUsize::new(0), lock: Mutex::new(()), cv: Condvar::new() }
+    }
+
+    /// Sets the number of children that will report.
+    fn expect(&self, children: usize) {
+        self.pending.store(children, SeqCst);
+    }
+
+    fn report(&self) {
+        let p = self.pending.load(SeqCst);
+        self.pending.store(p - 1, SeqCst); // BUG: not atomic with the load
+        let _g = self.lock.lock().unwrap();
+        self.cv.notify_all();
+    }
+
+    fn wait(&self) {
+        let mut g = self.lock.lock().unwrap();
+        while self.pending.load(SeqCst) > 0 {
+            g = self.cv.wait(g).unwrap();
+        }
+    }
+}
+
+/// MergeSortBug (Table 1: 29 threads, (1,1,2)): a merge tree of threads over a shared array:
+/// sixteen sorters each sort a chunk in place (the chunks are of uneven length), eight
+/// mergers each merge two sorted chunks, four merge two of those, and the test body merges
+/// the last four runs. A thread reports to its parent's node by decrementing the node's count
+/// of pending children, and the parent waits until the count is 0. BUG: the decrement is a
+/// read and a write; when two siblings report at once, one decrement is lost and the parent
+/// waits forever (a deadlock).
+pub fn merge_sort_tree(_: usize) {
+    const CHUNKS: [usize; 16] = [1, 7, 6, 2, 2, 8, 5, 1, 7, 3, 1, 6, 8, 2, 3, 5];
+    let mut bounds = vec![0];
+    for len in CHUNKS {
+        bounds.push(bounds[bounds.len() - 1] + len);
+    }
+    let n = bounds[16];
+    let input: Vec<u32> = (0..n).map(input_value).collect();
+    let data: Arc<Vec<AtomicU32>> = Arc::new(input.iter().map(|&x| AtomicU32::new(x)).collect());
+    // Nodes 0..8 wait for two sorters each, 8..12 for two of those mergers each, 12 and 13
+    // (both the test body's) for two of those each.
+    let nodes: Arc<Vec<MergeNode>> = Arc::new((0..14).map(|_| MergeNode::new()).collect());
+    for node in nodes.iter() {
+        node.expect(2);
+    }
+    let bounds = Arc::new(bounds);
+    let mut bodies: Vec<Body> = Vec::new();
+    for c in 0..16 {
+        let (data, nodes, bounds) = (data.clone(), nodes.clone(), bounds.clone());
+        bodies.push(Box::new(move || {
+            insertion_sort(&data, bounds[c], bounds[c + 1]);
+            nodes[c / 2].report();
+        }));
+    }
+    for m in 0..12 {
+        let (data, nodes, bounds) = (data.clone(), nodes.clone(), bounds.clone());
+        bodies.push(Box::new(move || {
+            nodes[m].wait();
+            // Node m covers `width` chunks from `first`.
+            let (width, first) = if m < 8 { (2, 2 * m) } else { (4, 4 * (m - 8)) };
+            let mid = bounds[first + width / 2];
+            merge(&data, bounds[first], mid, bounds[first + width]);
+            nodes[if m < 8 { 8 + m / 2 } else { 12 + (m - 8) / 2 }].report();
+        }));
+    }
+    #[allow(clippy::redundant_closure)]
+    let handles: Vec<_> = bodies.into_iter().map(|b| thread::spawn(b)).collect();
+    nodes[12].wait();
+    merge(&data, bounds[0], bounds[4], bounds[8]);
+    nodes[13].wait();
+    merge(&data, bounds[8], bounds[12], bounds[16]);
+    merge(&data, bounds[0], bounds[8], bounds[16]);
+    for h in handles {
+        h.join().unwrap();
+    }
+    let out: Vec<u32> = data.iter().map(|x| x.load(SeqCst)).collect();
+    let mut expected = input;
+    expected.sort_unstable();
+    assert_eq!(out, expected, "merge sort (tree): wrong result");
 }
 
 /// Account (Table 1: 3 threads, (1,1,2)): two clerks deposit into and withdraw from one bank
