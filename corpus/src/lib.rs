@@ -258,7 +258,7 @@ pub fn catalog() -> Vec<Program> {
             100,
             Some((1, 1, 2)),
             None,
-            "99 workers, racy output cursor",
+            "99 workers by value range, 8 busy, racy output cursor",
             bodies!(table1::merge_sort),
         ),
         program(
@@ -308,7 +308,7 @@ pub fn catalog() -> Vec<Program> {
             9,
             Some((1, 1, 2)),
             None,
-            "8 passengers, 4 seats, racy seat count",
+            "8 passengers, 4 seats, a desk, racy seat count",
             bodies!(table1::piper),
         ),
         program(
@@ -338,7 +338,7 @@ pub fn catalog() -> Vec<Program> {
             18,
             Some((1, 1, 2)),
             None,
-            "server + 16 players, racy ball count",
+            "server + 16 players in turn, racy hit count",
             bodies!(table1::ping_pong),
         ),
         program(
@@ -348,7 +348,7 @@ pub fn catalog() -> Vec<Program> {
             6,
             Some((1, 1, 2)),
             None,
-            "block manager, racy free count",
+            "best fit, 8 blocks, 5 workers x 2, racy free count",
             bodies!(table1::block_manager),
         ),
         program(
@@ -368,7 +368,7 @@ pub fn catalog() -> Vec<Program> {
             3,
             Some((1, 1, 2)),
             None,
-            "bank account, update in two critical sections",
+            "2 clerks x 4 postings, fee in two critical sections",
             bodies!(table1::account),
         ),
         program(

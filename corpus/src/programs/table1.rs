@@ -1,6 +1,10 @@
 // Rust versions of the kinds of programs in the PCTVB paper's Table 1 (ConTest benchmarks),
 // written against the facade `rt`. Thread counts follow the table where the description
 // allows (the test body's thread included). Included once per tool by `crate::on_tool!`.
+//
+// Where the table's systematic search needed many schedules, the racy window is a small part
+// of the program: the threads do other work through correct synchronization, and the bug
+// needs one particular preemption among many possible ones.
 
 use super::rt::sync::atomic::{AtomicU32, AtomicUsize, Ordering::SeqCst};
 use super::rt::sync::{Arc, Condvar, Mutex};
@@ -54,29 +58,38 @@ fn merge(data: &[AtomicU32], lo: usize, mid: usize, hi: usize) {
     }
 }
 
-/// MergeSort (Table 1: 100 threads, (1,1,2)): `workers` threads each sort a chunk and copy it
-/// into the shared output, reserving their place with a racy cursor (a load, then a store, not
-/// a `fetch_add`). Two workers that read the same cursor write over each other's run.
+/// MergeSort (Table 1: 100 threads, (1,1,2)): `workers` threads sort numbers split by value:
+/// worker `w` takes those in `[10w, 10w + 10)`, sorts them and copies its run into the shared
+/// output at a place it reserves with a cursor; the runs are then merged. The numbers come in
+/// eight clusters, so eight workers, spread over the pool, get numbers and the others stop at
+/// once. BUG: the cursor is read and written back in two steps (not a `fetch_add`); two
+/// workers that read the same cursor copy their runs to the same place.
 pub fn merge_sort(workers: usize) {
-    const CHUNK: usize = 4;
-    let input: Vec<u32> = (0..workers * CHUNK).map(|i| ((i * 7919 + 13) % 101) as u32).collect();
+    // (first value, count) of each cluster; a cluster stays within one worker's range.
+    const CLUSTERS: [(u32, u32); 8] =
+        [(51, 5), (171, 7), (291, 4), (412, 6), (531, 5), (662, 7), (781, 4), (902, 6)];
+    let input: Vec<u32> =
+        CLUSTERS.iter().flat_map(|&(v, k)| (0..k).map(move |i| v + (i * 3) % 7)).collect();
     let out = Arc::new(Mutex::new(vec![u32::MAX; input.len()]));
     let cursor = Arc::new(AtomicUsize::new(0));
     let bodies: Vec<Body> = (0..workers)
         .map(|w| {
-            let mut chunk = input[w * CHUNK..(w + 1) * CHUNK].to_vec();
+            let mut run: Vec<u32> = input.iter().copied().filter(|&x| x / 10 == w as u32).collect();
             let (out, cursor) = (out.clone(), cursor.clone());
             Box::new(move || {
-                chunk.sort_unstable();
+                if run.is_empty() {
+                    return;
+                }
+                run.sort_unstable();
                 let at = cursor.load(SeqCst);
-                cursor.store(at + CHUNK, SeqCst); // BUG: not atomic with the load
-                out.lock().unwrap()[at..at + CHUNK].copy_from_slice(&chunk);
+                cursor.store(at + run.len(), SeqCst); // BUG: not atomic with the load
+                out.lock().unwrap()[at..at + run.len()].copy_from_slice(&run);
             }) as Body
         })
         .collect();
     run_threads(bodies);
     let runs = out.lock().unwrap().clone();
-    assert!(!runs.contains(&u32::MAX), "merge sort: two runs were written to the same place");
+    assert!(!runs.contains(&u32::MAX), "merge sort: two runs were copied to the same place");
     // The final merge of the sorted runs.
     let mut merged = runs;
     merged.sort_unstable();
@@ -290,32 +303,50 @@ pub fn bubble_sort_phased(_: usize) {
     assert!(out.windows(2).all(|w| w[0] <= w[1]), "bubble sort: not sorted");
 }
 
-/// Piper (Table 1: 9 threads, (1,1,2)): eight passengers book the four seats of a flight;
-/// `book` reads the seats taken and writes back one more (not atomically), and records the
-/// passenger on the manifest: two bookings can count as one.
+/// Piper (Table 1: 9 threads, (1,1,2)): eight passengers try to book the four seats of a
+/// flight. A passenger checks that seats are left, has the agent at the desk (one passenger
+/// at a time) look up the fares of eight rows, and books: reads the count of seats taken and,
+/// if the flight is not full, writes back one more and takes a seat. BUG: reading and writing
+/// the count are two steps; when another passenger books in between, two bookings count as
+/// one, and a fifth passenger gets through to find no seat. The desk spaces the bookings out.
 pub fn piper(_: usize) {
     const SEATS: usize = 4;
+    const ROWS: usize = 12;
     let taken = Arc::new(AtomicUsize::new(0));
-    let manifest = Arc::new(Mutex::new(Vec::new()));
+    let fares: Arc<Vec<AtomicU32>> =
+        Arc::new((0..ROWS as u32).map(|r| AtomicU32::new(300 - 10 * r)).collect());
+    let desk = Arc::new(Mutex::new(0usize)); // quotes given
+    let seats = Arc::new(Mutex::new([None::<(usize, u32)>; SEATS]));
     let bodies: Vec<Body> = (0..8)
         .map(|p| {
-            let (taken, manifest) = (taken.clone(), manifest.clone());
+            let (taken, fares, desk, seats) =
+                (taken.clone(), fares.clone(), desk.clone(), seats.clone());
             Box::new(move || {
+                if taken.load(SeqCst) >= SEATS {
+                    return; // the flight shows as full
+                }
+                let fare = {
+                    let mut quotes = desk.lock().unwrap();
+                    *quotes += 1;
+                    (0..8).map(|r| fares[(p + r) % ROWS].load(SeqCst)).min().unwrap()
+                };
                 let t = taken.load(SeqCst);
                 if t < SEATS {
                     taken.store(t + 1, SeqCst); // BUG: not atomic with the load
-                    manifest.lock().unwrap().push(p);
+                    let seated = {
+                        let mut s = seats.lock().unwrap();
+                        let free = s.iter().position(|x| x.is_none());
+                        if let Some(k) = free {
+                            s[k] = Some((p, fare));
+                        }
+                        free.is_some()
+                    };
+                    assert!(seated, "piper: passenger {p} booked but found no free seat");
                 }
             }) as Body
         })
         .collect();
     run_threads(bodies);
-    let booked = manifest.lock().unwrap().len();
-    assert_eq!(
-        booked,
-        taken.load(SeqCst),
-        "piper: {booked} passengers booked, seats counted wrong"
-    );
 }
 
 /// Allocation Vector (Table 1: 3 threads, (2,1,2)), sized up from Figure 12: eight blocks, two
@@ -381,54 +412,90 @@ pub fn buf_writer(_: usize) {
     run_threads(bodies);
 }
 
-/// PingPong (Table 1: 18 threads, (1,1,2)): a server puts one ball on the table and sixteen
-/// players try to hit it; a player reads the balls on the table and writes back one fewer
-/// (not atomically), so two players can both hit the one ball.
+/// PingPong (Table 1: 18 threads, (1,1,2)): a server and sixteen players play "around the
+/// world" at one table: the turn passes from the server to each player in order (a mutex and
+/// a condition variable). On its turn a player reads where the ball is and how it spins
+/// (eight reads), hits it and passes the turn on, and then counts the hit on the scoreboard.
+/// BUG: counting is a read and a write of the score; when the next player counts its hit
+/// between them, one of the two hits is lost. Players look at the score when they come to
+/// the table (it sets how hard they hit).
 pub fn ping_pong(_: usize) {
-    let balls = Arc::new(AtomicUsize::new(0));
+    const PLAYERS: usize = 16; // the server is number PLAYERS
     let hits = Arc::new(AtomicUsize::new(0));
-    let mut bodies: Vec<Body> = Vec::new();
-    let server = balls.clone();
-    bodies.push(Box::new(move || {
-        server.fetch_add(1, SeqCst);
-    }));
-    for _ in 0..16 {
-        let (balls, hits) = (balls.clone(), hits.clone());
-        bodies.push(Box::new(move || {
-            let b = balls.load(SeqCst);
-            if b > 0 {
-                balls.store(b - 1, SeqCst); // BUG: not atomic with the load
-                hits.fetch_add(1, SeqCst);
-            }
-        }));
-    }
-    run_threads(bodies);
-    assert!(hits.load(SeqCst) <= 1, "ping-pong: one ball was hit by two players");
-}
-
-/// Manager (Table 1: 6 threads, (1,1,2)): a block manager with three blocks, a bitmap under a
-/// lock and a free count kept beside it; five workers allocate. The free count is decremented
-/// by a load and a store, so two allocations can count as one and a later worker is promised
-/// a block that does not exist.
-pub fn block_manager(_: usize) {
-    let free = Arc::new(AtomicUsize::new(3));
-    let bitmap = Arc::new(Mutex::new(vec![false; 3]));
-    let bodies: Vec<Body> = (0..5)
-        .map(|_| {
-            let (free, bitmap) = (free.clone(), bitmap.clone());
+    let ball: Arc<Vec<AtomicUsize>> = Arc::new((0..4).map(AtomicUsize::new).collect());
+    let table = Arc::new((Mutex::new(PLAYERS), Condvar::new()));
+    let bodies: Vec<Body> = (0..=PLAYERS)
+        .map(|me| {
+            let (hits, ball, table) = (hits.clone(), ball.clone(), table.clone());
             Box::new(move || {
-                let f = free.load(SeqCst);
-                if f == 0 {
-                    return;
+                let power = hits.load(SeqCst) % 3;
+                let (m, cv) = &*table;
+                let mut turn = m.lock().unwrap();
+                while *turn != me {
+                    turn = cv.wait(turn).unwrap();
                 }
-                free.store(f - 1, SeqCst); // BUG: not atomic with the load
-                let mut bm = bitmap.lock().unwrap();
-                let b = bm.iter().position(|&u| !u).expect("block manager: promised a block");
-                bm[b] = true;
+                let spin: usize = (0..8).map(|k| ball[k % 4].load(SeqCst)).sum();
+                ball[me % 4].store((spin + power) % 7, SeqCst);
+                *turn = (me + 1) % (PLAYERS + 1);
+                cv.notify_all();
+                drop(turn);
+                let h = hits.load(SeqCst);
+                hits.store(h + 1, SeqCst); // BUG: not atomic with the load
             }) as Body
         })
         .collect();
     run_threads(bodies);
+    assert_eq!(hits.load(SeqCst), PLAYERS + 1, "ping-pong: a hit was not counted");
+}
+
+/// Manager (Table 1: 6 threads, (1,1,2)): a block manager hands out eight blocks of different
+/// sizes, and five workers each ask for two. An allocation finds the best-fitting free block
+/// under the manager's lock, scanning every block's descriptor, and then decrements the count
+/// of free blocks kept beside the descriptors (workers check it before asking). BUG: the
+/// decrement is a read and a write; when another allocation decrements in between, two
+/// allocations count as one, and the count no longer agrees with the descriptors.
+pub fn block_manager(_: usize) {
+    const BLOCKS: usize = 8;
+    let free = Arc::new(AtomicUsize::new(BLOCKS));
+    // A block's descriptor: its size when free, 0 when allocated.
+    let blocks: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..BLOCKS).map(|b| AtomicUsize::new(1 + b * 5 % 7)).collect());
+    let manager = Arc::new(Mutex::new(()));
+    let bodies: Vec<Body> = (0..5)
+        .map(|w| {
+            let (free, blocks, manager) = (free.clone(), blocks.clone(), manager.clone());
+            Box::new(move || {
+                for r in 0..2 {
+                    if free.load(SeqCst) == 0 {
+                        return;
+                    }
+                    let want = 1 + (w + r) % 3;
+                    let found = {
+                        let _m = manager.lock().unwrap();
+                        let mut best: Option<(usize, usize)> = None;
+                        for (b, d) in blocks.iter().enumerate() {
+                            let size = d.load(SeqCst);
+                            if size >= want && best.is_none_or(|(_, s)| size < s) {
+                                best = Some((b, size));
+                            }
+                        }
+                        if let Some((b, _)) = best {
+                            blocks[b].store(0, SeqCst);
+                        }
+                        best.is_some()
+                    };
+                    if !found {
+                        return;
+                    }
+                    let f = free.load(SeqCst);
+                    free.store(f - 1, SeqCst); // BUG: not atomic with the load
+                }
+            }) as Body
+        })
+        .collect();
+    run_threads(bodies);
+    let left = blocks.iter().filter(|d| d.load(SeqCst) != 0).count();
+    assert_eq!(free.load(SeqCst), left, "block manager: the free count drifted");
 }
 
 /// A node of a merge tree: its parent waits until its children have reported.
@@ -521,27 +588,46 @@ pub fn merge_sort_tree(_: usize) {
     assert_eq!(out, expected, "merge sort (tree): wrong result");
 }
 
-/// Account (Table 1: 3 threads, (1,1,2)): two clerks deposit into and withdraw from one bank
-/// account; `deposit` and `withdraw` read the balance and write the new one in two critical
-/// sections, so an update can be lost.
+/// Account (Table 1: 3 threads, (1,1,2)): two clerks post four transactions each to one bank
+/// account, first looking through the account's journal of recent transactions for a
+/// duplicate. Deposits and withdrawals update the balance in one critical section; the
+/// monthly fee (one posting) reads the balance in one and writes it in another. BUG: an update
+/// by the other clerk between the two is lost.
 pub fn account(_: usize) {
-    let balance = Arc::new(Mutex::new(100i64));
-    let update = |b: &Mutex<i64>, amount: i64| {
-        let current = *b.lock().unwrap();
-        *b.lock().unwrap() = current + amount; // BUG: a second critical section
-    };
-    let bodies: Vec<Body> = [(50i64, -20i64), (30, -10)]
-        .into_iter()
-        .map(|(dep, wd)| {
-            let balance = balance.clone();
+    const JOURNAL: usize = 12;
+    const FEE: i64 = 5;
+    // 0 stands for the monthly fee.
+    const BATCHES: [[i64; 4]; 2] = [[50, -20, 0, 30], [-40, 25, 60, -15]];
+    let balance = Arc::new(Mutex::new(1000i64));
+    let journal: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..JOURNAL).map(|_| AtomicUsize::new(0)).collect());
+    let posted = Arc::new(AtomicUsize::new(0));
+    let bodies: Vec<Body> = BATCHES
+        .iter()
+        .enumerate()
+        .map(|(clerk, batch)| {
+            let (balance, journal, posted) = (balance.clone(), journal.clone(), posted.clone());
             Box::new(move || {
-                update(&balance, dep);
-                update(&balance, wd);
+                for (i, &amount) in batch.iter().enumerate() {
+                    let id = 100 * (clerk + 1) + i;
+                    if journal.iter().any(|e| e.load(SeqCst) == id) {
+                        continue; // already posted
+                    }
+                    if amount == 0 {
+                        let b = *balance.lock().unwrap();
+                        *balance.lock().unwrap() = b - FEE; // BUG: a second critical section
+                    } else {
+                        *balance.lock().unwrap() += amount;
+                    }
+                    let k = posted.fetch_add(1, SeqCst);
+                    journal[k % JOURNAL].store(id, SeqCst);
+                }
             }) as Body
         })
         .collect();
     run_threads(bodies);
-    assert_eq!(*balance.lock().unwrap(), 150, "account: an update was lost");
+    let expected = 1000 + BATCHES.iter().flatten().sum::<i64>() - FEE;
+    assert_eq!(*balance.lock().unwrap(), expected, "account: an update was lost");
 }
 
 /// AirLineTickets (Table 1: 11 threads, (0,0,2)): ten agents sell the eight seats of a flight.
