@@ -5,8 +5,8 @@
 //!
 //! Every run uses a fixed seed and `ignore_env`; where a bug must be found the budget is well
 //! above what the seeds need, and assertions are on behaviour, not on a seed's particulars.
-//! The programs are small copies of those in `tests/common/paper_figures.rs` and the corpus's
-//! `families.rs`, so this file does not depend on how those are organised.
+//! The programs are the paper figures of `tests/common/paper_figures.rs` and the corpus's
+//! thread-scaling family (`corpus/src/programs/families.rs`).
 
 use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use pctvb::sync::{Arc, Condvar, Mutex};
@@ -29,108 +29,23 @@ fn executions_to_bug(kind: StrategyKind, body: fn(), seed: u64, budget: u64) -> 
     report.failure().map(|f| f.execution + 1)
 }
 
-fn run_threads(bodies: Vec<Box<dyn FnOnce() + Send + 'static>>) {
-    #[allow(clippy::redundant_closure)] // `#[track_caller]` needs the closure
-    let handles: Vec<_> = bodies.into_iter().map(|body| thread::spawn(body)).collect();
-    for h in handles {
-        h.join().unwrap();
+#[path = "common/paper_figures.rs"]
+mod paper_figures;
+use paper_figures::{figure_10, figure_3, figure_4};
+
+/// The corpus's programs import threads and synchronization from a facade named `rt`.
+#[allow(dead_code)]
+mod corpus {
+    pub mod rt {
+        pub use pctvb::{sync, thread};
+    }
+    /// The thread-scaling family: a 2-thread bug among `n` threads, where the checker's one
+    /// load must land late among the setter's events, which the naive walk rarely does.
+    pub mod families {
+        include!("../corpus/src/programs/families.rs");
     }
 }
-
-/// The paper's Figure 3 (c=2, v=1): the reads must see `a = 1` and then `a = 0`.
-fn figure_3() {
-    let a = Arc::new(AtomicUsize::new(0));
-    let (a1, a2) = (a.clone(), a);
-    run_threads(vec![
-        Box::new(move || {
-            let t1 = a1.load(SeqCst);
-            let t2 = a1.load(SeqCst);
-            assert_eq!(t1, t2, "figure 3: a changed between the reads");
-        }),
-        Box::new(move || {
-            a2.store(1, SeqCst);
-            a2.store(0, SeqCst);
-        }),
-    ]);
-}
-
-/// Figure 4 (c=2, v=2): `t1 != t2` needs a preemption on `a`, `t3 == 1` one on `b`.
-fn figure_4() {
-    let a = Arc::new(AtomicUsize::new(0));
-    let b = Arc::new(AtomicUsize::new(0));
-    let (a1, b1, a2, b2) = (a.clone(), b.clone(), a, b);
-    run_threads(vec![
-        Box::new(move || {
-            let t1 = a1.load(SeqCst);
-            let t2 = a1.load(SeqCst);
-            let t3 = b1.load(SeqCst);
-            assert!(t1 == t2 || t3 != 1, "figure 4: a changed and b was 1");
-        }),
-        Box::new(move || {
-            a2.store(1, SeqCst);
-            b2.store(1, SeqCst);
-            b2.store(0, SeqCst);
-        }),
-    ]);
-}
-
-/// Figure 10 (c=2, v=2, t=3): `a++` between the reads of `a` and `b++` between those of `b`.
-fn figure_10() {
-    let a = Arc::new(AtomicUsize::new(0));
-    let b = Arc::new(AtomicUsize::new(0));
-    let (a1, b1, a2, b3) = (a.clone(), b.clone(), a, b);
-    run_threads(vec![
-        Box::new(move || {
-            let t1 = a1.load(SeqCst);
-            let t2 = a1.load(SeqCst);
-            let t3 = b1.load(SeqCst);
-            let t4 = b1.load(SeqCst);
-            assert!(t1 == t2 || t3 == t4, "figure 10: both a and b changed between reads");
-        }),
-        Box::new(move || {
-            a2.fetch_add(1, SeqCst);
-        }),
-        Box::new(move || {
-            b3.fetch_add(1, SeqCst);
-        }),
-    ]);
-}
-
-/// A 2-thread bug among `n` threads: the checker fails if it sees all ten of the setter's
-/// increments but not its flag, so it must run exactly between the setter's last increment
-/// and its flag store; `n - 2` bystanders increment counters of their own. The checker's one
-/// load must land late among the setter's events, which the naive walk rarely does.
-fn thread_scaling(n: usize) {
-    let a = Arc::new(AtomicUsize::new(0));
-    let flag = Arc::new(AtomicUsize::new(0));
-    let (a1, flag1) = (a.clone(), flag.clone());
-    let setter = thread::spawn(move || {
-        for _ in 0..10 {
-            a1.fetch_add(1, SeqCst);
-        }
-        flag1.store(1, SeqCst);
-    });
-    let checker = thread::spawn(move || {
-        if a.load(SeqCst) == 10 {
-            assert_eq!(flag.load(SeqCst), 1, "thread scaling: saw the work but not the flag");
-        }
-    });
-    let bystanders: Vec<_> = (0..n.saturating_sub(2))
-        .map(|_| {
-            thread::spawn(|| {
-                let own = AtomicUsize::new(0);
-                for _ in 0..3 {
-                    own.fetch_add(1, SeqCst);
-                }
-            })
-        })
-        .collect();
-    setter.join().unwrap();
-    checker.join().unwrap();
-    for h in bystanders {
-        h.join().unwrap();
-    }
-}
+use corpus::families::thread_scaling;
 
 const SCALING: [(usize, fn()); 3] =
     [(3, || thread_scaling(3)), (20, || thread_scaling(20)), (100, || thread_scaling(100))];
