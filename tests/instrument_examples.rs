@@ -96,3 +96,12 @@ fn the_treiber_example_instruments_its_stack() {
         assert!(!may.is_empty() && may.iter().all(|v| nodes.contains(v)), "{site:?}");
     }
 }
+
+#[test]
+fn site_labels_show_the_source_not_the_markers_of_inner_sites() {
+    // The Treiber example reaches atomics through raw pointers: `(*node).next.store(..)` holds
+    // the dereference's site inside the store's.
+    let labels: Vec<_> = pctvb::instrument::sites().into_iter().map(|s| s.label).collect();
+    assert!(labels.iter().any(|l| l.contains("(*") && l.contains(".next")), "{labels:?}");
+    assert!(labels.iter().all(|l| !l.contains("__pctvb")), "{labels:?}");
+}

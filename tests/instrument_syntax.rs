@@ -286,3 +286,12 @@ fn commas_inside_macro_arguments_do_not_split_them() {
     assert!(report.failure().is_none(), "{}", report.failure().unwrap());
     assert!(tracking.stats().misses.is_empty(), "{:?}", tracking.stats().misses);
 }
+
+#[test]
+fn site_labels_show_the_source_not_the_markers_of_inner_sites() {
+    let sites = instrument::sites();
+    assert!(!sites.is_empty());
+    for site in &sites {
+        assert!(!site.label.contains("__pctvb"), "label {:?} (line {})", site.label, site.line);
+    }
+}

@@ -328,8 +328,44 @@ struct Numberer {
     in_const: bool,
 }
 
+/// `tokens` with every marker `__pctvb_site!(id, expr)` replaced by its `expr`: a site's label
+/// shows the source, not the markers of the sites inside it.
+fn strip_markers(tokens: TokenStream) -> TokenStream {
+    let mut out = Vec::new();
+    let mut iter = tokens.into_iter().peekable();
+    while let Some(tt) = iter.next() {
+        if let TokenTree::Ident(i) = &tt {
+            if i == MARKER {
+                if let Some(TokenTree::Punct(bang)) = iter.peek() {
+                    if bang.as_char() == '!' {
+                        iter.next();
+                        if let Some(TokenTree::Group(g)) = iter.next() {
+                            let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                            let comma = inner.iter().position(
+                                |t| matches!(t, TokenTree::Punct(p) if p.as_char() == ','),
+                            );
+                            let expr = inner[comma.map_or(0, |c| c + 1)..].iter().cloned();
+                            out.extend(strip_markers(expr.collect()));
+                        }
+                        continue;
+                    }
+                }
+            }
+        }
+        match tt {
+            TokenTree::Group(g) => {
+                let mut group = proc_macro2::Group::new(g.delimiter(), strip_markers(g.stream()));
+                group.set_span(g.span());
+                out.push(TokenTree::Group(group));
+            }
+            other => out.push(other),
+        }
+    }
+    out.into_iter().collect()
+}
+
 fn text(tokens: impl ToTokens) -> String {
-    let s = tokens.to_token_stream().to_string();
+    let s = strip_markers(tokens.to_token_stream()).to_string();
     let s = s.replace(" . ", ".").replace(" :: ", "::").replace("* ", "*").replace(" (", "(");
     if s.len() > 60 {
         format!("{}...", &s[..s.char_indices().nth(57).map_or(s.len(), |(i, _)| i)])
