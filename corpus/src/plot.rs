@@ -85,9 +85,9 @@ pub fn use_font() -> Result<(), String> {
         .clone()
 }
 
-/// Line colours: matplotlib's ten, then black and navy (the corpus plots have up to 12
-/// lines, one per column of `docs/RESULTS.md`).
-const COLORS: [RGBColor; 12] = [
+/// Line colours: matplotlib's ten, then four darker ones. The corpus plots have a line per
+/// column of `docs/RESULTS.md` (13 now), and a colour used twice would make two lines one.
+const COLORS: [RGBColor; 14] = [
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x2c, 0xa0, 0x2c),
@@ -100,6 +100,8 @@ const COLORS: [RGBColor; 12] = [
     RGBColor(0xbc, 0xbd, 0x22),
     RGBColor(0x17, 0xbe, 0xcf),
     RGBColor(0x00, 0x00, 0x80),
+    RGBColor(0x99, 0x77, 0x00),
+    RGBColor(0x00, 0x66, 0x66),
 ];
 
 /// Powers of ten from 1 up to the first at or above `max`.
