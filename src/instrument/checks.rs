@@ -5,7 +5,9 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use super::registry::{registry, Registry};
-use super::session::{session, with_local, GATE_FORCE_EVERY, GATE_SESSIONS, SOUNDNESS_SESSIONS};
+use super::session::{
+    session, with_local, with_session, Local, GATE_FORCE_EVERY, GATE_SESSIONS, SOUNDNESS_SESSIONS,
+};
 use super::{SiteId, SiteKind, StaticVarId};
 use crate::runtime::{with_execution, EventKind, ObjectId};
 
@@ -58,41 +60,45 @@ pub(crate) fn gate(
     ) {
         return true;
     }
-    let Some(s) = session() else { return true };
-    if !s.gate.load(Ordering::Relaxed) {
-        return true;
-    }
-    let i = object.index();
-    let decided = with_local(s.id, gen, |l| l.gate.get(i).copied().unwrap_or(0));
-    let schedule = match decided {
-        1 => true,
-        2 => false,
-        _ => {
-            // Decided once per object and execution, outside the record's borrow (a session
-            // that follows the strategy reads the execution's chosen variables).
-            let key = (var_site.file(), var_site.line(), var_site.column());
-            let var = registry().by_key.get(&key).copied();
-            let skip = var.is_some_and(|v| !s.tracks(gen, v));
-            with_local(s.id, gen, |l| {
-                if l.gate.len() <= i {
-                    l.gate.resize(i + 1, 0);
-                }
-                l.gate[i] = if skip { 2 } else { 1 };
-            });
-            !skip
+    with_session(|s| {
+        let Some(s) = s.filter(|s| s.gate.load(Ordering::Relaxed)) else { return true };
+        let i = object.index();
+        // The common case, an object already decided: one borrow of the execution's record.
+        let decided = with_local(s.id, gen, |l| match l.gate.get(i) {
+            Some(1) => Some(true),
+            Some(2) => Some(skip_one(l)),
+            _ => None,
+        });
+        if let Some(schedule) = decided {
+            return schedule;
         }
-    };
-    if schedule {
-        return true;
-    }
-    with_local(s.id, gen, |l| {
-        l.skipped += 1;
-        if l.skipped >= GATE_FORCE_EVERY {
-            l.skipped = 0;
+        // Decided once per object and execution, outside the record's borrow (a session that
+        // follows the strategy reads the execution's chosen variables).
+        let key = (var_site.file(), var_site.line(), var_site.column());
+        let var = registry().by_key.get(&key).copied();
+        let skip = var.is_some_and(|v| !s.tracks(gen, v));
+        with_local(s.id, gen, |l| {
+            if l.gate.len() <= i {
+                l.gate.resize(i + 1, 0);
+            }
+            l.gate[i] = if skip { 2 } else { 1 };
+        });
+        if !skip {
             return true;
         }
-        false
+        with_local(s.id, gen, skip_one)
     })
+}
+
+/// Counts one gated access; whether it is kept as a scheduling point anyway (one in
+/// [`GATE_FORCE_EVERY`], so spin loops on untracked flags still end).
+fn skip_one(l: &mut Local) -> bool {
+    l.skipped += 1;
+    let keep = l.skipped >= GATE_FORCE_EVERY;
+    if keep {
+        l.skipped = 0;
+    }
+    keep
 }
 
 /// Whether some soundness session is active (one relaxed load).
@@ -136,7 +142,7 @@ pub(crate) fn check_operation(
         let relock = kind == EventKind::Lock && site.kind == SiteKind::Wait;
         // (With the check on, every site with hook code is armed by the session; a site
         // listing the variable was armed by the selection itself.)
-        if site.hooked && (listed || relock) && s.arms(mi, i, site.emitted) {
+        if site.hooked && (listed || relock) && s.arms(m, i) {
             through = Some(SiteId((reg.site_base[mi] + i) as u32));
         }
     }

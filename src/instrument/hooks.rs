@@ -243,8 +243,7 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
     }
     let Some(s) = session() else { return };
     // The site may be armed by another thread's session only.
-    let Some(mi) = registry().module_index(module) else { return };
-    if !s.arms(mi, site, desc.emitted) {
+    if !s.arms(module, site) {
         return;
     }
     s.stats().hits += 1;
@@ -259,7 +258,7 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
     s.stats().scheduled += 1;
     if s.soundness.load(Ordering::Relaxed) {
         let reg = registry();
-        {
+        if let Some(mi) = reg.module_index(module) {
             let listed = desc.anything
                 || desc.may.iter().any(|&v| reg.var_base[mi] + v as usize == var.0 as usize);
             let id = SiteId((reg.site_base[mi] + site) as u32);

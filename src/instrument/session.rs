@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use std::marker::PhantomData;
 
+use super::__rt;
 use super::registry::registry;
 use super::{Selection, StaticVarId, Stats};
 use crate::runtime::{with_execution, Handle};
@@ -78,7 +79,7 @@ fn start(scope: Scope) -> Tracking {
             };
             if hit {
                 m.armed[i].fetch_add(1, Ordering::Relaxed);
-                armed.insert((mi, i));
+                armed.insert((module_key(m), i));
             }
         }
     }
@@ -109,7 +110,7 @@ fn start(scope: Scope) -> Tracking {
         stats: Mutex::new(Stats { hooked_sites, armed_sites, ..Stats::default() }),
     });
     CURRENT.with(|c| *c.borrow_mut() = Some(session.clone()));
-    Tracking { session, soundness: false, loop_bound: false, gate: false, _not_send: PhantomData }
+    Tracking { session, _not_send: PhantomData }
 }
 
 /// What [`search_loop_bounds`] found.
@@ -152,23 +153,20 @@ pub fn search_loop_bounds<F: Fn() + Sync>(
 #[must_use = "tracking stops when the guard is dropped"]
 pub struct Tracking {
     session: Arc<Session>,
-    soundness: bool,
-    loop_bound: bool,
-    gate: bool,
     _not_send: PhantomData<*const ()>,
 }
 
 impl Tracking {
     /// Turns the soundness check on or off for this session (see the module docs).
-    pub fn soundness_check(mut self, on: bool) -> Tracking {
-        if on != self.soundness {
+    pub fn soundness_check(self, on: bool) -> Tracking {
+        if on != self.session.soundness.load(Ordering::Relaxed) {
             let reg = registry();
             // With the check on, every site with hook code is armed, so a raw access to a
             // tracked variable at a site whose may-access set misses it is seen (and fails)
             // instead of skipped.
-            for (mi, m) in reg.modules.iter().enumerate() {
+            for m in &reg.modules {
                 for (i, s) in m.sites.iter().enumerate() {
-                    if s.emitted && !self.session.armed.contains(&(mi, i)) {
+                    if s.emitted && !self.session.armed.contains(&(module_key(m), i)) {
                         if on {
                             m.armed[i].fetch_add(1, Ordering::Relaxed);
                         } else {
@@ -178,9 +176,8 @@ impl Tracking {
                 }
             }
             flag_count(&SOUNDNESS_SESSIONS, on);
-            self.soundness = on;
+            self.session.soundness.store(on, Ordering::Relaxed);
         }
-        self.session.soundness.store(on, Ordering::Relaxed);
         self
     }
 
@@ -189,10 +186,9 @@ impl Tracking {
     /// site already allocated with an identical call stack in this execution, is at most `l`.
     /// Call stacks come from a shadow stack the instrumented functions maintain (calls through
     /// code outside instrumented items do not appear in it). A search raises `l` over time.
-    pub fn loop_bound(mut self, l: Option<u32>) -> Tracking {
-        if l.is_some() != self.loop_bound {
+    pub fn loop_bound(self, l: Option<u32>) -> Tracking {
+        if l.is_some() != self.session.loop_bound().is_some() {
             flag_count(&LOOP_SESSIONS, l.is_some());
-            self.loop_bound = l.is_some();
         }
         self.session.loop_bound.store(l.map_or(NO_BOUND, u64::from), Ordering::Relaxed);
         self
@@ -206,12 +202,11 @@ impl Tracking {
     /// scheduling point is kept, so a spin loop on an untracked flag still reaches the
     /// step limit instead of hanging. Replaying a failure needs the same session (the replay
     /// tokens of runs that start their own session carry it).
-    pub fn gate_primitives(mut self, on: bool) -> Tracking {
-        if on != self.gate {
+    pub fn gate_primitives(self, on: bool) -> Tracking {
+        if on != self.session.gate.load(Ordering::Relaxed) {
             flag_count(&GATE_SESSIONS, on);
-            self.gate = on;
+            self.session.gate.store(on, Ordering::Relaxed);
         }
-        self.session.gate.store(on, Ordering::Relaxed);
         self
     }
 
@@ -229,22 +224,23 @@ impl Drop for Tracking {
                 *c = None;
             }
         });
+        let soundness = self.session.soundness.load(Ordering::Relaxed);
         let reg = registry();
-        for (mi, m) in reg.modules.iter().enumerate() {
+        for m in &reg.modules {
             for (i, s) in m.sites.iter().enumerate() {
-                let armed = self.session.armed.contains(&(mi, i));
-                if armed || (self.soundness && s.emitted) {
+                let armed = self.session.armed.contains(&(module_key(m), i));
+                if armed || (soundness && s.emitted) {
                     m.armed[i].fetch_sub(1, Ordering::Relaxed);
                 }
             }
         }
-        if self.soundness {
+        if soundness {
             flag_count(&SOUNDNESS_SESSIONS, false);
         }
-        if self.loop_bound {
+        if self.session.loop_bound().is_some() {
             flag_count(&LOOP_SESSIONS, false);
         }
-        if self.gate {
+        if self.session.gate.load(Ordering::Relaxed) {
             flag_count(&GATE_SESSIONS, false);
         }
     }
@@ -272,8 +268,8 @@ pub(super) enum Scope {
 pub(crate) struct Session {
     pub(super) id: u64,
     pub(super) scope: Scope,
-    /// Sites this session armed (module index, site index); with the soundness check on, every
-    /// site with hook code counts as armed too.
+    /// Sites this session armed ([`module_key`], site index); with the soundness check on,
+    /// every site with hook code counts as armed too.
     pub(super) armed: HashSet<(usize, usize)>,
     pub(super) soundness: AtomicBool,
     /// Whether data accesses of untracked static variables are not scheduling points.
@@ -295,9 +291,15 @@ impl Session {
         (l != NO_BOUND).then_some(l as u32)
     }
 
-    /// Whether this session armed site `site` of module `mi`.
-    pub(super) fn arms(&self, mi: usize, site: usize, emitted: bool) -> bool {
-        self.armed.contains(&(mi, site)) || (emitted && self.soundness.load(Ordering::Relaxed))
+    /// Whether this session armed site `site` of `module` (a hook's check: no registry lookup).
+    pub(super) fn arms(&self, module: &__rt::Module, site: usize) -> bool {
+        let desc = &module.sites[site];
+        let armed = match self.scope {
+            // A session that follows the strategy armed every hooked site.
+            Scope::FollowStrategy => desc.hooked,
+            Scope::Fixed(_) => self.armed.contains(&(module_key(module), site)),
+        };
+        armed || (desc.emitted && self.soundness.load(Ordering::Relaxed))
     }
 
     /// Whether execution `gen` (running on this OS thread) tracks `var`.
@@ -344,6 +346,17 @@ static SESSION_IDS: AtomicU64 = AtomicU64::new(1);
 /// This OS thread's session.
 pub(super) fn session() -> Option<Arc<Session>> {
     CURRENT.with(|c| c.borrow().clone())
+}
+
+/// Runs `f` on this OS thread's session without taking a reference count (for the
+/// per-access checks).
+pub(super) fn with_session<R>(f: impl FnOnce(Option<&Session>) -> R) -> R {
+    CURRENT.with(|c| f(c.borrow().as_deref()))
+}
+
+/// A registered item's identity in a session's armed set: its tables' address.
+pub(super) fn module_key(module: &__rt::Module) -> usize {
+    module as *const __rt::Module as usize
 }
 
 /// This OS thread's session, to hand to the worker threads of a run ([`enter`]).

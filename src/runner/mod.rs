@@ -65,7 +65,7 @@ impl Config {
                 report.notes.extend(variable_origins(&report));
                 report
             }
-            Ok(Plan::Replay { token, encoded }) => self.replay_token(token, encoded, &body, at),
+            Ok(Plan::Replay { token, encoded }) => self.replay_one(token, encoded, &body, at),
             Err((kind, message)) => self.error_report(kind, message),
         };
         report.elapsed = started.elapsed();
@@ -97,20 +97,6 @@ impl Config {
             }
         }
         report
-    }
-
-    /// Replays `token` under the `#[pctvb::instrument]` tracking session it names, if any.
-    fn replay_token(
-        &self,
-        token: ReplayToken,
-        encoded: String,
-        body: &dyn Fn(),
-        at: &'static Location<'static>,
-    ) -> Report {
-        match crate::instrument::session_for_token(&token.strategy) {
-            Ok(_session) => self.replay_one(token, encoded, body, at),
-            Err(message) => self.error_report(FailureKind::BadToken, message),
-        }
     }
 
     fn resolve(&self) -> Result<Plan, (FailureKind, String)> {

@@ -50,6 +50,12 @@ impl Config {
         body: &dyn Fn(),
         at: &'static Location<'static>,
     ) -> Report {
+        // The `#[pctvb::instrument]` tracking session the execution ran under, if the token
+        // names one: it decides which accesses were scheduling points.
+        let _session = match crate::instrument::session_for_token(&token.strategy) {
+            Ok(session) => session,
+            Err(message) => return self.error_report(FailureKind::BadToken, message),
+        };
         let strategy =
             Box::new(Replay::new(token.choices.clone(), token.digest, token.strategy.clone()));
         let exec = Execution::new(strategy, self.limits());

@@ -79,7 +79,7 @@ impl Config {
                     )))
                 }
             };
-            let mut report = self.replay_token(token, s.token.clone(), body, at);
+            let mut report = self.replay_one(token, s.token.clone(), body, at);
             match report.failure.as_ref().map(|f| f.kind) {
                 None => notes.push(format!(
                     "{}:{}: the saved failure no longer fails (fixed?); delete the line when sure",
