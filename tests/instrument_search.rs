@@ -48,6 +48,19 @@ mod counter {
         assert_eq!(v, 2, "an increment was lost");
     }
 
+    /// Two threads count on the atomic only: correct, and the heap integer is allocated but
+    /// never read or written.
+    pub fn noise_only(noise: usize) {
+        let c =
+            Arc::new(Counter { value: Box::into_raw(Box::new(0u64)), noise: AtomicUsize::new(0) });
+        let c2 = c.clone();
+        let h = thread::spawn(move || c2.noise.fetch_add(noise, Ordering::SeqCst));
+        c.noise.fetch_add(noise, Ordering::SeqCst);
+        h.join().unwrap();
+        assert_eq!(c.noise.load(Ordering::SeqCst), 2 * noise);
+        unsafe { drop(Box::from_raw(c.value)) };
+    }
+
     /// Never called: its variable is one no execution meets.
     pub fn unused() -> usize {
         AtomicUsize::new(7).load(Ordering::SeqCst)
@@ -119,18 +132,74 @@ fn a_token_naming_a_variable_this_program_lacks_is_a_clear_error() {
 }
 
 #[test]
-fn the_variable_table_lists_the_static_pass_variables_no_execution_met() {
+fn q_counts_the_variables_of_entered_items_that_profiling_never_accessed() {
     let _ = counter::unused;
     let unused = instrument::variables()
         .into_iter()
-        .find(|v| v.name.contains("AtomicUsize") && v.line > 50)
+        .find(|v| v.name.contains("AtomicUsize") && v.line > 60)
         .expect("the never-called function's atomic");
-    let report = Config::new().ignore_env().seed(3).depth(2).iterations(20).run(|| {
-        counter::lost_update(0);
-    });
+    let run = |tracking: bool| {
+        Config::new()
+            .ignore_env()
+            .seed(3)
+            .depth(2)
+            .vars(1)
+            .iterations(20)
+            .instrument_tracking(tracking)
+            .run(|| counter::noise_only(1))
+    };
+    let report = run(true);
+    assert!(report.failure().is_none(), "{}", report.failure().unwrap());
     let listed = report.stats.variables.iter().find(|(info, _)| info.site == unused.location);
     let (_, profile) = listed.expect("the never-met variable is in the run's table");
     assert_eq!(profile.max_accesses, 0);
-    assert!(!profile.shared, "a variable no execution met is not counted in Q");
+    assert!(!profile.shared);
     assert!(report.notes.iter().any(|n| n.contains("never met")), "{:?}", report.notes);
+
+    // Q is the shared variables plus the variables of the entered module no profiling
+    // execution accessed: the never-called function's atomic among them.
+    let shared = report.stats.variables.iter().filter(|(_, p)| p.shared).count() as u64;
+    let unaccessed = report.stats.variables.iter().filter(|(_, p)| p.max_accesses == 0).count();
+    let g = report.guarantee.as_ref().expect("a passing run states its guarantee");
+    assert!(shared >= 1 && g.static_only_variables >= 1, "{g}");
+    assert_eq!(g.static_only_variables, unaccessed as u64, "{g}");
+    assert_eq!(g.shared_variables, shared + g.static_only_variables, "{g}");
+    let text = g.to_string();
+    assert!(text.contains("found by #[pctvb::instrument] but never accessed"), "{text}");
+    assert!(report.summary().contains("no profiling execution accessed"), "{}", report.summary());
+
+    // Without the instrumentation driven by the run, Q is what profiling saw shared.
+    let plain = run(false);
+    let g = plain.guarantee.as_ref().expect("a passing run states its guarantee");
+    assert_eq!(g.static_only_variables, 0, "{g}");
+    assert!(g.to_string().contains("shared variables"), "{g}");
+}
+
+#[test]
+fn the_systematic_search_interleaves_raw_pointer_accesses_without_a_session_of_the_users() {
+    use pctvb::StrategyKind;
+    let systematic = |tracking: bool| {
+        Config::new()
+            .ignore_env()
+            .seed(5)
+            .profile_runs(1)
+            .iterations(2000)
+            .strategy(StrategyKind::systematic(1, 1, 2))
+            .instrument_tracking(tracking)
+            .run(|| counter::lost_update(2))
+    };
+    // Untracked, the heap integer's read and write are one step: no schedule loses an update,
+    // and the search is exhaustive for its bounds.
+    let untracked = systematic(false);
+    assert!(untracked.failure().is_none(), "{}", untracked.failure().unwrap());
+    assert!(untracked.systematic.as_ref().unwrap().complete);
+    // Tracked, one preemption at the heap integer is enough; the search itself finds it.
+    let tracked = systematic(true);
+    let found = tracked.systematic.as_ref().unwrap().found_at;
+    assert_eq!(found.map(|(v, _, c)| (v, c)), Some((1, 1)), "{:?}", tracked.systematic);
+    let failure = tracked.failure().expect("the lost update");
+    assert!(token_strategy(&tracked).ends_with(" [instrument: all]"));
+    let token = failure.token.clone().unwrap();
+    let replay = Config::new().ignore_env().replay(token).run(|| counter::lost_update(2));
+    assert_eq!(replay.failure().expect("the replay fails again").message, failure.message);
 }

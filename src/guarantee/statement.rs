@@ -27,8 +27,11 @@ pub struct GuaranteeStatement {
     pub executions: u64,
     /// Threads `n`.
     pub n: u64,
-    /// Shared variables `Q` (PCTVB, Combined).
+    /// Variables `Q` (PCTVB, Combined): the shared ones, and `static_only_variables`.
     pub shared_variables: u64,
+    /// Of `Q`, the variables `#[pctvb::instrument]`'s static pass found in code the run entered
+    /// that no profiling execution accessed (so not known to be shared).
+    pub static_only_variables: u64,
     /// The largest `k_q` (PCTVB, Combined).
     pub max_kq: u64,
     /// Scheduling points `k` (PCT, ThreadBound).
@@ -56,10 +59,19 @@ impl fmt::Display for GuaranteeStatement {
         if uses_variables {
             write!(
                 f,
-                " involving <= {} of the Q={} shared variables",
+                " involving <= {} of the Q={} ",
                 self.variables,
                 group_thousands(u128::from(self.shared_variables))
             )?;
+            match self.static_only_variables {
+                0 => write!(f, "shared variables")?,
+                s => write!(
+                    f,
+                    "variables ({} shared, {} found by #[pctvb::instrument] but never accessed)",
+                    group_thousands(u128::from(self.shared_variables.saturating_sub(s))),
+                    group_thousands(u128::from(s))
+                )?,
+            }
         }
         if uses_threads {
             let joint = if uses_variables { "and" } else { "involving" };

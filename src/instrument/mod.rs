@@ -95,14 +95,22 @@
 //! - a failure's replay token names the session its execution ran under (the tracked
 //!   variables by creation site), and its replay and minimization run under the same one.
 //!
-//! `Q`, the number of shared variables the guarantee counts, is measured by profiling: a
-//! variable the static pass found but no profiling execution shared is not in it, and a search
-//! execution that meets one shared counts as exceeding the measured counts (the guarantee does
-//! not cover it, and the bound is recomputed). Counting such variables in `Q` would only weaken
-//! the bound: executions within the counts never share them.
+//! `Q`, the variables the guarantee counts, is one registry's: the variables profiling saw
+//! shared (by two or more threads), and the variables the static pass found in an instrumented
+//! item the profiling executions entered that none of them accessed (profiling tracked every
+//! variable, so these are ones the profiled executions never reached). Such a variable has
+//! `k_q = 0`: no change point can be placed on it, and the strategy draws its variables from
+//! the shared ones, so counting it only makes the bound's `1/C(Q,v)` factor smaller (a bound
+//! that stays true); the statement says how many of `Q` came from where. A search execution
+//! that then shares one exceeds the counts it was drawn with: the guarantee does not cover it,
+//! and the bound is recomputed. Items the run never entered (other tests' code in the same
+//! binary) are not counted.
 //!
-//! Loop-iteration bounding is a search of its own ([`search_loop_bounds`]), and the systematic
-//! search does not start sessions: run it inside [`track`] to bound what it interleaves.
+//! The systematic search tracks every variable, without gating, for its whole run (a work
+//! item's execution must have the same scheduling points whichever variable subset it runs
+//! for, or its record could not serve other subsets); each subset still preempts only at its
+//! own variables' accesses. Loop-iteration bounding is a search of its own
+//! ([`search_loop_bounds`]).
 //!
 //! # Compile errors, never silent skips
 //!
@@ -184,6 +192,7 @@ pub(crate) use checks::{check_operation, gate, gating_active, soundness_active};
 use registry::registry;
 pub(crate) use runs::{
     profiling_session, session_for_token, static_ids, static_var_infos, token_suffix,
+    unmet_in_entered_items,
 };
 pub(crate) use session::{current as current_session, enter as enter_session, follow_strategy};
 pub use session::{search_loop_bounds, track, LoopSearch, Tracking};
@@ -271,8 +280,9 @@ pub struct StaticVar {
 impl StaticVar {
     /// The variable as runs know it: a run's variable table identifies variables by creation
     /// site and kind, so a runner can enter every variable the static pass found before the
-    /// first execution (`Q` then counts those profiling never touches) and a report can tell
-    /// which of a run's variables came from the pass ([`static_var_of`]).
+    /// first execution (`Q` then counts those profiling never touches: the module's "How runs
+    /// use it") and a report can tell which of a run's variables came from the pass
+    /// ([`static_var_of`]).
     pub fn var_info(&self) -> VarInfo {
         let kind = match self.kind {
             StaticVarKind::Atomic => VarKind::Atomic,

@@ -13,7 +13,9 @@
 
 use super::session::{session, track, Tracking};
 use super::{registry, variables, Selection, StaticVarId};
-use crate::vars::VarInfo;
+use std::collections::HashSet;
+
+use crate::vars::{VarInfo, VarProfile};
 
 /// Marks the session in a replay token's strategy text.
 const TAG: &str = " [instrument: ";
@@ -31,6 +33,28 @@ pub(crate) fn profiling_session() -> Option<Tracking> {
         return None;
     }
     Some(track(Selection::All))
+}
+
+/// The variables `Q` counts beside the shared ones, as indices into a run's variable table
+/// (`vars`, with their `profiles` after profiling): those the static pass found in an
+/// instrumented item the profiling executions entered (accessed one of its variables) that no
+/// profiling execution accessed. Profiling tracked every variable, so these are variables the
+/// code under test has but its profiled executions never reached; items the run never entered
+/// (other tests' code linked into the same binary) are left out, so `Q` does not depend on
+/// what else the binary holds.
+pub(crate) fn unmet_in_entered_items(vars: &[VarInfo], profiles: &[VarProfile]) -> Vec<usize> {
+    let statics = variables();
+    let item = |info: &VarInfo| super::static_var_of(info).map(|id| statics[id.0 as usize].module);
+    let entered: HashSet<&str> = vars
+        .iter()
+        .zip(profiles)
+        .filter(|(_, p)| p.max_accesses > 0)
+        .filter_map(|(v, _)| item(v))
+        .collect();
+    let unmet = |(v, p): (&VarInfo, &VarProfile)| {
+        p.max_accesses == 0 && !p.shared && item(v).is_some_and(|m| entered.contains(m))
+    };
+    (0..vars.len()).filter(|&i| unmet((&vars[i], &profiles[i]))).collect()
 }
 
 /// The static variables among `vars` (a run's variables, e.g. an execution's chosen ones).

@@ -97,8 +97,12 @@ pub struct Profile {
     pub n: u64,
     /// Most scheduling points in one execution (`k`), measured by profiling.
     pub k: u64,
-    /// Shared variables (`Q`, accessed by two or more threads), measured by profiling.
+    /// Shared variables (accessed by two or more threads), measured by profiling.
     pub shared_variables: u64,
+    /// Variables of `#[pctvb::instrument]`ed items the profiling executions entered that none
+    /// of them accessed; `Q` counts them beside the shared ones (see [`crate::instrument`],
+    /// "How runs use it").
+    pub static_only_variables: u64,
     /// The largest `k_q` of a shared variable, measured by profiling.
     pub max_kq: u64,
     /// Search executions that exceeded the counts they were drawn with (more threads than `n`,
@@ -113,6 +117,8 @@ pub struct Profile {
     pub final_k: u64,
     /// See `final_n`.
     pub final_shared_variables: u64,
+    /// See `final_n`.
+    pub final_static_only_variables: u64,
     /// See `final_n`.
     pub final_max_kq: u64,
     /// What happened to the counts and the bound during the run, e.g. that `k` rose and the
@@ -249,8 +255,17 @@ impl Report {
     /// allocation site), `k_q` (most accesses in one execution) and whether it is shared.
     pub fn variable_table(&self) -> String {
         let shared = self.stats.variables.iter().filter(|(_, p)| p.shared).count();
+        let static_only = self.profile.as_ref().map_or(0, |p| p.final_static_only_variables);
+        let q = match static_only {
+            0 => format!("Q={shared}"),
+            s => format!(
+                "Q={}: these and {s} variables of #[pctvb::instrument]ed code that no profiling \
+                 execution accessed",
+                shared as u64 + s
+            ),
+        };
         let mut out = format!(
-            "pctvb: {} variables, {shared} shared (Q={shared}):\n  {:>4}  {:<50} {:>10}  shared\n",
+            "pctvb: {} variables, {shared} shared ({q}):\n  {:>4}  {:<50} {:>10}  shared\n",
             self.stats.variables.len(),
             "id",
             "variable",

@@ -59,10 +59,16 @@ impl Config {
         };
         let mut report = self.empty_report(kind.build().describe(), seed, planned);
         let mut schedules = HashSet::new();
-        let mut search = Search { kind: &kind, budget, profile: None, counts: Counts::default() };
+        let mut search = Search {
+            kind: &kind,
+            budget,
+            profile: None,
+            counts: Counts::default(),
+            static_only: Vec::new(),
+        };
 
         if priority {
-            let profiling =
+            let mut profiling =
                 if instrumented { crate::instrument::profiling_session() } else { None };
             for i in 0..self.profile_runs {
                 let index = PROFILE_INDEX_BASE + i;
@@ -91,13 +97,18 @@ impl Config {
                     }
                 }
             }
-            drop(profiling);
-            search.counts = Counts::read(&exec, &report.stats);
+            if profiling.take().is_some() {
+                let st = exec.state.borrow();
+                search.static_only =
+                    crate::instrument::unmet_in_entered_items(st.vars.infos(), st.vars.profiles());
+            }
+            search.counts = Counts::read(&exec, &report.stats, &search.static_only);
             search.profile = Some(Profile {
                 runs: self.profile_runs,
                 n: search.counts.n,
                 k: search.counts.k,
                 shared_variables: search.counts.kq.len() as u64,
+                static_only_variables: search.counts.static_only,
                 max_kq: search.counts.kq.iter().copied().max().unwrap_or(0),
                 ..Profile::default()
             });
@@ -133,7 +144,7 @@ impl Config {
                 let after = if search.counts.unchanged(&exec, &report.stats) {
                     None
                 } else {
-                    Some(Counts::read(&exec, &report.stats))
+                    Some(Counts::read(&exec, &report.stats, &search.static_only))
                 };
                 if let Err(message) = search.after_execution(index, after, &mut report) {
                     report.stats.variables = exec.var_report();
@@ -187,7 +198,12 @@ impl Config {
 
     /// Names in `failure`'s replay token the tracking session its execution ran under
     /// (`tracked`: `None` for every variable), so a replay starts the same one.
-    fn tag_session(&self, failure: &mut Failure, tracked: Option<&[StaticVarId]>, gate: bool) {
+    pub(super) fn tag_session(
+        &self,
+        failure: &mut Failure,
+        tracked: Option<&[StaticVarId]>,
+        gate: bool,
+    ) {
         let Some(Ok(mut token)) = failure.token.as_deref().map(replay::decode) else { return };
         token.strategy.push_str(&crate::instrument::token_suffix(tracked, gate));
         let encoded = replay::encode(&token);
@@ -223,6 +239,10 @@ struct Counts {
     shared: Vec<usize>,
     /// Their `k_q`, in the same order.
     kq: Vec<u64>,
+    /// Variables of `#[pctvb::instrument]`ed items that `Q` counts although no execution
+    /// shared them: the static pass found them in an item profiling entered, but no profiling
+    /// execution accessed them (`crate::instrument::unmet_in_entered_items`).
+    static_only: u64,
 }
 
 impl Counts {
@@ -246,8 +266,9 @@ impl Counts {
     }
 
     /// The counts after the executions so far; `stats` has the most threads and steps of any
-    /// of them (the same maxima the runtime hands strategies in `ExecutionStart`).
-    pub(super) fn read(exec: &Execution, stats: &Stats) -> Counts {
+    /// of them (the same maxima the runtime hands strategies in `ExecutionStart`);
+    /// `static_only` the variables profiling never accessed that `Q` counts while unshared.
+    pub(super) fn read(exec: &Execution, stats: &Stats, static_only: &[usize]) -> Counts {
         let st = exec.state.borrow();
         let (mut shared, mut kq) = (Vec::new(), Vec::new());
         for (i, p) in st.vars.profiles().iter().enumerate() {
@@ -256,7 +277,22 @@ impl Counts {
                 kq.push(p.max_accesses);
             }
         }
-        Counts { n: stats.max_threads.max(1) as u64, k: stats.max_steps, shared, kq }
+        let profiles = st.vars.profiles();
+        let static_only = static_only.iter().filter(|&&i| !profiles[i].shared).count() as u64;
+        Counts { n: stats.max_threads.max(1) as u64, k: stats.max_steps, shared, kq, static_only }
+    }
+
+    /// `Q`: the shared variables and the static-only ones.
+    fn q(&self) -> u64 {
+        self.kq.len() as u64 + self.static_only
+    }
+
+    /// The `k_q` the bound uses: a static-only variable's is 0 (no change point can be placed
+    /// on it, but the variable choice counts it).
+    fn bound_kq(&self) -> Vec<u64> {
+        let mut kq = self.kq.clone();
+        kq.resize(kq.len() + self.static_only as usize, 0);
+        kq
     }
 
     /// What grew from `self` to `after` among the counts `kind` depends on, e.g.
@@ -268,7 +304,13 @@ impl Counts {
         }
         if kind.bounds_variables() {
             if after.shared != self.shared {
-                what.push(format!("Q {} -> {}", self.shared.len(), after.shared.len()));
+                what.push(format!(
+                    "shared variables {} -> {} (Q {} -> {})",
+                    self.shared.len(),
+                    after.shared.len(),
+                    self.q(),
+                    after.q()
+                ));
             } else if after.kq != self.kq {
                 let max = |c: &Counts| c.kq.iter().copied().max().unwrap_or(0);
                 what.push(format!("some k_q rose (max {} -> {})", max(self), max(after)));
@@ -289,22 +331,25 @@ struct Search<'a> {
     budget: Budget,
     profile: Option<Profile>,
     counts: Counts,
+    /// Run variable ids of the static-only variables, fixed after profiling.
+    static_only: Vec<usize>,
 }
 
 impl Search<'_> {
     /// `(v, t)` as the bound uses them: `v` clamped to `Q`.
     pub(super) fn effective_vars_threads(&self) -> (u32, u32) {
         let (v, t) = self.kind.vars_threads();
-        (v.min(self.counts.kq.len() as u32), t)
+        (v.min(self.counts.q() as u32), t)
     }
 
     /// The per-execution bound for the current counts.
     pub(super) fn bound(&self) -> Result<BoundFactors, GuaranteeError> {
         let (v, t) = self.effective_vars_threads();
+        let kq = self.counts.bound_kq();
         let params = BoundParams {
             n: self.counts.n,
             k: self.counts.k,
-            kq: &self.counts.kq,
+            kq: &kq,
             v,
             d: self.kind.depth().unwrap_or(1),
             t,
@@ -339,7 +384,7 @@ impl Search<'_> {
                     "no guarantee for the counts measured so far ({e}); n={}, k={}, Q={}",
                     self.counts.n,
                     self.counts.k,
-                    self.counts.kq.len()
+                    self.counts.q()
                 );
                 let profile = self.profile.as_mut().expect("profiled");
                 if !profile.notes.contains(&note) {
@@ -401,6 +446,7 @@ impl Search<'_> {
         profile.final_n = self.counts.n;
         profile.final_k = self.counts.k;
         profile.final_shared_variables = self.counts.kq.len() as u64;
+        profile.final_static_only_variables = self.counts.static_only;
         profile.final_max_kq = self.counts.kq.iter().copied().max().unwrap_or(0);
         if report.failures == 0 {
             if let Some(bound) = &report.bound {
@@ -413,7 +459,8 @@ impl Search<'_> {
                     confidence: bound.confidence_after(profile.covered),
                     executions: profile.covered,
                     n: profile.final_n,
-                    shared_variables: profile.final_shared_variables,
+                    shared_variables: self.counts.q(),
+                    static_only_variables: profile.final_static_only_variables,
                     max_kq: profile.final_max_kq,
                     k: profile.final_k,
                     profiling_runs: profile.runs,

@@ -10,7 +10,7 @@ use super::config::{Budget, PROFILE_INDEX_BASE};
 use super::progress::Progress;
 use super::{Config, StrategyKind};
 use crate::report::{Report, SystematicReport};
-use crate::runtime::{Execution, StackPool};
+use crate::runtime::{Execution, FailureCause, StackPool};
 use crate::schedulers::{Strategy, Systematic, SystematicParams, DEFAULT_ORDER_EPS};
 
 impl Config {
@@ -39,6 +39,19 @@ impl Config {
         let mut pool = StackPool::new(self.stack_size);
         let mut report = self.empty_report(describe, seed, max_executions);
         let mut schedules = HashSet::new();
+        // Over `#[pctvb::instrument]`ed code every static variable is tracked, without gating,
+        // for the whole search: a work item's execution must have the same scheduling points
+        // whichever subset it runs for, or its record could not be reused by other subsets.
+        // Each subset still preempts only at its own variables' accesses.
+        let session =
+            if self.instrument_tracking { crate::instrument::profiling_session() } else { None };
+        let failure = |exec: &Execution, cause: &FailureCause, index: u64, digest: u64| {
+            let mut f = self.failure(exec, cause, seed, index, digest);
+            if session.is_some() {
+                self.tag_session(&mut f, None, false);
+            }
+            f
+        };
 
         // Profiling (random choices): the threads the priority orders order, and the variables
         // that are shared. A failure found here is kept in case the search does not find one.
@@ -51,8 +64,7 @@ impl Config {
             report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
             if let Some(cause) = outcome.failure {
                 if profile_failure.is_none() {
-                    profile_failure =
-                        Some(self.failure(&exec, &cause, seed, index, outcome.digest));
+                    profile_failure = Some(failure(&exec, &cause, index, outcome.digest));
                 }
             }
         }
@@ -93,7 +105,7 @@ impl Config {
             if let Some(cause) = outcome.failure {
                 report.failures += 1;
                 if report.failure.is_none() {
-                    report.failure = Some(self.failure(&exec, &cause, seed, index, outcome.digest));
+                    report.failure = Some(failure(&exec, &cause, index, outcome.digest));
                     found_at = engine.borrow().current_level().map(|(v, c)| (v, threads, c));
                     executions_to_bug = Some(index + 1);
                 }
