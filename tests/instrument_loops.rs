@@ -126,3 +126,24 @@ fn a_rising_bound_finds_the_bug_at_its_iteration() {
     assert_eq!(clean.failed_at, None);
     assert!(clean.report.failure().is_none());
 }
+
+#[test]
+fn the_exhaustive_search_with_a_rising_bound_proves_the_smaller_bounds_clean() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // One preemption at one variable is enough for the lost update; every schedule within those
+    // bounds is run at each l, so the clean levels below l = 2 are proofs, not samples.
+    let config = pctvb::Config::new()
+        .ignore_env()
+        .seed(2)
+        .iterations(10_000)
+        .strategy(pctvb::StrategyKind::systematic(1, 1, 2));
+    let search = instrument::search_loop_bounds(&config, Selection::All, 5, race_on(2));
+    assert_eq!(search.failed_at, Some(2), "cell 2 is tracked from l = 2 on");
+    let systematic = search.report.systematic.as_ref().expect("a systematic report");
+    assert_eq!(systematic.found_at.map(|(v, _, c)| (v, c)), Some((1, 1)), "{systematic:?}");
+    // At l = 1 the search ran to completion without a failure.
+    let _tracking = instrument::track(Selection::All).loop_bound(Some(1));
+    let clean = config.run(race_on(2));
+    assert!(clean.failure().is_none());
+    assert!(clean.systematic.as_ref().unwrap().complete, "{:?}", clean.systematic);
+}

@@ -125,7 +125,10 @@ pub struct LoopSearch {
 /// Loop-iteration bounding as a search (the paper's Figure 5 with `l` rising): runs `config`
 /// on `body` with `selection` tracked and the loop-iteration bound `l = 0, 1, ..., max_l`,
 /// stopping at the first failing run. Bugs among the first few objects a loop allocates are
-/// found at small `l`, where fewer variables are tracked.
+/// found at small `l`, where fewer variables are tracked. With the systematic strategy
+/// ([`crate::StrategyKind::systematic`]) this is the paper's exhaustive search with `l`
+/// rising: a level that completes without a failure proves there is no bug within its bounds
+/// among the objects tracked at that `l`.
 #[track_caller]
 pub fn search_loop_bounds<F: Fn() + Sync>(
     config: &crate::Config,
