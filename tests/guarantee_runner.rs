@@ -40,7 +40,7 @@ fn locked_counter() {
 fn confidence_target_computes_the_executions_and_the_statement_reaches_it() {
     let report = config().confidence(0.99).depth(2).vars(1).run(locked_counter);
     report.assert_ok();
-    assert_eq!(report.strategy, "combined(d=2,v=1,t=2)");
+    assert_eq!(report.strategy, "combined(d=2,v=1,t=2) + uniform walk 1 in 2");
     let profile = report.profile.clone().unwrap();
     assert_eq!(profile.runs, pctvb::runner::DEFAULT_PROFILE_RUNS);
     assert_eq!(profile.n, 3);

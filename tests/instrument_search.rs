@@ -92,7 +92,9 @@ fn raw_pointer_accesses_are_scheduling_points_only_under_a_session() {
 fn failures_replay_under_the_session_their_token_names() {
     let (mut profiling, mut searching) = (0, 0);
     for seed in 0..12 {
-        let report = search(seed).profile_runs(1).run(|| counter::lost_update(3));
+        // The strategy alone: the walk's executions track every variable (tested below).
+        let report =
+            search(seed).profile_runs(1).uniform_walk_every(0).run(|| counter::lost_update(3));
         let Some(failure) = report.failure() else { continue };
         let strategy = token_strategy(&report);
         assert!(strategy.contains(" [instrument: "), "{strategy}");
@@ -116,6 +118,24 @@ fn failures_replay_under_the_session_their_token_names() {
     }
     assert!(searching > 0, "no seed found the bug in the search phase");
     assert!(profiling + searching >= 6, "the bug was found for {profiling} + {searching} seeds");
+}
+
+#[test]
+fn a_failure_of_the_default_runs_walk_tracked_every_variable_and_replays() {
+    let mut walked = 0;
+    for seed in 0..12 {
+        let report = search(seed).profile_runs(1).run(|| counter::lost_update(3));
+        let Some(failure) = report.failure() else { continue };
+        let strategy = token_strategy(&report);
+        if !strategy.starts_with("uniform,") || !strategy.contains("[instrument: gate all]") {
+            continue;
+        }
+        walked += 1;
+        let token = failure.token.clone().unwrap();
+        let replay = Config::new().ignore_env().replay(token).run(|| counter::lost_update(3));
+        assert_eq!(replay.failure().expect("the replay fails again").message, failure.message);
+    }
+    assert!(walked > 0, "no seed found the bug in a search execution of the walk");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::plot::Series;
-use crate::run::{pctvb_default, Cell, Tool};
+use crate::run::{Cell, Tool};
 use crate::{Group, Program};
 
 /// The results of one program: one cell per tool that supports it (`None` otherwise).
@@ -49,7 +49,8 @@ pub fn short(tool: &Tool) -> String {
         "pct d=3" => "pct3".into(),
         "pctvb d=2 v=1" => "pctvb".into(),
         "tb t=2 c=1" => "tb".into(),
-        "combined d=2 v=1 t=2" => "**comb**".into(),
+        "combined d=2 v=1 t=2" => "comb".into(),
+        "pctvb default" => "**default**".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
         "shuttle pct d=3" => "sh-pct3".into(),
@@ -106,7 +107,7 @@ fn table(out: &mut String, rows: &[Row], tools: &[Tool], cell: impl Fn(&Cell) ->
 
 /// The column of the default strategy and of shuttle's schedulers.
 fn columns(tools: &[Tool]) -> (usize, Vec<usize>) {
-    let default = tools.iter().position(|t| *t == Tool::Pctvb(pctvb_default())).expect("default");
+    let default = tools.iter().position(|t| *t == Tool::PctvbDefault).expect("default");
     let shuttle = (0..tools.len()).filter(|&i| tools[i].family() == "shuttle").collect();
     (default, shuttle)
 }
@@ -146,8 +147,9 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
         let _ = writeln!(d, "- {line}");
     }
     d += "\nColumns: `random`, `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
-          (thread bounding t=2 c=1), **`comb`** (the combined strategy d=2 v=1 t=2, pctvb's \
-          default with a target), `sys` (systematic c<=2 v<=2 t=2), `sh-rand`, `sh-pct3`, \
+          (thread bounding t=2 c=1), `comb` (the combined strategy d=2 v=1 t=2, alone), \
+          **`default`** (what a test with a target and no named strategy runs: `comb` with \
+          the uniform walk in profiling and in every second search execution), `sys` (systematic c<=2 v<=2 t=2), `sh-rand`, `sh-pct3`, \
           `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk schedulers), \
           `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and unbounded).\n\n";
 
@@ -285,9 +287,9 @@ fn targets(rows: &[Row], tools: &[Tool]) -> String {
     let mut d = String::from(
         "## Targets\n\n\
          The issue's targets (they are goals, not tests): on every buggy program the default \
-         strategy (`comb`) finds the bug in at most as many mean executions as shuttle's best \
+         strategy (`default`) finds the bug in at most as many mean executions as shuttle's best \
          scheduler, and in at most half on the thread-scaling and access-frequency families; \
-         executions per second at least 1.5x shuttle's (here: `comb` against the fastest \
+         executions per second at least 1.5x shuttle's (here: `default` against the fastest \
          shuttle scheduler on the program); no correct program ever fails. The executions per \
          second here are measured apart from the result trials, over further trials (seeds \
          1000 on) until each tool has run for at least half a second on the program: where a \
@@ -296,7 +298,7 @@ fn targets(rows: &[Row], tools: &[Tool]) -> String {
          its failure more than executing (pctvb builds a report with the schedule, the bug's \
          shape and a replay token, and writes long schedules to a file; shuttle unwinds the \
          panic).\n\n\
-         | program | comb found | comb mean | best shuttle mean | ratio | goal | met | comb exec/s | best shuttle exec/s | speed ratio | met (>= 1.5) |\n\
+         | program | default found | default mean | best shuttle mean | ratio | goal | met | default exec/s | best shuttle exec/s | speed ratio | met (>= 1.5) |\n\
          |---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|\n",
     );
     let (mut met_execs, mut met_speed, mut n_bug) = (0, 0, 0);
@@ -308,8 +310,8 @@ fn targets(rows: &[Row], tools: &[Tool]) -> String {
         let rate_of =
             |i: usize| r.rates.get(i).copied().flatten().or(r.cells[i].as_ref().map(|c| c.rate()));
         let best_rate = shuttle.iter().filter_map(|&i| rate_of(i)).fold(0.0, f64::max);
-        let comb_rate = rate_of(def).unwrap_or(0.0);
-        let speed = comb_rate / best_rate.max(1e-9);
+        let default_rate = rate_of(def).unwrap_or(0.0);
+        let speed = default_rate / best_rate.max(1e-9);
         let speed_ok = speed >= 1.5;
         if r.program.bug {
             n_bug += 1;
@@ -331,7 +333,7 @@ fn targets(rows: &[Row], tools: &[Tool]) -> String {
                 fmt_count(c.mean().0),
                 fmt_count(best_mean),
                 if ok { "yes" } else { "**no**" },
-                fmt_rate(comb_rate),
+                fmt_rate(default_rate),
                 fmt_rate(best_rate),
                 if speed_ok { "yes" } else { "**no**" }
             );
@@ -344,7 +346,7 @@ fn targets(rows: &[Row], tools: &[Tool]) -> String {
                 r.program.name,
                 alarms,
                 if alarms == 0 { "yes" } else { "**no**" },
-                fmt_rate(comb_rate),
+                fmt_rate(default_rate),
                 fmt_rate(best_rate),
                 if speed_ok { "yes" } else { "**no**" }
             );
@@ -416,7 +418,11 @@ fn notes(rows: &[Row], tools: &[Tool]) -> String {
 /// How many of each priority strategy's finds came from its random profiling executions.
 fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let cols: Vec<usize> = (0..tools.len())
-        .filter(|&i| matches!(&tools[i], Tool::Pctvb(k) if k.is_priority()))
+        .filter(|&i| match &tools[i] {
+            Tool::Pctvb(k) => k.is_priority(),
+            Tool::PctvbDefault => true,
+            _ => false,
+        })
         .collect();
     if cols.is_empty() {
         return String::new();

@@ -244,7 +244,7 @@ fn main() -> ExitCode {
             let rates = tools
                 .iter()
                 .map(|t| {
-                    let wanted = *t == Tool::Pctvb(run::pctvb_default()) || t.family() == "shuttle";
+                    let wanted = *t == Tool::PctvbDefault || t.family() == "shuttle";
                     (wanted && !o.quick && t.supports(program))
                         .then(|| run::rate(t, program, budget, Duration::from_millis(500)))
                 })

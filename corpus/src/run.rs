@@ -16,8 +16,12 @@ pub const PROFILE_RUNS: u64 = 10;
 /// A tool and its configuration: one column of the results.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tool {
-    /// pctvb with this strategy.
+    /// pctvb with this strategy, alone.
     Pctvb(StrategyKind),
+    /// What a pctvb test with a target and no named strategy runs: the combined strategy
+    /// ([`pctvb_default`]) with the uniform walk every second search execution and in
+    /// profiling (`Config::uniform_walk_every`).
+    PctvbDefault,
     /// shuttle's `RandomScheduler`.
     ShuttleRandom,
     /// shuttle's `PctScheduler` with this depth.
@@ -28,7 +32,7 @@ pub enum Tool {
     Loom(Option<usize>),
 }
 
-/// The pctvb strategy of a run without parameters but with a target: the combined default.
+/// The priority strategy of a run without parameters but with a target: the combined default.
 pub fn pctvb_default() -> StrategyKind {
     StrategyKind::Combined { depth: 2, vars: 1, threads: 2 }
 }
@@ -44,6 +48,7 @@ impl Tool {
             Tool::Pctvb(StrategyKind::Pctvb { depth: 2, vars: 1 }),
             Tool::Pctvb(StrategyKind::ThreadBound { threads: 2, preemptions: 1 }),
             Tool::Pctvb(pctvb_default()),
+            Tool::PctvbDefault,
             Tool::Pctvb(StrategyKind::systematic(2, 2, 2)),
             Tool::ShuttleRandom,
             Tool::ShuttlePct(3),
@@ -72,6 +77,7 @@ impl Tool {
                 }
                 other => other.name().into(),
             },
+            Tool::PctvbDefault => "pctvb default".into(),
             Tool::ShuttleRandom => "shuttle random".into(),
             Tool::ShuttlePct(d) => format!("shuttle pct d={d}"),
             Tool::ShuttleUrw => "shuttle urw".into(),
@@ -83,7 +89,7 @@ impl Tool {
     /// Which tool family the column belongs to.
     pub fn family(&self) -> &'static str {
         match self {
-            Tool::Pctvb(_) => "pctvb",
+            Tool::Pctvb(_) | Tool::PctvbDefault => "pctvb",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) | Tool::ShuttleUrw => "shuttle",
             Tool::Loom(_) => "loom",
         }
@@ -130,13 +136,23 @@ pub struct Trial {
 /// Runs one trial of `program` under `tool` with this seed.
 pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial {
     match tool {
-        Tool::Pctvb(kind) => pctvb_trial(kind, program, seed, budget.executions),
+        Tool::Pctvb(kind) => pctvb_trial(kind, 0, program, seed, budget.executions),
+        Tool::PctvbDefault => {
+            let walk = pctvb::runner::DEFAULT_WALK_EVERY;
+            pctvb_trial(&pctvb_default(), walk, program, seed, budget.executions)
+        }
         Tool::Loom(bound) => loom_trial(*bound, program, budget.loom_time),
         shuttle => shuttle_trial(shuttle, program, seed, budget.executions),
     }
 }
 
-fn pctvb_trial(kind: &StrategyKind, program: &Program, seed: u64, budget: u64) -> Trial {
+fn pctvb_trial(
+    kind: &StrategyKind,
+    walk_every: u64,
+    program: &Program,
+    seed: u64,
+    budget: u64,
+) -> Trial {
     let (body, param) = (program.bodies.pctvb, program.param);
     let profiling = if kind.is_priority() { PROFILE_RUNS } else { 0 };
     let started = Instant::now();
@@ -145,6 +161,7 @@ fn pctvb_trial(kind: &StrategyKind, program: &Program, seed: u64, budget: u64) -
         .seed(seed)
         .iterations(budget.saturating_sub(profiling).max(1))
         .strategy(kind.clone())
+        .uniform_walk_every(walk_every)
         .minimize_runs(0)
         .profile_runs(PROFILE_RUNS)
         .workers(1)

@@ -16,7 +16,9 @@ mod test_attr;
 /// `"pctvb"`, `"threadbound"`, `"combined"`, `"systematic"`), `max_steps = N`,
 /// `max_threads = N`, `stack_size = N`, and for the guarantee `confidence = 0.99` (computes the iterations; not
 /// with `iterations`), `depth = D`, `vars = V`, `threads = T`, `profile_runs = M`. Giving
-/// `depth`, `vars`, `threads` or `confidence` without `strategy` selects the combined strategy.
+/// `depth`, `vars`, `threads` or `confidence` without `strategy` selects the combined strategy,
+/// with the uniform random walk in profiling and in every second search execution for bugs
+/// outside the guarantee's class (`walk_every = M`: every `M`-th; `0`: never).
 /// Unknown or ill-typed arguments are compile errors pointing at them.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {

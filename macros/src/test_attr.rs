@@ -35,6 +35,7 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "vars", kind: ArgKind::Int, method: "vars" },
     ArgSpec { name: "threads", kind: ArgKind::Int, method: "threads" },
     ArgSpec { name: "profile_runs", kind: ArgKind::Int, method: "profile_runs" },
+    ArgSpec { name: "walk_every", kind: ArgKind::Int, method: "uniform_walk_every" },
     ArgSpec { name: "minimize_runs", kind: ArgKind::Int, method: "minimize_runs" },
     ArgSpec { name: "regressions", kind: ArgKind::Regressions, method: "regressions" },
 ];
@@ -208,7 +209,7 @@ fn setting(spec: &ArgSpec, value: &Expr) -> syn::Result<TokenStream> {
                     format!("`{}` takes an integer from 0 to {} (u64)", spec.name, u64::MAX),
                 )
             })?;
-            if v == 0 && !matches!(spec.name, "seed" | "minimize_runs") {
+            if v == 0 && !matches!(spec.name, "seed" | "minimize_runs" | "walk_every") {
                 return Err(syn::Error::new(
                     i.span(),
                     format!("`{}` must be at least 1", spec.name),
@@ -316,7 +317,7 @@ mod tests {
     #[test]
     fn guarantee_arguments_expand_to_config_calls() {
         let args: TokenStream =
-            "confidence = 0.99, depth = 3, vars = 2, threads = 2, profile_runs = 5"
+            "confidence = 0.99, depth = 3, vars = 2, threads = 2, profile_runs = 5, walk_every = 0"
                 .parse()
                 .unwrap();
         let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
@@ -325,6 +326,7 @@ mod tests {
         assert!(out.contains(". vars (2 as _)"), "{out}");
         assert!(out.contains(". threads (2 as _)"), "{out}");
         assert!(out.contains(". profile_runs (5 as _)"), "{out}");
+        assert!(out.contains(". uniform_walk_every (0 as _)"), "{out}");
         for (name, variant) in [
             ("pct", "Pct"),
             ("pctvb", "Pctvb"),

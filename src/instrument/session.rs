@@ -328,15 +328,22 @@ impl Session {
     }
 }
 
-/// The static variables among the current execution's strategy's chosen variables.
+/// The static variables among the current execution's strategy's chosen variables; every
+/// static variable when the strategy does not bound variables (the uniform walk a run
+/// interleaves with its priority strategy).
 fn strategy_focus() -> HashSet<StaticVarId> {
-    let infos: Vec<_> = with_execution("instrumented access", |ex| {
+    let infos: Option<Vec<_>> = with_execution("instrumented access", |ex| {
         ex.with_state(|st| {
             let all = st.vars.infos();
-            st.strategy.chosen_variables().iter().map(|v| all[v.index()].clone()).collect()
+            st.strategy.bounds_variables().then(|| {
+                st.strategy.chosen_variables().iter().map(|v| all[v.index()].clone()).collect()
+            })
         })
     });
-    infos.iter().filter_map(super::static_var_of).collect()
+    match infos {
+        Some(infos) => infos.iter().filter_map(super::static_var_of).collect(),
+        None => super::variables().iter().map(|v| v.id).collect(),
+    }
 }
 
 thread_local! {

@@ -40,8 +40,13 @@ pub(super) enum Budget {
 /// accesses of the chosen variables, while real bugs almost always need at most 2
 /// preemptions on at most 2 variables between 2 threads (the paper's survey).
 ///
-/// A priority strategy first runs [`Config::profile_runs`] profiling executions (random
-/// strategy, their own random streams) that measure the threads `n`, the scheduling points
+/// A run whose priority strategy was chosen this way (not named) also runs the uniform random
+/// walk, in profiling and in every second search execution ([`Config::uniform_walk_every`]):
+/// the priority strategy's executions carry the guarantee, the walk's find bugs outside its
+/// class.
+///
+/// A priority strategy first runs [`Config::profile_runs`] profiling executions (a random
+/// walk, with their own random streams) that measure the threads `n`, the scheduling points
 /// `k` and each variable's accesses `k_q` and sharing; the search then draws every
 /// execution's priorities and change points from the counts measured so far. The report
 /// carries the per-execution bound computed from them ([`Report::bound`](crate::report::Report::bound)), what a passing
@@ -92,6 +97,7 @@ pub struct Config {
     pub(super) shard: Option<(u64, u64)>,
     pub(super) read_env: bool,
     pub(super) instrument_tracking: bool,
+    pub(super) walk_every: Option<u64>,
 }
 
 /// Default bug depth of the priority strategies: one preemption (`c = 1`).
@@ -106,6 +112,9 @@ pub const DEFAULT_PROFILE_RUNS: u64 = 10;
 /// streams of profiling never overlap those of the search (indices `0..`), so both stay
 /// reproducible from the seed.
 pub const PROFILE_INDEX_BASE: u64 = 1 << 63;
+/// Every how many search executions a run whose priority strategy was chosen by default runs
+/// one of the uniform random walk ([`Config::uniform_walk_every`]).
+pub const DEFAULT_WALK_EVERY: u64 = 2;
 /// Default replay budget of minimization after a failure.
 pub const DEFAULT_MINIMIZE_RUNS: u64 = 500;
 /// Default number of executions.
@@ -148,6 +157,7 @@ impl Config {
             shard: None,
             read_env: true,
             instrument_tracking: true,
+            walk_every: None,
         }
     }
 
@@ -211,7 +221,8 @@ impl Config {
         self
     }
 
-    /// Profiling executions (random strategy, before the search) that measure the counts a
+    /// Profiling executions (the random walk, or the uniform walk when the run walks; before
+    /// the search) that measure the counts a
     /// priority strategy and its guarantee need: threads `n`, scheduling points `k`, and the
     /// accesses `k_q` and sharing of every variable. At least 1 for a priority strategy;
     /// ignored by [`StrategyKind::Random`]. Default [`DEFAULT_PROFILE_RUNS`].
@@ -234,7 +245,8 @@ impl Config {
     /// [`Config::stop_at_first_failure`].
     #[track_caller]
     pub fn count_failures<F: Fn() + Sync>(&self, body: F) -> (u64, u64) {
-        let report = self.clone().stop_at_first_failure(false).run(body);
+        // The strategy alone: executions of the uniform walk would mix another hit rate in.
+        let report = self.clone().stop_at_first_failure(false).uniform_walk_every(0).run(body);
         (report.executions, report.failures)
     }
 
@@ -415,6 +427,30 @@ impl Config {
     pub fn instrument_tracking(mut self, on: bool) -> Config {
         self.instrument_tracking = on;
         self
+    }
+
+    /// Every `m`-th search execution of a priority strategy runs the uniform random walk
+    /// ([`StrategyKind::UniformWalk`]) instead (`0`: never), and the profiling executions run
+    /// it instead of the naive random walk.
+    ///
+    /// The priority strategy's executions carry the guarantee, for the bugs of its class
+    /// (depth, variables, threads); the walk's find bugs outside that class (two preemptions
+    /// where the guarantee covers one, say) and, on most programs, bugs of the class in fewer
+    /// executions. The guarantee counts only the strategy's executions, so with `m = 2` a
+    /// passing run takes twice as many executions for the same confidence; an execution of
+    /// the walk that exceeds the measured counts raises them as any execution does.
+    ///
+    /// Default: [`DEFAULT_WALK_EVERY`] when the priority strategy was chosen by default (a
+    /// target or a bound given without [`Config::strategy`], as `#[pctvb::test]` does), `0`
+    /// when a strategy is named, so an explicit strategy runs alone.
+    pub fn uniform_walk_every(mut self, m: u64) -> Config {
+        self.walk_every = Some(m);
+        self
+    }
+
+    /// Every how many search executions this run walks (see [`Config::uniform_walk_every`]).
+    pub(super) fn walk_every(&self) -> u64 {
+        self.walk_every.unwrap_or(if self.strategy.is_none() { DEFAULT_WALK_EVERY } else { 0 })
     }
 
     /// Ignores `PCTVB_*` environment variables (for tests of pctvb itself).

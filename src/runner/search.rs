@@ -8,7 +8,7 @@ use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
 use super::progress::Progress;
 use super::{Config, StrategyKind};
 use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, GuaranteeStatement};
-use crate::instrument::StaticVarId;
+use crate::instrument::{Selection, StaticVarId};
 use crate::replay;
 use crate::report::{Failure, FailureKind, Profile, Report, Stats};
 use crate::runtime::{Execution, StackPool};
@@ -41,8 +41,14 @@ impl Config {
         let priority = kind.is_priority();
         // Variable bounding over `#[pctvb::instrument]`ed code tracks the chosen variables.
         let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
-        // Profiling runs under the random strategy; the search strategy replaces it after.
-        let first: Box<dyn Strategy> = if priority { Box::new(Random) } else { kind.build() };
+        // Every `walk_every`-th search execution runs the uniform walk, which also profiles.
+        let walk_every = if priority { self.walk_every() } else { 0 };
+        // Profiling runs under a random strategy; the search strategy replaces it after.
+        let first: Box<dyn Strategy> = match (priority, walk_every) {
+            (false, _) => kind.build(),
+            (true, 0) => Box::new(Random),
+            (true, _) => StrategyKind::UniformWalk.build(),
+        };
         let exec = Execution::new(first, self.limits());
         if priority {
             // One registry: the static pass's variables enter the run's table first, so the
@@ -57,7 +63,11 @@ impl Config {
             Budget::Iterations(n) => n,
             Budget::Confidence(_) => 0,
         };
-        let mut report = self.empty_report(kind.build().describe(), seed, planned);
+        let describe = match walk_every {
+            0 => kind.build().describe(),
+            m => format!("{} + uniform walk 1 in {m}", kind.build().describe()),
+        };
+        let mut report = self.empty_report(describe, seed, planned);
         let mut schedules = HashSet::new();
         let mut search = Search {
             kind: &kind,
@@ -65,7 +75,11 @@ impl Config {
             profile: None,
             counts: Counts::default(),
             static_only: Vec::new(),
+            walk_every,
+            walks: 0,
         };
+        // The walk while the priority strategy runs, and the other way round.
+        let mut parked: Option<Box<dyn Strategy>> = None;
 
         if priority {
             let mut profiling =
@@ -116,7 +130,10 @@ impl Config {
                 report.stats.variables = exec.var_report();
                 return self.fail_config(report, message);
             }
-            exec.state.borrow_mut().strategy = kind.build();
+            let profiler = std::mem::replace(&mut exec.state.borrow_mut().strategy, kind.build());
+            if walk_every > 0 {
+                parked = Some(profiler);
+            }
         }
 
         let mut index = 0;
@@ -135,6 +152,11 @@ impl Config {
                 index += 1;
                 continue;
             }
+            let walking = walk_every > 0 && index % walk_every == walk_every - 1;
+            if walking {
+                swap_strategy(&exec, &mut parked);
+                search.walks += 1;
+            }
             let outcome = exec.run_one(&mut pool, seed, index, body, at);
             report.executions += 1;
             report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
@@ -146,7 +168,7 @@ impl Config {
                 } else {
                     Some(Counts::read(&exec, &report.stats, &search.static_only))
                 };
-                if let Err(message) = search.after_execution(index, after, &mut report) {
+                if let Err(message) = search.after_execution(index, walking, after, &mut report) {
                     report.stats.variables = exec.var_report();
                     return self.fail_config(report, message);
                 }
@@ -154,13 +176,16 @@ impl Config {
             if let Some(cause) = outcome.failure {
                 report.failures += 1;
                 if report.failure.is_none() {
-                    // The execution tracked its strategy's chosen variables: minimization and
-                    // the replay token keep exactly those.
-                    let tracked = follow.as_ref().map(|_| chosen_static_vars(&exec));
+                    // The execution tracked its strategy's chosen variables (the walk: all of
+                    // them): minimization and the replay token keep exactly those.
+                    let tracked = follow.as_ref().map(|_| match walking {
+                        true => Selection::All,
+                        false => Selection::Vars(chosen_static_vars(&exec)),
+                    });
                     let _fixed = match &tracked {
-                        Some(ids) if self.stop_at_first_failure => {
+                        Some(selection) if self.stop_at_first_failure => {
                             drop(follow.take());
-                            Some(crate::instrument::track(ids.clone()).gate_primitives(true))
+                            Some(crate::instrument::track(selection.clone()).gate_primitives(true))
                         }
                         _ => None,
                     };
@@ -179,14 +204,19 @@ impl Config {
                     } else {
                         self.failure(&exec, &cause, seed, index, outcome.digest)
                     };
-                    if let Some(ids) = &tracked {
-                        self.tag_session(&mut f, Some(ids), true);
+                    match &tracked {
+                        Some(Selection::Vars(ids)) => self.tag_session(&mut f, Some(ids), true),
+                        Some(_) => self.tag_session(&mut f, None, true),
+                        None => {}
                     }
                     report.failure = Some(f);
                 }
                 if self.stop_at_first_failure {
                     break;
                 }
+            }
+            if walking {
+                swap_strategy(&exec, &mut parked);
             }
             index += 1;
         }
@@ -216,6 +246,12 @@ impl Config {
         report.failure = error.failure;
         report
     }
+}
+
+/// Swaps the execution's strategy with the parked one (the priority strategy and the walk).
+fn swap_strategy(exec: &Execution, parked: &mut Option<Box<dyn Strategy>>) {
+    let parked = parked.as_mut().expect("a run that walks parks the walk or the strategy");
+    std::mem::swap(&mut exec.state.borrow_mut().strategy, parked);
 }
 
 /// The static variables among the variables the strategy chose for the execution `exec` ran
@@ -333,6 +369,10 @@ struct Search<'a> {
     counts: Counts,
     /// Run variable ids of the static-only variables, fixed after profiling.
     static_only: Vec<usize>,
+    /// Every how many search executions one runs the uniform walk (0: never).
+    walk_every: u64,
+    /// Search executions that ran the walk.
+    walks: u64,
 }
 
 impl Search<'_> {
@@ -406,12 +446,14 @@ impl Search<'_> {
     }
 
     /// Compares the counts after execution `index` (`None`: unchanged) with those it was
-    /// drawn with; a raise
-    /// marks it as exceeding, restarts the count of covered executions and recomputes the
-    /// bound (and, for a confidence target, the planned executions).
+    /// drawn with; a raise marks it as exceeding, restarts the count of covered executions
+    /// and recomputes the bound (and, for a confidence target, the planned executions). An
+    /// execution of the walk (`walked`) is never covered, but a raise it measures counts the
+    /// same way: the strategy's executions drawn with the old counts no longer count.
     pub(super) fn after_execution(
         &mut self,
         index: u64,
+        walked: bool,
         after: Option<Counts>,
         report: &mut Report,
     ) -> Result<(), String> {
@@ -422,11 +464,20 @@ impl Search<'_> {
         });
         let profile = self.profile.as_mut().expect("profiled");
         let Some(what) = grown else {
-            profile.covered += 1;
+            if !walked {
+                profile.covered += 1;
+            }
             return Ok(());
         };
-        profile.exceeded += 1;
         profile.covered = 0;
+        if walked {
+            profile.notes.push(format!(
+                "execution {index} (uniform walk) raised the counts ({what}); the bound was \
+                 recomputed and only executions drawn with the new counts are counted"
+            ));
+            return self.plan(report);
+        }
+        profile.exceeded += 1;
         if profile.exceeded as usize <= MAX_RAISE_NOTES {
             profile.notes.push(format!(
                 "execution {index} exceeded the counts it was drawn with ({what}); the bound \
@@ -442,6 +493,13 @@ impl Search<'_> {
         let more = profile.exceeded.saturating_sub(MAX_RAISE_NOTES as u64);
         if more > 0 {
             profile.notes.push(format!("{more} more executions exceeded the counts"));
+        }
+        if self.walks > 0 {
+            profile.notes.push(format!(
+                "{} of the {} search executions ran the uniform random walk (1 in {}, for bugs \
+                 outside the guarantee's class); the guarantee counts only the strategy's",
+                self.walks, report.executions, self.walk_every
+            ));
         }
         profile.final_n = self.counts.n;
         profile.final_k = self.counts.k;

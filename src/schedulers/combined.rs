@@ -56,6 +56,10 @@ impl Strategy for Combined {
         self.core.chosen_vars()
     }
 
+    fn bounds_variables(&self) -> bool {
+        true
+    }
+
     fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
         self.core.begin(start, rng);
     }

@@ -113,6 +113,13 @@ pub trait Strategy {
         &[]
     }
 
+    /// Whether the strategy bounds each execution to its [`Strategy::chosen_variables`]
+    /// (PCTVB, the combined strategy). A strategy that does not interleaves every variable:
+    /// an execution of it under a run's `#[pctvb::instrument]` session tracks them all.
+    fn bounds_variables(&self) -> bool {
+        false
+    }
+
     /// Picks the thread that runs next; must return one of `decision.enabled`.
     fn choose(
         &mut self,
