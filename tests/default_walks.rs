@@ -83,3 +83,12 @@ fn a_named_strategy_or_a_zero_share_runs_alone() {
     let report = every_third.iterations(300).run(locked_counter);
     assert!(walk_note(&report).unwrap().starts_with("100 of the 300"), "{:?}", walk_note(&report));
 }
+
+#[test]
+fn a_walk_every_execution_is_a_clear_configuration_error() {
+    let report = default_target(1).uniform_walk_every(1).confidence(0.9).run(locked_counter);
+    let failure = report.failure().expect("a configuration error, not a run");
+    assert_eq!(failure.kind, pctvb::FailureKind::BadConfig);
+    assert!(failure.message.contains("uniform_walk_every(1)"), "{}", failure.message);
+    assert_eq!(report.executions, 0);
+}

@@ -334,6 +334,13 @@ impl Config {
                  the counts its schedule and guarantee depend on"
             ));
         }
+        if kind.is_priority() && self.walk_every() == 1 {
+            return Err(format!(
+                "uniform_walk_every(1) (walk_every = 1) gives every search execution to the \
+                 uniform walk and none to {name}, so no execution would count towards its \
+                 guarantee; use 0 (no walk), 2 or more, or strategy = \"uniform\""
+            ));
+        }
         Ok(kind)
     }
 
