@@ -8,9 +8,11 @@
 //!
 //! The buggy examples use the default random strategy, which finds bugs but proves nothing
 //! when it finds none. This one asks for bug depth 2 (one preemption), which selects the
-//! combined variable- and thread-bounding strategy: after 2,000 executions the summary states
-//! the probability with which any bug of that depth would have been found, with the counts the
-//! bound was computed from and the shared variables it was placed on.
+//! combined variable- and thread-bounding strategy (and, since the strategy is not named, the
+//! uniform random walk in every second execution, for bugs outside that class): after 2,000
+//! executions the summary states the probability with which the strategy's 1,000 would have
+//! found any bug of that depth, with the counts the bound was computed from and the shared
+//! variables it was placed on.
 //!
 //! Run with `cargo run --release --example correct_counter`; it exits with status 0 when no
 //! failure is found, and prints the failure and exits with status 1 otherwise.
