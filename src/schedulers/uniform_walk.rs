@@ -119,6 +119,8 @@ pub struct UniformWalk {
     default_estimate: Option<u64>,
     /// This execution's threads, by id.
     threads: Vec<ThreadState>,
+    /// Scratch space of `choose`: prefix sums of the enabled threads' weights.
+    prefix: Vec<u64>,
 }
 
 /// One thread of the current execution.
@@ -234,17 +236,16 @@ impl Strategy for UniformWalk {
             // No execution ended yet: the naive walk.
             return Ok(enabled[rng.random_range(0..enabled.len())]);
         }
-        let weight = |t: &ThreadId| self.threads[t.index()].remaining();
-        let total: u64 = enabled.iter().map(weight).sum();
-        let mut draw = rng.random_range(0..total);
+        // One pass over the enabled threads (a hundred of them at every step in some
+        // programs): prefix sums of the weights, then the first whose sum exceeds the draw.
+        self.prefix.clear();
+        let mut total = 0u64;
         for t in enabled {
-            let w = weight(t);
-            if draw < w {
-                return Ok(*t);
-            }
-            draw -= w;
+            total += self.threads[t.index()].remaining();
+            self.prefix.push(total);
         }
-        unreachable!("the draw is below the sum of the weights")
+        let draw = rng.random_range(0..total);
+        Ok(enabled[self.prefix.partition_point(|&sum| sum <= draw)])
     }
 
     fn end_execution(&mut self, _digest: u64, _steps: u64) -> Result<(), StrategyError> {
