@@ -214,12 +214,44 @@ fn same_seed_same_run_and_workers_do_not_change_it() {
     };
     let first = run(1, 1);
     assert_eq!(first, run(1, 1));
-    // Only the naive walk runs on several OS threads; the uniform walk's executions depend on
-    // the earlier ones, so its run is the same with any number of workers.
+    // Executions after the first depend only on the first, which every worker runs to learn
+    // from: the run is the same on any number of OS threads.
+    assert_eq!(first, run(1, 2));
     assert_eq!(first, run(1, 4));
     assert_eq!(first.2, "uniform");
     let others: Vec<_> = (2..6).map(|s| run(s, 1)).collect();
     assert!(others.iter().any(|o| o.0 != first.0 || o.1 != first.1));
+    for seed in 2..6 {
+        assert_eq!(run(seed, 3), others[seed as usize - 2], "seed {seed}");
+    }
+}
+
+#[test]
+fn a_passing_parallel_run_is_the_serial_run() {
+    let run = |workers: usize| {
+        let report = config(3).workers(workers).iterations(600).run(figure_correct_pair);
+        assert!(report.is_ok(), "{:?}", report.failure());
+        (report.executions, report.stats.distinct_schedules, report.stats.max_steps)
+    };
+    let serial = run(1);
+    assert_eq!(serial.0, 600);
+    assert_eq!(run(2), serial);
+    assert_eq!(run(4), serial);
+}
+
+#[test]
+fn every_shard_learns_from_execution_0() {
+    // Shard 2 of 2 owns the odd indices; it runs execution 0 as well, to learn from it, so its
+    // executions choose as they do in the unsharded run.
+    let sharded = |workers: usize| {
+        config(4).workers(workers).shard(2, 2).iterations(600).run(figure_correct_pair)
+    };
+    let serial = sharded(1);
+    assert!(serial.is_ok(), "{:?}", serial.failure());
+    assert_eq!(serial.executions, 1 + 300);
+    let parallel = sharded(2);
+    assert_eq!(parallel.executions, serial.executions);
+    assert_eq!(parallel.stats.distinct_schedules, serial.stats.distinct_schedules);
 }
 
 #[test]

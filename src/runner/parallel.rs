@@ -1,7 +1,9 @@
-//! Parallel executions: executions are independent given (seed, index), so a run of the
-//! random strategy spreads them over OS threads, each with its own engine, and reports the
-//! failure with the lowest index, which is what a serial run reports: the result does not
-//! depend on thread timing. Also sharding (`PCTVB_SHARD=k/m`): a run executes only the
+//! Parallel executions: a run of the random strategy, or of the uniform walk, spreads its
+//! executions over OS threads, each with its own engine, and reports the failure with the
+//! lowest index, which is what a serial run reports: the result does not depend on thread
+//! timing. The random strategy's executions are independent given (seed, index); the walk's
+//! depend only on its first execution (index 0), which every worker runs to learn from
+//! before claiming indices (the same schedule in each; one of them counts it). Also sharding (`PCTVB_SHARD=k/m`): a run executes only the
 //! indices `i` with `i % m == k - 1`, so a CI matrix can split a budget across machines.
 //!
 //! Priority strategies run serially: their draws depend on the counts measured by earlier
@@ -13,9 +15,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::outcome::Found;
 use super::Config;
+use super::StrategyKind;
 use crate::report::Report;
 use crate::runtime::{Execution, StackPool};
-use crate::schedulers::{Random, Strategy};
+use crate::schedulers::Random;
 use crate::vars::{VarInfo, VarProfile};
 
 /// What one worker measured: per-index results, so the merge can keep exactly the indices a
@@ -34,35 +37,41 @@ impl Config {
         self.shard.is_none_or(|(k, m)| index % m == k - 1)
     }
 
-    /// Runs `iterations` random executions on `workers` OS threads.
+    /// Runs `iterations` executions of `kind` (random or the uniform walk) on `workers` OS
+    /// threads.
     pub(super) fn search_parallel(
         &self,
+        kind: &StrategyKind,
         seed: u64,
         iterations: u64,
         workers: usize,
         body: &(dyn Fn() + Sync),
         at: &'static Location<'static>,
     ) -> Report {
-        let next = AtomicU64::new(0);
+        // The walk learns from execution 0, which every worker runs first.
+        let learns = *kind == StrategyKind::UniformWalk;
+        let next = AtomicU64::new(u64::from(learns));
         let first_failure = AtomicU64::new(u64::MAX);
         // Workers see the `#[pctvb::instrument]` tracking session of the thread that started
         // the run (sessions are per OS thread).
         let session = crate::instrument::current_session();
         let results: Vec<Worker> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..workers)
-                .map(|_| {
+                .map(|w| {
                     let session = session.clone();
                     let (next, first_failure) = (&next, &first_failure);
+                    let learning = learns.then_some(w == 0);
                     scope.spawn(move || {
                         let _session = crate::instrument::enter_session(session);
-                        self.work(seed, iterations, body, at, next, first_failure)
+                        let claims = Claims { iterations, next, first_failure };
+                        self.work(kind, learning, seed, body, at, claims)
                     })
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().expect("pctvb worker thread")).collect()
         });
         let last = first_failure.load(Ordering::SeqCst);
-        let mut report = self.empty_report(Random.describe(), seed, iterations);
+        let mut report = self.empty_report(kind.build().describe(), seed, iterations);
         let mut schedules = HashSet::new();
         let mut found: Option<Found> = None;
         for worker in results {
@@ -89,39 +98,62 @@ impl Config {
         report
     }
 
+    /// One worker's share of a parallel run. `learning`: for the walk, this worker runs
+    /// execution 0 first to learn from it, and counts it when `Some(true)`.
     fn work(
         &self,
+        kind: &StrategyKind,
+        learning: Option<bool>,
         seed: u64,
-        iterations: u64,
         body: &dyn Fn(),
         at: &'static Location<'static>,
-        next: &AtomicU64,
-        first_failure: &AtomicU64,
+        claims: Claims<'_>,
     ) -> Worker {
-        let exec = Execution::new(Box::new(Random), self.limits());
+        let exec = Execution::new(kind.build(), self.limits());
         let mut pool = StackPool::new(self.stack_size);
         let mut worker = Worker::default();
+        let mut run = |index: u64, counted: bool, worker: &mut Worker| {
+            let outcome = exec.run_one(&mut pool, seed, index, body, at);
+            if counted {
+                let record = (index, outcome.threads, outcome.steps, exec.schedule_hash());
+                worker.executions.push(record);
+            }
+            let cause = outcome.failure?;
+            claims.first_failure.fetch_min(index, Ordering::SeqCst);
+            if counted {
+                worker.failure = Some(Found::capture(&exec, cause, seed, index, outcome.digest));
+            }
+            Some(())
+        };
+        if learning.is_some_and(|counted| run(0, counted, &mut worker).is_some()) {
+            worker.variables = exec.var_report();
+            return worker;
+        }
         loop {
             // Indices are claimed in increasing order, so when index f fails every index
             // below f has been claimed by some worker, which runs it to the end.
-            let index = next.fetch_add(1, Ordering::SeqCst);
-            if index >= iterations || index > first_failure.load(Ordering::SeqCst) {
+            let index = claims.next.fetch_add(1, Ordering::SeqCst);
+            if index >= claims.iterations || index > claims.first_failure.load(Ordering::SeqCst) {
                 break;
             }
             if !self.in_shard(index) {
                 continue;
             }
-            let outcome = exec.run_one(&mut pool, seed, index, body, at);
-            worker.executions.push((index, outcome.threads, outcome.steps, exec.schedule_hash()));
-            if let Some(cause) = outcome.failure {
-                first_failure.fetch_min(index, Ordering::SeqCst);
-                worker.failure = Some(Found::capture(&exec, cause, seed, index, outcome.digest));
+            if run(index, true, &mut worker).is_some() {
                 break;
             }
         }
         worker.variables = exec.var_report();
         worker
     }
+}
+
+/// The indices a parallel run's workers claim, and the lowest failing one so far.
+#[derive(Clone, Copy)]
+struct Claims<'a> {
+    iterations: u64,
+    next: &'a AtomicU64,
+    first_failure: &'a AtomicU64,
 }
 
 /// Adds `more` to `into`, by allocation site: most accesses, shared if shared anywhere.

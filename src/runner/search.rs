@@ -28,11 +28,11 @@ impl Config {
     ) -> Report {
         let workers = self.workers.unwrap_or(1);
         // Starting OS threads costs tens of microseconds: only worth it for many executions.
-        if let (StrategyKind::Random, Budget::Iterations(n), true) =
+        if let (StrategyKind::Random | StrategyKind::UniformWalk, Budget::Iterations(n), true) =
             (&kind, budget, workers > 1 && self.stop_at_first_failure)
         {
             if n >= PARALLEL_MIN_EXECUTIONS {
-                return self.search_parallel(seed, n, workers, body, at);
+                return self.search_parallel(&kind, seed, n, workers, body, at);
             }
         }
         if let StrategyKind::Systematic { .. } = kind {
@@ -148,7 +148,10 @@ impl Config {
         let mut progress = Progress::new(self.name.as_deref());
         while search.wants_more(index, share(report.planned)) {
             progress.tick(report.executions, share(report.planned), report.failures);
-            if !self.in_shard(index) {
+            // The uniform walk learns from execution 0, which every shard runs (as a parallel
+            // run's workers do).
+            let learns = index == 0 && kind == StrategyKind::UniformWalk;
+            if !self.in_shard(index) && !learns {
                 index += 1;
                 continue;
             }

@@ -35,11 +35,13 @@
 //! - The first execution has no estimates: it is a naive walk, uniform among the enabled
 //!   threads. At its end, each thread's scheduling points (those where it was the current
 //!   thread, its start and exit included) and those of its descendants become the estimates
-//!   of its identity. A thread first seen in a later execution gets its estimates from that
-//!   one, and in the meantime the mean of the known threads' own estimates and no
-//!   descendants.
-//! - Estimates are then kept as they are, not averaged or maximized over later executions,
-//!   for two reasons. Counts measured under the walk feed back into it: a thread that retries
+//!   of its identity. A thread identity the first execution did not have gets the mean of
+//!   the known threads' own estimates and no descendants.
+//! - Estimates are then kept as they are, not averaged, maximized or extended over later
+//!   executions, for three reasons. Every execution after the first then depends only on
+//!   the first and on its own random stream, so a run can spread them over OS threads and
+//!   still choose exactly what a serial run chooses (each worker runs the first execution to
+//!   learn from it). Counts measured under the walk feed back into it: a thread that retries
 //!   (a failed compare-and-swap, a spin loop, a join that blocks) makes more points the more
 //!   finely the walk interleaves it, and a larger estimate makes the walk interleave it more
 //!   finely still; with the maximum such an estimate can only grow. And measured on five
@@ -58,11 +60,9 @@
 //! computation), and because a variable's sharing is only known after the executions that
 //! share it, so a selective count would change meaning while the run learns it.
 //!
-//! Determinism: the weights depend only on the decisions of the run's earlier executions and on
-//! the execution's rng, so a run is reproduced by its seed, and a failing execution by its
-//! replay token (which records the choices, not the estimates). Executions are not
-//! independent, so a run of this strategy is serial (only [`Random`](super::Random) runs on
-//! several worker threads).
+//! Determinism: the weights depend only on the run's first execution and on the execution's
+//! rng, so a run is reproduced by its seed, on any number of worker threads, and a failing
+//! execution by its replay token (which records the choices, not the estimates).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -104,12 +104,12 @@ impl Record {
 /// only 1 interleaving in 100 does.
 ///
 /// The counts are estimates: the first execution is a naive walk, and each thread's points
-/// (and its descendants') in the first execution it appears in become the estimates for its
-/// identity (its parent's identity, the `spawn` call site, and its rank among the parent's
-/// spawns), kept for the rest of the run. A thread's weight is its estimate minus the points it
-/// already made, at least 1, plus the estimates of the threads it has yet to spawn; a thread
-/// never seen gets the mean estimate. No guarantee; the run's executions are not independent,
-/// so they run one after the other.
+/// (and its descendants') in it become the estimates for its identity (its parent's identity,
+/// the `spawn` call site, and its rank among the parent's spawns), kept for the rest of the
+/// run. A thread's weight is its estimate minus the points it already made, at least 1, plus
+/// the estimates of the threads it has yet to spawn; a thread identity the first execution did
+/// not have gets the mean estimate. No guarantee. Later executions depend only on the first,
+/// so a run spreads them over worker threads like the naive walk's.
 #[derive(Clone, Debug, Default)]
 pub struct UniformWalk {
     /// What earlier executions measured, by thread identity.
@@ -130,8 +130,6 @@ struct ThreadState {
     key: u64,
     /// The id of the thread that spawned it (`None` for the main thread).
     parent: Option<u32>,
-    /// Whether its identity had estimates when it appeared.
-    known: bool,
     /// Estimated own scheduling points.
     own: u64,
     /// Estimated scheduling points of its descendants.
@@ -169,12 +167,10 @@ impl UniformWalk {
     }
 
     fn add_thread(&mut self, key: u64, parent: Option<u32>) -> u64 {
-        let known = self.records.contains_key(&key);
         let (own, descendants) = self.estimate_of(key);
         self.threads.push(ThreadState {
             key,
             parent,
-            known,
             own,
             descendants,
             done: 0,
@@ -249,8 +245,8 @@ impl Strategy for UniformWalk {
     }
 
     fn end_execution(&mut self, _digest: u64, _steps: u64) -> Result<(), StrategyError> {
-        if self.threads.iter().all(|t| t.known) {
-            return Ok(()); // nothing new to learn: estimates stay as they are
+        if self.default_estimate.is_some() {
+            return Ok(()); // learned from the first execution: estimates stay as they are
         }
         // A child's id is above its parent's: children first, each adds its subtree to its
         // parent's descendants.
@@ -477,7 +473,6 @@ mod tests {
         let t = ThreadState {
             key: 0,
             parent: None,
-            known: true,
             own: 3,
             descendants: 0,
             done: 10,
