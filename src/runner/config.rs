@@ -466,8 +466,9 @@ impl Config {
         self
     }
 
-    /// OS threads that run executions of the random strategy in parallel (default: the
-    /// available parallelism, or 1 when the test harness runs with `--test-threads=1`).
+    /// OS threads that run executions of the random strategy or the uniform walk in parallel
+    /// (default: the available parallelism, or 1 when the test harness runs with
+    /// `--test-threads=1`).
     /// Results are the same as a serial run's: the failure with the lowest execution index is
     /// reported. Priority strategies always run serially (their draws depend on earlier
     /// executions' counts). `PCTVB_WORKERS` overrides it.

@@ -20,8 +20,8 @@ pub enum StrategyKind {
     Random,
     /// The uniform random walk ([`crate::schedulers::UniformWalk`]): a random choice weighted
     /// by each runnable thread's estimated remaining scheduling points, learnt from the run's
-    /// earlier executions, so interleavings are sampled nearly uniformly; no guarantee, no
-    /// parameters, and its executions run one after the other.
+    /// first execution, so interleavings are sampled nearly uniformly; no guarantee, no
+    /// parameters; its executions run on every core like the random strategy's.
     UniformWalk,
     /// PCT for bugs of depth `depth` ([`crate::schedulers::Pct`]).
     Pct {
