@@ -6,7 +6,7 @@
 //! Compare `quickstart.rs`, where the read and the write of the counter are separate operations
 //! and an update is lost.
 //!
-//! The buggy examples use the default random strategy, which finds bugs but proves nothing
+//! The buggy examples use the default uniform random walk, which finds bugs but proves nothing
 //! when it finds none. This one asks for bug depth 2 (one preemption), which selects the
 //! combined variable- and thread-bounding strategy (and, since the strategy is not named, the
 //! uniform random walk in every second execution, for bugs outside that class): after 2,000

@@ -124,7 +124,7 @@ fn configuration_mistakes_are_reported_not_guessed() {
 
 #[test]
 fn defaults_pick_the_combined_strategy_only_when_a_guarantee_is_asked_for() {
-    assert_eq!(Config::new().resolved_strategy(), Ok(StrategyKind::Random));
+    assert_eq!(Config::new().resolved_strategy(), Ok(StrategyKind::UniformWalk));
     assert_eq!(
         Config::new().depth(3).resolved_strategy(),
         Ok(StrategyKind::Combined { depth: 3, vars: 1, threads: 2 })

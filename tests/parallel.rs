@@ -3,39 +3,65 @@
 
 use pctvb::sync::atomic::{AtomicUsize, Ordering};
 use pctvb::sync::Arc;
-use pctvb::{thread, Config};
+use pctvb::{thread, Config, StrategyKind};
 
-/// A rare bug: the checker fails only if the worker finishes all eight increments before the
-/// checker's single load (about one random schedule in several hundred), so the first failure
-/// comes after many executions and workers really race to it.
+/// A rare bug under the naive walk: the checker fails only if the worker finishes all eight
+/// increments before the checker's single load (about one random schedule in several
+/// hundred), so the first failure comes after many executions and workers really race to it.
 fn rare_lost_update() {
+    rare_check(1);
+}
+
+/// The checker fails only if it loads after all `workers` x 8 increments.
+fn rare_check(workers: usize) {
     let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    let worker = thread::spawn(move || {
-        for _ in 0..8 {
-            n2.fetch_add(1, Ordering::SeqCst);
-        }
-    });
+    let handles: Vec<_> = (0..workers)
+        .map(|_| {
+            let n = n.clone();
+            thread::spawn(move || {
+                for _ in 0..8 {
+                    n.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
     let checker = thread::spawn(move || {
-        assert_ne!(n.load(Ordering::SeqCst), 8, "the checker ran last");
+        assert_ne!(n.load(Ordering::SeqCst), 8 * workers, "the checker ran last");
     });
-    worker.join().unwrap();
+    for h in handles {
+        h.join().unwrap();
+    }
     checker.join().unwrap();
 }
 
 #[test]
 fn parallel_and_serial_runs_report_the_same_first_failure() {
-    // Seeds whose first failure is past index 10 (checked), so several workers run before it.
-    for seed in [1, 3, 5, 8, 11] {
-        let config = Config::new().ignore_env().seed(seed).iterations(5000).minimize_runs(0);
-        let serial = config.clone().workers(1).run(rare_lost_update);
-        let parallel = config.clone().workers(3).run(rare_lost_update);
-        let (s, p) = (serial.failure().expect("found"), parallel.failure().expect("found"));
-        assert!(s.execution > 10, "seed {seed}: the first failure comes late enough to race for");
-        assert_eq!(s.execution, p.execution, "seed {seed}");
-        assert_eq!(s.token, p.token, "seed {seed}");
-        assert_eq!(serial.executions, parallel.executions, "seed {seed}");
-        assert_eq!(serial.stats.distinct_schedules, parallel.stats.distinct_schedules);
+    // The naive walk and the uniform walk (the default), on seeds whose first failure is past
+    // index 10, so several workers run before it. The uniform walk places the checker's load
+    // uniformly among the increments, so it gets three workers' 24 to make the bug rare.
+    for (kind, workers) in [(StrategyKind::Random, 1), (StrategyKind::UniformWalk, 3)] {
+        let mut late = 0;
+        for seed in 0..40 {
+            let config = Config::new()
+                .ignore_env()
+                .seed(seed)
+                .strategy(kind.clone())
+                .iterations(5000)
+                .minimize_runs(0);
+            let serial = config.clone().workers(1).run(move || rare_check(workers));
+            let s = serial.failure().expect("found");
+            if s.execution <= 10 {
+                continue;
+            }
+            late += 1;
+            let parallel = config.clone().workers(3).run(move || rare_check(workers));
+            let p = parallel.failure().expect("found");
+            assert_eq!(s.execution, p.execution, "{kind:?} seed {seed}");
+            assert_eq!(s.token, p.token, "{kind:?} seed {seed}");
+            assert_eq!(serial.executions, parallel.executions, "{kind:?} seed {seed}");
+            assert_eq!(serial.stats.distinct_schedules, parallel.stats.distinct_schedules);
+        }
+        assert!(late >= 3, "{kind:?}: only {late} of 40 seeds fail after execution 10");
     }
 }
 

@@ -12,8 +12,9 @@ mod test_attr;
 /// Runs the function as a pctvb test: a `#[test]` whose body runs many times under controlled
 /// schedules, failing with the original panic, the failing schedule and a replay line.
 ///
-/// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "random"` (or `"pct"`,
-/// `"pctvb"`, `"threadbound"`, `"combined"`, `"systematic"`), `max_steps = N`,
+/// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "uniform"` (the
+/// default without a target; or `"random"`, `"pct"`, `"pctvb"`, `"threadbound"`, `"combined"`,
+/// `"systematic"`), `max_steps = N`,
 /// `max_threads = N`, `stack_size = N`, and for the guarantee `confidence = 0.99` (computes the iterations; not
 /// with `iterations`), `depth = D`, `vars = V`, `threads = T`, `profile_runs = M`. Giving
 /// `depth`, `vars`, `threads` or `confidence` without `strategy` selects the combined strategy,

@@ -187,8 +187,9 @@ impl Report {
     pub fn print_expecting_bug(&self) -> std::process::ExitCode {
         match &self.failure {
             Some(failure) => {
+                let plural = if self.executions == 1 { "" } else { "s" };
                 println!(
-                    "pctvb found the bug after {} executions (seed {:#x}).\n\n{failure}",
+                    "pctvb found the bug after {} execution{plural} (seed {:#x}).\n\n{failure}",
                     self.executions, self.seed
                 );
                 std::process::ExitCode::SUCCESS

@@ -31,7 +31,7 @@ pub(super) enum Budget {
 ///
 /// # Strategies and guarantees
 ///
-/// Without [`Config::strategy`], a run uses [`StrategyKind::Random`] (fast, no guarantee)
+/// Without [`Config::strategy`], a run uses [`StrategyKind::UniformWalk`] (no guarantee)
 /// unless a [`Config::depth`], [`Config::vars`], [`Config::threads`] or
 /// [`Config::confidence`] is given: then it uses [`StrategyKind::Combined`] with defaults
 /// depth [`DEFAULT_DEPTH`] (one preemption), [`DEFAULT_VARS`] variable and [`DEFAULT_THREADS`]
@@ -133,7 +133,7 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The defaults: random strategy, 1000 executions, a fresh random seed, 100,000 scheduling
+    /// The defaults: the uniform walk, 1000 executions, a fresh random seed, 100,000 scheduling
     /// points and 4096 threads per execution, 256 KiB stacks, environment overrides on.
     pub fn new() -> Config {
         Config {
@@ -268,7 +268,7 @@ impl Config {
                 vars: DEFAULT_VARS,
                 threads: DEFAULT_THREADS,
             },
-            None => StrategyKind::Random,
+            None => StrategyKind::UniformWalk,
         };
         let name = kind.name();
         let refuse = |what: &str| {
