@@ -91,7 +91,7 @@ pub struct Stats {
 /// search executions compared with it (the assumptions of the guarantee).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Profile {
-    /// Profiling executions run (random strategy, before the search).
+    /// Profiling executions run (a random walk, naive or uniform, before the search).
     pub runs: u64,
     /// Most threads in one execution (`n`), measured by profiling.
     pub n: u64,
@@ -352,7 +352,7 @@ impl fmt::Display for Failure {
         }
         writeln!(f, "{}", self.message)?;
         if !self.schedule.is_empty() {
-            // Profiling executions (random strategy, before a priority strategy's search) run
+            // Profiling executions (a random walk, before a priority strategy's search) run
             // on their own index range; name them as such rather than by a huge index.
             let which = match self.execution.checked_sub(crate::runner::PROFILE_INDEX_BASE) {
                 Some(i) => format!("profiling execution {i}"),

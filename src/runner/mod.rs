@@ -54,7 +54,7 @@ impl Config {
     /// Runs `body` as up to `iterations` executions and reports the first failure.
     ///
     /// The body may borrow from the caller: every logical thread finishes (or is abandoned)
-    /// before `run` returns. It must be `Sync` because executions of the random strategy run
+    /// before `run` returns. It must be `Sync` because executions of the random walks run
     /// on several OS threads at once (see [`Config::workers`]).
     #[track_caller]
     pub fn run<F: Fn() + Sync>(&self, body: F) -> Report {
