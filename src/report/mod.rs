@@ -100,7 +100,7 @@ pub struct Profile {
     /// Shared variables (accessed by two or more threads), measured by profiling.
     pub shared_variables: u64,
     /// Variables of `#[pctvb::instrument]`ed items the profiling executions entered that none
-    /// of them accessed; `Q` counts them beside the shared ones (see [`crate::instrument`],
+    /// of them accessed; `Q` counts them beside the shared ones (see [`mod@crate::instrument`],
     /// "How runs use it").
     pub static_only_variables: u64,
     /// The largest `k_q` of a shared variable, measured by profiling.
