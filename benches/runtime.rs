@@ -11,6 +11,7 @@
 //! `scripts/bench-results.sh` runs this and writes the numbers to `docs/RESULTS-runtime.md`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use pctvb::StrategyKind;
 
 const EXECUTIONS: u64 = 1000;
 
@@ -57,10 +58,28 @@ fn executions(c: &mut Criterion) {
     group.throughput(Throughput::Elements(EXECUTIONS));
     group.bench_function("pctvb_random", |b| {
         // One worker: the same single OS thread shuttle uses (parallel runs are measured below).
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS).workers(1);
+        let config = pctvb::Config::new()
+            .strategy(StrategyKind::Random)
+            .ignore_env()
+            .seed(1)
+            .iterations(EXECUTIONS)
+            .workers(1);
         b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
     });
     group.bench_function("pctvb_random_all_cores", |b| {
+        let config = pctvb::Config::new()
+            .strategy(StrategyKind::Random)
+            .ignore_env()
+            .seed(1)
+            .iterations(EXECUTIONS);
+        b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
+    });
+    // The default strategy without a target: the uniform walk, on one and on every core.
+    group.bench_function("pctvb_uniform", |b| {
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS).workers(1);
+        b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
+    });
+    group.bench_function("pctvb_uniform_all_cores", |b| {
         let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS);
         b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
     });
@@ -77,7 +96,12 @@ fn scheduling_points(c: &mut Criterion) {
     group.throughput(Throughput::Elements(POINTS));
     // One thread: every point is a decision that keeps the running thread.
     group.bench_function("same_thread", |b| {
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1).workers(1);
+        let config = pctvb::Config::new()
+            .strategy(StrategyKind::Random)
+            .ignore_env()
+            .seed(1)
+            .iterations(1)
+            .workers(1);
         b.iter(|| {
             config.run(|| {
                 for _ in 0..POINTS {
@@ -90,7 +114,12 @@ fn scheduling_points(c: &mut Criterion) {
     // scheduler switches with probability 1/2; the script derives the cost of one switch as
     // twice the difference to `same_thread`.
     group.bench_function("random_two_threads", |b| {
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1).workers(1);
+        let config = pctvb::Config::new()
+            .strategy(StrategyKind::Random)
+            .ignore_env()
+            .seed(1)
+            .iterations(1)
+            .workers(1);
         b.iter(|| {
             config.run(|| {
                 let h = pctvb::thread::spawn(|| {
@@ -109,7 +138,12 @@ fn scheduling_points(c: &mut Criterion) {
     // blocks the sender, so every message costs at least one switch; throughput is per
     // message (a send and a receive, each with its scheduling point and switch).
     group.bench_function("switch_ping_pong", |b| {
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(1).workers(1);
+        let config = pctvb::Config::new()
+            .strategy(StrategyKind::Random)
+            .ignore_env()
+            .seed(1)
+            .iterations(1)
+            .workers(1);
         b.iter_batched(
             || (),
             |()| {
@@ -156,7 +190,12 @@ fn always_fails(threads: usize, ops: usize) {
 
 fn first_failure(c: &mut Criterion) {
     let mut group = c.benchmark_group("first_failure");
-    let config = pctvb::Config::new().ignore_env().seed(1).minimize_runs(0).workers(1);
+    let config = pctvb::Config::new()
+        .strategy(StrategyKind::Random)
+        .ignore_env()
+        .seed(1)
+        .minimize_runs(0)
+        .workers(1);
     // About 20 scheduling points: the schedule fits the report.
     group.bench_function("short_schedule", |b| {
         b.iter(|| assert!(config.run(|| always_fails(2, 4)).failure().is_some()))

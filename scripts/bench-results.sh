@@ -21,6 +21,8 @@ switch = 2 * (two - same)
 pctvb = executions / (mean_ns("executions_2x10_mutex/pctvb_random") / 1e9)
 shuttle = executions / (mean_ns("executions_2x10_mutex/shuttle_random") / 1e9)
 parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_random_all_cores") / 1e9)
+uniform = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform") / 1e9)
+uniform_parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform_all_cores") / 1e9)
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 cpu = "unknown"
 try:
@@ -45,7 +47,9 @@ lines = [
     f"| executions/s, 2 threads x 10 mutex ops, pctvb random, one OS thread | - | {pctvb:,.0f}/s |",
     f"| executions/s, same program, shuttle 0.9 random | - | {shuttle:,.0f}/s |",
     f"| ratio pctvb / shuttle, one OS thread each | >= 1.5 | {pctvb / shuttle:.2f}x |",
-    f"| executions/s, pctvb random on all {os.cpu_count()} cores (default) | - | {parallel:,.0f}/s |",
+    f"| executions/s, pctvb random on all {os.cpu_count()} cores | - | {parallel:,.0f}/s |",
+    f"| executions/s, pctvb uniform walk (the default without a target), one OS thread | - | {uniform:,.0f}/s |",
+    f"| executions/s, pctvb uniform walk on all {os.cpu_count()} cores (the default) | - | {uniform_parallel:,.0f}/s |",
     "",
     "A handoff costs more than one switch (two operations, a block and a wake), so the",
     "per-switch cost is below the handoff figure.",
