@@ -53,25 +53,21 @@ fn shuttle_2x10_mutex() {
     assert_eq!(*m.lock().unwrap(), 20);
 }
 
+/// The random strategy with a fixed seed, environment ignored: what most benchmarks measure.
+fn random_config() -> pctvb::Config {
+    pctvb::Config::new().strategy(StrategyKind::Random).ignore_env().seed(1)
+}
+
 fn executions(c: &mut Criterion) {
     let mut group = c.benchmark_group("executions/2x10_mutex");
     group.throughput(Throughput::Elements(EXECUTIONS));
     group.bench_function("pctvb_random", |b| {
         // One worker: the same single OS thread shuttle uses (parallel runs are measured below).
-        let config = pctvb::Config::new()
-            .strategy(StrategyKind::Random)
-            .ignore_env()
-            .seed(1)
-            .iterations(EXECUTIONS)
-            .workers(1);
+        let config = random_config().iterations(EXECUTIONS).workers(1);
         b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
     });
     group.bench_function("pctvb_random_all_cores", |b| {
-        let config = pctvb::Config::new()
-            .strategy(StrategyKind::Random)
-            .ignore_env()
-            .seed(1)
-            .iterations(EXECUTIONS);
+        let config = random_config().iterations(EXECUTIONS);
         b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
     });
     // The default strategy without a target: the uniform walk, on one and on every core.
@@ -96,12 +92,7 @@ fn scheduling_points(c: &mut Criterion) {
     group.throughput(Throughput::Elements(POINTS));
     // One thread: every point is a decision that keeps the running thread.
     group.bench_function("same_thread", |b| {
-        let config = pctvb::Config::new()
-            .strategy(StrategyKind::Random)
-            .ignore_env()
-            .seed(1)
-            .iterations(1)
-            .workers(1);
+        let config = random_config().iterations(1).workers(1);
         b.iter(|| {
             config.run(|| {
                 for _ in 0..POINTS {
@@ -114,12 +105,7 @@ fn scheduling_points(c: &mut Criterion) {
     // scheduler switches with probability 1/2; the script derives the cost of one switch as
     // twice the difference to `same_thread`.
     group.bench_function("random_two_threads", |b| {
-        let config = pctvb::Config::new()
-            .strategy(StrategyKind::Random)
-            .ignore_env()
-            .seed(1)
-            .iterations(1)
-            .workers(1);
+        let config = random_config().iterations(1).workers(1);
         b.iter(|| {
             config.run(|| {
                 let h = pctvb::thread::spawn(|| {
@@ -138,12 +124,7 @@ fn scheduling_points(c: &mut Criterion) {
     // blocks the sender, so every message costs at least one switch; throughput is per
     // message (a send and a receive, each with its scheduling point and switch).
     group.bench_function("switch_ping_pong", |b| {
-        let config = pctvb::Config::new()
-            .strategy(StrategyKind::Random)
-            .ignore_env()
-            .seed(1)
-            .iterations(1)
-            .workers(1);
+        let config = random_config().iterations(1).workers(1);
         b.iter_batched(
             || (),
             |()| {
@@ -190,12 +171,7 @@ fn always_fails(threads: usize, ops: usize) {
 
 fn first_failure(c: &mut Criterion) {
     let mut group = c.benchmark_group("first_failure");
-    let config = pctvb::Config::new()
-        .strategy(StrategyKind::Random)
-        .ignore_env()
-        .seed(1)
-        .minimize_runs(0)
-        .workers(1);
+    let config = random_config().minimize_runs(0).workers(1);
     // About 20 scheduling points: the schedule fits the report.
     group.bench_function("short_schedule", |b| {
         b.iter(|| assert!(config.run(|| always_fails(2, 4)).failure().is_some()))
