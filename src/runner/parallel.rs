@@ -3,8 +3,11 @@
 //! lowest index, which is what a serial run reports: the result does not depend on thread
 //! timing. The random strategy's executions are independent given (seed, index); the walk's
 //! depend only on its first execution (index 0), which every worker runs to learn from
-//! before claiming indices (the same schedule in each; one of them counts it). Also sharding (`PCTVB_SHARD=k/m`): a run executes only the
-//! indices `i` with `i % m == k - 1`, so a CI matrix can split a budget across machines.
+//! before claiming indices (the same schedule in each; one of them counts it).
+//!
+//! Also sharding (`PCTVB_SHARD=k/m`): a run executes only the indices `i` with
+//! `i % m == k - 1`, so a CI matrix can split a budget across machines (a run of the walk
+//! also runs execution 0, to learn from it).
 //!
 //! Priority strategies run serially: their draws depend on the counts measured by earlier
 //! executions of the run, so splitting them would change the schedules.
@@ -14,8 +17,7 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::outcome::Found;
-use super::Config;
-use super::StrategyKind;
+use super::{Config, StrategyKind};
 use crate::report::Report;
 use crate::runtime::{Execution, StackPool};
 use crate::schedulers::Random;
