@@ -77,6 +77,7 @@ impl Config {
             static_only: Vec::new(),
             walk_every,
             walks: 0,
+            walk_raises: 0,
         };
         // The walk while the priority strategy runs, and the other way round.
         let mut parked: Option<Box<dyn Strategy>> = None;
@@ -376,6 +377,8 @@ struct Search<'a> {
     walk_every: u64,
     /// Search executions that ran the walk.
     walks: u64,
+    /// Executions of the walk that raised the counts.
+    walk_raises: u64,
 }
 
 impl Search<'_> {
@@ -474,6 +477,10 @@ impl Search<'_> {
         };
         profile.covered = 0;
         if walked {
+            self.walk_raises += 1;
+            if self.walk_raises as usize > MAX_RAISE_NOTES {
+                return self.plan(report);
+            }
             profile.notes.push(format!(
                 "execution {index} (uniform walk) raised the counts ({what}); the bound was \
                  recomputed and only executions drawn with the new counts are counted"
@@ -496,6 +503,10 @@ impl Search<'_> {
         let more = profile.exceeded.saturating_sub(MAX_RAISE_NOTES as u64);
         if more > 0 {
             profile.notes.push(format!("{more} more executions exceeded the counts"));
+        }
+        let more = self.walk_raises.saturating_sub(MAX_RAISE_NOTES as u64);
+        if more > 0 {
+            profile.notes.push(format!("{more} more executions of the walk raised the counts"));
         }
         if self.walks > 0 {
             profile.notes.push(format!(
