@@ -146,7 +146,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     for line in &setup.environment {
         let _ = writeln!(d, "- {line}");
     }
-    d += "\nColumns: `random`, `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
+    d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
+          pctvb's default without a target), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
           (thread bounding t=2 c=1), `comb` (the combined strategy d=2 v=1 t=2, alone), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
           the uniform walk in profiling and in every second search execution), `sys` (systematic c<=2 v<=2 t=2), `sh-rand`, `sh-pct3`, \
@@ -444,8 +445,8 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     }
     let mut d = String::from(
         "## Finds during profiling\n\n\
-         pctvb's priority strategies first run 10 executions under the random strategy to \
-         measure threads, steps and variables; a shallow bug is often found there, before the \
+         pctvb's priority strategies first run 10 executions under the random strategy (the \
+         uniform walk for `default`) to measure threads, steps and variables; a shallow bug is often found there, before the \
          strategy itself runs. Each cell: trials whose failure came from profiling / trials \
          that found the bug. A strategy that cannot reach a bug (a d=2 strategy on a c=2 bug) \
          shows its finds all from profiling.\n\n| program |",
