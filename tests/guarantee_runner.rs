@@ -158,7 +158,7 @@ fn counting_mode_runs_every_execution_and_counts_failures() {
     assert_eq!(report.failures, failures, "deterministic given the seed");
     assert!(report.failure().is_some());
     assert!(report.guarantee.is_none(), "a failing run proves nothing");
-    // Random counts too.
+    // The default (the uniform walk, no guarantee) counts too.
     let (_, random_failures) = config().iterations(300).count_failures(figure_1);
     assert!(random_failures > 1);
 }
