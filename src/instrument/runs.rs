@@ -51,10 +51,11 @@ pub(crate) fn unmet_in_entered_items(vars: &[VarInfo], profiles: &[VarProfile]) 
         .filter(|(_, p)| p.max_accesses > 0)
         .filter_map(|(v, _)| item(v))
         .collect();
-    let unmet = |(v, p): (&VarInfo, &VarProfile)| {
+    let unmet = |v: &VarInfo, p: &VarProfile| {
         p.max_accesses == 0 && !p.shared && item(v).is_some_and(|m| entered.contains(m))
     };
-    (0..vars.len()).filter(|&i| unmet((&vars[i], &profiles[i]))).collect()
+    let both = vars.iter().zip(profiles).enumerate();
+    both.filter(|(_, (v, p))| unmet(v, p)).map(|(i, _)| i).collect()
 }
 
 /// The static variables among `vars` (a run's variables, e.g. an execution's chosen ones).

@@ -174,6 +174,13 @@ impl StrategyKind {
         !matches!(self, StrategyKind::Random | StrategyKind::UniformWalk)
     }
 
+    /// Whether every execution after the first depends only on execution 0 (the uniform walk
+    /// learns its estimates there), so every run, shard and parallel worker runs execution 0
+    /// first.
+    pub(super) fn learns_from_execution_0(&self) -> bool {
+        matches!(self, StrategyKind::UniformWalk)
+    }
+
     /// The bug depth `d` the strategy searches for (`None` for the random strategies).
     pub(super) fn depth(&self) -> Option<u32> {
         match *self {

@@ -51,7 +51,7 @@ impl Config {
         at: &'static Location<'static>,
     ) -> Report {
         // The walk learns from execution 0, which every worker runs first.
-        let learns = *kind == StrategyKind::UniformWalk;
+        let learns = kind.learns_from_execution_0();
         let next = AtomicU64::new(u64::from(learns));
         let first_failure = AtomicU64::new(u64::MAX);
         // Workers see the `#[pctvb::instrument]` tracking session of the thread that started
@@ -114,20 +114,21 @@ impl Config {
         let exec = Execution::new(kind.build(), self.limits());
         let mut pool = StackPool::new(self.stack_size);
         let mut worker = Worker::default();
+        // Runs execution `index`; whether it failed.
         let mut run = |index: u64, counted: bool, worker: &mut Worker| {
             let outcome = exec.run_one(&mut pool, seed, index, body, at);
             if counted {
                 let record = (index, outcome.threads, outcome.steps, exec.schedule_hash());
                 worker.executions.push(record);
             }
-            let cause = outcome.failure?;
+            let Some(cause) = outcome.failure else { return false };
             claims.first_failure.fetch_min(index, Ordering::SeqCst);
             if counted {
                 worker.failure = Some(Found::capture(&exec, cause, seed, index, outcome.digest));
             }
-            Some(())
+            true
         };
-        if learning.is_some_and(|counted| run(0, counted, &mut worker).is_some()) {
+        if learning.is_some_and(|counted| run(0, counted, &mut worker)) {
             worker.variables = exec.var_report();
             return worker;
         }
@@ -141,7 +142,7 @@ impl Config {
             if !self.in_shard(index) {
                 continue;
             }
-            if run(index, true, &mut worker).is_some() {
+            if run(index, true, &mut worker) {
                 break;
             }
         }

@@ -27,9 +27,11 @@ impl Config {
         at: &'static Location<'static>,
     ) -> Report {
         let workers = self.workers.unwrap_or(1);
-        // Starting OS threads costs tens of microseconds: only worth it for many executions.
-        if let (StrategyKind::Random | StrategyKind::UniformWalk, Budget::Iterations(n), true) =
-            (&kind, budget, workers > 1 && self.stop_at_first_failure)
+        // The random walks' executions do not depend on earlier counts, so they can run on
+        // several OS threads; starting those costs tens of microseconds: only worth it for many
+        // executions.
+        if let (false, Budget::Iterations(n), true) =
+            (kind.is_priority(), budget, workers > 1 && self.stop_at_first_failure)
         {
             if n >= PARALLEL_MIN_EXECUTIONS {
                 return self.search_parallel(&kind, seed, n, workers, body, at);
@@ -151,7 +153,7 @@ impl Config {
             progress.tick(report.executions, share(report.planned), report.failures);
             // The uniform walk learns from execution 0, which every shard runs (as a parallel
             // run's workers do).
-            let learns = index == 0 && kind == StrategyKind::UniformWalk;
+            let learns = index == 0 && kind.learns_from_execution_0();
             if !self.in_shard(index) && !learns {
                 index += 1;
                 continue;
