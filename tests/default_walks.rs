@@ -6,22 +6,14 @@
 //! Every run uses a fixed seed and `ignore_env`; where a bug must be found the budget is far
 //! above what the walk needs for these seeds (its mean on figure 4 is about 16 executions).
 
-use pctvb::sync::{Arc, Mutex};
-use pctvb::{thread, Config, StrategyKind};
+use pctvb::{Config, StrategyKind};
 
 #[path = "common/paper_figures.rs"]
 mod paper_figures;
+#[path = "common/programs.rs"]
+mod programs;
 use paper_figures::figure_4;
-
-/// Two threads add to a locked counter: correct under every schedule.
-fn locked_counter() {
-    let n = Arc::new(Mutex::new(0));
-    let n2 = n.clone();
-    let h = thread::spawn(move || *n2.lock().unwrap() += 1);
-    *n.lock().unwrap() += 1;
-    h.join().unwrap();
-    assert_eq!(*n.lock().unwrap(), 2);
-}
+use programs::fixed_update;
 
 fn default_target(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).depth(2).vars(1).workers(1)
@@ -52,7 +44,7 @@ fn the_default_finds_a_bug_that_needs_more_preemptions_than_its_depth() {
 
 #[test]
 fn the_guarantee_counts_only_the_strategys_executions() {
-    let report = default_target(1).iterations(200).run(locked_counter);
+    let report = default_target(1).iterations(200).run(fixed_update);
     assert!(report.is_ok(), "{}", report.summary());
     let note = walk_note(&report).expect("the run notes its walks");
     assert!(note.starts_with("100 of the 200 search executions"), "{note}");
@@ -61,7 +53,7 @@ fn the_guarantee_counts_only_the_strategys_executions() {
     assert_eq!(g.executions, report.profile.as_ref().unwrap().covered);
 
     // A confidence target plans the strategy's executions; the walk's come on top.
-    let report = default_target(2).confidence(0.9).run(locked_counter);
+    let report = default_target(2).confidence(0.9).run(fixed_update);
     let g = report.guarantee.as_ref().expect("a guarantee");
     assert!(g.confidence >= 0.9, "{g}");
     assert!(report.executions + 1 >= 2 * g.executions, "{} runs, {g}", report.executions);
@@ -72,7 +64,7 @@ fn a_named_strategy_or_a_zero_share_runs_alone() {
     let combined = StrategyKind::Combined { depth: 2, vars: 1, threads: 2 };
     let named = Config::new().ignore_env().seed(1).strategy(combined.clone()).iterations(200);
     let zero = default_target(1).uniform_walk_every(0).iterations(200);
-    for report in [named.run(locked_counter), zero.run(locked_counter)] {
+    for report in [named.run(fixed_update), zero.run(fixed_update)] {
         assert!(!report.strategy.contains("uniform walk"), "{}", report.strategy);
         assert_eq!(walk_note(&report), None);
         let g = report.guarantee.as_ref().expect("a guarantee");
@@ -80,13 +72,13 @@ fn a_named_strategy_or_a_zero_share_runs_alone() {
     }
     // And a named strategy can ask for the walk.
     let every_third = Config::new().ignore_env().seed(1).strategy(combined).uniform_walk_every(3);
-    let report = every_third.iterations(300).run(locked_counter);
+    let report = every_third.iterations(300).run(fixed_update);
     assert!(walk_note(&report).unwrap().starts_with("100 of the 300"), "{:?}", walk_note(&report));
 }
 
 #[test]
 fn a_walk_every_execution_is_a_clear_configuration_error() {
-    let report = default_target(1).uniform_walk_every(1).confidence(0.9).run(locked_counter);
+    let report = default_target(1).uniform_walk_every(1).confidence(0.9).run(fixed_update);
     let failure = report.failure().expect("a configuration error, not a run");
     assert_eq!(failure.kind, pctvb::FailureKind::BadConfig);
     assert!(failure.message.contains("uniform_walk_every(1)"), "{}", failure.message);

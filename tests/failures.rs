@@ -6,6 +6,8 @@
 
 #[path = "common/programs.rs"]
 mod programs;
+#[path = "common/replays.rs"]
+mod replays;
 
 use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use pctvb::sync::{Arc, Mutex};
@@ -30,13 +32,7 @@ fn lost_update_is_found_and_its_token_replays_on_the_first_execution() {
 
     for _ in 0..3 {
         let replay = config().name("failures::lost_update").replay(token.clone()).run(lost_update);
-        assert!(replay.replayed);
-        assert_eq!(replay.executions, 1, "a replay runs exactly one execution");
-        let again = replay.failure().expect("the replay fails again");
-        assert_eq!(again.kind, FailureKind::Panic);
-        assert_eq!(again.message, failure.message);
-        assert_eq!(again.execution, failure.execution);
-        assert_eq!(again.schedule.len(), failure.schedule.len());
+        replays::assert_reproduces(&replay, failure);
     }
 }
 

@@ -31,6 +31,8 @@ fn executions_to_bug(kind: StrategyKind, body: fn(), seed: u64, budget: u64) -> 
 
 #[path = "common/paper_figures.rs"]
 mod paper_figures;
+#[path = "common/replays.rs"]
+mod replays;
 use paper_figures::{figure_10, figure_3, figure_4};
 
 /// The corpus's programs import threads and synchronization from a facade named `rt`.
@@ -194,13 +196,7 @@ fn failures_replay_exactly_from_their_token() {
         let token = failure.token.clone().expect("a token");
         for _ in 0..2 {
             let replay = config(99).name(name).replay(token.clone()).run(body);
-            assert!(replay.replayed);
-            assert_eq!(replay.executions, 1, "a replay runs exactly one execution");
-            let again = replay.failure().expect("the replay fails again");
-            assert_eq!(again.kind, FailureKind::Panic);
-            assert_eq!(again.message, failure.message);
-            assert_eq!(again.execution, failure.execution);
-            assert_eq!(again.schedule.len(), failure.schedule.len());
+            replays::assert_reproduces(&replay, failure);
         }
     }
 }

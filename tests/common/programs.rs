@@ -6,6 +6,7 @@ use pctvb::thread;
 
 /// Two threads each load a counter and store it plus one: an increment can be lost (needs one
 /// preemption between a thread's load and store).
+#[allow(dead_code)] // not every test file that includes this module uses it
 pub fn lost_update() {
     let n = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..2)
