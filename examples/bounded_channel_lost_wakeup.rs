@@ -26,9 +26,9 @@
 //! cheap when nobody waits; skipping one is only safe with a single waiter.
 //!
 //! Run with `cargo run --release --example bounded_channel_lost_wakeup`. Measured with the default
-//! strategy (the uniform walk) over seeds 1 to 100 (`PCTVB_SEED=<s>`): the deadlock shows up
-//! after 1 to 40 executions (mean 8.0); the budget of 500 leaves a wide margin and takes well under a second in
-//! release.
+//! strategy (the uniform walk) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`):
+//! the deadlock shows up after 1 to 40 executions (mean 8.0); the budget of 500 leaves a wide
+//! margin and takes well under a second in release.
 
 use std::collections::VecDeque;
 

@@ -48,14 +48,14 @@
 //! exactly as written.
 //!
 //! Run with `cargo run --release --example treiber_aba`. Measured with the naive random walk
-//! (`StrategyKind::Random`) over seeds 1 to 100 (`PCTVB_SEED=<s>`): the bug shows up after 3 to
-//! 830 executions (mean 149, so a run of 2,000 misses it with probability about e^-13); the
-//! budget takes well under a second in release. The example names that strategy because the
-//! default, the uniform walk, is weaker on this program: it learns each thread's length from
-//! the run's first execution, a worker's compare-and-swap retries make that length vary, and on
-//! some seeds what it learns makes the bug's window rare (seeds 1 to 100: 2 to 7,879
-//! executions, mean 392). It is one of the few programs of pctvb's corpus where the naive walk
-//! is ahead (docs/RESULTS.md).
+//! (`StrategyKind::Random`) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`): the
+//! bug shows up after 3 to 830 executions (mean 149, so a run of 2,000 misses it with probability
+//! about e^-13); the budget takes well under a second in release. The example names that strategy
+//! because the default, the uniform walk, is weaker on this program: it learns each thread's length
+//! from the run's first execution, a worker's compare-and-swap retries make that length vary, and
+//! on some seeds what it learns makes the bug's window rare. It is one of the few programs of
+//! pctvb's corpus where the naive walk is ahead (docs/RESULTS.md, `treiber-aba`: a mean of 524
+//! executions against 405).
 
 use pctvb::sync::Arc;
 use pctvb::thread;
