@@ -199,16 +199,16 @@ impl StrategyKind {
         matches!(self, StrategyKind::Pctvb { .. } | StrategyKind::Combined { .. })
     }
 
-    pub(super) fn guarantee_kind(&self) -> guarantee::Strategy {
+    pub(super) fn guarantee_kind(&self) -> guarantee::BoundKind {
         match self {
             // Both random walks: no bound.
-            StrategyKind::Random | StrategyKind::UniformWalk => guarantee::Strategy::Random,
-            StrategyKind::Pct { .. } => guarantee::Strategy::Pct,
-            StrategyKind::Pctvb { .. } => guarantee::Strategy::Pctvb,
-            StrategyKind::ThreadBound { .. } => guarantee::Strategy::ThreadBound,
-            StrategyKind::Combined { .. } => guarantee::Strategy::Combined,
+            StrategyKind::Random | StrategyKind::UniformWalk => guarantee::BoundKind::Random,
+            StrategyKind::Pct { .. } => guarantee::BoundKind::Pct,
+            StrategyKind::Pctvb { .. } => guarantee::BoundKind::Pctvb,
+            StrategyKind::ThreadBound { .. } => guarantee::BoundKind::ThreadBound,
+            StrategyKind::Combined { .. } => guarantee::BoundKind::Combined,
             // Not used: the systematic search runs its own loop and states its own coverage.
-            StrategyKind::Systematic { .. } => guarantee::Strategy::Combined,
+            StrategyKind::Systematic { .. } => guarantee::BoundKind::Combined,
         }
     }
 
