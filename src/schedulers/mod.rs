@@ -17,22 +17,25 @@
 //! strategies share one core: strict priority scheduling, change points, extra threads below
 //! all others, and demotion of spinning threads.
 
-mod combined;
+pub(crate) mod combined;
 mod guided;
-mod pct;
-mod pctvb;
+pub(crate) mod pct;
+pub(crate) mod pctvb;
 mod priority;
-mod random;
+pub(crate) mod random;
+pub(crate) mod registry;
 mod replay;
-mod systematic;
-mod thread_bound;
-mod uniform_walk;
+pub(crate) mod systematic;
+pub(crate) mod thread_bound;
+pub(crate) mod uniform_walk;
 
 pub use combined::Combined;
 pub(crate) use guided::{Blocks, Guided};
 pub use pct::Pct;
 pub use pctvb::Pctvb;
 pub use random::Random;
+#[doc(hidden)]
+pub use registry::UnknownStrategy;
 pub(crate) use replay::Replay;
 pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, TrackedVar, DEFAULT_ORDER_EPS,

@@ -74,6 +74,8 @@ use rand::{RngExt, SeedableRng};
 use super::{
     Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError, YIELD_DEMOTION_THRESHOLD,
 };
+use super::registry::{Param, ParamSpec, StrategyInfo};
+use crate::runner::DEFAULT_THREADS;
 use crate::runtime::{EventKind, ThreadId};
 use crate::vars::VarId;
 
@@ -1174,6 +1176,32 @@ impl Strategy for Systematic {
         Ok(())
     }
 }
+
+/// `strategy = "systematic"`: at most 2 preemptions at accesses to at most 2 variables, orders
+/// of [`DEFAULT_THREADS`] threads, happens-before pruning. It profiles first (so a confidence
+/// target, which sets `1 - eps`, is allowed) but has no per-execution bound: the runner drives
+/// it with its own loop (`runner/systematic.rs`) and the report states its coverage.
+pub(crate) const INFO: StrategyInfo = StrategyInfo {
+    name: "systematic",
+    params: &[
+        ParamSpec { param: Param::Preemptions, default: 2 },
+        ParamSpec { param: Param::Vars, default: 2 },
+        ParamSpec { param: Param::Threads, default: DEFAULT_THREADS },
+    ],
+    bound: None,
+    priority: true,
+    learns_from_execution_0: false,
+    parallel: false,
+    build: |p| {
+        Box::new(Systematic::new(SystematicParams {
+            preemptions: p.preemptions,
+            vars: p.vars,
+            threads: p.threads,
+            hb_pruning: p.hb_pruning,
+            eps: DEFAULT_ORDER_EPS,
+        }))
+    },
+};
 
 #[cfg(test)]
 mod tests {
