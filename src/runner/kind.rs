@@ -71,8 +71,6 @@ macro_rules! strategy_kinds {
                 let mut i = 0;
                 $(
                     if i == index {
-                        #[allow(unused_variables)]
-                        let values = values;
                         return StrategyKind::$variant $({ $($field: values.$field),* })?;
                     }
                     i += 1;
@@ -204,6 +202,9 @@ impl StrategyKind {
     /// `#[pctvb::test(strategy = "...")]` (see [`crate::schedulers::registry`]); not a stable
     /// interface.
     #[doc(hidden)]
+    // The message is built without allocation so that this can run in a `const`; a large
+    // error costs nothing there, and the runtime calls are one per run.
+    #[allow(clippy::result_large_err)]
     pub const fn __named(name: &str) -> Result<StrategyKind, UnknownStrategy> {
         let mut i = 0;
         while i < STRATEGIES.len() {
@@ -299,7 +300,10 @@ mod tests {
             assert_eq!(kind.name(), info.name);
             assert_eq!(kind.parts().1, info.defaults());
         }
-        assert_eq!(StrategyKind::from_name("pct"), Some(StrategyKind::Pct { depth: DEFAULT_DEPTH }));
+        assert_eq!(
+            StrategyKind::from_name("pct"),
+            Some(StrategyKind::Pct { depth: DEFAULT_DEPTH })
+        );
         assert_eq!(
             StrategyKind::from_name("threadbound"),
             Some(StrategyKind::ThreadBound {

@@ -71,10 +71,10 @@ use std::rc::Rc;
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 
+use super::registry::{Param, ParamSpec, StrategyInfo};
 use super::{
     Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError, YIELD_DEMOTION_THRESHOLD,
 };
-use super::registry::{Param, ParamSpec, StrategyInfo};
 use crate::runner::DEFAULT_THREADS;
 use crate::runtime::{EventKind, ThreadId};
 use crate::vars::VarId;
@@ -1130,7 +1130,7 @@ fn combinations(
     }
 }
 
-/// The systematic search as a [`Strategy`] (see the module docs). The runner drives it; as a
+/// The systematic search as a strategy (see the module docs). The runner drives it; as a
 /// plain strategy it only profiles (random choices).
 pub struct Systematic {
     engine: Rc<RefCell<Engine>>,
