@@ -159,7 +159,11 @@ fn parse_args(args: TokenStream) -> syn::Result<(Vec<TokenStream>, Vec<TokenStre
 }
 
 /// The builder call for one argument; pushes to `checks` the compile-time checks it needs.
-fn setting(spec: &ArgSpec, value: &Expr, checks: &mut Vec<TokenStream>) -> syn::Result<TokenStream> {
+fn setting(
+    spec: &ArgSpec,
+    value: &Expr,
+    checks: &mut Vec<TokenStream>,
+) -> syn::Result<TokenStream> {
     let method = syn::Ident::new(spec.method, Span::call_site());
     let lit = match value {
         Expr::Lit(ExprLit { lit, .. }) => lit,

@@ -1,7 +1,7 @@
 //! The combined strategy of the paper's randomized RankChecker (section 5): PCTVB's variable
 //! choice and change points with thread bounding's priority orders.
 
-use super::priority::{ChangeDomain, PriorityRules, PriorityScheme, Prioritized};
+use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
 use super::registry::{Param, ParamSpec, StrategyInfo};
 use crate::guarantee::BoundKind;
 use crate::runner::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};

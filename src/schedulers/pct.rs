@@ -1,7 +1,7 @@
 //! PCT (Burckhardt, Kothari, Musuvathi, Nagarakatte: "A Randomized Scheduler with
 //! Probabilistic Guarantees of Finding Bugs", ASPLOS 2010).
 
-use super::priority::{ChangeDomain, PriorityRules, PriorityScheme, Prioritized};
+use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
 use super::registry::{Param, ParamSpec, StrategyInfo};
 use crate::guarantee::BoundKind;
 use crate::runner::DEFAULT_DEPTH;

@@ -1,7 +1,7 @@
 //! PCTVB: PCT with variable bounding (Bindal, Bansal, Lal: "Variable and Thread Bounding for
 //! Systematic Testing of Multithreaded Programs", section 3).
 
-use super::priority::{ChangeDomain, PriorityRules, PriorityScheme, Prioritized};
+use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
 use super::registry::{Param, ParamSpec, StrategyInfo};
 use crate::guarantee::BoundKind;
 use crate::runner::{DEFAULT_DEPTH, DEFAULT_VARS};

@@ -1,7 +1,7 @@
 //! Thread bounding (Bindal, Bansal, Lal, section 4): priority orders drawn as random
 //! permutations of thread fragments.
 
-use super::priority::{ChangeDomain, PriorityRules, PriorityScheme, Prioritized};
+use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
 use super::registry::{Param, ParamSpec, StrategyInfo};
 use crate::guarantee::BoundKind;
 use crate::runner::{DEFAULT_DEPTH, DEFAULT_THREADS};
