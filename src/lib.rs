@@ -32,7 +32,7 @@
 //! - [`runtime`]: the execution engine (logical threads as coroutines, scheduling points,
 //!   blocking, deadlock and runaway detection).
 //! - [`thread`], [`sync`], [`cell`]: the std-mirroring facade user code imports.
-//! - [`schedulers`]: who runs next ([`schedulers::Strategy`]).
+//! - [`schedulers`]: who runs next (each strategy, and the crate-private trait they implement).
 //! - [`vars`]: variables (allocation sites) and their access profiles.
 //! - [`guarantee`]: the probability bounds and what a passing run proves.
 //! - [`replay`]: replay tokens. [`report`]: what a run found. [`Config`]: how to run.

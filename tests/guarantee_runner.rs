@@ -85,7 +85,7 @@ fn iterations_report_the_confidence_they_reach() {
     assert_eq!(report.executions, 300);
     let profile = report.profile.clone().unwrap();
     let g = report.guarantee.clone().unwrap();
-    assert_eq!(g.strategy, guarantee::Strategy::Pct);
+    assert_eq!(g.strategy, guarantee::BoundKind::Pct);
     assert_eq!(g.executions, profile.covered);
     let bound = report.bound.clone().unwrap();
     assert_eq!(g.confidence, bound.confidence_after(profile.covered));

@@ -13,8 +13,9 @@ mod test_attr;
 /// schedules, failing with the original panic, the failing schedule and a replay line.
 ///
 /// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "uniform"` (the
-/// default without a target; or `"random"`, `"pct"`, `"pctvb"`, `"threadbound"`, `"combined"`,
-/// `"systematic"`), `max_steps = N`,
+/// default without a target; the names are those of `pctvb::StrategyKind::name`, and pctvb
+/// checks them at compile time: an unknown one is an error that lists the others),
+/// `max_steps = N`,
 /// `max_threads = N`, `stack_size = N`, and for the guarantee `confidence = 0.99` (computes the iterations; not
 /// with `iterations`), `depth = D`, `vars = V`, `threads = T`, `profile_runs = M`. Giving
 /// `depth`, `vars`, `threads` or `confidence` without `strategy` selects the combined strategy,

@@ -40,39 +40,16 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "regressions", kind: ArgKind::Regressions, method: "regressions" },
 ];
 
-/// Strategy names accepted by `strategy = "..."` and the `StrategyKind` they build (with the
-/// default parameters; `depth`, `vars` and `threads` override them).
-const STRATEGIES: &[(&str, &str)] = &[
-    ("random", "Random"),
-    ("uniform", "UniformWalk"),
-    ("pct", "Pct { depth: ::pctvb::runner::DEFAULT_DEPTH }"),
-    (
-        "pctvb",
-        "Pctvb { depth: ::pctvb::runner::DEFAULT_DEPTH, vars: ::pctvb::runner::DEFAULT_VARS }",
-    ),
-    (
-        "threadbound",
-        "ThreadBound { threads: ::pctvb::runner::DEFAULT_THREADS, \
-         preemptions: ::pctvb::runner::DEFAULT_DEPTH - 1 }",
-    ),
-    (
-        "combined",
-        "Combined { depth: ::pctvb::runner::DEFAULT_DEPTH, vars: ::pctvb::runner::DEFAULT_VARS, \
-         threads: ::pctvb::runner::DEFAULT_THREADS }",
-    ),
-    (
-        "systematic",
-        "Systematic { preemptions: 2, vars: 2, threads: ::pctvb::runner::DEFAULT_THREADS, \
-         hb_pruning: true, max_time: None }",
-    ),
-];
-
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let function: ItemFn = syn::parse2(item)?;
     check_signature(&function)?;
-    let settings = parse_args(args)?;
+    let (settings, checks) = parse_args(args)?;
 
     let ItemFn { attrs, vis, sig, block } = function;
+    // The compile-time checks stand beside the function, not in it: a `#[test]` function is
+    // compiled only under `cfg(test)`, and a misspelt name must fail every build that sees it.
+    let cfgs = attrs.iter().filter(|a| a.path().is_ident("cfg"));
+    let cfgs = quote! { #(#cfgs)* };
     let name = &sig.ident;
     let body = match &sig.output {
         ReturnType::Default => quote! { || #block },
@@ -86,6 +63,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         },
     };
     Ok(quote! {
+        #(#cfgs #checks)*
         #[::core::prelude::v1::test]
         #(#attrs)*
         #vis fn #name() {
@@ -122,8 +100,9 @@ fn check_signature(function: &ItemFn) -> syn::Result<()> {
 }
 
 /// Parses `name = literal, ...` into `Config` builder calls, rejecting unknown names, wrong
-/// literal types, duplicates and bad values with errors spanned on the offending tokens.
-fn parse_args(args: TokenStream) -> syn::Result<Vec<TokenStream>> {
+/// literal types, duplicates and bad values with errors spanned on the offending tokens; also
+/// returns the items that check, at compile time, what only pctvb can (the strategy name).
+fn parse_args(args: TokenStream) -> syn::Result<(Vec<TokenStream>, Vec<TokenStream>)> {
     let metas = Punctuated::<syn::Meta, Token![,]>::parse_terminated.parse2(args)?;
     let mut parsed = Vec::new();
     for meta in metas {
@@ -146,6 +125,7 @@ fn parse_args(args: TokenStream) -> syn::Result<Vec<TokenStream>> {
     }
     let mut seen: Vec<String> = Vec::new();
     let mut calls = Vec::new();
+    let mut checks = Vec::new();
     for arg in parsed {
         let key = arg.path.get_ident().map(|i| i.to_string()).ok_or_else(|| {
             syn::Error::new_spanned(&arg.path, "expected an argument name such as `iterations`")
@@ -173,12 +153,17 @@ fn parse_args(args: TokenStream) -> syn::Result<Vec<TokenStream>> {
             ));
         }
         seen.push(key);
-        calls.push(setting(spec, &arg.value)?);
+        calls.push(setting(spec, &arg.value, &mut checks)?);
     }
-    Ok(calls)
+    Ok((calls, checks))
 }
 
-fn setting(spec: &ArgSpec, value: &Expr) -> syn::Result<TokenStream> {
+/// The builder call for one argument; pushes to `checks` the compile-time checks it needs.
+fn setting(
+    spec: &ArgSpec,
+    value: &Expr,
+    checks: &mut Vec<TokenStream>,
+) -> syn::Result<TokenStream> {
     let method = syn::Ident::new(spec.method, Span::call_site());
     let lit = match value {
         Expr::Lit(ExprLit { lit, .. }) => lit,
@@ -219,20 +204,23 @@ fn setting(spec: &ArgSpec, value: &Expr) -> syn::Result<TokenStream> {
             Ok(quote! { .#method(#v as _) })
         }
         (ArgKind::Strategy, Lit::Str(s)) => {
-            let name = s.value();
-            let variant =
-                STRATEGIES.iter().find(|(n, _)| *n == name).map(|(_, v)| *v).ok_or_else(|| {
-                    let names: Vec<&str> = STRATEGIES.iter().map(|(n, _)| *n).collect();
-                    syn::Error::new(
-                        s.span(),
-                        format!(
-                            "unknown strategy \"{name}\"; expected one of: {}",
-                            names.join(", ")
-                        ),
-                    )
-                })?;
-            let variant: TokenStream = variant.parse().expect("valid strategy tokens");
-            Ok(quote! { .#method(::pctvb::StrategyKind::#variant) })
+            // The name is checked by pctvb, which owns the list of strategies (this crate
+            // cannot depend on it, so it keeps no copy): a `const` beside the test function
+            // panics at compile time with pctvb's message for an unknown name (naming it and
+            // listing the valid ones), which is a compile error spanned on the string.
+            checks.push(quote_spanned! { s.span() =>
+                const _: () = if let ::core::result::Result::Err(unknown) =
+                    ::pctvb::StrategyKind::__named(#s)
+                {
+                    ::core::panic!("{}", unknown.as_str())
+                };
+            });
+            Ok(quote_spanned! { s.span() =>
+                .#method(::core::option::Option::expect(
+                    ::pctvb::StrategyKind::from_name(#s),
+                    "a strategy name checked at compile time",
+                ))
+            })
         }
         (ArgKind::Float, Lit::Float(f)) => {
             let v: f64 = f.base10_parse()?;
@@ -298,7 +286,6 @@ mod tests {
     #[test]
     fn bad_values_and_duplicates_are_rejected() {
         assert!(error("iterations = 0").contains("at least 1"));
-        assert!(error("strategy = \"fastest\"").contains("unknown strategy \"fastest\""));
         assert!(error("seed = 1, seed = 2").contains("given twice"));
     }
 
@@ -310,7 +297,7 @@ mod tests {
         let out = expand(args, item).unwrap().to_string();
         assert!(out.contains(". iterations (10 as _)"), "{out}");
         assert!(out.contains(". seed (42 as _)"), "{out}");
-        assert!(out.contains("StrategyKind :: Random"), "{out}");
+        assert!(out.contains("StrategyKind :: from_name (\"random\")"), "{out}");
         assert!(out.contains("run_test"), "{out}");
     }
 
@@ -327,16 +314,23 @@ mod tests {
         assert!(out.contains(". threads (2 as _)"), "{out}");
         assert!(out.contains(". profile_runs (5 as _)"), "{out}");
         assert!(out.contains(". uniform_walk_every (0 as _)"), "{out}");
-        for (name, variant) in [
-            ("pct", "Pct"),
-            ("pctvb", "Pctvb"),
-            ("threadbound", "ThreadBound"),
-            ("combined", "Combined"),
-        ] {
+    }
+
+    #[test]
+    fn a_strategy_name_is_checked_by_pctvb_at_compile_time() {
+        // Any string passes the macro; the `const` it emits beside the test asks pctvb's
+        // registry, whose message for an unknown name fails the build (compile-tests/).
+        for name in ["pct", "combined", "fastest"] {
             let args: TokenStream = format!("strategy = \"{name}\"").parse().unwrap();
             let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
-            assert!(out.contains(&format!("StrategyKind :: {variant} {{")), "{out}");
+            let named = format!("StrategyKind :: __named (\"{name}\")");
+            let check = out.find(&named).unwrap_or_else(|| panic!("{out}"));
+            assert!(check < out.find("fn t").unwrap(), "the check stands beside the test: {out}");
+            assert!(out.contains(&format!("StrategyKind :: from_name (\"{name}\")")), "{out}");
         }
+        let args: TokenStream = "strategy = \"pct\"".parse().unwrap();
+        let out = expand(args, "#[cfg(unix)] fn t() {}".parse().unwrap()).unwrap().to_string();
+        assert!(out.starts_with("# [cfg (unix)] const _"), "the check keeps the cfg: {out}");
     }
 
     #[test]
@@ -345,7 +339,6 @@ mod tests {
         assert!(error("confidence = 99").contains("takes a number between 0 and 1"));
         assert!(error("depth = 0").contains("at least 1"));
         assert!(error("iterations = 10, confidence = 0.9").contains("not both"));
-        assert!(error("strategy = \"pctt\"").contains("pct, pctvb, threadbound, combined"));
     }
 
     #[test]

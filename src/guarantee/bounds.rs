@@ -197,22 +197,27 @@ pub(super) fn sum_of_largest(values: &[u64], v: usize) -> u128 {
     values[..v].iter().map(|&x| u128::from(x)).sum()
 }
 
-/// Which scheduling strategy a bound is for.
+/// Which per-execution lower bound (which formula of the table in [`crate::guarantee`]) a
+/// strategy's executions carry, and so which parameters and counts the bound, its statement
+/// and its validation use. Each strategy's description in [`crate::schedulers`] names its
+/// bound kind; several strategies may share one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Strategy {
-    /// Uniform random walk: no useful bound.
+pub enum BoundKind {
+    /// No useful bound (the random strategies): [`bound_for`] gives `None`, and the statement
+    /// says there is no guarantee.
     Random,
-    /// PCT (Burckhardt et al.).
+    /// PCT (Burckhardt et al.): [`pct_bound`].
     Pct,
-    /// PCT with variable bounding (Bindal et al., section 3).
+    /// PCT with variable bounding (Bindal et al., section 3): [`pctvb_bound`].
     Pctvb,
-    /// Thread bounding (Bindal et al., section 4).
+    /// Thread bounding (Bindal et al., section 4): [`thread_bound`].
     ThreadBound,
-    /// PCTVB's variables and change points with thread-bounding priorities.
+    /// PCTVB's variables and change points with thread-bounding priorities:
+    /// [`combined_bound`].
     Combined,
 }
 
-impl Strategy {
+impl BoundKind {
     /// The name used in reports.
     pub fn name(self) -> &'static str {
         match self {
@@ -223,9 +228,36 @@ impl Strategy {
             Self::Combined => "Combined",
         }
     }
+
+    /// Whether the bound ranges over variables: change points sit on accesses to `v` chosen
+    /// shared variables, so the bound reads `Q`, `v` and the `k_q` (not `k`), and a depth of 2
+    /// or more needs `v >= 1`.
+    pub fn uses_variables(self) -> bool {
+        matches!(self, Self::Pctvb | Self::Combined)
+    }
+
+    /// Whether the bound ranges over the threads `t` of a bug (thread-bounding priority
+    /// orders), which must then be at least 1.
+    pub fn uses_threads(self) -> bool {
+        matches!(self, Self::ThreadBound | Self::Combined)
+    }
+
+    /// The bound for `params`, or `Ok(None)` for [`BoundKind::Random`], which has none. PCT
+    /// reads `n, k, d`; PCTVB `n, kq, v, d`; ThreadBound `k, d, t`; Combined `kq, v, d, t`.
+    pub fn bound(self, params: &BoundParams<'_>) -> Result<Option<BoundFactors>, GuaranteeError> {
+        let BoundParams { n, k, kq, v, d, t } = *params;
+        let bound = match self {
+            Self::Random => return Ok(None),
+            Self::Pct => pct_bound(n, k, d)?,
+            Self::Pctvb => pctvb_bound(n, kq, v, d)?,
+            Self::ThreadBound => thread_bound(k, d, t)?,
+            Self::Combined => combined_bound(kq, v, d, t)?,
+        };
+        Ok(Some(bound))
+    }
 }
 
-impl fmt::Display for Strategy {
+impl fmt::Display for BoundKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -249,20 +281,11 @@ pub struct BoundParams<'a> {
     pub t: u32,
 }
 
-/// The bound of `strategy`, or `Ok(None)` for [`Strategy::Random`], which has
-/// none. PCT reads `n, k, d`; PCTVB `n, kq, v, d`; ThreadBound `k, d, t`;
-/// Combined `kq, v, d, t`.
+/// The bound of `kind` ([`BoundKind::bound`]), or `Ok(None)` for [`BoundKind::Random`], which
+/// has none.
 pub fn bound_for(
-    strategy: Strategy,
+    kind: BoundKind,
     params: &BoundParams<'_>,
 ) -> Result<Option<BoundFactors>, GuaranteeError> {
-    let BoundParams { n, k, kq, v, d, t } = *params;
-    let bound = match strategy {
-        Strategy::Random => return Ok(None),
-        Strategy::Pct => pct_bound(n, k, d)?,
-        Strategy::Pctvb => pctvb_bound(n, kq, v, d)?,
-        Strategy::ThreadBound => thread_bound(k, d, t)?,
-        Strategy::Combined => combined_bound(kq, v, d, t)?,
-    };
-    Ok(Some(bound))
+    kind.bound(params)
 }

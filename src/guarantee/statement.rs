@@ -13,8 +13,8 @@ use super::*;
 /// Random states that there is no guarantee.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuaranteeStatement {
-    /// The strategy that ran.
-    pub strategy: Strategy,
+    /// The bound the strategy that ran carries.
+    pub strategy: BoundKind,
     /// Bug depth `d` covered.
     pub depth: u32,
     /// Variables `v` covered (PCTVB, Combined).
@@ -45,7 +45,7 @@ pub struct GuaranteeStatement {
 impl fmt::Display for GuaranteeStatement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let executions = counted(self.executions, "execution", "executions");
-        if self.strategy == Strategy::Random {
+        if self.strategy == BoundKind::Random {
             return write!(
                 f,
                 "{}: no guarantee (a uniform random walk has no useful lower bound on \
@@ -53,8 +53,8 @@ impl fmt::Display for GuaranteeStatement {
                 self.strategy
             );
         }
-        let uses_variables = matches!(self.strategy, Strategy::Pctvb | Strategy::Combined);
-        let uses_threads = matches!(self.strategy, Strategy::ThreadBound | Strategy::Combined);
+        let uses_variables = self.strategy.uses_variables();
+        let uses_threads = self.strategy.uses_threads();
         write!(f, "{}: no bug of depth <= {}", self.strategy, self.depth)?;
         if uses_variables {
             write!(

@@ -201,18 +201,18 @@ fn thread_and_combined_bounds_known_values() {
 fn bound_for_dispatches_and_random_has_none() {
     let kq = [3, 9, 4];
     let params = BoundParams { n: 4, k: 30, kq: &kq, v: 2, d: 3, t: 2 };
-    assert_eq!(bound_for(Strategy::Random, &params).unwrap(), None);
-    assert_eq!(bound_for(Strategy::Pct, &params).unwrap(), Some(pct_bound(4, 30, 3).unwrap()));
+    assert_eq!(bound_for(BoundKind::Random, &params).unwrap(), None);
+    assert_eq!(bound_for(BoundKind::Pct, &params).unwrap(), Some(pct_bound(4, 30, 3).unwrap()));
     assert_eq!(
-        bound_for(Strategy::Pctvb, &params).unwrap(),
+        bound_for(BoundKind::Pctvb, &params).unwrap(),
         Some(pctvb_bound(4, &kq, 2, 3).unwrap())
     );
     assert_eq!(
-        bound_for(Strategy::ThreadBound, &params).unwrap(),
+        bound_for(BoundKind::ThreadBound, &params).unwrap(),
         Some(thread_bound(30, 3, 2).unwrap())
     );
     assert_eq!(
-        bound_for(Strategy::Combined, &params).unwrap(),
+        bound_for(BoundKind::Combined, &params).unwrap(),
         Some(combined_bound(&kq, 2, 3, 2).unwrap())
     );
 }
@@ -542,7 +542,7 @@ fn variable_bounds_hold_in_simulation() {
 
 // -- Reporting ----------------------------------------------------------------
 
-fn statement(strategy: Strategy) -> GuaranteeStatement {
+fn statement(strategy: BoundKind) -> GuaranteeStatement {
     GuaranteeStatement {
         strategy,
         depth: 2,
@@ -563,7 +563,7 @@ fn statement(strategy: Strategy) -> GuaranteeStatement {
 #[test]
 fn statements_read_as_specified() {
     assert_eq!(
-        statement(Strategy::Combined).to_string(),
+        statement(BoundKind::Combined).to_string(),
         "Combined: no bug of depth <= 2 involving <= 1 of the Q=7 shared variables and \
          <= 2 threads was missed, with probability >= 0.99 (4,605 executions; n=3, \
          k_q <= 40; counts measured over 10 profiling executions; 0 executions exceeded \
@@ -571,17 +571,17 @@ fn statements_read_as_specified() {
          probability >= 0.999999"
     );
     assert_eq!(
-        statement(Strategy::Pct).to_string(),
+        statement(BoundKind::Pct).to_string(),
         "PCT: no bug of depth <= 2 was missed, with probability >= 0.99 (4,605 executions; \
          n=3, k=120; counts measured over 10 profiling executions; 0 executions exceeded them)"
     );
     assert_eq!(
-        statement(Strategy::Pctvb).to_string(),
+        statement(BoundKind::Pctvb).to_string(),
         "PCTVB: no bug of depth <= 2 involving <= 1 of the Q=7 shared variables was missed, \
          with probability >= 0.99 (4,605 executions; n=3, k_q <= 40; counts measured over \
          10 profiling executions; 0 executions exceeded them)"
     );
-    let mut thread = statement(Strategy::ThreadBound);
+    let mut thread = statement(BoundKind::ThreadBound);
     thread.threads = 1;
     thread.profiling_runs = 1;
     thread.exceeded_runs = 1;
@@ -593,7 +593,7 @@ fn statements_read_as_specified() {
          execution; 1 execution exceeded them); by Lemma 4.1, every order of every 2 of the 4 \
          thread fragments was drawn, with probability >= 0.999999"
     );
-    assert!(statement(Strategy::Random).to_string().starts_with("Random: no guarantee"));
+    assert!(statement(BoundKind::Random).to_string().starts_with("Random: no guarantee"));
 }
 
 #[test]
@@ -642,7 +642,7 @@ fn lemma_4_1_coverage_inverts_the_execution_count() {
 #[test]
 fn thread_bounding_statements_say_what_lemma_4_1_covers() {
     let statement = |executions| GuaranteeStatement {
-        strategy: Strategy::Combined,
+        strategy: BoundKind::Combined,
         depth: 2,
         variables: 1,
         threads: 2,
@@ -674,6 +674,6 @@ fn thread_bounding_statements_say_what_lemma_4_1_covers() {
         ),
         "{long}"
     );
-    let pct = GuaranteeStatement { strategy: Strategy::Pct, ..statement(needed) }.to_string();
+    let pct = GuaranteeStatement { strategy: BoundKind::Pct, ..statement(needed) }.to_string();
     assert!(!pct.contains("Lemma 4.1"), "{pct}");
 }

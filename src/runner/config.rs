@@ -3,6 +3,7 @@
 use super::kind::StrategyKind;
 use super::regressions::RegressionFile;
 use crate::replay;
+use crate::schedulers::registry::Param;
 
 /// How many executions a search runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -275,46 +276,32 @@ impl Config {
             Err(format!("the {name} strategy does not take a {what} bound (`{what}`)"))
         };
         if let Some(d) = self.depth {
-            match &mut kind {
-                StrategyKind::Random | StrategyKind::UniformWalk => return refuse("depth"),
-                StrategyKind::Pct { depth }
-                | StrategyKind::Pctvb { depth, .. }
-                | StrategyKind::Combined { depth, .. } => *depth = d,
-                StrategyKind::ThreadBound { preemptions, .. }
-                | StrategyKind::Systematic { preemptions, .. } => {
-                    *preemptions = d.saturating_sub(1)
-                }
+            if !kind.set_param(Param::Depth, d) {
+                return refuse("depth");
             }
             if d == 0 {
                 return Err("depth must be at least 1 (depth 1 = no preemption)".into());
             }
         }
         if let Some(v) = self.vars {
-            match &mut kind {
-                StrategyKind::Pctvb { vars, .. }
-                | StrategyKind::Combined { vars, .. }
-                | StrategyKind::Systematic { vars, .. } => *vars = v,
-                _ => return refuse("vars"),
+            if !kind.set_param(Param::Vars, v) {
+                return refuse("vars");
             }
         }
         if let Some(t) = self.threads {
-            match &mut kind {
-                StrategyKind::ThreadBound { threads, .. }
-                | StrategyKind::Combined { threads, .. }
-                | StrategyKind::Systematic { threads, .. } => *threads = t,
-                _ => return refuse("threads"),
+            if !kind.set_param(Param::Threads, t) {
+                return refuse("threads");
             }
         }
         if kind.depth() == Some(0) {
             return Err(format!("{name}: depth must be at least 1"));
         }
         let (v, t) = kind.vars_threads();
-        if kind.bounds_variables() && v == 0 && kind.depth() > Some(1) {
+        let bound = kind.guarantee_kind();
+        if bound.uses_variables() && v == 0 && kind.depth() > Some(1) {
             return Err(format!("{name}: vars must be at least 1 for a depth of 2 or more"));
         }
-        if matches!(kind, StrategyKind::ThreadBound { .. } | StrategyKind::Combined { .. })
-            && t == 0
-        {
+        if bound.uses_threads() && t == 0 {
             return Err(format!("{name}: threads must be at least 1"));
         }
         if let Budget::Confidence(c) = self.budget {

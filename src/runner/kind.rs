@@ -1,12 +1,87 @@
-//! Strategies by name and parameters, and what each needs from the guarantee maths.
+//! Strategies by name and parameters: the public [`StrategyKind`] and the one list of
+//! strategies.
+//!
+//! The `strategy_kinds!` invocation below is that list: each entry is a public variant of
+//! [`StrategyKind`] (its documentation and fields, named as [`StrategyParams`]'s) and the
+//! [`StrategyInfo`] that describes the strategy (`=> module::INFO`, defined in the strategy's
+//! file in `src/schedulers/`). From it the macro generates the enum, the registry
+//! ([`STRATEGIES`], in the list's order) and the two conversions between a variant and its
+//! description with parameter values; every query on a `StrategyKind` (its name, defaults,
+//! bound, depth, whether it profiles or runs in parallel, its builder) goes through the
+//! description, so no per-variant `match` is written by hand.
 
-use super::config::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
-use crate::guarantee;
+use crate::guarantee::BoundKind;
+use crate::schedulers::registry::{same_name, Param, StrategyInfo, StrategyParams};
 use crate::schedulers::{
-    Combined, Pct, Pctvb, Random, Strategy, Systematic, SystematicParams, ThreadBound, UniformWalk,
-    DEFAULT_ORDER_EPS,
+    combined, pct, pctvb, random, systematic, thread_bound, uniform_walk, Strategy, UnknownStrategy,
 };
 
+/// Defines [`StrategyKind`] from the list of strategies: the enum as written, [`STRATEGIES`],
+/// and the conversions between a variant and its `(description, parameter values)`.
+macro_rules! strategy_kinds {
+    (
+        $(#[$attr:meta])*
+        pub enum StrategyKind {
+            $(
+                $(#[$variant_attr:meta])*
+                $variant:ident $({
+                    $(
+                        $(#[$field_attr:meta])*
+                        $field:ident: $ty:ty
+                    ),* $(,)?
+                })? => $info:path,
+            )*
+        }
+    ) => {
+        $(#[$attr])*
+        pub enum StrategyKind {
+            $(
+                $(#[$variant_attr])*
+                $variant $({
+                    $(
+                        $(#[$field_attr])*
+                        $field: $ty
+                    ),*
+                })?,
+            )*
+        }
+
+        /// Every strategy's description, in the order of [`StrategyKind`]'s variants.
+        pub(crate) const STRATEGIES: &[&StrategyInfo] = &[$(&$info),*];
+
+        impl StrategyKind {
+            /// The strategy's description and parameter values.
+            const fn parts(&self) -> (&'static StrategyInfo, StrategyParams) {
+                #[allow(unused_mut)]
+                let mut values = StrategyParams::BASE;
+                let info: &'static StrategyInfo = match *self {
+                    $(
+                        StrategyKind::$variant $({ $($field),* })? => {
+                            $($(values.$field = $field;)*)?
+                            &$info
+                        }
+                    )*
+                };
+                (info, values)
+            }
+
+            /// The variant of `STRATEGIES[index]` with these parameter values.
+            #[allow(unused_assignments)]
+            const fn from_parts(index: usize, values: StrategyParams) -> StrategyKind {
+                let mut i = 0;
+                $(
+                    if i == index {
+                        return StrategyKind::$variant $({ $($field: values.$field),* })?;
+                    }
+                    i += 1;
+                )*
+                panic!("no strategy at this index of the registry")
+            }
+        }
+    };
+}
+
+strategy_kinds! {
 /// Which scheduling strategy a run uses.
 ///
 /// Every strategy but `Random` and `UniformWalk` is a priority strategy with a computed
@@ -17,31 +92,31 @@ use crate::schedulers::{
 #[non_exhaustive]
 pub enum StrategyKind {
     /// Uniform random choice among runnable threads at every scheduling point; no guarantee.
-    Random,
+    Random => random::INFO,
     /// The uniform random walk ([`crate::schedulers::UniformWalk`]): a random choice weighted
     /// by each runnable thread's estimated remaining scheduling points, learnt from the run's
     /// first execution, so interleavings are sampled nearly uniformly; no guarantee, no
     /// parameters; its executions run on every core like the random strategy's.
-    UniformWalk,
+    UniformWalk => uniform_walk::INFO,
     /// PCT for bugs of depth `depth` ([`crate::schedulers::Pct`]).
     Pct {
         /// Bug depth `d` (`d - 1` change points), at least 1.
         depth: u32,
-    },
+    } => pct::INFO,
     /// PCT with variable bounding ([`crate::schedulers::Pctvb`]).
     Pctvb {
         /// Bug depth `d`, at least 1.
         depth: u32,
         /// Variables `v` the change points are placed on.
         vars: u32,
-    },
+    } => pctvb::INFO,
     /// Thread bounding with step change points ([`crate::schedulers::ThreadBound`]).
     ThreadBound {
         /// Threads `t` involved in the bug.
         threads: u32,
         /// Preemptions `c` (depth `c + 1`).
         preemptions: u32,
-    },
+    } => thread_bound::INFO,
     /// Variable bounding with thread-bounding priorities ([`crate::schedulers::Combined`]),
     /// the default when a depth, variable or thread bound or a confidence is given.
     Combined {
@@ -51,7 +126,7 @@ pub enum StrategyKind {
         vars: u32,
         /// Threads `t` involved in the bug.
         threads: u32,
-    },
+    } => combined::INFO,
     /// Systematic search ([`crate::schedulers::Systematic`], the paper's Algorithm 1): every
     /// schedule with at most `preemptions` preemptions at accesses to any `vars` shared
     /// variables, for the priority orders of `threads` threads, level by level, with
@@ -70,7 +145,8 @@ pub enum StrategyKind {
         hb_pruning: bool,
         /// Wall-time budget; the report then says which levels were completed.
         max_time: Option<std::time::Duration>,
-    },
+    } => systematic::INFO,
+}
 }
 
 impl StrategyKind {
@@ -114,112 +190,152 @@ impl StrategyKind {
         StrategyKind::Systematic { preemptions, vars, threads, hb_pruning: true, max_time: None }
     }
 
-    pub(super) fn build(&self) -> Box<dyn Strategy> {
-        match *self {
-            StrategyKind::Random => Box::new(Random),
-            StrategyKind::UniformWalk => Box::new(UniformWalk::new()),
-            StrategyKind::Pct { depth } => Box::new(Pct::new(depth)),
-            StrategyKind::Pctvb { depth, vars } => Box::new(Pctvb::new(depth, vars)),
-            StrategyKind::ThreadBound { threads, preemptions } => {
-                Box::new(ThreadBound::new(threads, preemptions))
+    /// The strategy of this name with its default parameters
+    /// ([`DEFAULT_DEPTH`](super::DEFAULT_DEPTH), [`DEFAULT_VARS`](super::DEFAULT_VARS),
+    /// [`DEFAULT_THREADS`](super::DEFAULT_THREADS), and for the systematic
+    /// search 2 preemptions on 2 variables), or `None` for an unknown name.
+    pub fn from_name(name: &str) -> Option<StrategyKind> {
+        StrategyKind::__named(name).ok()
+    }
+
+    /// [`StrategyKind::from_name`] as a `const fn` whose error is the compile-time message of
+    /// `#[pctvb::test(strategy = "...")]` (see [`crate::schedulers::registry`]); not a stable
+    /// interface.
+    #[doc(hidden)]
+    // The message is built without allocation so that this can run in a `const`; a large
+    // error costs nothing there, and the runtime calls are one per run.
+    #[allow(clippy::result_large_err)]
+    pub const fn __named(name: &str) -> Result<StrategyKind, UnknownStrategy> {
+        let mut i = 0;
+        while i < STRATEGIES.len() {
+            if same_name(STRATEGIES[i].name, name) {
+                return Ok(StrategyKind::from_parts(i, STRATEGIES[i].defaults()));
             }
-            StrategyKind::Combined { depth, vars, threads } => {
-                Box::new(Combined::new(depth, vars, threads))
-            }
-            StrategyKind::Systematic { preemptions, vars, threads, hb_pruning, .. } => {
-                Box::new(Systematic::new(SystematicParams {
-                    preemptions,
-                    vars,
-                    threads,
-                    hb_pruning,
-                    eps: DEFAULT_ORDER_EPS,
-                }))
-            }
+            i += 1;
         }
+        Err(UnknownStrategy::new(name, STRATEGIES))
+    }
+
+    /// The strategy's description.
+    fn info(&self) -> &'static StrategyInfo {
+        self.parts().0
     }
 
     /// The strategy's name in the `strategy = "..."` attribute argument.
     pub fn name(&self) -> &'static str {
-        match self {
-            StrategyKind::Random => "random",
-            StrategyKind::UniformWalk => "uniform",
-            StrategyKind::Pct { .. } => "pct",
-            StrategyKind::Pctvb { .. } => "pctvb",
-            StrategyKind::ThreadBound { .. } => "threadbound",
-            StrategyKind::Combined { .. } => "combined",
-            StrategyKind::Systematic { .. } => "systematic",
-        }
+        self.info().name
     }
 
-    /// The strategy of this name with default parameters ([`DEFAULT_DEPTH`], [`DEFAULT_VARS`],
-    /// [`DEFAULT_THREADS`]), or `None` for an unknown name.
-    pub fn from_name(name: &str) -> Option<StrategyKind> {
-        let (depth, vars, threads) = (DEFAULT_DEPTH, DEFAULT_VARS, DEFAULT_THREADS);
-        Some(match name {
-            "random" => StrategyKind::Random,
-            "uniform" => StrategyKind::UniformWalk,
-            "pct" => StrategyKind::Pct { depth },
-            "pctvb" => StrategyKind::Pctvb { depth, vars },
-            "threadbound" => StrategyKind::ThreadBound { threads, preemptions: depth - 1 },
-            "combined" => StrategyKind::Combined { depth, vars, threads },
-            "systematic" => StrategyKind::systematic(2, 2, threads),
-            _ => return None,
-        })
+    pub(super) fn build(&self) -> Box<dyn Strategy> {
+        let (info, values) = self.parts();
+        (info.build)(&values)
     }
 
-    /// Whether this is a priority strategy with a computed guarantee, which the runner
-    /// profiles first and plans with its bound; false for [`StrategyKind::Random`] and
+    /// Whether this is a priority strategy, which the runner profiles first (and, but for the
+    /// systematic search, plans with its bound); false for [`StrategyKind::Random`] and
     /// [`StrategyKind::UniformWalk`], which have neither a bound nor profiling executions.
     pub fn is_priority(&self) -> bool {
-        !matches!(self, StrategyKind::Random | StrategyKind::UniformWalk)
+        self.info().priority
     }
 
     /// Whether every execution after the first depends only on execution 0 (the uniform walk
     /// learns its estimates there), so every run, shard and parallel worker runs execution 0
     /// first.
     pub(super) fn learns_from_execution_0(&self) -> bool {
-        matches!(self, StrategyKind::UniformWalk)
+        self.info().learns_from_execution_0
+    }
+
+    /// Whether the strategy's executions may run on several OS threads.
+    pub(super) fn runs_in_parallel(&self) -> bool {
+        self.info().parallel
     }
 
     /// The bug depth `d` the strategy searches for (`None` for the random strategies).
     pub(super) fn depth(&self) -> Option<u32> {
-        match *self {
-            StrategyKind::Random | StrategyKind::UniformWalk => None,
-            StrategyKind::Pct { depth }
-            | StrategyKind::Pctvb { depth, .. }
-            | StrategyKind::Combined { depth, .. } => Some(depth),
-            StrategyKind::ThreadBound { preemptions, .. }
-            | StrategyKind::Systematic { preemptions, .. } => Some(preemptions + 1),
-        }
+        let (info, values) = self.parts();
+        info.depth(&values)
     }
 
     /// Whether change points are placed on variable accesses (the counts that matter are then
     /// the shared variables and their `k_q`, otherwise `k`).
     pub(super) fn bounds_variables(&self) -> bool {
-        matches!(self, StrategyKind::Pctvb { .. } | StrategyKind::Combined { .. })
+        self.guarantee_kind().uses_variables()
     }
 
-    pub(super) fn guarantee_kind(&self) -> guarantee::Strategy {
-        match self {
-            // Both random walks: no bound.
-            StrategyKind::Random | StrategyKind::UniformWalk => guarantee::Strategy::Random,
-            StrategyKind::Pct { .. } => guarantee::Strategy::Pct,
-            StrategyKind::Pctvb { .. } => guarantee::Strategy::Pctvb,
-            StrategyKind::ThreadBound { .. } => guarantee::Strategy::ThreadBound,
-            StrategyKind::Combined { .. } => guarantee::Strategy::Combined,
-            // Not used: the systematic search runs its own loop and states its own coverage.
-            StrategyKind::Systematic { .. } => guarantee::Strategy::Combined,
-        }
+    /// The bound the strategy's executions carry ([`BoundKind::Random`]: none).
+    pub(super) fn guarantee_kind(&self) -> BoundKind {
+        self.info().bound.unwrap_or(BoundKind::Random)
     }
 
     /// `(v, t)` as requested (0 where the strategy has no such bound).
     pub(super) fn vars_threads(&self) -> (u32, u32) {
-        match *self {
-            StrategyKind::Pctvb { vars, .. } => (vars, 0),
-            StrategyKind::ThreadBound { threads, .. } => (0, threads),
-            StrategyKind::Combined { vars, threads, .. }
-            | StrategyKind::Systematic { vars, threads, .. } => (vars, threads),
-            _ => (0, 0),
+        let (info, values) = self.parts();
+        let get = |param, value| if info.takes(param) { value } else { 0 };
+        (get(Param::Vars, values.vars), get(Param::Threads, values.threads))
+    }
+
+    /// Sets `param` to `value` (a depth `d` sets `preemptions = d - 1` for a strategy that
+    /// counts preemptions); false when the strategy does not take it.
+    pub(super) fn set_param(&mut self, param: Param, value: u32) -> bool {
+        let (info, mut values) = self.parts();
+        if !info.set(&mut values, param, value) {
+            return false;
         }
+        let index = STRATEGIES.iter().position(|i| std::ptr::eq(*i, info));
+        *self = StrategyKind::from_parts(index.expect("a registered strategy"), values);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::config::{DEFAULT_DEPTH, DEFAULT_THREADS};
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_name_gives_its_variant_with_defaults() {
+        for (i, info) in STRATEGIES.iter().enumerate() {
+            assert!(STRATEGIES[..i].iter().all(|other| other.name != info.name), "{}", info.name);
+            let kind = StrategyKind::from_name(info.name).unwrap();
+            assert_eq!(kind.name(), info.name);
+            assert_eq!(kind.parts().1, info.defaults());
+        }
+        assert_eq!(
+            StrategyKind::from_name("pct"),
+            Some(StrategyKind::Pct { depth: DEFAULT_DEPTH })
+        );
+        assert_eq!(
+            StrategyKind::from_name("threadbound"),
+            Some(StrategyKind::ThreadBound {
+                threads: DEFAULT_THREADS,
+                preemptions: DEFAULT_DEPTH - 1
+            })
+        );
+        assert_eq!(StrategyKind::from_name("systematic"), Some(StrategyKind::systematic(2, 2, 2)));
+        assert_eq!(StrategyKind::from_name("exhaustive"), None);
+    }
+
+    #[test]
+    fn an_unknown_name_is_named_and_the_valid_ones_listed() {
+        let message = StrategyKind::__named("pctt").unwrap_err();
+        assert_eq!(
+            message.as_str(),
+            "unknown strategy \"pctt\"; expected one of: random, uniform, pct, pctvb, \
+             threadbound, combined, systematic"
+        );
+        let long = "x".repeat(1000);
+        let message = StrategyKind::__named(&long).unwrap_err();
+        assert!(message.as_str().starts_with("unknown strategy; expected one of: random"));
+    }
+
+    #[test]
+    fn depth_sets_preemptions_for_strategies_that_count_them() {
+        let mut kind = StrategyKind::ThreadBound { threads: 2, preemptions: 1 };
+        assert!(kind.set_param(Param::Depth, 4));
+        assert!(kind.set_param(Param::Threads, 3));
+        assert!(!kind.set_param(Param::Vars, 1));
+        assert_eq!(kind, StrategyKind::ThreadBound { threads: 3, preemptions: 3 });
+        assert_eq!(kind.depth(), Some(4));
+        assert!(!StrategyKind::Random.clone().set_param(Param::Depth, 2));
     }
 }

@@ -30,8 +30,8 @@ impl Config {
         // The random walks' executions do not depend on earlier counts, so they can run on
         // several OS threads; starting those costs tens of microseconds: only worth it for many
         // executions.
-        if let (false, Budget::Iterations(n), true) =
-            (kind.is_priority(), budget, workers > 1 && self.stop_at_first_failure)
+        if let (true, Budget::Iterations(n), true) =
+            (kind.runs_in_parallel(), budget, workers > 1 && self.stop_at_first_failure)
         {
             if n >= PARALLEL_MIN_EXECUTIONS {
                 return self.search_parallel(&kind, seed, n, workers, body, at);

@@ -2,7 +2,7 @@
 //!
 //! Within one execution every logical thread is a stackful coroutine on the test's own OS
 //! thread, so exactly one of them runs at a time, and the engine hands the processor to the
-//! thread a [`crate::schedulers::Strategy`] picks at every scheduling point. This module owns
+//! thread a strategy ([`crate::schedulers`]) picks at every scheduling point. This module owns
 //! the thread table, the per-execution state of every synchronization object, blocking and
 //! waking, deadlock and runaway detection, panic capture, and the schedule trace. It does not
 //! decide who runs (that is the strategies') and does not implement the std-mirroring API

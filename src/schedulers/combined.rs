@@ -1,10 +1,10 @@
 //! The combined strategy of the paper's randomized RankChecker (section 5): PCTVB's variable
 //! choice and change points with thread bounding's priority orders.
 
-use super::priority::{ChangeDomain, PriorityCore, PriorityScheme};
-use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::ThreadId;
-use crate::vars::VarId;
+use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
+use super::registry::{Param, ParamSpec, StrategyInfo};
+use crate::guarantee::BoundKind;
+use crate::runner::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 
 /// PCTVB's variables and change points with thread bounding's priorities: bugs of depth
 /// `depth` on at most `vars` variables involving at most `threads` threads.
@@ -25,51 +25,46 @@ pub struct Combined {
     depth: u32,
     vars: u32,
     threads: u32,
-    core: PriorityCore,
 }
 
 impl Combined {
     /// The combined strategy for bugs of depth `depth` (at least 1) on at most `vars` variables
     /// and at most `threads` threads.
     pub fn new(depth: u32, vars: u32, threads: u32) -> Combined {
-        let depth = depth.max(1);
-        let core = PriorityCore::new(
-            PriorityScheme::Permutation,
-            ChangeDomain::Accesses { vars },
-            depth - 1,
-        );
-        Combined { depth, vars, threads, core }
-    }
-
-    /// The variables chosen for the current execution.
-    pub fn chosen_vars(&self) -> &[VarId] {
-        self.core.chosen_vars()
+        Combined { depth: depth.max(1), vars, threads }
     }
 }
 
-impl Strategy for Combined {
+impl PriorityRules for Combined {
     fn describe(&self) -> String {
         format!("combined(d={},v={},t={})", self.depth, self.vars, self.threads)
     }
 
-    fn chosen_variables(&self) -> &[VarId] {
-        self.core.chosen_vars()
+    fn scheme(&self) -> PriorityScheme {
+        PriorityScheme::Permutation
     }
 
-    fn bounds_variables(&self) -> bool {
-        true
+    fn domain(&self) -> ChangeDomain {
+        ChangeDomain::Accesses { vars: self.vars }
     }
 
-    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
-        self.core.begin(start, rng);
-    }
-
-    #[inline]
-    fn choose(
-        &mut self,
-        decision: &Decision<'_>,
-        _rng: &mut ScheduleRng,
-    ) -> Result<ThreadId, StrategyError> {
-        Ok(self.core.choose(decision))
+    fn change_points(&self) -> u32 {
+        self.depth - 1
     }
 }
+
+/// `strategy = "combined"`: depth [`DEFAULT_DEPTH`] on [`DEFAULT_VARS`] variables and
+/// [`DEFAULT_THREADS`] threads, the combined bound.
+pub(crate) const INFO: StrategyInfo = StrategyInfo {
+    name: "combined",
+    params: &[
+        ParamSpec { param: Param::Depth, default: DEFAULT_DEPTH },
+        ParamSpec { param: Param::Vars, default: DEFAULT_VARS },
+        ParamSpec { param: Param::Threads, default: DEFAULT_THREADS },
+    ],
+    bound: Some(BoundKind::Combined),
+    priority: true,
+    learns_from_execution_0: false,
+    parallel: false,
+    build: |p| Prioritized::boxed(Combined::new(p.depth, p.vars, p.threads)),
+};

@@ -1,38 +1,96 @@
 //! Schedulers: who runs next at every scheduling point.
 //!
-//! This module owns the [`Strategy`] trait and its implementations. A strategy sees only what a
-//! [`Decision`] tells it (the enabled threads, the running thread, the event about to happen)
-//! and the execution's seeded random number generator; it never touches threads, stacks or
-//! synchronization state, which belong to the runtime. Every strategy is deterministic given
-//! the run seed and the execution index (and, for strategies that learn from the run's earlier
-//! executions, those executions), which is what makes seeds and replay tokens work.
+//! This module owns the strategies and the crate-private `Strategy` trait they implement. A
+//! strategy sees only what a `Decision` tells it (the enabled threads, the running thread, the
+//! event about to happen) and the execution's seeded random number generator; it never touches
+//! threads, stacks or synchronization state, which belong to the runtime. Every strategy is
+//! deterministic given the run seed and the execution index (and, for strategies that learn
+//! from the run's earlier executions, those executions), which is what makes seeds and replay
+//! tokens work.
 //!
 //! Strategies: [`Random`] (the baseline, no guarantee), [`UniformWalk`] (a random walk
 //! weighted by each thread's estimated remaining scheduling points, so it samples
 //! interleavings nearly uniformly: Zhao et al.'s URW, ASPLOS 2025; no guarantee, and its
 //! estimates come from the run's first executions), [`Pct`] (Burckhardt et al. 2010),
 //! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
-//! bounding, section 4) and [`Combined`] (variable bounding with thread-bounding priorities,
-//! the paper's randomized RankChecker and pctvb's default for guarantees). The priority
-//! strategies share one core: strict priority scheduling, change points, extra threads below
-//! all others, and demotion of spinning threads.
+//! bounding, section 4), [`Combined`] (variable bounding with thread-bounding priorities,
+//! the paper's randomized RankChecker and pctvb's default for guarantees) and [`Systematic`]
+//! (the paper's exhaustive search). The four priority strategies are each only their rules
+//! (the priority scheme, where change points go, how many, how they describe themselves); one
+//! core runs them all: strict priority scheduling, change points, extra threads below all
+//! others, and demotion of spinning threads. Users pick a strategy with
+//! [`StrategyKind`](crate::StrategyKind); the types here document the algorithms.
+//!
+//! # One description per strategy
+//!
+//! Each strategy's file defines, beside the strategy, its `INFO: StrategyInfo` (in
+//! `registry.rs`): its name (`strategy = "..."` in `#[pctvb::test]`), the parameters it takes
+//! with their defaults, the bound its executions carry (a [`crate::guarantee::BoundKind`], or
+//! none), whether it is a priority strategy (profiles first, runs serially, allows a
+//! confidence target), whether it learns from execution 0, whether its executions may run in
+//! parallel, and its builder. [`StrategyKind`](crate::StrategyKind) is generated from one list
+//! (`strategy_kinds!` in `src/runner/kind.rs`) that pairs each public variant with its `INFO`;
+//! the runner, the configuration checks and the guarantee ask the description, not the
+//! variant. `#[pctvb::test]` keeps no copy of the names: it emits a `const` that looks the
+//! name up in this registry at compile time (see `registry.rs` for why that and not a shared
+//! crate).
+//!
+//! # To add a strategy
+//!
+//! 1. Write `src/schedulers/<name>.rs`: the strategy (a type implementing `Strategy`; for a
+//!    priority strategy, a parameter type implementing `PriorityRules`, run by
+//!    `Prioritized::boxed`) and its `pub(crate) const INFO: StrategyInfo`, whose `build`
+//!    turns `StrategyParams` into the boxed strategy. Declare it here with
+//!    `pub(crate) mod <name>;`. If its guarantee is a new formula, add a [`BoundKind`](crate::guarantee::BoundKind)
+//!    variant with its formula in `src/guarantee/bounds.rs`.
+//! 2. Add one entry to the `strategy_kinds!` list in `src/runner/kind.rs`: the documented
+//!    variant with its fields (named as `StrategyParams`' fields) and `=> <name>::INFO`.
+//!
+//! That is all: the name is then accepted by `#[pctvb::test(strategy = "<name>")]` and
+//! [`StrategyKind::from_name`](crate::StrategyKind::from_name), `Config::depth`, `vars` and
+//! `threads` set the parameters it takes and are refused otherwise, and the runner profiles,
+//! parallelizes and bounds it as its description says. A strategy that needs a search loop of
+//! its own (as the systematic search does, see below) also needs that loop in the runner.
+//!
+//! # Why the trait is crate-private
+//!
+//! The `Strategy` trait is `pub(crate)`, not a pluggable extension point like shuttle's
+//! `Scheduler`. A public trait would be a promise we cannot keep stable yet: its inputs
+//! (`Decision`, `ExecutionStart`) expose runtime details that are still changing (the engine
+//! refactor, variable tracking), and pctvb's value is the guarantee, which needs to know each
+//! strategy's bound: a user strategy would have none, and the runner would have to learn to run
+//! it without profiling, bound or statement. Making it public later is an addition; taking a
+//! public trait back would not be.
+//!
+//! # The systematic search
+//!
+//! [`Systematic`] implements the same trait (its `choose` follows the current work item's
+//! priority changes, `end_execution` harvests the execution into new work), but it is driven
+//! differently: between executions the runner (`runner/systematic.rs`) asks its search engine
+//! for the next work item, stops when the levels are exhausted or a budget runs out, and
+//! reports the levels covered instead of a bound. A strategy's `begin_execution` cannot say
+//! "there is no next execution", and the per-level coverage report is the systematic search's
+//! own, so the loop stays outside the trait.
 
-mod combined;
+pub(crate) mod combined;
 mod guided;
-mod pct;
-mod pctvb;
+pub(crate) mod pct;
+pub(crate) mod pctvb;
 mod priority;
-mod random;
+pub(crate) mod random;
+pub(crate) mod registry;
 mod replay;
-mod systematic;
-mod thread_bound;
-mod uniform_walk;
+pub(crate) mod systematic;
+pub(crate) mod thread_bound;
+pub(crate) mod uniform_walk;
 
 pub use combined::Combined;
 pub(crate) use guided::{Blocks, Guided};
 pub use pct::Pct;
 pub use pctvb::Pctvb;
 pub use random::Random;
+#[doc(hidden)]
+pub use registry::UnknownStrategy;
 pub(crate) use replay::Replay;
 pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, TrackedVar, DEFAULT_ORDER_EPS,
@@ -53,7 +111,7 @@ pub type ScheduleRng = ChaCha8Rng;
 
 /// What a strategy is told at one scheduling point.
 #[derive(Debug)]
-pub struct Decision<'a> {
+pub(crate) struct Decision<'a> {
     /// Threads that can run now, in increasing id order. Never empty.
     pub enabled: &'a [ThreadId],
     /// The thread that reached the scheduling point.
@@ -79,8 +137,9 @@ pub const YIELD_DEMOTION_THRESHOLD: u32 = 100;
 /// What a strategy may know at the start of an execution: what earlier executions of the run
 /// measured.
 #[derive(Debug)]
-pub struct ExecutionStart<'a> {
+pub(crate) struct ExecutionStart<'a> {
     /// Index of the execution within the run.
+    #[allow(dead_code)] // the runtime fills it in; no strategy needs it today
     pub index: u64,
     /// Most threads any earlier execution had (the paper's n), at least 1.
     pub max_threads: usize,
@@ -94,10 +153,11 @@ pub struct ExecutionStart<'a> {
 
 /// Why a strategy could not continue; fails the execution with this message.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StrategyError(pub String);
+pub(crate) struct StrategyError(pub(crate) String);
 
 /// A scheduling algorithm. Implementations must be deterministic given the rng they are handed.
-pub trait Strategy {
+/// Crate-private: see the module documentation.
+pub(crate) trait Strategy {
     /// A short description with parameters, e.g. `random` or `pct(d=3)`, used in reports and
     /// replay tokens.
     fn describe(&self) -> String;

@@ -1,9 +1,10 @@
 //! PCT (Burckhardt, Kothari, Musuvathi, Nagarakatte: "A Randomized Scheduler with
 //! Probabilistic Guarantees of Finding Bugs", ASPLOS 2010).
 
-use super::priority::{ChangeDomain, PriorityCore, PriorityScheme};
-use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::ThreadId;
+use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
+use super::registry::{Param, ParamSpec, StrategyInfo};
+use crate::guarantee::BoundKind;
+use crate::runner::DEFAULT_DEPTH;
 
 /// PCT with bug depth `d`, faithful to the paper.
 ///
@@ -25,14 +26,12 @@ use crate::runtime::ThreadId;
 #[derive(Clone, Debug)]
 pub struct Pct {
     depth: u32,
-    core: PriorityCore,
 }
 
 impl Pct {
     /// PCT for bugs of depth `depth` (at least 1; `depth - 1` change points).
     pub fn new(depth: u32) -> Pct {
-        let depth = depth.max(1);
-        Pct { depth, core: PriorityCore::new(PriorityScheme::Pct, ChangeDomain::Steps, depth - 1) }
+        Pct { depth: depth.max(1) }
     }
 
     /// The bug depth `d`.
@@ -41,21 +40,31 @@ impl Pct {
     }
 }
 
-impl Strategy for Pct {
+impl PriorityRules for Pct {
     fn describe(&self) -> String {
         format!("pct(d={})", self.depth)
     }
 
-    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
-        self.core.begin(start, rng);
+    fn scheme(&self) -> PriorityScheme {
+        PriorityScheme::Pct
     }
 
-    #[inline]
-    fn choose(
-        &mut self,
-        decision: &Decision<'_>,
-        _rng: &mut ScheduleRng,
-    ) -> Result<ThreadId, StrategyError> {
-        Ok(self.core.choose(decision))
+    fn domain(&self) -> ChangeDomain {
+        ChangeDomain::Steps
+    }
+
+    fn change_points(&self) -> u32 {
+        self.depth - 1
     }
 }
+
+/// `strategy = "pct"`: depth [`DEFAULT_DEPTH`], PCT's bound.
+pub(crate) const INFO: StrategyInfo = StrategyInfo {
+    name: "pct",
+    params: &[ParamSpec { param: Param::Depth, default: DEFAULT_DEPTH }],
+    bound: Some(BoundKind::Pct),
+    priority: true,
+    learns_from_execution_0: false,
+    parallel: false,
+    build: |p| Prioritized::boxed(Pct::new(p.depth)),
+};

@@ -1,10 +1,10 @@
 //! PCTVB: PCT with variable bounding (Bindal, Bansal, Lal: "Variable and Thread Bounding for
 //! Systematic Testing of Multithreaded Programs", section 3).
 
-use super::priority::{ChangeDomain, PriorityCore, PriorityScheme};
-use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::ThreadId;
-use crate::vars::VarId;
+use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
+use super::registry::{Param, ParamSpec, StrategyInfo};
+use crate::guarantee::BoundKind;
+use crate::runner::{DEFAULT_DEPTH, DEFAULT_VARS};
 
 /// PCTVB with bug depth `d` and variable bound `v` (the paper's section 3 algorithm).
 ///
@@ -27,47 +27,43 @@ use crate::vars::VarId;
 pub struct Pctvb {
     depth: u32,
     vars: u32,
-    core: PriorityCore,
 }
 
 impl Pctvb {
     /// PCTVB for bugs of depth `depth` (at least 1) on at most `vars` variables.
     pub fn new(depth: u32, vars: u32) -> Pctvb {
-        let depth = depth.max(1);
-        let core =
-            PriorityCore::new(PriorityScheme::Pct, ChangeDomain::Accesses { vars }, depth - 1);
-        Pctvb { depth, vars, core }
-    }
-
-    /// The variables chosen for the current execution.
-    pub fn chosen_vars(&self) -> &[VarId] {
-        self.core.chosen_vars()
+        Pctvb { depth: depth.max(1), vars }
     }
 }
 
-impl Strategy for Pctvb {
+impl PriorityRules for Pctvb {
     fn describe(&self) -> String {
         format!("pctvb(d={},v={})", self.depth, self.vars)
     }
 
-    fn chosen_variables(&self) -> &[VarId] {
-        self.core.chosen_vars()
+    fn scheme(&self) -> PriorityScheme {
+        PriorityScheme::Pct
     }
 
-    fn bounds_variables(&self) -> bool {
-        true
+    fn domain(&self) -> ChangeDomain {
+        ChangeDomain::Accesses { vars: self.vars }
     }
 
-    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
-        self.core.begin(start, rng);
-    }
-
-    #[inline]
-    fn choose(
-        &mut self,
-        decision: &Decision<'_>,
-        _rng: &mut ScheduleRng,
-    ) -> Result<ThreadId, StrategyError> {
-        Ok(self.core.choose(decision))
+    fn change_points(&self) -> u32 {
+        self.depth - 1
     }
 }
+
+/// `strategy = "pctvb"`: depth [`DEFAULT_DEPTH`] on [`DEFAULT_VARS`] variables, PCTVB's bound.
+pub(crate) const INFO: StrategyInfo = StrategyInfo {
+    name: "pctvb",
+    params: &[
+        ParamSpec { param: Param::Depth, default: DEFAULT_DEPTH },
+        ParamSpec { param: Param::Vars, default: DEFAULT_VARS },
+    ],
+    bound: Some(BoundKind::Pctvb),
+    priority: true,
+    learns_from_execution_0: false,
+    parallel: false,
+    build: |p| Prioritized::boxed(Pctvb::new(p.depth, p.vars)),
+};

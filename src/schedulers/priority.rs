@@ -3,15 +3,76 @@
 //! drawing priorities (PCT's and thread bounding's), the two ways of drawing change points
 //! (scheduling steps, or accesses to chosen variables), extra threads and spin demotion.
 //!
+//! A priority strategy is only its [`PriorityRules`]: how it describes itself, which
+//! [`PriorityScheme`], which [`ChangeDomain`] and how many change points. [`Prioritized`] runs
+//! any rule set as a [`Strategy`], so the trait plumbing exists once.
+//!
 //! Priorities are `i64`, higher runs first. Every strategy keeps all of them distinct, so the
 //! choice is always unique and the strategy deterministic given its random number generator.
 
 use rand::seq::SliceRandom;
 use rand::RngExt;
 
-use super::{Decision, ExecutionStart, ScheduleRng, YIELD_DEMOTION_THRESHOLD};
+use super::{
+    Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError, YIELD_DEMOTION_THRESHOLD,
+};
 use crate::runtime::ThreadId;
 use crate::vars::VarId;
+
+/// What distinguishes one priority strategy from the others. Implemented by the strategy's
+/// parameter type ([`super::Pct`], ...); [`Prioritized`] does the rest.
+pub(crate) trait PriorityRules: std::fmt::Debug {
+    /// The description with parameters, e.g. `pct(d=3)` (reports, replay tokens).
+    fn describe(&self) -> String;
+    /// How initial and change-point priorities are drawn.
+    fn scheme(&self) -> PriorityScheme;
+    /// Where change points fire.
+    fn domain(&self) -> ChangeDomain;
+    /// `c`, the number of change points (`d - 1`).
+    fn change_points(&self) -> u32;
+}
+
+/// A priority strategy: its rules, and the per-execution [`PriorityCore`] they configure.
+#[derive(Debug)]
+pub(crate) struct Prioritized<R> {
+    rules: R,
+    core: PriorityCore,
+}
+
+impl<R: PriorityRules + 'static> Prioritized<R> {
+    /// The strategy that schedules by `rules`, boxed for an execution.
+    pub(crate) fn boxed(rules: R) -> Box<dyn Strategy> {
+        let core = PriorityCore::new(rules.scheme(), rules.domain(), rules.change_points());
+        Box::new(Prioritized { rules, core })
+    }
+}
+
+impl<R: PriorityRules> Strategy for Prioritized<R> {
+    fn describe(&self) -> String {
+        self.rules.describe()
+    }
+
+    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
+        self.core.begin(start, rng);
+    }
+
+    fn chosen_variables(&self) -> &[VarId] {
+        self.core.chosen_vars()
+    }
+
+    fn bounds_variables(&self) -> bool {
+        matches!(self.core.domain, ChangeDomain::Accesses { .. })
+    }
+
+    #[inline]
+    fn choose(
+        &mut self,
+        decision: &Decision<'_>,
+        _rng: &mut ScheduleRng,
+    ) -> Result<ThreadId, StrategyError> {
+        Ok(self.core.choose(decision))
+    }
+}
 
 /// How initial and change-point priorities are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

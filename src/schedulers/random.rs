@@ -2,6 +2,7 @@
 
 use rand::RngExt;
 
+use super::registry::StrategyInfo;
 use super::{Decision, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::ThreadId;
 
@@ -28,3 +29,14 @@ impl Strategy for Random {
         Ok(enabled[rng.random_range(0..enabled.len())])
     }
 }
+
+/// `strategy = "random"`: no parameters, no bound, executions in parallel.
+pub(crate) const INFO: StrategyInfo = StrategyInfo {
+    name: "random",
+    params: &[],
+    bound: None,
+    priority: false,
+    learns_from_execution_0: false,
+    parallel: true,
+    build: |_| Box::new(Random),
+};

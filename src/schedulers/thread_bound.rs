@@ -1,9 +1,10 @@
 //! Thread bounding (Bindal, Bansal, Lal, section 4): priority orders drawn as random
 //! permutations of thread fragments.
 
-use super::priority::{ChangeDomain, PriorityCore, PriorityScheme};
-use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::ThreadId;
+use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
+use super::registry::{Param, ParamSpec, StrategyInfo};
+use crate::guarantee::BoundKind;
+use crate::runner::{DEFAULT_DEPTH, DEFAULT_THREADS};
 
 /// Thread bounding for bugs involving at most `threads` threads and `preemptions` preemptive
 /// context switches (`c`; depth `d = c + 1`).
@@ -21,32 +22,44 @@ use crate::runtime::ThreadId;
 pub struct ThreadBound {
     threads: u32,
     preemptions: u32,
-    core: PriorityCore,
 }
 
 impl ThreadBound {
     /// Thread bounding for bugs of at most `threads` threads and `preemptions` preemptions.
     pub fn new(threads: u32, preemptions: u32) -> ThreadBound {
-        let core = PriorityCore::new(PriorityScheme::Permutation, ChangeDomain::Steps, preemptions);
-        ThreadBound { threads, preemptions, core }
+        ThreadBound { threads, preemptions }
     }
 }
 
-impl Strategy for ThreadBound {
+impl PriorityRules for ThreadBound {
     fn describe(&self) -> String {
         format!("threadbound(t={},c={})", self.threads, self.preemptions)
     }
 
-    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
-        self.core.begin(start, rng);
+    fn scheme(&self) -> PriorityScheme {
+        PriorityScheme::Permutation
     }
 
-    #[inline]
-    fn choose(
-        &mut self,
-        decision: &Decision<'_>,
-        _rng: &mut ScheduleRng,
-    ) -> Result<ThreadId, StrategyError> {
-        Ok(self.core.choose(decision))
+    fn domain(&self) -> ChangeDomain {
+        ChangeDomain::Steps
+    }
+
+    fn change_points(&self) -> u32 {
+        self.preemptions
     }
 }
+
+/// `strategy = "threadbound"`: [`DEFAULT_THREADS`] threads and `DEFAULT_DEPTH - 1`
+/// preemptions, the thread-bounding bound.
+pub(crate) const INFO: StrategyInfo = StrategyInfo {
+    name: "threadbound",
+    params: &[
+        ParamSpec { param: Param::Threads, default: DEFAULT_THREADS },
+        ParamSpec { param: Param::Preemptions, default: DEFAULT_DEPTH - 1 },
+    ],
+    bound: Some(BoundKind::ThreadBound),
+    priority: true,
+    learns_from_execution_0: false,
+    parallel: false,
+    build: |p| Prioritized::boxed(ThreadBound::new(p.threads, p.preemptions)),
+};

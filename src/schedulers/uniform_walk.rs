@@ -70,8 +70,21 @@ use std::panic::Location;
 
 use rand::RngExt;
 
+use super::registry::StrategyInfo;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{EventKind, ThreadId};
+
+/// `strategy = "uniform"`: no parameters, no bound; it learns its estimates in execution 0,
+/// after which executions run in parallel.
+pub(crate) const INFO: StrategyInfo = StrategyInfo {
+    name: "uniform",
+    params: &[],
+    bound: None,
+    priority: false,
+    learns_from_execution_0: true,
+    parallel: true,
+    build: |_| Box::new(UniformWalk::new()),
+};
 
 /// The identity of the test body's thread.
 const MAIN_KEY: u64 = 0x6d61_696e_5f74_6872;
