@@ -1,7 +1,8 @@
 //! Rewriting of std concurrency paths to pctvb's inside an instrumented item.
 //!
 //! `std::sync::*`, `std::sync::atomic::*` (also `core::sync::atomic::*`), `std::thread::*`,
-//! `std::thread_local!` and `std::cell::UnsafeCell` become the `::pctvb` equivalents, in `use`
+//! `std::thread_local!` (and the prelude's `thread_local!`) and `std::cell::UnsafeCell` become
+//! the `::pctvb` equivalents, in `use`
 //! declarations, type and expression paths, and inside the token streams of macro invocations.
 //! A path to an item pctvb does not model (for example `std::sync::Exclusive`) is a compile
 //! error pointing at it, and so are imports that would hide which paths to rewrite
@@ -392,9 +393,25 @@ impl VisitMut for Rewriter {
     }
 
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        rewrite_prelude_thread_local(&mut mac.path);
         self.rewrite_path(&mut mac.path);
         let tokens = std::mem::take(&mut mac.tokens);
         mac.tokens = rewrite_token_stream(tokens, &mut self.errors);
+    }
+}
+
+/// The prelude's `thread_local!` (written without a path) becomes `::pctvb::thread_local!`.
+///
+/// std's thread-locals are per OS thread, and every logical thread of a pctvb run runs on the
+/// same OS thread, from one execution to the next: a std thread-local would be one value shared
+/// by all logical threads and carried across executions. pctvb's gives each logical thread of
+/// each execution its own value. (`std::thread_local!` and `use std::thread_local;` are
+/// rewritten by [`classify`] like the other std paths.)
+fn rewrite_prelude_thread_local(path: &mut Path) {
+    if path.leading_colon.is_none() && path.is_ident("thread_local") {
+        let span = path.segments[0].ident.span();
+        path.leading_colon = Some(Token![::](span));
+        path.segments = new_segments(&["pctvb", "thread_local"], span);
     }
 }
 
@@ -545,6 +562,21 @@ mod tests {
         assert!(out.contains(":: pctvb :: thread :: panicking ()"), "{out}");
         assert!(out.contains(":: pctvb :: thread_local !"), "{out}");
         assert!(out.contains("std :: mem :: size_of :: < :: pctvb :: sync :: Mutex < u8"), "{out}");
+    }
+
+    #[test]
+    fn prelude_thread_local_is_pctvbs() {
+        let out = rw(quote! {
+            mod m {
+                thread_local! { static A: u8 = 0; pub static B: u8 = const { 1 }; }
+                fn f() { thread_local!(static C: u8 = 0); }
+                my::thread_local! { static D: u8 = 0; }
+            }
+        });
+        assert_eq!(out.matches(":: pctvb :: thread_local !").count(), 2, "{out}");
+        // Only the unqualified name is the prelude's; other paths are left alone.
+        assert!(out.contains("my :: thread_local !"), "{out}");
+        assert!(!out.contains("{ thread_local !"), "{out}");
     }
 
     #[test]
