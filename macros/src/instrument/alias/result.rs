@@ -70,6 +70,6 @@ pub(crate) enum May {
 #[derive(Debug)]
 pub(crate) struct Analysis {
     pub(crate) vars: Vec<Var>,
-    /// Per site id (as numbered by [`sites::number`]).
+    /// Per site id (as numbered by [`sites::number`](super::sites::number)).
     pub(crate) may: Vec<May>,
 }
