@@ -2,8 +2,9 @@
 //!
 //! `#[pctvb::instrument]` on a module, impl block or function of the code under test:
 //! 1. rewrites the std concurrency paths inside it (`std::sync::*`, `std::sync::atomic::*`,
-//!    `std::thread::*`, `std::thread_local!`, `std::cell::UnsafeCell`) to pctvb's, so the code
-//!    needs no import changes;
+//!    `std::thread::*`, `thread_local!` and `std::thread_local!`, `std::cell::UnsafeCell`) to
+//!    pctvb's, so the code needs no import changes (a thread-local then has one value per
+//!    logical thread and per execution, instead of one shared by all of them);
 //! 2. runs a static alias pass over the item's syntax that finds its **variables** (every
 //!    constructor call of a pctvb primitive, every `Box::new`/`Arc::new`/`Rc::new`, every
 //!    `static`) and, for every **access site** (atomic operation, lock, condvar, channel and

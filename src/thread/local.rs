@@ -3,6 +3,7 @@
 //! Each logical thread of an execution gets its own value, created on first access and dropped
 //! when that thread exits (while it can still use pctvb primitives).
 
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use crate::runtime::{with_execution, ErasedValue};
@@ -36,6 +37,15 @@ impl<T: 'static> LocalKey<T> {
     where
         F: FnOnce(&T) -> R,
     {
+        self.with_or_init(self.init, f)
+    }
+
+    /// Runs `f` with the calling thread's value; a thread without one gets `init()` (the
+    /// declared initializer, or the value of a `set` before first use, as std does).
+    fn with_or_init<F, R>(&'static self, init: impl FnOnce() -> T, f: F) -> R
+    where
+        F: FnOnce(&T) -> R,
+    {
         let key = self as *const LocalKey<T> as usize;
         let value: *const T = with_execution("LocalKey::with", |ex| {
             let existing = ex.with_state(|st| {
@@ -49,7 +59,7 @@ impl<T: 'static> LocalKey<T> {
             });
             existing.unwrap_or_else(|| {
                 // Initialize outside the state borrow: the initializer may use primitives.
-                let erased = ErasedValue::new((self.init)());
+                let erased = ErasedValue::new(init());
                 // SAFETY: created as `T` just above.
                 let ptr = unsafe { erased.get::<T>() } as *const T;
                 ex.with_state(|st| {
@@ -70,6 +80,94 @@ impl<T: 'static> LocalKey<T> {
         F: FnOnce(&T) -> R,
     {
         Ok(self.with(f))
+    }
+}
+
+/// std's shorthands for thread-locals holding a `Cell` (so code written against
+/// `std::thread::LocalKey` compiles unchanged when `#[pctvb::instrument]` rewrites its
+/// `thread_local!`).
+impl<T: 'static> LocalKey<Cell<T>> {
+    /// Sets the calling thread's value; a thread without one gets `value` without running the
+    /// initializer.
+    pub fn set(&'static self, value: T) {
+        // Either the initializer takes the value (a thread without one) or `f` stores it.
+        let value = Cell::new(Some(value));
+        self.with_or_init(
+            || Cell::new(value.take().expect("the value is used once")),
+            |cell| {
+                if let Some(value) = value.take() {
+                    cell.set(value);
+                }
+            },
+        )
+    }
+
+    /// A copy of the calling thread's value.
+    pub fn get(&'static self) -> T
+    where
+        T: Copy,
+    {
+        self.with(Cell::get)
+    }
+
+    /// Takes the calling thread's value, leaving `T::default()`.
+    pub fn take(&'static self) -> T
+    where
+        T: Default,
+    {
+        self.with(Cell::take)
+    }
+
+    /// Replaces the calling thread's value, returning the old one.
+    pub fn replace(&'static self, value: T) -> T {
+        self.with(|cell| cell.replace(value))
+    }
+}
+
+/// std's shorthands for thread-locals holding a `RefCell`.
+impl<T: 'static> LocalKey<RefCell<T>> {
+    /// Runs `f` with a shared borrow of the calling thread's value.
+    pub fn with_borrow<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&T) -> R,
+    {
+        self.with(|cell| f(&cell.borrow()))
+    }
+
+    /// Runs `f` with a mutable borrow of the calling thread's value.
+    pub fn with_borrow_mut<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&mut T) -> R,
+    {
+        self.with(|cell| f(&mut cell.borrow_mut()))
+    }
+
+    /// Sets the calling thread's value; a thread without one gets `value` without running the
+    /// initializer.
+    pub fn set(&'static self, value: T) {
+        // Either the initializer takes the value (a thread without one) or `f` stores it.
+        let value = Cell::new(Some(value));
+        self.with_or_init(
+            || RefCell::new(value.take().expect("the value is used once")),
+            |cell| {
+                if let Some(value) = value.take() {
+                    *cell.borrow_mut() = value;
+                }
+            },
+        )
+    }
+
+    /// Takes the calling thread's value, leaving `T::default()`.
+    pub fn take(&'static self) -> T
+    where
+        T: Default,
+    {
+        self.with(RefCell::take)
+    }
+
+    /// Replaces the calling thread's value, returning the old one.
+    pub fn replace(&'static self, value: T) -> T {
+        self.with(|cell| cell.replace(value))
     }
 }
 
@@ -96,10 +194,10 @@ impl<T: 'static> fmt::Debug for LocalKey<T> {
 #[macro_export]
 macro_rules! thread_local {
     () => {};
-    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }; $($rest:tt)*) => {
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const $init:block; $($rest:tt)*) => {
         $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init; $($rest)*);
     };
-    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr }) => {
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const $init:block) => {
         $crate::thread_local!($(#[$attr])* $vis static $name: $t = $init);
     };
     ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr; $($rest:tt)*) => {

@@ -35,6 +35,7 @@ pub(crate) fn instrument(
     h.visit_item_mut(item);
 }
 
+/// The hook pass's visitor: the analysis to read, and where probes wait to be placed.
 struct Hooker<'a> {
     sites: &'a [Site],
     analysis: &'a Analysis,
@@ -80,6 +81,7 @@ fn simple_place(e: &Expr) -> bool {
 }
 
 impl Hooker<'_> {
+    /// Whether site `id` gets hook code (see [`emits_hook`]).
     fn needs_hook(&self, id: usize) -> bool {
         emits_hook(self.sites[id].kind, &self.analysis.may[id])
     }
@@ -113,6 +115,10 @@ impl Hooker<'_> {
         }
     }
 
+    /// The code replacing the marker of site `id` around `inner`: `inner` itself (its own inner
+    /// sites replaced) when the site needs no hook; otherwise the allocation call through
+    /// `__rt::alloc`, or `inner` with a probe deferred before the statement (a plain-place receiver
+    /// or pointer) or wrapped around the receiver or pointer value.
     fn replace_marker(&mut self, id: usize, mut inner: Expr) -> Expr {
         // Inner sites first.
         self.visit_expr_mut(&mut inner);
@@ -224,16 +230,20 @@ impl Hooker<'_> {
 }
 
 impl VisitMut for Hooker<'_> {
+    /// A function: its sites, then its shadow-stack frame ([`Hooker::frame`]).
     fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
         visit_mut::visit_item_fn_mut(self, f);
         self.frame(&f.sig, &mut f.block);
     }
 
+    /// A method: as a function.
     fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
         visit_mut::visit_impl_item_fn_mut(self, f);
         self.frame(&f.sig, &mut f.block);
     }
 
+    /// A nested module: one level deeper (paths to the table module gain a `super::`); the
+    /// statement frames of the enclosing code do not reach into its items.
     fn visit_item_mod_mut(&mut self, m: &mut syn::ItemMod) {
         self.depth += 1;
         let saved = std::mem::take(&mut self.frames);
@@ -242,6 +252,8 @@ impl VisitMut for Hooker<'_> {
         self.depth -= 1;
     }
 
+    /// A block: each statement in its own frame, the probes deferred by its sites placed as
+    /// statements just before it.
     fn visit_block_mut(&mut self, block: &mut syn::Block) {
         let old = std::mem::take(&mut block.stmts);
         for mut stmt in old {
@@ -253,6 +265,10 @@ impl VisitMut for Hooker<'_> {
         }
     }
 
+    /// Replaces markers. Closure bodies, match guards and arms, and `while` conditions are
+    /// statement-like (evaluated apart from the enclosing statement, maybe repeatedly): their
+    /// probes are wrapped with them instead of going before the enclosing statement (except a
+    /// `while let` condition, which cannot be wrapped: its probes go before the loop).
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Some((id, inner)) = sites::marker_of(e) {
             *e = self.replace_marker(id, inner);
@@ -289,6 +305,8 @@ impl VisitMut for Hooker<'_> {
         }
     }
 
+    /// Replaces the markers in the arguments of an expression macro; the site pass numbered
+    /// nothing inside other macros.
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
         if !sites::is_expr_macro(mac) {
             return;
@@ -309,6 +327,7 @@ impl VisitMut for Hooker<'_> {
         mac.tokens = out;
     }
 
+    /// A marker in statement position (`__pctvb_site!(..);`) becomes an expression statement.
     fn visit_stmt_mut(&mut self, s: &mut syn::Stmt) {
         if let syn::Stmt::Macro(m) = s {
             if let Some((id, inner)) = sites::parse_marker(&m.mac) {

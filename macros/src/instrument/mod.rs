@@ -46,6 +46,8 @@ struct Args {
 const ARGS_HELP: &str =
     "pctvb::instrument takes no arguments, or `force`, and `include = \"path\"` on a module";
 
+/// Parses the attribute's arguments; anything but `force` and `include = "..."` is an error
+/// spanning the offending argument.
 fn parse_args(args: TokenStream) -> syn::Result<Args> {
     let mut out = Args { mode: Mode::Cfg, includes: Vec::new() };
     if args.is_empty() {
@@ -112,6 +114,7 @@ fn splice_includes(item: &mut Item, includes: &[syn::LitStr]) -> syn::Result<Tok
 fn reject_nested(item: &Item) -> syn::Result<()> {
     struct Find(Option<syn::Attribute>);
     impl<'ast> syn::visit::Visit<'ast> for Find {
+        /// Remembers the first `#[pctvb::instrument]` or `#[instrument]` attribute met.
         fn visit_attribute(&mut self, attr: &'ast syn::Attribute) {
             let segments: Vec<String> =
                 attr.path().segments.iter().map(|s| s.ident.to_string()).collect();
@@ -136,6 +139,10 @@ fn reject_nested(item: &Item) -> syn::Result<()> {
     }
 }
 
+/// The attribute's expansion: checks the arguments and the item (a module with inline
+/// contents, an impl block or a function, without nested instrument attributes), splices the
+/// included files, and emits the instrumented copy, next to the original under
+/// `cfg(not(pctvb))` unless `force`.
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
     let Args { mode, includes } = parse_args(args)?;
     let mut original: Item = syn::parse2(input.clone())?;
@@ -212,11 +219,13 @@ pub(crate) fn instrument(mut item: Item) -> syn::Result<TokenStream> {
     })
 }
 
+/// The run time's `SiteKind` variant for a site kind, as a path.
 fn kind_tokens(kind: SiteKind) -> TokenStream {
     let name = format_ident!("{}", kind.name());
     quote!(::pctvb::instrument::SiteKind::#name)
 }
 
+/// The run time's `StaticVarKind` variant for a variable kind, as a path.
 fn var_kind_tokens(kind: VarKind) -> TokenStream {
     let name = format_ident!("{}", kind.name());
     quote!(::pctvb::instrument::StaticVarKind::#name)
@@ -227,6 +236,10 @@ fn location(span: Span) -> TokenStream {
     quote_spanned!(span=> ::core::file!(), ::core::line!(), ::core::column!())
 }
 
+/// The generated table module: the armed counter of every site, the site and variable
+/// tables (with what the alias pass found each site may access), the address functions of the
+/// annotated module's statics (`inside`: the table is a child of the annotated module), and a
+/// constructor registering it all with the run time before `main`.
 fn table_module(
     name: &syn::Ident,
     item: &Item,
@@ -315,6 +328,8 @@ fn table_module(
 mod tests {
     use super::*;
 
+    /// Without `force`, the first item is the original, token for token, under
+    /// `cfg(not(pctvb))`; every other item is under `cfg(pctvb)`.
     #[test]
     fn without_the_cfg_the_item_is_unchanged() {
         let input = quote! {
@@ -343,6 +358,8 @@ mod tests {
         }
     }
 
+    /// `force` emits only the instrumented copy, with no cfg: paths rewritten, hooks and the
+    /// registration constructor present.
     #[test]
     fn force_emits_only_the_instrumented_copy() {
         let input = quote! {
@@ -359,6 +376,8 @@ mod tests {
         assert!(out.contains("fn register"), "{out}");
     }
 
+    /// Unknown arguments, items other than modules, impls and functions, and modules kept in
+    /// another file are errors.
     #[test]
     fn bad_arguments_and_items_are_errors() {
         let e = expand(
@@ -390,10 +409,14 @@ mod tests {
         assert!(e.contains("contents inline"), "{e}");
     }
 
+    /// The tokens printed without spaces, for substring checks.
     fn norm(ts: TokenStream) -> String {
         ts.to_string().replace(' ', "")
     }
 
+    /// Probes of plain places go before the statement, leaving the access as written; a
+    /// computed pointer is evaluated once, probed, then dereferenced; allocations go through the
+    /// allocation hook, and functions get a frame.
     #[test]
     fn probes_go_before_the_statement_or_around_the_value() {
         let out = norm(
@@ -428,6 +451,7 @@ mod tests {
         assert!(out.contains("let__pctvb_frame=::pctvb::instrument::__rt::Frame::enter"), "{out}");
     }
 
+    /// A site that may access no variable gets no hook.
     #[test]
     fn sites_without_variables_get_no_hook() {
         let out = expand(quote!(force), quote! { fn f() { let v = vec![1]; let _ = v.get(0); } })

@@ -1,7 +1,8 @@
 //! Rewriting of std concurrency paths to pctvb's inside an instrumented item.
 //!
 //! `std::sync::*`, `std::sync::atomic::*` (also `core::sync::atomic::*`), `std::thread::*`,
-//! `std::thread_local!` and `std::cell::UnsafeCell` become the `::pctvb` equivalents, in `use`
+//! `std::thread_local!` (and the prelude's `thread_local!`) and `std::cell::UnsafeCell` become
+//! the `::pctvb` equivalents, in `use`
 //! declarations, type and expression paths, and inside the token streams of macro invocations.
 //! A path to an item pctvb does not model (for example `std::sync::Exclusive`) is a compile
 //! error pointing at it, and so are imports that would hide which paths to rewrite
@@ -84,6 +85,8 @@ pub(crate) fn rewrite_item(item: &mut Item) -> syn::Result<()> {
     combine(rewriter.errors)
 }
 
+/// All the errors as one (the compiler then reports every one of them), or `Ok` if there are
+/// none.
 fn combine(errors: Vec<syn::Error>) -> syn::Result<()> {
     let mut iter = errors.into_iter();
     match iter.next() {
@@ -97,6 +100,7 @@ fn combine(errors: Vec<syn::Error>) -> syn::Result<()> {
     }
 }
 
+/// The rewriting visitor; it collects errors instead of stopping at the first.
 struct Rewriter {
     errors: Vec<syn::Error>,
 }
@@ -173,6 +177,10 @@ fn new_segments(names: &[&str], span: Span) -> Punctuated<PathSegment, Token![::
 }
 
 impl Rewriter {
+    /// Rewrites one path in place if it starts with a std concurrency path: the consumed segments
+    /// become pctvb's, with a leading `::` and the span of the original start (so errors and
+    /// diagnostics still point at the user's code). An unmodelled std item records an error
+    /// spanning the whole path.
     fn rewrite_path(&mut self, path: &mut Path) {
         let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         let span = path.segments.first().map_or_else(Span::call_site, |s| s.ident.span());
@@ -299,6 +307,8 @@ impl Rewriter {
         out
     }
 
+    /// Replaces each `use` of an item list with its rewritten, split form
+    /// ([`Rewriter::rewrite_use`]), in place; other items are kept (and visited afterwards).
     fn rewrite_items(&mut self, items: &mut Vec<Item>) {
         let old = std::mem::take(items);
         for item in old {
@@ -310,6 +320,7 @@ impl Rewriter {
     }
 }
 
+/// The end of one flattened `use` path.
 #[derive(Clone)]
 enum Leaf {
     Name(Ident),
@@ -317,12 +328,15 @@ enum Leaf {
     Glob,
 }
 
+/// One leaf of a `use` tree with the full path leading to it.
 struct FlatUse {
     leading_colon: Option<Token![::]>,
     prefix: Vec<Ident>,
     leaf: Leaf,
 }
 
+/// Flattens a use tree into its leaves, each with the whole prefix leading to it
+/// (`use a::{b, c::d}` gives `a::b` and `a::c::d`), so every leaf can be classified on its own.
 fn flatten(tree: &UseTree, prefix: &mut Vec<Ident>, out: &mut Vec<FlatUse>) {
     match tree {
         UseTree::Path(p) => {
@@ -351,6 +365,7 @@ fn flatten(tree: &UseTree, prefix: &mut Vec<Ident>, out: &mut Vec<FlatUse>) {
     }
 }
 
+/// The use tree `prefix::leaf`: the inverse of [`flatten`] for one leaf.
 fn build_tree(prefix: &[Ident], leaf: UseTree) -> UseTree {
     prefix.iter().rev().fold(leaf, |tree, ident| {
         UseTree::Path(syn::UsePath {
@@ -362,11 +377,14 @@ fn build_tree(prefix: &[Ident], leaf: UseTree) -> UseTree {
 }
 
 impl VisitMut for Rewriter {
+    /// Rewrites every path of the item (types, expressions, patterns, bounds), then the paths
+    /// in its generic arguments.
     fn visit_path_mut(&mut self, path: &mut Path) {
         self.rewrite_path(path);
         visit_mut::visit_path_mut(self, path);
     }
 
+    /// Rewrites a module's `use` items before visiting its contents.
     fn visit_item_mod_mut(&mut self, m: &mut syn::ItemMod) {
         if let Some((_, items)) = &mut m.content {
             self.rewrite_items(items);
@@ -374,6 +392,7 @@ impl VisitMut for Rewriter {
         visit_mut::visit_item_mod_mut(self, m);
     }
 
+    /// Rewrites the `use` statements of a block like a module's, then visits its statements.
     fn visit_block_mut(&mut self, block: &mut syn::Block) {
         let old = std::mem::take(&mut block.stmts);
         for stmt in old {
@@ -387,14 +406,33 @@ impl VisitMut for Rewriter {
         visit_mut::visit_block_mut(self, block);
     }
 
+    /// Leaves `use` items alone: the item list or block holding them already rewrote them.
     fn visit_item_use_mut(&mut self, _u: &mut ItemUse) {
         // Already rewritten by the enclosing item list.
     }
 
+    /// A macro call: its path (`thread_local!`, `std::thread_local!`) and the std paths in its
+    /// raw tokens are rewritten, since macro bodies cannot be parsed in general.
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        rewrite_prelude_thread_local(&mut mac.path);
         self.rewrite_path(&mut mac.path);
         let tokens = std::mem::take(&mut mac.tokens);
         mac.tokens = rewrite_token_stream(tokens, &mut self.errors);
+    }
+}
+
+/// The prelude's `thread_local!` (written without a path) becomes `::pctvb::thread_local!`.
+///
+/// std's thread-locals are per OS thread, and every logical thread of a pctvb run runs on the
+/// same OS thread, from one execution to the next: a std thread-local would be one value shared
+/// by all logical threads and carried across executions. pctvb's gives each logical thread of
+/// each execution its own value. (`std::thread_local!` and `use std::thread_local;` are
+/// rewritten by [`classify`] like the other std paths.)
+fn rewrite_prelude_thread_local(path: &mut Path) {
+    if path.leading_colon.is_none() && path.is_ident("thread_local") {
+        let span = path.segments[0].ident.span();
+        path.leading_colon = Some(Token![::](span));
+        path.segments = new_segments(&["pctvb", "thread_local"], span);
     }
 }
 
@@ -460,6 +498,7 @@ fn rewrite_token_stream(tokens: TokenStream, errors: &mut Vec<syn::Error>) -> To
     out.into_iter().collect()
 }
 
+/// Whether the tokens at `i` and `i + 1` are the two `:` of a `::`.
 fn is_path_sep(trees: &[TokenTree], i: usize) -> bool {
     matches!((trees.get(i), trees.get(i + 1)),
         (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
@@ -486,17 +525,20 @@ mod tests {
     use super::*;
     use quote::quote;
 
+    /// Rewrites an item; returns it printed.
     fn rw(tokens: TokenStream) -> String {
         let mut item: Item = syn::parse2(tokens).unwrap();
         rewrite_item(&mut item).unwrap();
         item.into_token_stream().to_string()
     }
 
+    /// Rewrites an item that must fail; returns the error message.
     fn rw_err(tokens: TokenStream) -> String {
         let mut item: Item = syn::parse2(tokens).unwrap();
         rewrite_item(&mut item).unwrap_err().to_string()
     }
 
+    /// Nested `use` trees touching std are split into one `use` per leaf, each rewritten or kept.
     #[test]
     fn use_trees_are_split_and_rewritten() {
         let out = rw(quote! {
@@ -516,6 +558,8 @@ mod tests {
         assert!(out.contains("use std :: collections :: HashMap ;"), "{out}");
     }
 
+    /// Type and expression paths are rewritten, with or without a leading `::`, and `core` like
+    /// `std`.
     #[test]
     fn expression_and_type_paths_are_rewritten() {
         let out = rw(quote! {
@@ -533,6 +577,7 @@ mod tests {
         assert!(!out.contains("std"), "{out}");
     }
 
+    /// Paths inside macro calls' tokens are rewritten, and so is the macro path itself.
     #[test]
     fn macro_bodies_are_rewritten() {
         let out = rw(quote! {
@@ -547,6 +592,23 @@ mod tests {
         assert!(out.contains("std :: mem :: size_of :: < :: pctvb :: sync :: Mutex < u8"), "{out}");
     }
 
+    /// The unqualified `thread_local!` becomes pctvb's, in item and statement position.
+    #[test]
+    fn prelude_thread_local_is_pctvbs() {
+        let out = rw(quote! {
+            mod m {
+                thread_local! { static A: u8 = 0; pub static B: u8 = const { 1 }; }
+                fn f() { thread_local!(static C: u8 = 0); }
+                my::thread_local! { static D: u8 = 0; }
+            }
+        });
+        assert_eq!(out.matches(":: pctvb :: thread_local !").count(), 2, "{out}");
+        // Only the unqualified name is the prelude's; other paths are left alone.
+        assert!(out.contains("my :: thread_local !"), "{out}");
+        assert!(!out.contains("{ thread_local !"), "{out}");
+    }
+
+    /// Glob imports and renames keep their shape; `use std::cell::*` gains pctvb's `UnsafeCell`.
     #[test]
     fn globs_and_renames() {
         let out = rw(quote! {
@@ -564,6 +626,7 @@ mod tests {
         assert!(out.contains("use :: pctvb :: thread ;"), "{out}");
     }
 
+    /// Unmodelled std items and imports that hide which paths to rewrite are errors.
     #[test]
     fn unsupported_paths_are_errors() {
         let e = rw_err(quote! { fn f() { let _x: std::sync::Exclusive<u8>; } });
@@ -574,6 +637,7 @@ mod tests {
         assert!(e.contains("import `std::cell::UnsafeCell`"), "{e}");
     }
 
+    /// Paths that do not start at `std` or `core` are kept, whatever segments follow.
     #[test]
     fn non_std_paths_are_kept() {
         let out = rw(

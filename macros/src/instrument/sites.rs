@@ -51,6 +51,8 @@ pub(crate) enum SiteKind {
 }
 
 impl SiteKind {
+    /// The kind's name, as the run time's `SiteKind` variant spells it: the site table names the
+    /// variant with it.
     pub(crate) fn name(self) -> &'static str {
         match self {
             SiteKind::Atomic => "Atomic",
@@ -291,6 +293,7 @@ pub(crate) fn is_expr_macro(mac: &syn::Macro) -> bool {
 pub(crate) fn number(item: &mut Item) -> syn::Result<Vec<Site>> {
     struct StaticMuts(std::collections::HashSet<String>);
     impl<'a> syn::visit::Visit<'a> for StaticMuts {
+        /// Records the name of every `static mut`: using one inside unsafe code is an access.
         fn visit_item_static(&mut self, s: &'a syn::ItemStatic) {
             if matches!(s.mutability, syn::StaticMutability::Mut(_)) {
                 self.0.insert(s.ident.to_string());
@@ -364,6 +367,8 @@ fn strip_markers(tokens: TokenStream) -> TokenStream {
     out.into_iter().collect()
 }
 
+/// A site's label: the source text of `tokens`, with the markers of inner sites stripped and the
+/// spaces of token printing around `.`, `::`, `*` and `(` removed, cut to 60 characters.
 fn text(tokens: impl ToTokens) -> String {
     let s = strip_markers(tokens.to_token_stream()).to_string();
     let s = s.replace(" . ", ".").replace(" :: ", "::").replace("* ", "*").replace(" (", "(");
@@ -375,6 +380,8 @@ fn text(tokens: impl ToTokens) -> String {
 }
 
 impl Numberer {
+    /// Wraps `e` in a marker `__pctvb_site!(id, e)` for a new site: ids follow the order sites
+    /// are found, and the marker carries the site's span, so hooks and errors point at the access.
     fn mark(&mut self, e: &mut Expr, kind: SiteKind, write: bool, span: Span, label: String) {
         let id = self.sites.len();
         self.sites.push(Site { kind, write, span, label });
@@ -394,6 +401,10 @@ impl Numberer {
         });
     }
 
+    /// Numbers the sites in a macro call's arguments. The arguments of an expression macro
+    /// (`assert!`, `vec!`, ...) are split, visited as expressions and printed back. Any other
+    /// macro's tokens are left as they are, and are a compile error if they may access shared
+    /// state: no pass can see inside them, so such an access would go unhooked.
     fn visit_macro_body(&mut self, mac: &mut syn::Macro) {
         if mac.path.is_ident(MARKER) {
             return;
@@ -440,6 +451,8 @@ impl Numberer {
 }
 
 impl VisitMut for Numberer {
+    /// A function: the body of an `unsafe fn` is unsafe code throughout (its dereferences are
+    /// sites), and that of a `const fn` is a const context, where no hook can be called.
     fn visit_item_fn_mut(&mut self, f: &mut syn::ItemFn) {
         let saved = (self.unsafe_depth, self.in_const);
         self.unsafe_depth = u32::from(f.sig.unsafety.is_some());
@@ -448,6 +461,7 @@ impl VisitMut for Numberer {
         (self.unsafe_depth, self.in_const) = saved;
     }
 
+    /// A method: as a function ([`Numberer::visit_item_fn_mut`]).
     fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
         let saved = (self.unsafe_depth, self.in_const);
         self.unsafe_depth = u32::from(f.sig.unsafety.is_some());
@@ -456,24 +470,29 @@ impl VisitMut for Numberer {
         (self.unsafe_depth, self.in_const) = saved;
     }
 
+    /// A `const` initializer runs at compile time: a const context.
     fn visit_item_const_mut(&mut self, c: &mut syn::ItemConst) {
         let saved = std::mem::replace(&mut self.in_const, true);
         visit_mut::visit_item_const_mut(self, c);
         self.in_const = saved;
     }
 
+    /// A `static` initializer runs at compile time: a const context (its closures apart, such
+    /// as a `LazyLock` initializer).
     fn visit_item_static_mut(&mut self, s: &mut syn::ItemStatic) {
         let saved = std::mem::replace(&mut self.in_const, true);
         visit_mut::visit_item_static_mut(self, s);
         self.in_const = saved;
     }
 
+    /// An associated constant: a const context, like a `const` item.
     fn visit_impl_item_const_mut(&mut self, c: &mut syn::ImplItemConst) {
         let saved = std::mem::replace(&mut self.in_const, true);
         visit_mut::visit_impl_item_const_mut(self, c);
         self.in_const = saved;
     }
 
+    /// A closure body runs at run time, even inside a const context: its sites are marked.
     fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
         // A closure body runs at run time even when written in a const context.
         let saved = std::mem::replace(&mut self.in_const, false);
@@ -481,6 +500,9 @@ impl VisitMut for Numberer {
         self.in_const = saved;
     }
 
+    /// A macro call in item position. A `macro_rules!` definition is an error if its body may
+    /// access shared state (its expansions would be invisible to the passes); other item macros
+    /// (`thread_local!`, ...) go through [`Numberer::visit_macro_body`].
     fn visit_item_macro_mut(&mut self, m: &mut syn::ItemMacro) {
         if m.mac.path.is_ident("macro_rules") {
             if let Some(span) = suspicious(&m.mac.tokens) {
@@ -496,10 +518,15 @@ impl VisitMut for Numberer {
         self.visit_macro_body(&mut m.mac);
     }
 
+    /// A macro call in expression or statement position: see [`Numberer::visit_macro_body`].
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
         self.visit_macro_body(mac);
     }
 
+    /// Numbers the sites of an expression, inner ones first (so an outer marker contains the
+    /// markers of its operands): method calls named like an operation, dereferences and uses of
+    /// `static mut`s in unsafe code, `ptr::read`/`ptr::write` & co., and allocations. The left side
+    /// of an assignment makes its dereference a write. Nothing is marked in const contexts.
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Expr::Unsafe(_) = e {
             self.unsafe_depth += 1;
@@ -559,6 +586,8 @@ impl VisitMut for Numberer {
     }
 }
 
+/// Whether a binary operator is a compound assignment (`+=`, `|=`, ...), whose left side is
+/// written as well as read.
 fn is_compound_assign(op: &syn::BinOp) -> bool {
     use syn::BinOp::*;
     matches!(
@@ -618,11 +647,15 @@ pub(crate) fn roundtrip(mac: &syn::Macro) -> TokenStream {
 mod tests {
     use super::*;
 
+    /// Numbers the sites of an item; returns each one's kind, whether it writes, and its label,
+    /// in id order.
     fn sites(tokens: TokenStream) -> Vec<(SiteKind, bool, String)> {
         let mut item: Item = syn::parse2(tokens).unwrap();
         number(&mut item).unwrap().into_iter().map(|s| (s.kind, s.write, s.label)).collect()
     }
 
+    /// Every kind of site is found in source order; a dereference assigned to is a write, and a
+    /// dereference in safe code is not a site.
     #[test]
     fn finds_method_deref_ptr_and_alloc_sites() {
         let found = sites(quote! {
@@ -656,6 +689,8 @@ mod tests {
         );
     }
 
+    /// Nothing is marked in a `const fn` or a static's initializer, except inside a closure
+    /// there, which runs at run time.
     #[test]
     fn const_contexts_are_not_hooked_but_closures_in_them_are() {
         let found = sites(quote! {
@@ -669,6 +704,7 @@ mod tests {
         assert_eq!(labels, vec!["Box::new"], "{labels:?}");
     }
 
+    /// An unknown macro whose arguments name an access method is a compile error naming it.
     #[test]
     fn unknown_macros_that_may_access_are_errors() {
         let mut item: Item = syn::parse2(quote! {
@@ -679,6 +715,8 @@ mod tests {
         assert!(e.contains("cannot see inside `my_macro!`"), "{e}");
     }
 
+    /// Splitting an expression macro's arguments and printing them back gives the same tokens
+    /// (format strings, named arguments, `vec![x; n]`).
     #[test]
     fn expr_macros_round_trip() {
         let mac: syn::Macro = syn::parse2(quote! { println!("{} {x}", a.b(), x = 3) }).unwrap();
