@@ -7,10 +7,11 @@ use std::panic::Location;
 use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
 use super::progress::Progress;
 use super::{Config, StrategyKind};
+use crate::error::Error;
 use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, GuaranteeStatement};
 use crate::instrument::{Selection, StaticVarId};
 use crate::replay;
-use crate::report::{Failure, FailureKind, Profile, Report, Stats};
+use crate::report::{Failure, Profile, Report, Stats};
 use crate::runtime::{Execution, StackPool};
 use crate::schedulers::{Random, Strategy};
 
@@ -93,6 +94,11 @@ impl Config {
                 report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
                 report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
                 if let Some(cause) = outcome.failure {
+                    if let Some(error) = Config::could_not_test(&exec, &cause, index) {
+                        report.error = Some(error);
+                        report.stats.variables = exec.var_report();
+                        return report;
+                    }
                     if self.stop_at_first_failure {
                         let mut f = self.minimized_failure(
                             &exec,
@@ -131,7 +137,7 @@ impl Config {
             });
             if let Err(message) = search.plan(&mut report) {
                 report.stats.variables = exec.var_report();
-                return self.fail_config(report, message);
+                return self.fail_config(report, "confidence", message);
             }
             let profiler = std::mem::replace(&mut exec.state.borrow_mut().strategy, kind.build());
             if walk_every > 0 {
@@ -176,10 +182,14 @@ impl Config {
                 };
                 if let Err(message) = search.after_execution(index, walking, after, &mut report) {
                     report.stats.variables = exec.var_report();
-                    return self.fail_config(report, message);
+                    return self.fail_config(report, "confidence", message);
                 }
             }
             if let Some(cause) = outcome.failure {
+                if let Some(error) = Config::could_not_test(&exec, &cause, index) {
+                    report.error = Some(error);
+                    break;
+                }
                 report.failures += 1;
                 if report.failure.is_none() {
                     // The execution tracked its strategy's chosen variables (the walk: all of
@@ -247,9 +257,9 @@ impl Config {
         failure.token = Some(encoded);
     }
 
-    pub(super) fn fail_config(&self, mut report: Report, message: String) -> Report {
-        let error = self.error_report(FailureKind::BadConfig, message);
-        report.failure = error.failure;
+    /// Ends `report` with a configuration error about `what`: the run could not test.
+    pub(super) fn fail_config(&self, mut report: Report, what: &str, message: String) -> Report {
+        report.error = Some(Error::config(what, message));
         report
     }
 }
