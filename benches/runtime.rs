@@ -8,7 +8,8 @@
 //!   bug is shallow. `long_schedule` has a schedule too long to print, so the report also
 //!   writes the whole schedule to a file.
 //!
-//! `scripts/bench-results.sh` runs this and writes the numbers to `docs/RESULTS-runtime.md`.
+//! `cargo bench` runs it (it is the package `pctvb-benches`, a workspace default member);
+//! `scripts/bench-results.sh` runs it and writes the numbers to `docs/RESULTS-runtime.md`.
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use pctvb::StrategyKind;

@@ -53,6 +53,10 @@ pub fn config() -> pctvb::Config {
 
 fn main() {
     let report = config().run(locked_increments);
+    if let Some(error) = report.error() {
+        println!("pctvb could not run: {error}");
+        std::process::exit(2);
+    }
     match report.failure() {
         Some(failure) => {
             println!("{failure}");

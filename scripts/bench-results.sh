@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates docs/RESULTS-runtime.md from the criterion benchmark `benches/runtime.rs`.
+# Regenerates docs/RESULTS-runtime.md from the criterion benchmark `benches/runtime.rs` (the
+# workspace package pctvb-benches; criterion writes to the workspace's target/criterion).
 # Usage: scripts/bench-results.sh   (takes about a minute on a 2-core machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo bench --bench runtime -- --warm-up-time 2 --measurement-time 5 >/dev/null
+cargo bench -p pctvb-benches --bench runtime -- --warm-up-time 2 --measurement-time 5 >/dev/null
 python3 - <<'PY'
 import json, os, platform, subprocess, datetime
 

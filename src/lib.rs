@@ -36,10 +36,13 @@
 //! - [`vars`]: variables (allocation sites) and their access profiles.
 //! - [`guarantee`]: the probability bounds and what a passing run proves.
 //! - [`replay`]: replay tokens. [`report`]: what a run found. [`Config`]: how to run.
+//! - [`error`]: why a run could not test ([`Error`]), kept apart from the bugs it finds
+//!   ([`Failure`]).
 
 #![deny(missing_docs)]
 
 pub mod cell;
+pub mod error;
 pub mod guarantee;
 pub mod instrument;
 pub mod replay;
@@ -51,6 +54,7 @@ pub mod sync;
 pub mod thread;
 pub mod vars;
 
+pub use error::Error;
 pub use report::{Failure, FailureKind, Report};
 pub use runner::{Config, StrategyKind};
 
@@ -62,15 +66,22 @@ pub use pctvb_macros::test;
 pub mod __private {
     use crate::Config;
 
-    /// Runs a `#[pctvb::test]` body and panics with the failure report if it fails.
+    /// Runs a `#[pctvb::test]` body. Panics with the failure report if it found a bug, and
+    /// with a message that starts "pctvb could not run this test" if it could not test (an
+    /// invalid configuration or token, a replay that diverged, an internal error), so the two
+    /// never read alike.
     #[track_caller]
     pub fn run_test(config: Config, body: impl Fn() + Sync) {
         let report = config.run(body);
+        let notes: String = report.notes.iter().map(|n| format!("\npctvb: {n}")).collect();
+        if let Some(error) = report.error() {
+            panic!(
+                "pctvb could not run this test: {error}\n\npctvb: this is not a bug found in the \
+                 test; the test did not run to the end{notes}"
+            )
+        }
         match report.failure() {
-            Some(failure) => {
-                let notes: String = report.notes.iter().map(|n| format!("\npctvb: {n}")).collect();
-                panic!("{failure}{notes}")
-            }
+            Some(failure) => panic!("pctvb found a bug in this test:\n{failure}{notes}"),
             None => println!("{}", report.summary()),
         }
     }

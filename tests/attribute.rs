@@ -102,3 +102,18 @@ fn runs_on_parallel_os_threads_match_serial_runs() {
     });
     assert_eq!(serial, parallel);
 }
+
+#[pctvb::test(iterations = 1000, seed = 7, regressions = false)]
+#[should_panic(expected = "pctvb found a bug in this test:\nthread")]
+fn a_bug_says_it_is_a_bug() {
+    programs::lost_update();
+}
+
+/// The support function of `#[pctvb::test]`, with a configuration the attribute cannot spell:
+/// a run that could not test must not read like a bug.
+#[test]
+#[should_panic(expected = "pctvb could not run this test: invalid replay token")]
+fn a_bad_token_says_the_test_could_not_run() {
+    let config = pctvb::Config::new().ignore_env().replay("not-a-token");
+    pctvb::__private::run_test(config, programs::lost_update);
+}

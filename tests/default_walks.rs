@@ -79,8 +79,8 @@ fn a_named_strategy_or_a_zero_share_runs_alone() {
 #[test]
 fn a_walk_every_execution_is_a_clear_configuration_error() {
     let report = default_target(1).uniform_walk_every(1).confidence(0.9).run(fixed_update);
-    let failure = report.failure().expect("a configuration error, not a run");
-    assert_eq!(failure.kind, pctvb::FailureKind::BadConfig);
-    assert!(failure.message.contains("uniform_walk_every(1)"), "{}", failure.message);
+    let error = report.error().expect("a configuration error, not a run");
+    assert!(matches!(error, pctvb::Error::Config { .. }), "{error:?}");
+    assert!(error.message().contains("uniform_walk_every(1)"), "{error}");
     assert_eq!(report.executions, 0);
 }

@@ -11,7 +11,7 @@ mod replays;
 
 use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use pctvb::sync::{Arc, Mutex};
-use pctvb::{thread, Config, FailureKind};
+use pctvb::{thread, Config, Error, FailureKind};
 use programs::lost_update;
 
 fn config() -> Config {
@@ -192,15 +192,21 @@ fn a_tampered_token_is_rejected_with_a_reason() {
     chars[last] = if chars[last] == 'A' { 'B' } else { 'A' };
     let tampered: String = chars.into_iter().collect();
     let replay = config().replay(tampered).run(lost_update);
-    let failure = replay.failure().unwrap();
-    assert_eq!(failure.kind, FailureKind::BadToken);
-    assert!(failure.message.contains("checksum"), "{}", failure.message);
+    assert!(replay.failure().is_none(), "a bad token is not a bug");
+    let error = replay.error().unwrap();
+    assert!(
+        matches!(error, Error::Token { origin, .. } if origin == "Config::replay"),
+        "{error:?}"
+    );
+    assert!(error.message().contains("checksum"), "{error}");
     assert_eq!(replay.executions, 0);
 
     let garbage = config().replay("not-a-token").run(lost_update);
-    let failure = garbage.failure().unwrap();
-    assert_eq!(failure.kind, FailureKind::BadToken);
-    assert!(failure.message.contains("invalid replay token"), "{}", failure.message);
+    let error = garbage.error().unwrap();
+    assert!(matches!(error, Error::Token { .. }), "{error:?}");
+    assert!(error.message().contains("invalid replay token"), "{error}");
+    let error = config().replay("not-a-token").try_run(lost_update).unwrap_err();
+    assert!(matches!(error, Error::Token { .. }), "{error:?}");
 }
 
 #[test]
@@ -213,10 +219,11 @@ fn replaying_against_a_changed_body_reports_divergence() {
         lost_update();
     };
     let replay = config().replay(token).run(changed);
-    let failure = replay.failure().unwrap();
-    assert_eq!(failure.kind, FailureKind::ReplayDiverged);
-    assert!(failure.message.starts_with("replay diverged"), "{}", failure.message);
-    assert!(failure.message.contains("without PCTVB_REPLAY"), "{}", failure.message);
+    assert!(replay.failure().is_none(), "a divergence is not a bug: the token no longer applies");
+    let error = replay.error().unwrap();
+    assert!(matches!(error, Error::ReplayDiverged { .. }), "{error:?}");
+    assert!(error.message().starts_with("replay diverged"), "{error}");
+    assert!(error.message().contains("without PCTVB_REPLAY"), "{error}");
 }
 
 #[test]
@@ -235,7 +242,48 @@ fn bad_environment_values_are_reported_not_ignored() {
     // Exercised through the parser the runner uses; setting real env vars would race with the
     // other tests of this binary.
     let report = Config::new().ignore_env().replay("pctvb9-AAAA").run(|| {});
-    let failure = report.failure().unwrap();
-    assert_eq!(failure.kind, FailureKind::BadToken);
-    assert!(failure.message.contains("version"), "{}", failure.message);
+    let error = report.error().unwrap();
+    assert!(matches!(error, Error::Token { .. }), "{error:?}");
+    assert!(error.message().contains("version"), "{error}");
+}
+
+#[test]
+fn a_run_inside_a_run_is_an_unsupported_use_not_a_bug() {
+    let report = config().iterations(1).run(|| {
+        let inner = config().iterations(1).run(|| {});
+        assert!(matches!(inner.error(), Some(Error::Unsupported { .. })), "{:?}", inner.error());
+        assert!(inner.error().unwrap().message().contains("nested runs are not supported"));
+    });
+    assert!(report.is_ok(), "{:?}", report.failure());
+}
+
+#[test]
+fn a_strategy_that_cannot_continue_is_an_error_not_a_bug() {
+    // Depends on state pctvb does not control (a real atomic counting executions): the
+    // systematic search's replay of a recorded prefix runs another thread than recorded.
+    static EXECUTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let kind = pctvb::StrategyKind::systematic(2, 2, 2);
+    let report = config().strategy(kind).iterations(200).run(|| {
+        let odd = EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 2 == 1;
+        let m = Arc::new(Mutex::new(0));
+        // In odd executions the main thread holds the lock while the others start.
+        let held = odd.then(|| m.lock().unwrap());
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let m = m.clone();
+                thread::spawn(move || *m.lock().unwrap() += 1)
+            })
+            .collect();
+        for _ in 0..3 {
+            thread::yield_now();
+        }
+        drop(held);
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    assert!(report.failure().is_none(), "{:?}", report.failure());
+    let error = report.error().unwrap_or_else(|| panic!("{}", report.summary()));
+    assert!(matches!(error, Error::Strategy { .. }), "{error:?}");
+    assert!(error.message().contains("diverged"), "{error}");
 }

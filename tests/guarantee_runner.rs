@@ -10,7 +10,7 @@ use paper_figures::{figure_1, figure_3};
 use pctvb::guarantee::{self, GuaranteeStatement};
 use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use pctvb::sync::{Arc, Mutex};
-use pctvb::{thread, Config, FailureKind, StrategyKind};
+use pctvb::{thread, Config, Error, FailureKind, StrategyKind};
 
 fn config() -> Config {
     Config::new().ignore_env().seed(0xc0ffee)
@@ -96,10 +96,11 @@ fn iterations_report_the_confidence_they_reach() {
 #[test]
 fn an_unreachable_confidence_is_a_config_error_naming_the_dominant_factor() {
     let report = config().confidence(0.999_999).depth(6).vars(3).threads(6).run(locked_counter);
-    let failure = report.failure().expect("unreachable");
-    assert_eq!(failure.kind, FailureKind::BadConfig);
-    assert!(failure.message.contains("more than the cap of 10,000,000"), "{}", failure.message);
-    assert!(failure.message.contains("the largest factor of the bound is"), "{}", failure.message);
+    assert!(report.failure().is_none(), "an unreachable confidence is not a bug");
+    let error = report.error().expect("unreachable");
+    assert!(matches!(error, Error::Config { what, .. } if what == "confidence"), "{error:?}");
+    assert!(error.message().contains("more than the cap of 10,000,000"), "{error}");
+    assert!(error.message().contains("the largest factor of the bound is"), "{error}");
     assert_eq!(report.executions, 0, "no search execution ran");
 }
 
@@ -116,9 +117,10 @@ fn configuration_mistakes_are_reported_not_guessed() {
     ];
     for (cfg, needle) in cases {
         let report = cfg.run(|| {});
-        let failure = report.failure().expect("a config error");
-        assert_eq!(failure.kind, FailureKind::BadConfig);
-        assert!(failure.message.contains(needle), "{needle}: {}", failure.message);
+        let error = report.error().expect("a config error");
+        assert!(matches!(error, Error::Config { .. }), "{error:?}");
+        assert!(error.message().contains(needle), "{needle}: {error}");
+        assert!(report.failure().is_none() && !report.is_ok());
     }
 }
 

@@ -146,9 +146,9 @@ fn a_token_naming_a_variable_this_program_lacks_is_a_clear_error() {
         ..Default::default()
     });
     let report = Config::new().ignore_env().replay(token).run(|| counter::lost_update(1));
-    let failure = report.failure().expect("an error report");
-    assert_eq!(failure.kind, pctvb::report::FailureKind::BadToken);
-    assert!(failure.message.contains("src/elsewhere.rs:1:1"), "{}", failure.message);
+    let error = report.error().expect("an error report");
+    assert!(matches!(error, pctvb::Error::Token { .. }), "{error:?}");
+    assert!(error.message().contains("src/elsewhere.rs:1:1"), "{error}");
 }
 
 #[test]

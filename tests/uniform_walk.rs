@@ -10,7 +10,7 @@
 
 use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use pctvb::sync::{Arc, Condvar, Mutex};
-use pctvb::{thread, Config, FailureKind, StrategyKind};
+use pctvb::{thread, Config, Error, FailureKind, StrategyKind};
 
 fn config(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).strategy(StrategyKind::UniformWalk).workers(1)
@@ -269,10 +269,11 @@ fn is_a_strategy_without_guarantee_parameters_or_profiling() {
         (config(0).threads(2), "does not take a threads bound"),
     ] {
         let report = refused.run(figure_correct_pair);
-        let failure = report.failure().expect("refused");
-        assert_eq!(failure.kind, FailureKind::BadConfig, "{what}");
-        assert!(failure.message.contains(what), "{}", failure.message);
-        assert!(failure.message.contains("uniform"), "{}", failure.message);
+        assert!(report.failure().is_none(), "{what}: a refused configuration is not a bug");
+        let error = report.error().expect("refused");
+        assert!(matches!(error, Error::Config { .. }), "{what}: {error:?}");
+        assert!(error.message().contains(what), "{error}");
+        assert!(error.message().contains("uniform"), "{error}");
     }
 }
 

@@ -167,6 +167,10 @@ fn pctvb_trial(
         .workers(1)
         .run(move || body(param));
     let elapsed = started.elapsed();
+    // A run that could not test would otherwise read as a bug not found.
+    if let Some(error) = report.error() {
+        panic!("pctvb could not run the program: {error}");
+    }
     let mut in_profiling = false;
     let (executions, message) = match report.failure() {
         Some(f) => {

@@ -17,11 +17,13 @@ pub(crate) use schedule::{full_text, is_long, is_preemption, schedule_steps};
 pub(crate) use shape::measure as measure_shape;
 pub use shape::BugShape;
 
+use crate::error::Error;
 use crate::guarantee::{BoundFactors, GuaranteeStatement};
 use crate::runtime::{FailureCause, ThreadInfo};
 use crate::vars::{VarInfo, VarProfile};
 
-/// What kind of failure ended a run.
+/// What kind of bug ended a run. Reasons a run could not test (an invalid configuration or
+/// token, a replay that diverged, an internal error) are not failures but an [`Error`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FailureKind {
@@ -33,17 +35,9 @@ pub enum FailureKind {
     MaxSteps,
     /// The execution spawned more than `max_threads` threads.
     TooManyThreads,
-    /// A replay did not follow the recorded execution.
-    ReplayDiverged,
-    /// The replay token could not be read.
-    BadToken,
-    /// A configuration value (for example an environment variable) is invalid.
-    BadConfig,
-    /// pctvb itself could not continue (for example, no memory for a thread's stack).
-    Internal,
 }
 
-/// The first failure of a run.
+/// The first bug a run found: an execution that failed (or a replay that reproduced one).
 #[derive(Clone, Debug)]
 pub struct Failure {
     /// What kind of failure.
@@ -139,8 +133,11 @@ pub struct Report {
     pub executions: u64,
     /// Executions planned.
     pub planned: u64,
-    /// The first failure, if any.
+    /// The first failure (a bug the run found), if any.
     pub failure: Option<Failure>,
+    /// Why the run could not test, if it could not (then the executions it ran, if any, say
+    /// nothing about the program). A run has a failure or an error, never both.
+    pub error: Option<Error>,
     /// Run statistics.
     pub stats: Stats,
     /// Wall time of the run.
@@ -165,14 +162,22 @@ pub struct Report {
 }
 
 impl Report {
-    /// Whether the run found no failure.
+    /// Whether the run tested the program and found no failure: false when it found a bug
+    /// ([`Report::failure`]) and when it could not test ([`Report::error`]).
     pub fn is_ok(&self) -> bool {
-        self.failure.is_none()
+        self.failure.is_none() && self.error.is_none()
     }
 
-    /// The failure, if any.
+    /// The failure (a bug the run found), if any.
     pub fn failure(&self) -> Option<&Failure> {
         self.failure.as_ref()
+    }
+
+    /// Why the run could not test, if it could not: an invalid configuration or token, a
+    /// replay that diverged, a strategy that could not continue, an internal error. Not a bug
+    /// in the program; see [`Error`].
+    pub fn error(&self) -> Option<&Error> {
+        self.error.as_ref()
     }
 
     /// For a program that demonstrates a known bug (like the crate's examples): prints the
@@ -185,6 +190,10 @@ impl Report {
     /// }
     /// ```
     pub fn print_expecting_bug(&self) -> std::process::ExitCode {
+        if let Some(error) = &self.error {
+            println!("pctvb could not run: {error}");
+            return std::process::ExitCode::FAILURE;
+        }
         match &self.failure {
             Some(failure) => {
                 let plural = if self.executions == 1 { "" } else { "s" };
@@ -201,9 +210,13 @@ impl Report {
         }
     }
 
-    /// Panics with the full failure report if the run failed.
+    /// Panics with the full failure report if the run found a bug, and with the error if it
+    /// could not test.
     #[track_caller]
     pub fn assert_ok(&self) {
+        if let Some(e) = &self.error {
+            panic!("pctvb could not run this test: {e}");
+        }
         if let Some(f) = &self.failure {
             panic!("{f}");
         }
@@ -214,7 +227,11 @@ impl Report {
         let secs = self.elapsed.as_secs_f64();
         let rate = if secs > 0.0 { self.executions as f64 / secs } else { 0.0 };
         let name = self.name.as_deref().unwrap_or("run");
-        let outcome = if self.is_ok() { "passed" } else { "FAILED" };
+        let outcome = match (&self.failure, &self.error) {
+            (_, Some(_)) => "stopped (could not test) after",
+            (Some(_), None) => "FAILED",
+            (None, None) => "passed",
+        };
         format!(
             "pctvb: {name} {outcome} {} executions in {secs:.2}s ({rate:.0}/s; {}, seed {:#x}; up to {} threads, {} scheduling points; {} distinct schedules)",
             self.executions,
@@ -288,11 +305,38 @@ impl Report {
 
 /// A short description of a runtime failure cause, for nesting in other messages.
 pub(crate) fn describe_cause(cause: &FailureCause) -> String {
-    let (_, message, _, _) = explain(cause);
-    message
+    match cause {
+        FailureCause::Strategy { message } => message.clone(),
+        FailureCause::Internal { message } => format!("pctvb internal error: {message}"),
+        _ => explain(cause).1,
+    }
 }
 
-/// Kind, message, thread and location of a failure cause.
+/// The error of a cause that means pctvb could not test: the strategy `strategy` could not
+/// continue in execution `execution`, or an internal error; `None` for a bug. The runner sorts
+/// every failing execution's cause with this before it builds a failure.
+pub(crate) fn could_not_test(
+    cause: &FailureCause,
+    strategy: &str,
+    execution: u64,
+) -> Option<Error> {
+    match cause {
+        FailureCause::Strategy { message } => Some(Error::Strategy {
+            strategy: strategy.to_string(),
+            execution,
+            message: message.clone(),
+        }),
+        FailureCause::Internal { message } => Some(Error::Internal { message: message.clone() }),
+        FailureCause::Panic { .. }
+        | FailureCause::Deadlock { .. }
+        | FailureCause::RecursiveLock { .. }
+        | FailureCause::MaxSteps { .. }
+        | FailureCause::TooManyThreads { .. } => None,
+    }
+}
+
+/// Kind, message, thread and location of a bug's cause (a cause [`could_not_test`] returns
+/// `None` for).
 pub(crate) fn explain(
     cause: &FailureCause,
 ) -> (FailureKind, String, Option<ThreadInfo>, Option<String>) {
@@ -334,12 +378,9 @@ pub(crate) fn explain(
             None,
             Some(location.to_string()),
         ),
-        FailureCause::Strategy { message } => {
-            (FailureKind::ReplayDiverged, message.clone(), None, None)
-        }
-        FailureCause::Internal { message } => {
-            (FailureKind::Internal, format!("pctvb internal error: {message}"), None, None)
-        }
+        FailureCause::Strategy { .. } | FailureCause::Internal { .. } => unreachable!(
+            "the runner reports a strategy or internal error as an Error, never as a Failure"
+        ),
     }
 }
 

@@ -215,7 +215,7 @@ impl Config {
     /// probability, computed from the counts measured by profiling. Replaces
     /// [`Config::iterations`]. Without [`Config::strategy`], selects
     /// [`StrategyKind::Combined`]; with [`StrategyKind::Random`], which has no bound, the run
-    /// fails with [`FailureKind::BadConfig`](crate::report::FailureKind::BadConfig), as it does when more than
+    /// could not test: its report has an [`Error::Config`](crate::Error::Config), as it does when more than
     /// [`guarantee::MAX_EXECUTIONS`](crate::guarantee::MAX_EXECUTIONS) executions would be needed.
     pub fn confidence(mut self, confidence: f64) -> Config {
         self.budget = Budget::Confidence(confidence);

@@ -1,7 +1,7 @@
 //! `PCTVB_*` environment variables, read once per run. A malformed value is an error that
 //! names the variable and says what it should look like, never a silent default.
 
-use crate::report::FailureKind;
+use crate::error::Error;
 
 #[derive(Default)]
 pub(super) struct Overrides {
@@ -12,7 +12,7 @@ pub(super) struct Overrides {
     pub(super) shard: Option<(u64, u64)>,
 }
 
-pub(super) fn read() -> Result<Overrides, (FailureKind, String)> {
+pub(super) fn read() -> Result<Overrides, Error> {
     Ok(Overrides {
         seed: number("PCTVB_SEED")?,
         iterations: number("PCTVB_ITERATIONS")?,
@@ -23,7 +23,7 @@ pub(super) fn read() -> Result<Overrides, (FailureKind, String)> {
 }
 
 /// `PCTVB_SHARD=k/m`.
-fn shard() -> Result<Option<(u64, u64)>, (FailureKind, String)> {
+fn shard() -> Result<Option<(u64, u64)>, Error> {
     let Ok(text) = std::env::var("PCTVB_SHARD") else {
         return Ok(None);
     };
@@ -32,20 +32,20 @@ fn shard() -> Result<Option<(u64, u64)>, (FailureKind, String)> {
         (m >= 1 && (1..=m).contains(&k)).then_some((k, m))
     });
     parsed.map(Some).ok_or_else(|| {
-        (
-            FailureKind::BadConfig,
+        Error::config(
+            "PCTVB_SHARD",
             format!("PCTVB_SHARD={text:?} is not k/m with 1 <= k <= m (e.g. 2/8), or unset it"),
         )
     })
 }
 
-fn number(name: &str) -> Result<Option<u64>, (FailureKind, String)> {
+fn number(name: &str) -> Result<Option<u64>, Error> {
     let Ok(text) = std::env::var(name) else {
         return Ok(None);
     };
     parse_u64(text.trim()).map(Some).ok_or_else(|| {
-        (
-            FailureKind::BadConfig,
+        Error::config(
+            name,
             format!("{name}={text:?} is not a number: use a decimal or 0x-prefixed hexadecimal u64, or unset it"),
         )
     })

@@ -31,22 +31,20 @@ pub use config::{
 };
 pub use kind::StrategyKind;
 
+use crate::error::Error;
 use crate::replay::{self, ReplayToken};
-use crate::report::{FailureKind, Report};
+use crate::report::Report;
 use crate::runtime::Limits;
 use config::Budget;
 
 enum Plan {
     /// `effective` is this configuration with the environment's overrides applied.
-    Search {
-        seed: u64,
-        budget: Budget,
-        kind: StrategyKind,
-        effective: Box<Config>,
-    },
+    Search { seed: u64, budget: Budget, kind: StrategyKind, effective: Box<Config> },
     Replay {
         token: ReplayToken,
         encoded: String,
+        /// Where the token came from, for errors: `PCTVB_REPLAY` or `Config::replay`.
+        origin: &'static str,
     },
 }
 
@@ -56,21 +54,49 @@ impl Config {
     /// The body may borrow from the caller: every logical thread finishes (or is abandoned)
     /// before `run` returns. It must be `Sync` because executions of the random walks run
     /// on several OS threads at once (see [`Config::workers`]).
+    ///
+    /// A run that could not test (an invalid configuration or token, a replay that diverged,
+    /// a strategy that could not continue) reports why in [`Report::error`], never as a
+    /// [`Report::failure`]; [`Config::try_run`] returns it as an `Err` instead.
     #[track_caller]
     pub fn run<F: Fn() + Sync>(&self, body: F) -> Report {
         let started = Instant::now();
         let at = Location::caller();
+        if crate::runtime::in_execution() {
+            let message = "a pctvb run was started inside the execution of another run; nested \
+                           runs are not supported: start the inner run outside the outer body, \
+                           or call the inner body directly";
+            return self.error_report(Error::Unsupported { message: message.into() });
+        }
         let mut report = match self.resolve() {
             Ok(Plan::Search { seed, budget, kind, effective }) => {
                 let mut report = effective.search_with_regressions(kind, seed, budget, &body, at);
                 report.notes.extend(variable_origins(&report));
                 report
             }
-            Ok(Plan::Replay { token, encoded }) => self.replay_one(token, encoded, &body, at),
-            Err((kind, message)) => self.error_report(kind, message),
+            Ok(Plan::Replay { token, encoded, origin }) => {
+                self.replay_one(token, encoded, origin, &body, at)
+            }
+            Err(error) => self.error_report(error),
         };
         report.elapsed = started.elapsed();
         report
+    }
+
+    /// Like [`Config::run`], but a run that could not test is the `Err` case, so `?` keeps
+    /// it apart from the report of a run that tested (which passed, or found a bug).
+    ///
+    /// ```
+    /// let error = pctvb::Config::new().replay("pctvb1-garbage").try_run(|| {}).unwrap_err();
+    /// assert!(matches!(error, pctvb::Error::Token { .. }), "{error}");
+    /// ```
+    #[track_caller]
+    pub fn try_run<F: Fn() + Sync>(&self, body: F) -> Result<Report, Error> {
+        let mut report = self.run(body);
+        match report.error.take() {
+            Some(error) => Err(error),
+            None => Ok(report),
+        }
     }
 
     /// Replays the saved failures first, then searches; saves a new failure.
@@ -100,24 +126,31 @@ impl Config {
         report
     }
 
-    fn resolve(&self) -> Result<Plan, (FailureKind, String)> {
+    fn resolve(&self) -> Result<Plan, Error> {
         let overrides = if self.read_env { env::read()? } else { env::Overrides::default() };
         let token_text = match (&self.replay, overrides.replay) {
-            (Some(t), _) => Some(t.clone()),
-            (None, Some(t)) => Some(t),
+            (Some(t), _) => Some((t.clone(), "Config::replay")),
+            (None, Some(t)) => Some((t, replay::ENV_VAR)),
             (None, None) => None,
         };
-        if let Some(text) = token_text {
-            let token = replay::decode(&text)
-                .map_err(|e| (FailureKind::BadToken, format!("invalid replay token: {e}")))?;
+        if let Some((text, origin)) = token_text {
+            let token = replay::decode(&text).map_err(|e| {
+                Error::token(
+                    origin,
+                    format!(
+                        "invalid replay token: {e}. Copy the whole token from the failure report \
+                         into {origin}, or unset it to search again"
+                    ),
+                )
+            })?;
             let for_other_test = self.replay.is_none()
                 && !token.test.is_empty()
                 && self.name.as_deref().is_some_and(|n| n != token.test);
             if !for_other_test {
-                return Ok(Plan::Replay { token, encoded: text });
+                return Ok(Plan::Replay { token, encoded: text, origin });
             }
         }
-        let kind = self.resolved_strategy().map_err(|e| (FailureKind::BadConfig, e))?;
+        let kind = self.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
         let seed = overrides.seed.or(self.seed).unwrap_or_else(rand::random);
         let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(self.budget);
         let mut effective = Box::new(self.clone());

@@ -6,8 +6,9 @@ use std::panic::Location;
 use std::path::{Path, PathBuf};
 
 use super::Config;
+use crate::error::Error;
 use crate::replay::{self, ReplayToken};
-use crate::report::{self, Failure, FailureKind, Report, Stats};
+use crate::report::{self, Failure, Report, Stats};
 use crate::runtime::{describe_object, Captured, Execution, FailureCause, StackPool, ThreadId};
 use crate::schedulers::Replay;
 
@@ -43,10 +44,14 @@ impl Found {
 }
 
 impl Config {
+    /// Replays the execution `token` (read from `origin`: `PCTVB_REPLAY`, `Config::replay` or
+    /// a regression file's line) records. A replay that does not follow the token is an
+    /// [`Error::ReplayDiverged`]: the token says nothing about the program as it is now.
     pub(super) fn replay_one(
         &self,
         token: ReplayToken,
         encoded: String,
+        origin: &str,
         body: &dyn Fn(),
         at: &'static Location<'static>,
     ) -> Report {
@@ -54,7 +59,7 @@ impl Config {
         // names one: it decides which accesses were scheduling points.
         let _session = match crate::instrument::session_for_token(&token.strategy) {
             Ok(session) => session,
-            Err(message) => return self.error_report(FailureKind::BadToken, message),
+            Err(message) => return self.error_report(Error::token(origin, message)),
         };
         let strategy =
             Box::new(Replay::new(token.choices.clone(), token.digest, token.strategy.clone()));
@@ -67,7 +72,18 @@ impl Config {
         report.stats.max_threads = outcome.threads;
         report.stats.max_steps = outcome.steps;
         report.stats.distinct_schedules = 1;
+        report.stats.variables = exec.var_report();
         if let Some(cause) = outcome.failure {
+            // The only strategy here is the replay: its errors are divergences.
+            if let FailureCause::Strategy { message } = &cause {
+                let execution = token.execution;
+                report.error = Some(Error::ReplayDiverged { execution, message: message.clone() });
+                return report;
+            }
+            if let Some(error) = Config::could_not_test(&exec, &cause, token.execution) {
+                report.error = Some(error);
+                return report;
+            }
             report.failures = 1;
             let mut failure =
                 self.failure(&exec, &cause, token.seed, token.execution, outcome.digest);
@@ -76,11 +92,22 @@ impl Config {
             failure.token = Some(encoded);
             report.failure = Some(failure);
         }
-        report.stats.variables = exec.var_report();
         report
     }
 
-    /// The failure report of the execution `exec` just ran, which failed with `cause`.
+    /// Why pctvb could not test, when the execution `exec` just ran (execution `index`) failed
+    /// with a `cause` that is not a bug: its strategy could not continue, or an internal
+    /// error. `None` when `cause` is a bug, which becomes a [`Failure`].
+    pub(super) fn could_not_test(
+        exec: &Execution,
+        cause: &FailureCause,
+        index: u64,
+    ) -> Option<Error> {
+        report::could_not_test(cause, &exec.describe_strategy(), index)
+    }
+
+    /// The failure report of the execution `exec` just ran, which failed with `cause`, a bug
+    /// (see [`Config::could_not_test`]).
     pub(super) fn failure(
         &self,
         exec: &Execution,
@@ -92,7 +119,7 @@ impl Config {
         self.report_found(&Found::capture(exec, cause.clone(), seed, index, digest), None)
     }
 
-    /// The failure report of `found`; `minimized` is the original schedule's preemptions and
+    /// The failure report of `found`, whose cause is a bug; `minimized` is the original schedule's preemptions and
     /// the replays it took when `found` is the result of minimization.
     pub(super) fn report_found(&self, found: &Found, minimized: Option<(usize, u64)>) -> Failure {
         let (kind, message, thread, location) = report::explain(&found.cause);
@@ -112,18 +139,15 @@ impl Config {
             label,
         );
         let preemptions = schedule.iter().filter(|s| s.preempted).count();
-        let reproducible = !matches!(kind, FailureKind::ReplayDiverged | FailureKind::Internal);
-        let token = reproducible.then(|| {
-            replay::encode(&ReplayToken {
-                test: self.name.clone().unwrap_or_default(),
-                strategy: found.strategy.clone(),
-                seed: found.seed,
-                execution: found.index,
-                choices: captured.choices.clone(),
-                digest: found.digest,
-            })
+        let token = replay::encode(&ReplayToken {
+            test: self.name.clone().unwrap_or_default(),
+            strategy: found.strategy.clone(),
+            seed: found.seed,
+            execution: found.index,
+            choices: captured.choices.clone(),
+            digest: found.digest,
         });
-        let replay_command = token.as_deref().map(|t| self.replay_line(t));
+        let replay_command = Some(self.replay_line(&token));
         let shape = (!captured.trace.is_empty()).then(|| {
             report::measure_shape(
                 &captured.trace,
@@ -139,7 +163,7 @@ impl Config {
             thread,
             message,
             location,
-            token,
+            token: Some(token),
             replay_command,
             schedule,
             preemptions,
@@ -176,6 +200,7 @@ impl Config {
             executions: 0,
             planned,
             failure: None,
+            error: None,
             stats: Stats::default(),
             elapsed: Default::default(),
             replayed: false,
@@ -189,23 +214,10 @@ impl Config {
         }
     }
 
-    pub(super) fn error_report(&self, kind: FailureKind, message: String) -> Report {
+    /// The report of a run that could not test, for `error`.
+    pub(super) fn error_report(&self, error: Error) -> Report {
         let mut report = self.empty_report(String::new(), 0, 0);
-        report.failure = Some(Failure {
-            kind,
-            execution: 0,
-            thread: None,
-            message,
-            location: None,
-            token: None,
-            replay_command: None,
-            schedule: Vec::new(),
-            preemptions: 0,
-            minimized_from: None,
-            minimization_runs: 0,
-            shape: None,
-            trace_file: None,
-        });
+        report.error = Some(error);
         report
     }
 }

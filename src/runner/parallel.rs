@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::outcome::Found;
 use super::{Config, StrategyKind};
-use crate::report::Report;
+use crate::report::{self, Report};
 use crate::runtime::{Execution, StackPool};
 use crate::schedulers::Random;
 use crate::vars::{VarInfo, VarProfile};
@@ -92,6 +92,11 @@ impl Config {
         }
         report.stats.distinct_schedules = schedules.len() as u64;
         if let Some(found) = found {
+            let error = report::could_not_test(&found.cause, &found.strategy, found.index);
+            if let Some(error) = error {
+                report.error = Some(error);
+                return report;
+            }
             report.failures = 1;
             let exec = Execution::new(Box::new(Random), self.limits());
             let mut pool = StackPool::new(self.stack_size);

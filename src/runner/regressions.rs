@@ -12,8 +12,9 @@ use std::panic::Location;
 use std::path::{Path, PathBuf};
 
 use super::Config;
+use crate::error::Error;
 use crate::replay;
-use crate::report::{Failure, FailureKind, Report};
+use crate::report::{Failure, Report};
 
 /// Where a run keeps its regression file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,38 +62,31 @@ impl Config {
         let saved = match read(path) {
             Ok(saved) => saved,
             Err(message) => {
-                return Err(Box::new(self.error_report(FailureKind::BadConfig, message)))
+                return Err(Box::new(self.error_report(Error::config("regression file", message))))
             }
         };
         let mut notes = Vec::new();
         for s in &saved {
+            let origin = format!("{}:{}", path.display(), s.line);
             let token = match replay::decode(&s.token) {
                 Ok(t) => t,
                 Err(e) => {
-                    return Err(Box::new(self.error_report(
-                        FailureKind::BadConfig,
-                        format!(
-                            "{}:{}: not a replay token ({e}); fix or delete the line",
-                            path.display(),
-                            s.line
-                        ),
-                    )))
+                    let message =
+                        format!("{origin}: not a replay token ({e}); fix or delete the line");
+                    return Err(Box::new(self.error_report(Error::token(origin, message))));
                 }
             };
-            let mut report = self.replay_one(token, s.token.clone(), body, at);
-            match report.failure.as_ref().map(|f| f.kind) {
-                None => notes.push(format!(
-                    "{}:{}: the saved failure no longer fails (fixed?); delete the line when sure",
-                    path.display(),
-                    s.line
+            let mut report = self.replay_one(token, s.token.clone(), &origin, body, at);
+            match (&report.failure, &report.error) {
+                (None, None) => notes.push(format!(
+                    "{origin}: the saved failure no longer fails (fixed?); delete the line when sure"
                 )),
-                Some(FailureKind::ReplayDiverged) => notes.push(format!(
-                    "{}:{}: the saved failure no longer replays (the code changed: fixed?); \
-                     delete the line when sure",
-                    path.display(),
-                    s.line
+                (_, Some(Error::ReplayDiverged { .. })) => notes.push(format!(
+                    "{origin}: the saved failure no longer replays (the code changed: fixed?); \
+                     delete the line when sure"
                 )),
-                Some(_) => {
+                (_, Some(_)) => return Err(Box::new(report)),
+                (Some(_), None) => {
                     report.notes.push(format!(
                         "this failure was saved in {}:{} and still fails",
                         path.display(),
@@ -111,7 +105,13 @@ fn read(path: &Path) -> Result<Vec<Saved>, String> {
     let text = match fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("cannot read the regression file {}: {e}", path.display())),
+        Err(e) => {
+            return Err(format!(
+                "cannot read the regression file {}: {e}; make it readable, or move it away to \
+                 run without the saved failures",
+                path.display()
+            ))
+        }
     };
     Ok(text
         .lines()

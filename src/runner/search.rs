@@ -2,22 +2,28 @@
 //! strategy's guarantee rests on.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::panic::Location;
 
 use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
 use super::progress::Progress;
 use super::{Config, StrategyKind};
+use crate::error::Error;
 use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, GuaranteeStatement};
-use crate::instrument::{Selection, StaticVarId};
+use crate::instrument::{Selection, StaticVarId, Tracking};
 use crate::replay;
-use crate::report::{Failure, FailureKind, Profile, Report, Stats};
-use crate::runtime::{Execution, StackPool};
+use crate::report::{Failure, Profile, Report, Stats};
+use crate::runtime::{Execution, FailureCause, StackPool};
 use crate::schedulers::{Random, Strategy};
 
 /// Runs shorter than this stay on one OS thread.
 const PARALLEL_MIN_EXECUTIONS: u64 = 256;
 
 impl Config {
+    /// Runs the search `kind` asks for, on the engine that suits it: the random walks'
+    /// executions do not depend on one another and can spread over OS threads; the
+    /// systematic search has its own loop over levels; every other search (and a short or
+    /// counting walk) runs on this OS thread.
     pub(super) fn search(
         &self,
         kind: StrategyKind,
@@ -26,26 +32,105 @@ impl Config {
         body: &(dyn Fn() + Sync),
         at: &'static Location<'static>,
     ) -> Report {
-        let workers = self.workers.unwrap_or(1);
-        // The random walks' executions do not depend on earlier counts, so they can run on
-        // several OS threads; starting those costs tens of microseconds: only worth it for many
-        // executions.
-        if let (true, Budget::Iterations(n), true) =
-            (kind.runs_in_parallel(), budget, workers > 1 && self.stop_at_first_failure)
-        {
-            if n >= PARALLEL_MIN_EXECUTIONS {
-                return self.search_parallel(&kind, seed, n, workers, body, at);
-            }
+        if let Some((iterations, workers)) = self.parallel_plan(&kind, budget) {
+            return self.search_parallel(&kind, seed, iterations, workers, body, at);
         }
         if let StrategyKind::Systematic { .. } = kind {
             return self.systematic(kind, seed, budget, body, at);
         }
+        self.search_serial(kind, seed, budget, body, at)
+    }
+
+    /// The executions and OS threads of a search that runs in parallel, or `None` when it
+    /// stays on this thread. Only the random walks run in parallel (a priority strategy's
+    /// draws depend on the counts of earlier executions), only for an iteration budget, only
+    /// when the run stops at its first failure (a counting run reports every failure, in
+    /// order), and only for many executions: starting the threads costs tens of microseconds.
+    fn parallel_plan(&self, kind: &StrategyKind, budget: Budget) -> Option<(u64, usize)> {
+        let workers = self.workers.unwrap_or(1);
+        match budget {
+            Budget::Iterations(n)
+                if kind.runs_in_parallel()
+                    && workers > 1
+                    && self.stop_at_first_failure
+                    && n >= PARALLEL_MIN_EXECUTIONS =>
+            {
+                Some((n, workers))
+            }
+            _ => None,
+        }
+    }
+
+    /// A search on this OS thread, with one engine whose strategy persists across
+    /// executions. A priority strategy first profiles (see [`Config::profile`]), then
+    /// searches with the counts profiling measured; other strategies search at once.
+    fn search_serial(
+        &self,
+        kind: StrategyKind,
+        seed: u64,
+        budget: Budget,
+        body: &(dyn Fn() + Sync),
+        at: &'static Location<'static>,
+    ) -> Report {
         let priority = kind.is_priority();
         // Variable bounding over `#[pctvb::instrument]`ed code tracks the chosen variables.
         let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
         // Every `walk_every`-th search execution runs the uniform walk, which also profiles.
         let walk_every = if priority { self.walk_every() } else { 0 };
-        // Profiling runs under a random strategy; the search strategy replaces it after.
+        let mut serial = Serial {
+            exec: self.first_execution(&kind, walk_every),
+            pool: StackPool::new(self.stack_size),
+            body,
+            at,
+            seed,
+        };
+        let planned = match budget {
+            Budget::Iterations(n) => n,
+            Budget::Confidence(_) => 0,
+        };
+        let describe = match walk_every {
+            0 => kind.build().describe(),
+            m => format!("{} + uniform walk 1 in {m}", kind.build().describe()),
+        };
+        let mut report = self.empty_report(describe, seed, planned);
+        let mut search = Search {
+            kind: &kind,
+            budget,
+            profile: None,
+            counts: Counts::default(),
+            static_only: Vec::new(),
+            walk_every,
+            walks: 0,
+            walk_raises: 0,
+        };
+        // The walk while the priority strategy runs, and the other way round.
+        let mut parked: Option<Box<dyn Strategy>> = None;
+        if priority {
+            if self.profile(&mut serial, &mut search, &mut report, instrumented).is_break() {
+                return report;
+            }
+            parked = start_strategy(&serial.exec, &kind, walk_every);
+        }
+        let searched = self.search_executions(
+            &mut serial,
+            &mut search,
+            &mut parked,
+            &mut report,
+            instrumented,
+        );
+        if searched.is_break() {
+            return report;
+        }
+        report.stats.variables = serial.exec.var_report();
+        search.finish(&mut report);
+        report
+    }
+
+    /// The engine a serial search starts with. A priority strategy profiles first, under a
+    /// random strategy (the uniform walk when the run walks, naive random otherwise), which
+    /// [`start_strategy`] replaces after profiling; other strategies start as themselves.
+    fn first_execution(&self, kind: &StrategyKind, walk_every: u64) -> Execution {
+        let priority = kind.is_priority();
         let first: Box<dyn Strategy> = match (priority, walk_every) {
             (false, _) => kind.build(),
             (true, 0) => Box::new(Random),
@@ -60,85 +145,97 @@ impl Config {
                 st.vars.intern(info.site, info.kind);
             }
         }
-        let mut pool = StackPool::new(self.stack_size);
-        let planned = match budget {
-            Budget::Iterations(n) => n,
-            Budget::Confidence(_) => 0,
-        };
-        let describe = match walk_every {
-            0 => kind.build().describe(),
-            m => format!("{} + uniform walk 1 in {m}", kind.build().describe()),
-        };
-        let mut report = self.empty_report(describe, seed, planned);
-        let mut schedules = HashSet::new();
-        let mut search = Search {
-            kind: &kind,
-            budget,
-            profile: None,
-            counts: Counts::default(),
-            static_only: Vec::new(),
-            walk_every,
-            walks: 0,
-            walk_raises: 0,
-        };
-        // The walk while the priority strategy runs, and the other way round.
-        let mut parked: Option<Box<dyn Strategy>> = None;
+        exec
+    }
 
-        if priority {
-            let mut profiling =
-                if instrumented { crate::instrument::profiling_session() } else { None };
-            for i in 0..self.profile_runs {
-                let index = PROFILE_INDEX_BASE + i;
-                let outcome = exec.run_one(&mut pool, seed, index, body, at);
-                report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
-                report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
-                if let Some(cause) = outcome.failure {
-                    if self.stop_at_first_failure {
-                        let mut f = self.minimized_failure(
-                            &exec,
-                            &mut pool,
-                            body,
-                            at,
-                            &cause,
-                            seed,
-                            index,
-                            outcome.digest,
-                        );
-                        if profiling.is_some() {
-                            self.tag_session(&mut f, None, false);
-                        }
-                        report.failure = Some(f);
-                        report.failures = 1;
-                        report.stats.variables = exec.var_report();
-                        return report;
+    /// Profiling, before a priority strategy's search: `profile_runs` executions of a random
+    /// walk measure the counts (threads, scheduling points, accesses and sharing of every
+    /// variable) the strategy draws with and its bound rests on, then the search is planned
+    /// from them ([`Search::plan`]). Over `#[pctvb::instrument]`ed code (`instrumented`) the
+    /// executions track every variable, and the variables of the items they entered that none
+    /// of them accessed still count in `Q`.
+    ///
+    /// Breaks when the run ends here, its report complete: a profiling execution failed
+    /// (when the run stops at its first failure; a counting run ignores profiling failures)
+    /// or could not test, or the confidence target is unreachable.
+    fn profile(
+        &self,
+        serial: &mut Serial<'_>,
+        search: &mut Search<'_>,
+        report: &mut Report,
+        instrumented: bool,
+    ) -> ControlFlow<()> {
+        let Serial { exec, pool, body, at, seed } = serial;
+        let (body, at, seed) = (*body, *at, *seed);
+        let mut profiling =
+            if instrumented { crate::instrument::profiling_session() } else { None };
+        for i in 0..self.profile_runs {
+            let index = PROFILE_INDEX_BASE + i;
+            let outcome = exec.run_one(pool, seed, index, body, at);
+            record_size(&mut report.stats, outcome.threads, outcome.steps);
+            if let Some(cause) = outcome.failure {
+                if let Some(error) = Config::could_not_test(exec, &cause, index) {
+                    report.error = Some(error);
+                    report.stats.variables = exec.var_report();
+                    return ControlFlow::Break(());
+                }
+                if self.stop_at_first_failure {
+                    let mut f = self.minimized_failure(
+                        exec,
+                        pool,
+                        body,
+                        at,
+                        &cause,
+                        seed,
+                        index,
+                        outcome.digest,
+                    );
+                    if profiling.is_some() {
+                        self.tag_session(&mut f, None, false);
                     }
+                    report.failure = Some(f);
+                    report.failures = 1;
+                    report.stats.variables = exec.var_report();
+                    return ControlFlow::Break(());
                 }
             }
-            if profiling.take().is_some() {
-                let st = exec.state.borrow();
-                search.static_only =
-                    crate::instrument::unmet_in_entered_items(st.vars.infos(), st.vars.profiles());
-            }
-            search.counts = Counts::read(&exec, &report.stats, &search.static_only);
-            search.profile = Some(Profile {
-                runs: self.profile_runs,
-                n: search.counts.n,
-                k: search.counts.k,
-                shared_variables: search.counts.kq.len() as u64,
-                static_only_variables: search.counts.static_only,
-                max_kq: search.counts.kq.iter().copied().max().unwrap_or(0),
-                ..Profile::default()
-            });
-            if let Err(message) = search.plan(&mut report) {
-                report.stats.variables = exec.var_report();
-                return self.fail_config(report, message);
-            }
-            let profiler = std::mem::replace(&mut exec.state.borrow_mut().strategy, kind.build());
-            if walk_every > 0 {
-                parked = Some(profiler);
-            }
         }
+        if profiling.take().is_some() {
+            let st = exec.state.borrow();
+            search.static_only =
+                crate::instrument::unmet_in_entered_items(st.vars.infos(), st.vars.profiles());
+        }
+        search.profiled(exec, &report.stats, self.profile_runs);
+        if let Err(message) = search.plan(report) {
+            report.stats.variables = exec.var_report();
+            self.fail_config(report, "confidence", message);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
 
+    /// The search executions, until the budget is spent (for a confidence target: until
+    /// enough executions drawn with the final counts ran; a shard runs its share) or, when
+    /// the run stops at its first failure, a failure. Every `walk_every`-th execution of a
+    /// priority strategy runs the uniform walk instead (swapped with the `parked` one), and
+    /// after every execution the counts are compared with those it was drawn with
+    /// ([`Search::after_execution`]). An execution that could not test ends the run with its
+    /// error.
+    ///
+    /// Breaks when the run ends with a configuration error (a confidence a raise of the
+    /// counts made unreachable), its report complete.
+    fn search_executions(
+        &self,
+        serial: &mut Serial<'_>,
+        search: &mut Search<'_>,
+        parked: &mut Option<Box<dyn Strategy>>,
+        report: &mut Report,
+        instrumented: bool,
+    ) -> ControlFlow<()> {
+        let kind = search.kind;
+        let priority = kind.is_priority();
+        let walk_every = search.walk_every;
+        let mut schedules = HashSet::new();
         let mut index = 0;
         // A shard runs its share of a confidence plan; an iteration budget is an index range,
         // which `in_shard` already splits.
@@ -158,63 +255,39 @@ impl Config {
                 index += 1;
                 continue;
             }
+            let exec = &serial.exec;
             let walking = walk_every > 0 && index % walk_every == walk_every - 1;
             if walking {
-                swap_strategy(&exec, &mut parked);
+                swap_strategy(exec, parked);
                 search.walks += 1;
             }
-            let outcome = exec.run_one(&mut pool, seed, index, body, at);
+            let outcome =
+                exec.run_one(&mut serial.pool, serial.seed, index, serial.body, serial.at);
             report.executions += 1;
-            report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
-            report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
+            record_size(&mut report.stats, outcome.threads, outcome.steps);
             schedules.insert(exec.schedule_hash());
             if priority {
-                let after = if search.counts.unchanged(&exec, &report.stats) {
-                    None
-                } else {
-                    Some(Counts::read(&exec, &report.stats, &search.static_only))
-                };
-                if let Err(message) = search.after_execution(index, walking, after, &mut report) {
+                if let Err(message) = search.observe(exec, index, walking, report) {
                     report.stats.variables = exec.var_report();
-                    return self.fail_config(report, message);
+                    self.fail_config(report, "confidence", message);
+                    return ControlFlow::Break(());
                 }
             }
             if let Some(cause) = outcome.failure {
+                if let Some(error) = Config::could_not_test(exec, &cause, index) {
+                    report.error = Some(error);
+                    break;
+                }
                 report.failures += 1;
                 if report.failure.is_none() {
-                    // The execution tracked its strategy's chosen variables (the walk: all of
-                    // them): minimization and the replay token keep exactly those.
-                    let tracked = follow.as_ref().map(|_| match walking {
-                        true => Selection::All,
-                        false => Selection::Vars(chosen_static_vars(&exec)),
-                    });
-                    let _fixed = match &tracked {
-                        Some(selection) if self.stop_at_first_failure => {
-                            drop(follow.take());
-                            Some(crate::instrument::track(selection.clone()).gate_primitives(true))
-                        }
-                        _ => None,
-                    };
-                    // Counting runs keep going, so their first failure is reported as found.
-                    let mut f = if self.stop_at_first_failure {
-                        self.minimized_failure(
-                            &exec,
-                            &mut pool,
-                            body,
-                            at,
-                            &cause,
-                            seed,
-                            index,
-                            outcome.digest,
-                        )
-                    } else {
-                        self.failure(&exec, &cause, seed, index, outcome.digest)
-                    };
-                    match &tracked {
-                        Some(Selection::Vars(ids)) => self.tag_session(&mut f, Some(ids), true),
-                        Some(_) => self.tag_session(&mut f, None, true),
-                        None => {}
-                    }
+                    let f = self.first_failure(
+                        serial,
+                        &cause,
+                        index,
+                        outcome.digest,
+                        walking,
+                        &mut follow,
+                    );
                     report.failure = Some(f);
                 }
                 if self.stop_at_first_failure {
@@ -222,14 +295,53 @@ impl Config {
                 }
             }
             if walking {
-                swap_strategy(&exec, &mut parked);
+                swap_strategy(&serial.exec, parked);
             }
             index += 1;
         }
         report.stats.distinct_schedules = schedules.len() as u64;
-        report.stats.variables = exec.var_report();
-        search.finish(&mut report);
-        report
+        ControlFlow::Continue(())
+    }
+
+    /// The report of the first failing search execution, `index` (`walking`: it ran the
+    /// uniform walk), minimized when the run stops at it; a counting run keeps going, so its
+    /// first failure is reported as found. Over `#[pctvb::instrument]`ed code (`follow`, the
+    /// session that follows the strategy's choices) the execution tracked its strategy's
+    /// chosen variables (the walk: all of them): minimization and the replay token keep
+    /// exactly those.
+    fn first_failure(
+        &self,
+        serial: &mut Serial<'_>,
+        cause: &FailureCause,
+        index: u64,
+        digest: u64,
+        walking: bool,
+        follow: &mut Option<Tracking>,
+    ) -> Failure {
+        let Serial { exec, pool, body, at, seed } = serial;
+        let (body, at, seed) = (*body, *at, *seed);
+        let tracked = follow.as_ref().map(|_| match walking {
+            true => Selection::All,
+            false => Selection::Vars(chosen_static_vars(exec)),
+        });
+        let _fixed = match &tracked {
+            Some(selection) if self.stop_at_first_failure => {
+                drop(follow.take());
+                Some(crate::instrument::track(selection.clone()).gate_primitives(true))
+            }
+            _ => None,
+        };
+        let mut f = if self.stop_at_first_failure {
+            self.minimized_failure(exec, pool, body, at, cause, seed, index, digest)
+        } else {
+            self.failure(exec, cause, seed, index, digest)
+        };
+        match &tracked {
+            Some(Selection::Vars(ids)) => self.tag_session(&mut f, Some(ids), true),
+            Some(_) => self.tag_session(&mut f, None, true),
+            None => {}
+        }
+        f
     }
 
     /// Names in `failure`'s replay token the tracking session its execution ran under
@@ -247,11 +359,39 @@ impl Config {
         failure.token = Some(encoded);
     }
 
-    pub(super) fn fail_config(&self, mut report: Report, message: String) -> Report {
-        let error = self.error_report(FailureKind::BadConfig, message);
-        report.failure = error.failure;
-        report
+    /// Ends `report` with a configuration error about `what`: the run could not test.
+    fn fail_config(&self, report: &mut Report, what: &str, message: String) {
+        report.error = Some(Error::config(what, message));
     }
+}
+
+/// One serial search's engine and what each of its executions needs: the execution (its
+/// strategy and variable table persist across executions), its stack pool, the body, where
+/// the run was started, and the run seed.
+struct Serial<'b> {
+    exec: Execution,
+    pool: StackPool,
+    body: &'b (dyn Fn() + Sync),
+    at: &'static Location<'static>,
+    seed: u64,
+}
+
+/// Adds an execution's threads and scheduling points to the run's maxima.
+fn record_size(stats: &mut Stats, threads: usize, steps: u64) {
+    stats.max_threads = stats.max_threads.max(threads);
+    stats.max_steps = stats.max_steps.max(steps);
+}
+
+/// After profiling, gives the engine the priority strategy `kind` in place of the profiling
+/// walk, and returns the walk when the search keeps running it every `walk_every`-th
+/// execution (swapped in and out by [`swap_strategy`]).
+fn start_strategy(
+    exec: &Execution,
+    kind: &StrategyKind,
+    walk_every: u64,
+) -> Option<Box<dyn Strategy>> {
+    let profiler = std::mem::replace(&mut exec.state.borrow_mut().strategy, kind.build());
+    (walk_every > 0).then_some(profiler)
 }
 
 /// Swaps the execution's strategy with the parked one (the priority strategy and the walk).
@@ -443,6 +583,39 @@ impl Search<'_> {
         Ok(())
     }
 
+    /// Takes the counts `runs` profiling executions measured (`stats` has their most threads
+    /// and steps) as those the search draws with, and records them in the profile.
+    fn profiled(&mut self, exec: &Execution, stats: &Stats, runs: u64) {
+        self.counts = Counts::read(exec, stats, &self.static_only);
+        self.profile = Some(Profile {
+            runs,
+            n: self.counts.n,
+            k: self.counts.k,
+            shared_variables: self.counts.kq.len() as u64,
+            static_only_variables: self.counts.static_only,
+            max_kq: self.counts.kq.iter().copied().max().unwrap_or(0),
+            ..Profile::default()
+        });
+    }
+
+    /// After search execution `index` (`walked`: of the uniform walk), which `exec` just ran:
+    /// reads the counts again only when they changed (most executions change nothing, and
+    /// reading allocates), then compares them ([`Search::after_execution`]).
+    fn observe(
+        &mut self,
+        exec: &Execution,
+        index: u64,
+        walked: bool,
+        report: &mut Report,
+    ) -> Result<(), String> {
+        let after = if self.counts.unchanged(exec, &report.stats) {
+            None
+        } else {
+            Some(Counts::read(exec, &report.stats, &self.static_only))
+        };
+        self.after_execution(index, walked, after, report)
+    }
+
     /// Whether to run execution `index`.
     pub(super) fn wants_more(&self, index: u64, planned: u64) -> bool {
         match (self.budget, &self.profile) {
@@ -522,7 +695,7 @@ impl Search<'_> {
         profile.final_shared_variables = self.counts.kq.len() as u64;
         profile.final_static_only_variables = self.counts.static_only;
         profile.final_max_kq = self.counts.kq.iter().copied().max().unwrap_or(0);
-        if report.failures == 0 {
+        if report.failures == 0 && report.error.is_none() {
             if let Some(bound) = &report.bound {
                 let (v, t) = self.effective_vars_threads();
                 report.guarantee = Some(GuaranteeStatement {

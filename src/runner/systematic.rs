@@ -63,6 +63,10 @@ impl Config {
             report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
             report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
             if let Some(cause) = outcome.failure {
+                if let Some(error) = Config::could_not_test(&exec, &cause, index) {
+                    report.error = Some(error);
+                    return report;
+                }
                 if profile_failure.is_none() {
                     profile_failure = Some(failure(&exec, &cause, index, outcome.digest));
                 }
@@ -103,6 +107,11 @@ impl Config {
             schedules.insert(exec.schedule_hash());
             progress.tick(report.executions, max_executions, report.failures);
             if let Some(cause) = outcome.failure {
+                if let Some(error) = Config::could_not_test(&exec, &cause, index) {
+                    report.error = Some(error);
+                    stopped_by = Some("an error: the search could not continue".to_string());
+                    break;
+                }
                 report.failures += 1;
                 if report.failure.is_none() {
                     report.failure = Some(failure(&exec, &cause, index, outcome.digest));
@@ -116,7 +125,7 @@ impl Config {
             index += 1;
         }
         let mut profile_note = None;
-        if report.failure.is_none() {
+        if report.failure.is_none() && report.error.is_none() {
             if let Some(f) = profile_failure {
                 report.failures += 1;
                 report.failure = Some(f);

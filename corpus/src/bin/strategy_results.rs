@@ -112,6 +112,9 @@ fn mean_executions(kind: &StrategyKind, body: &(dyn Fn() + Sync)) -> (f64, bool)
         // Executions spent, profiling included: a priority strategy first runs
         // `profile_runs` random executions, which may already find the bug.
         let profiling = if *kind == StrategyKind::Random { 0 } else { PROFILE_RUNS };
+        if let Some(error) = report.error() {
+            panic!("pctvb could not run {}: {error}", kind.name());
+        }
         match report.failure() {
             Some(f) => match f.execution.checked_sub(PROFILE_INDEX_BASE) {
                 Some(i) => total += i + 1,
