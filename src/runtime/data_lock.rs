@@ -106,8 +106,9 @@ pub(super) enum LockError {
     Disagreement,
     /// This OS thread, outside any execution, already holds the object.
     Recursive,
-    /// Another execution held the object longer than [`CROSS_WAIT_LIMIT`].
-    TooLong,
+    /// Another execution (or, if `outside`, an OS thread outside executions) held the object
+    /// longer than [`CROSS_WAIT_LIMIT`].
+    TooLong { outside: bool },
     /// More shared holds than the word counts.
     TooManyReaders,
 }
@@ -124,12 +125,18 @@ impl LockError {
                 "pctvb: {what} was locked outside a pctvb execution by an OS thread that already \
                  holds it (with std this deadlocks)"
             ),
-            LockError::TooLong => format!(
+            LockError::TooLong { outside: false } => format!(
                 "pctvb: waited more than {} s for {what}, which another execution running at \
                  the same time on another OS thread holds (two executions that share objects \
                  and lock them in opposite orders). Run with one worker (PCTVB_WORKERS=1 or \
                  `Config::workers(1)`, and one test thread), or create the object inside the \
                  test body so that executions do not share it",
+                CROSS_WAIT_LIMIT.as_secs()
+            ),
+            LockError::TooLong { outside: true } => format!(
+                "pctvb: waited more than {} s for {what}, which code outside any pctvb execution \
+                 holds (a guard taken before the run, or by another OS thread). Release it \
+                 before the run, or create the object inside the test body",
                 CROSS_WAIT_LIMIT.as_secs()
             ),
             LockError::TooManyReaders => format!("pctvb: more than {COUNT_MASK} readers of {what}"),
@@ -272,9 +279,11 @@ impl DataLock {
                 Next::Fail(e) => return Err(e),
                 Next::Wait => {
                     // Outside an execution a wait is std's: as long as it takes. An execution
-                    // that waits too long is in a cycle with another one.
+                    // that waits too long is in a cycle with another one (or with this OS
+                    // thread's own code outside the run).
                     if !backoff.snooze() && owner.is_execution() {
-                        return Err(LockError::TooLong);
+                        let outside = !owner_of(word).is_execution();
+                        return Err(LockError::TooLong { outside });
                     }
                 }
             }
@@ -297,9 +306,10 @@ pub(super) struct Backoff {
 }
 
 impl Backoff {
-    /// Waits a little; false once the wait has lasted more than [`CROSS_WAIT_LIMIT`].
+    /// Waits a little (at most about 1.3 ms); false once the waits have lasted more than
+    /// [`CROSS_WAIT_LIMIT`] in all.
     pub(super) fn snooze(&mut self) -> bool {
-        self.round += 1;
+        self.round = self.round.saturating_add(1);
         match self.round {
             0..=6 => {
                 for _ in 0..1u32 << self.round {
@@ -309,11 +319,9 @@ impl Backoff {
             7..=16 => std::thread::yield_now(),
             _ => {
                 let since = *self.since.get_or_insert_with(Instant::now);
-                if since.elapsed() > CROSS_WAIT_LIMIT {
-                    return false;
-                }
                 let micros = 20u64 << (self.round - 17).min(6);
                 std::thread::sleep(Duration::from_micros(micros));
+                return since.elapsed() <= CROSS_WAIT_LIMIT;
             }
         }
         true
