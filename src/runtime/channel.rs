@@ -122,7 +122,7 @@ impl<T> Channel<T> {
         // SAFETY: the data lock is held (see the `Sync` impl), and the reference does not
         // outlive `f`.
         let result = f(unsafe { &mut *self.inner.get() });
-        self.data.unlock_exclusive(owner);
+        self.data.unlock_exclusive_live(owner);
         result
     }
 

@@ -7,7 +7,8 @@
 //! guarantees nothing: each execution has its own model state for a static. So the model
 //! decides first, then the engine takes the object's [`DataLock`], a lock word owned by an
 //! *execution* (its generation, unique in the process), not by an OS thread:
-//! - free: one compare-and-swap, the whole cost on the hot path;
+//! - free: one compare-and-swap, the whole cost on the hot path (and a plain store to
+//!   release it);
 //! - held by the same execution although the model said the object was free: the model and
 //!   the lock disagree, an internal error reported loudly;
 //! - held by another live execution (another OS thread) or by an OS thread outside any
@@ -192,10 +193,20 @@ impl DataLock {
     }
 
     /// Releases `owner`'s exclusive hold; false if it does not hold the lock (it was stolen
-    /// after its execution ended).
+    /// after its execution ended). For holds that may have outlived their execution.
     #[inline]
     pub(super) fn unlock_exclusive(&self, owner: Owner) -> bool {
         self.word.compare_exchange(owner.0, 0, Ordering::Release, Ordering::Relaxed).is_ok()
+    }
+
+    /// Releases the exclusive hold of `owner`, which is alive (the running execution, or the
+    /// calling OS thread outside executions): a live owner's hold is never stolen, so a plain
+    /// store suffices (no read-modify-write on the hot path).
+    #[inline]
+    pub(super) fn unlock_exclusive_live(&self, owner: Owner) {
+        debug_assert_eq!(self.word.load(Ordering::Relaxed), owner.0, "data lock not held");
+        let _ = owner;
+        self.word.store(0, Ordering::Release);
     }
 
     /// Releases one of `owner`'s shared holds; false if it holds none.

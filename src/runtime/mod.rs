@@ -13,7 +13,7 @@
 //! - `execution.rs`: the host loop, the scheduling point, blocking, failing, registration of
 //!   objects, and the named accessors the runner and `#[pctvb::instrument]` use;
 //! - `state.rs`: the execution's state, private to this module;
-//! - `object.rs`: a primitive's identity ([`Handle`]) and per-execution model state;
+//! - `object.rs`: a primitive's identity (`Handle`) and per-execution model state;
 //! - one file per kind of object, each owning that kind's model: `mutex.rs`, `rwlock.rs`,
 //!   `condvar.rs`, `barrier.rs`, `once.rs` (`Once`, `OnceLock`, `LazyLock`), `channel.rs`,
 //!   `park.rs`, `join.rs` (spawn and join), `local.rs` (thread-locals);

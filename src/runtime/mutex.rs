@@ -14,7 +14,7 @@
 use std::panic::Location;
 
 use super::context::with_current;
-use super::data_lock::{DataLock, LockError, Owner};
+use super::data_lock::{DataLock, Owner};
 use super::state::describe_object;
 use super::{BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId, ObjectState};
 use crate::vars::VarKind;
@@ -146,9 +146,8 @@ impl RawMutex {
                 st.wake_waiters(hold.object);
             }
         });
-        if !self.data.unlock_exclusive(hold.owner) {
-            ex.fail_lock(LockError::Disagreement, VarKind::Mutex, self.site());
-        }
+        // The running execution holds it (it is alive, so nobody stole it).
+        self.data.unlock_exclusive_live(hold.owner);
     }
 
     fn take_data(&self, ex: &Execution, gen: u64, object: ObjectId) -> MutexHold {
@@ -168,9 +167,10 @@ impl RawMutex {
         MutexHold::outside(owner)
     }
 
-    /// Releases an outside hold (for `Condvar::wait` outside executions).
+    /// Releases an outside hold of the calling OS thread (for `Condvar::wait` outside
+    /// executions).
     pub(super) fn unlock_outside(&self, hold: MutexHold) {
-        self.data.unlock_exclusive(hold.owner);
+        self.data.unlock_exclusive_live(hold.owner);
     }
 }
 

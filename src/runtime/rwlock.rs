@@ -189,7 +189,14 @@ impl RawRwLock {
                         st.wake_waiters(hold.object);
                     }
                 });
-                if !unlock_data(hold) {
+                let released = match mode {
+                    Mode::Read => self.data.unlock_shared(hold.owner),
+                    Mode::Write => {
+                        self.data.unlock_exclusive_live(hold.owner);
+                        true
+                    }
+                };
+                if !released {
                     ex.fail_lock(LockError::Disagreement, VarKind::RwLock, self.site());
                 }
                 ex.schedule(EventKind::RwUnlock, Some(hold.object), location);

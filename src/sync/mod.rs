@@ -30,8 +30,8 @@
 //! its lock between them (an OS thread holding a `Mutex` makes an execution that locks it
 //! wait), but not its one-time state: a `OnceLock` set outside is empty inside every
 //! execution, and values set inside executions are never seen outside. Blocking does not
-//! cross worlds either: an outside `notify` or `send` does not wake a logical thread blocked
-//! in an execution.
+//! cross worlds either: an outside `notify` or `send` (or another execution's) does not wake
+//! a logical thread blocked in an execution.
 
 mod barrier;
 mod condvar;
