@@ -5,7 +5,7 @@
 use std::fmt;
 use std::panic::Location;
 
-use crate::runtime::{with_execution, EventKind, Handle};
+use crate::runtime::{with_current, EventKind, Handle};
 use crate::vars::VarKind;
 
 /// A cell of shared mutable data, as `std::cell::UnsafeCell`, plus `with`/`with_mut` accessors
@@ -15,8 +15,9 @@ pub struct UnsafeCell<T: ?Sized> {
     data: std::cell::UnsafeCell<T>,
 }
 
-// SAFETY: as a raw UnsafeCell shared by user code that synchronizes itself; pctvb runs one
-// logical thread at a time, and data races are the user's responsibility as with std.
+// SAFETY: this cell is loom's: the user promises, as with a raw `UnsafeCell` in a type they
+// declare `Sync`, to synchronize accesses themselves (with pctvb's primitives, whose data locks
+// order OS threads too); `with`/`with_mut` only add scheduling points.
 unsafe impl<T: ?Sized + Send> Sync for UnsafeCell<T> {}
 
 impl<T> UnsafeCell<T> {
@@ -48,8 +49,10 @@ impl<T: ?Sized> UnsafeCell<T> {
     #[track_caller]
     pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         let location = Location::caller();
-        with_execution("UnsafeCell::with", |ex| {
-            ex.point(&self.handle, VarKind::Cell, EventKind::CellRead, location);
+        with_current(|ex| {
+            if let Some(ex) = ex {
+                ex.point(&self.handle, VarKind::Cell, EventKind::CellRead, location);
+            }
         });
         f(self.data.get())
     }
@@ -58,8 +61,10 @@ impl<T: ?Sized> UnsafeCell<T> {
     #[track_caller]
     pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         let location = Location::caller();
-        with_execution("UnsafeCell::with_mut", |ex| {
-            ex.point(&self.handle, VarKind::Cell, EventKind::CellWrite, location);
+        with_current(|ex| {
+            if let Some(ex) = ex {
+                ex.point(&self.handle, VarKind::Cell, EventKind::CellWrite, location);
+            }
         });
         f(self.data.get())
     }

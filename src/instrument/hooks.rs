@@ -340,9 +340,8 @@ fn alloc_slow(module: &'static Module, site: usize, (start, size): (usize, usize
     }
     let Some(s) = session() else { return };
     let handle = Box::new(Handle::new());
-    let (gen, thread) = with_execution("instrumented allocation", |ex| {
-        (ex.generation(), ex.with_state(|st| st.current))
-    });
+    let (gen, thread) =
+        with_execution("instrumented allocation", |ex| (ex.generation(), ex.current_thread()));
     let reg = registry();
     let Some(mi) = reg.modules.iter().position(|m| std::ptr::eq(*m, module)) else { return };
     let Some(&local) = module.sites[site].may.first() else { return };
@@ -414,7 +413,7 @@ fn push_frame(function: u64) -> bool {
         return false;
     }
     let (gen, thread) =
-        with_execution("instrumented call", |ex| (ex.generation(), ex.with_state(|st| st.current)));
+        with_execution("instrumented call", |ex| (ex.generation(), ex.current_thread()));
     with_local(s.id, gen, |l| l.stacks.entry(thread.index()).or_default().push(function));
     true
 }
@@ -427,7 +426,7 @@ fn pop_frame() {
     }
     let Some(s) = session() else { return };
     let (gen, thread) =
-        with_execution("instrumented call", |ex| (ex.generation(), ex.with_state(|st| st.current)));
+        with_execution("instrumented call", |ex| (ex.generation(), ex.current_thread()));
     with_local(s.id, gen, |l| {
         if let Some(stack) = l.stacks.get_mut(&thread.index()) {
             stack.pop();

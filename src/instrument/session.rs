@@ -332,14 +332,7 @@ impl Session {
 /// static variable when the strategy does not bound variables (the uniform walk a run
 /// interleaves with its priority strategy).
 fn strategy_focus() -> HashSet<StaticVarId> {
-    let infos: Option<Vec<_>> = with_execution("instrumented access", |ex| {
-        ex.with_state(|st| {
-            let all = st.vars.infos();
-            st.strategy.bounds_variables().then(|| {
-                st.strategy.chosen_variables().iter().map(|v| all[v.index()].clone()).collect()
-            })
-        })
-    });
+    let infos = with_execution("instrumented access", |ex| ex.chosen_vars());
     match infos {
         Some(infos) => infos.iter().filter_map(super::static_var_of).collect(),
         None => super::variables().iter().map(|v| v.id).collect(),

@@ -76,7 +76,7 @@ impl Config {
                 }
                 runs += 1;
                 let guided = Guided::new(blocks.merged(i, j), describe.clone());
-                exec.state.borrow_mut().strategy = Box::new(guided);
+                exec.replace_strategy(Box::new(guided));
                 let outcome = exec.run_one(pool, best.seed, best.index, body, at);
                 let Some(cause) = outcome.failure else { continue };
                 if !same_failure(&cause, &best.cause) {

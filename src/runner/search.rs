@@ -140,9 +140,8 @@ impl Config {
         if priority {
             // One registry: the static pass's variables enter the run's table first, so the
             // report lists those no execution met beside those profiling measured.
-            let mut st = exec.state.borrow_mut();
             for info in crate::instrument::static_var_infos() {
-                st.vars.intern(info.site, info.kind);
+                exec.intern_var(info.site, info.kind);
             }
         }
         exec
@@ -201,9 +200,9 @@ impl Config {
             }
         }
         if profiling.take().is_some() {
-            let st = exec.state.borrow();
+            let vars = exec.vars();
             search.static_only =
-                crate::instrument::unmet_in_entered_items(st.vars.infos(), st.vars.profiles());
+                crate::instrument::unmet_in_entered_items(vars.infos(), vars.profiles());
         }
         search.profiled(exec, &report.stats, self.profile_runs);
         if let Err(message) = search.plan(report) {
@@ -390,23 +389,20 @@ fn start_strategy(
     kind: &StrategyKind,
     walk_every: u64,
 ) -> Option<Box<dyn Strategy>> {
-    let profiler = std::mem::replace(&mut exec.state.borrow_mut().strategy, kind.build());
+    let profiler = exec.replace_strategy(kind.build());
     (walk_every > 0).then_some(profiler)
 }
 
 /// Swaps the execution's strategy with the parked one (the priority strategy and the walk).
 fn swap_strategy(exec: &Execution, parked: &mut Option<Box<dyn Strategy>>) {
-    let parked = parked.as_mut().expect("a run that walks parks the walk or the strategy");
-    std::mem::swap(&mut exec.state.borrow_mut().strategy, parked);
+    let next = parked.take().expect("a run that walks parks the walk or the strategy");
+    *parked = Some(exec.replace_strategy(next));
 }
 
 /// The static variables among the variables the strategy chose for the execution `exec` ran
 /// last.
 fn chosen_static_vars(exec: &Execution) -> Vec<StaticVarId> {
-    let st = exec.state.borrow();
-    let all = st.vars.infos();
-    let chosen: Vec<_> =
-        st.strategy.chosen_variables().iter().map(|v| all[v.index()].clone()).collect();
+    let chosen = exec.chosen_vars().unwrap_or_default();
     crate::instrument::static_ids(&chosen)
 }
 
@@ -434,9 +430,9 @@ impl Counts {
         if self.n != stats.max_threads.max(1) as u64 || self.k != stats.max_steps {
             return false;
         }
-        let st = exec.state.borrow();
+        let vars = exec.vars();
         let mut shared = self.shared.iter().zip(&self.kq);
-        for (i, p) in st.vars.profiles().iter().enumerate() {
+        for (i, p) in vars.profiles().iter().enumerate() {
             if p.shared {
                 match shared.next() {
                     Some((&q, &kq)) if q == i && kq == p.max_accesses => {}
@@ -451,15 +447,15 @@ impl Counts {
     /// of them (the same maxima the runtime hands strategies in `ExecutionStart`);
     /// `static_only` the variables profiling never accessed that `Q` counts while unshared.
     pub(super) fn read(exec: &Execution, stats: &Stats, static_only: &[usize]) -> Counts {
-        let st = exec.state.borrow();
+        let vars = exec.vars();
         let (mut shared, mut kq) = (Vec::new(), Vec::new());
-        for (i, p) in st.vars.profiles().iter().enumerate() {
+        for (i, p) in vars.profiles().iter().enumerate() {
             if p.shared {
                 shared.push(i);
                 kq.push(p.max_accesses);
             }
         }
-        let profiles = st.vars.profiles();
+        let profiles = vars.profiles();
         let static_only = static_only.iter().filter(|&&i| !profiles[i].shared).count() as u64;
         Counts { n: stats.max_threads.max(1) as u64, k: stats.max_steps, shared, kq, static_only }
     }

@@ -31,13 +31,22 @@ pub(crate) fn with_execution<R>(
     f(unsafe { &*ptr })
 }
 
+/// Runs `f` with the execution running on this OS thread, or `None` outside any: for the
+/// primitives that behave like std's outside executions.
+#[inline]
+pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Execution>) -> R) -> R {
+    let ptr = CURRENT.with(|c| c.get());
+    // SAFETY: as in `with_execution`.
+    f(unsafe { ptr.as_ref() })
+}
+
 #[cold]
 #[inline(never)]
 fn outside_execution(operation: &str) -> ! {
     panic!(
-        "pctvb: {operation} was called outside a pctvb execution. pctvb primitives only work \
-         inside a test body run by `#[pctvb::test]` or `pctvb::Config::run`; move this code into \
-         the test body, or build without `--cfg pctvb` to use std's primitives."
+        "pctvb: {operation} was called outside a pctvb execution. It only works inside a test \
+         body run by `#[pctvb::test]` or `pctvb::Config::run`; move this code into the test \
+         body, or build without `--cfg pctvb`."
     )
 }
 

@@ -1,5 +1,12 @@
 //! One execution: the host loop that resumes the chosen thread's coroutine, and the scheduling
 //! point that every primitive calls.
+//!
+//! This file owns the thread table's life cycle (reset, start, exit), the scheduling decision,
+//! blocking, failing, object registration, and the few named accessors the runner and
+//! `#[pctvb::instrument]` use (they never see `State`). The semantics of each kind of object
+//! live beside it, one file per kind (`mutex.rs`, `rwlock.rs`, `condvar.rs`, `barrier.rs`,
+//! `once.rs`, `channel.rs`, `park.rs`, `join.rs`, `local.rs`); this file must not grow
+//! object-specific rules beyond describing what a blocked thread waits for.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe, Location};
@@ -10,11 +17,12 @@ use rand::SeedableRng;
 
 use super::context;
 use super::coroutine::{StackPool, ThreadCoroutine};
+use super::data_lock::{LiveSlot, LockError};
 use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
-use super::state::{State, Status, Thread};
+use super::state::{describe_object, State, Status, Thread};
 use super::{BlockedOn, Event, EventKind, FailureCause, ObjectId, Step, ThreadId};
 use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, Strategy};
-use crate::vars::VarKind;
+use crate::vars::{VarInfo, VarKind, VarTable};
 
 /// Execution generations are unique in the process, so a handle's cached key can never match
 /// an execution it was not registered in. Starts at 1: key 0 means "never registered".
@@ -61,9 +69,11 @@ enum Next {
 
 /// An execution engine for one run: state reused across its executions.
 pub(crate) struct Execution {
-    pub(crate) state: RefCell<State>,
+    pub(super) state: RefCell<State>,
     seen_threads: Cell<usize>,
     seen_steps: Cell<u64>,
+    /// This engine's entry in the registry of running generations (see `data_lock.rs`).
+    live: LiveSlot,
 }
 
 const DIGEST_SEED: u64 = 0xcbf2_9ce4_8422_2325;
@@ -75,6 +85,7 @@ impl Execution {
             state: RefCell::new(State::new(strategy, limits.max_steps, limits.max_threads)),
             seen_threads: Cell::new(1),
             seen_steps: Cell::new(0),
+            live: LiveSlot::register(),
         }
     }
 
@@ -139,6 +150,9 @@ impl Execution {
             drop(leftovers);
             st = self.state.borrow_mut();
         }
+        // From here the execution is dead: locks its leaked guards still hold may be taken
+        // by other executions (the leftovers, which may hold guards, are gone).
+        self.live.set(0);
         self.finish(&mut st)
     }
 
@@ -146,6 +160,7 @@ impl Execution {
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
         st.gen = GENERATION.fetch_add(1, Ordering::Relaxed);
+        self.live.set(st.gen);
         st.current = ThreadId::MAIN;
         st.threads.clear();
         st.threads.push(Thread::new(None, body_location));
@@ -358,9 +373,9 @@ impl Execution {
         }
     }
 
-    /// Runs `f` on the execution's state.
+    /// Runs `f` on the execution's state (for the object files of the runtime).
     #[inline]
-    pub(crate) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+    pub(super) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         f(&mut self.state.borrow_mut())
     }
 
@@ -392,39 +407,6 @@ impl Execution {
         unreachable!("pctvb: a failed execution was resumed")
     }
 
-    /// Creates a thread that runs `body`, then runs a scheduling point in the parent.
-    pub(crate) fn spawn(
-        &self,
-        body: Box<dyn FnOnce() + 'static>,
-        name: Option<String>,
-        location: &'static Location<'static>,
-    ) -> ThreadId {
-        let id = {
-            let mut st = self.state.borrow_mut();
-            let limit = st.max_threads;
-            if st.threads.len() >= limit {
-                drop(st);
-                self.fail(FailureCause::TooManyThreads { limit, location });
-            }
-            let id = ThreadId(st.threads.len() as u32);
-            st.threads.push(Thread::new(name, location));
-            st.pending.resize_with(id.index() + 1, || None);
-            st.pending[id.index()] = Some(body);
-            st.enabled.push(id);
-            id
-        };
-        self.schedule(EventKind::Spawn, None, location);
-        id
-    }
-
-    /// Waits for thread `target` to finish.
-    pub(crate) fn join(&self, target: ThreadId, location: &'static Location<'static>) {
-        self.schedule(EventKind::Join, None, location);
-        while self.state.borrow().threads[target.index()].status != Status::Finished {
-            self.block(BlockedOn::Join(target), false, location);
-        }
-    }
-
     /// Everything a report needs from the last execution, copied out so that later executions
     /// (minimization replays) cannot overwrite it.
     pub(crate) fn capture(&self) -> Captured {
@@ -446,6 +428,48 @@ impl Execution {
     /// The strategy's description.
     pub(crate) fn describe_strategy(&self) -> String {
         self.state.borrow().strategy.describe()
+    }
+
+    /// Fails the execution because `error` kept the calling thread from taking the data lock
+    /// of the object of kind `kind` created at `site`.
+    #[cold]
+    pub(super) fn fail_lock(
+        &self,
+        error: LockError,
+        kind: VarKind,
+        site: &'static Location<'static>,
+    ) -> ! {
+        let message = error.message(&describe_object(kind, site));
+        self.fail(FailureCause::Internal { message })
+    }
+
+    /// The logical thread running now.
+    pub(crate) fn current_thread(&self) -> ThreadId {
+        self.state.borrow().current
+    }
+
+    /// Installs `strategy` for the next executions and returns the one it replaces.
+    pub(crate) fn replace_strategy(&self, strategy: Box<dyn Strategy>) -> Box<dyn Strategy> {
+        std::mem::replace(&mut self.state.borrow_mut().strategy, strategy)
+    }
+
+    /// Enters the variable of kind `kind` created at `site` in the run's table.
+    pub(crate) fn intern_var(&self, site: &'static Location<'static>, kind: VarKind) {
+        self.state.borrow_mut().vars.intern(site, kind);
+    }
+
+    /// The run's variables and their profiles so far (read-only).
+    pub(crate) fn vars(&self) -> std::cell::Ref<'_, VarTable> {
+        std::cell::Ref::map(self.state.borrow(), |st| &st.vars)
+    }
+
+    /// The variables the strategy chose for the latest execution, if it bounds variables.
+    pub(crate) fn chosen_vars(&self) -> Option<Vec<VarInfo>> {
+        let st = self.state.borrow();
+        let all = st.vars.infos();
+        st.strategy.bounds_variables().then(|| {
+            st.strategy.chosen_variables().iter().map(|v| all[v.index()].clone()).collect()
+        })
     }
 
     /// Variables met by the run and their profiles.

@@ -1,28 +1,66 @@
-//! The execution engine: runs a test body as a sequence of controlled executions.
+//! The execution engine: runs a test body as a sequence of controlled executions, and owns the
+//! model of every synchronization object.
 //!
 //! Within one execution every logical thread is a stackful coroutine on the test's own OS
 //! thread, so exactly one of them runs at a time, and the engine hands the processor to the
 //! thread a strategy ([`crate::schedulers`]) picks at every scheduling point. This module owns
 //! the thread table, the per-execution state of every synchronization object, blocking and
 //! waking, deadlock and runaway detection, panic capture, and the schedule trace. It does not
-//! decide who runs (that is the strategies') and does not implement the std-mirroring API
-//! (that is `sync` and `thread`, which call into the execution through `with_execution`).
+//! decide who runs (that is the strategies') and does not implement the std-shaped API (that
+//! is `sync` and `thread`: each of their operations is one call into an object file here).
 //!
-//! Everything here is per run and per OS thread: two tests running at once never share state.
+//! Files:
+//! - `execution.rs`: the host loop, the scheduling point, blocking, failing, registration of
+//!   objects, and the named accessors the runner and `#[pctvb::instrument]` use;
+//! - `state.rs`: the execution's state, private to this module;
+//! - `object.rs`: a primitive's identity (`Handle`) and per-execution model state;
+//! - one file per kind of object, each owning that kind's model: `mutex.rs`, `rwlock.rs`,
+//!   `condvar.rs`, `barrier.rs`, `once.rs` (`Once`, `OnceLock`, `LazyLock`), `channel.rs`,
+//!   `park.rs`, `join.rs` (spawn and join), `local.rs` (thread-locals);
+//! - `data_lock.rs`: the real lock over a primitive's data, which keeps executions running at
+//!   the same time on other OS threads (and OS threads outside executions) out of it;
+//! - `outside.rs`: where OS threads outside executions wait;
+//! - `context.rs`: which execution runs on this OS thread, and the panic hook;
+//! - `event.rs`: what strategies and reports see of a scheduling point.
+//!
+//! Per-execution state lives in the execution and is reached only from the OS thread that
+//! runs it; data shared by executions (a static's or a captured object's data, a channel's
+//! queue) is reached only under its data lock.
 
+mod barrier;
+mod channel;
+mod condvar;
 mod context;
 mod coroutine;
+mod data_lock;
 mod event;
 mod execution;
+mod join;
+mod local;
+mod mutex;
 mod object;
+mod once;
+mod outside;
+mod park;
+mod rwlock;
 mod state;
 
-pub(crate) use context::{in_execution, with_execution};
+pub(crate) use barrier::RawBarrier;
+pub(crate) use channel::{Channel, RecvWait};
+pub(crate) use condvar::RawCondvar;
+pub(crate) use context::{in_execution, with_current, with_execution};
 pub(crate) use coroutine::StackPool;
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
 pub(crate) use execution::{Captured, Execution, Limits};
-pub(crate) use object::{ErasedValue, Handle, ObjectState};
-pub(crate) use state::{describe_object, FailureCause, Status};
+pub(crate) use join::{join, join_all, spawn};
+pub(crate) use local::value as local_value;
+pub(crate) use mutex::{MutexHold, RawMutex};
+pub(crate) use object::Handle;
+use object::ObjectState;
+pub(crate) use once::{OnceCell, RawOnce};
+pub(crate) use park::{current as current_thread, park, unpark};
+pub(crate) use rwlock::{RawRwLock, RwHold};
+pub(crate) use state::{describe_object, FailureCause};
 pub use state::{Step, ThreadInfo, Value};
 
 /// Id of a logical thread within one execution: 0 is the test body's thread, spawned threads

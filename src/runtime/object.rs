@@ -15,7 +15,7 @@ use crate::vars::{VarId, VarKind};
 const ID_BITS: u32 = 24;
 const ID_MASK: u64 = (1 << ID_BITS) - 1;
 /// Most objects one execution may create (the id field of the packed key).
-pub(crate) const MAX_OBJECTS: usize = ID_MASK as usize;
+pub(super) const MAX_OBJECTS: usize = ID_MASK as usize;
 
 /// The identity a primitive carries: where it was created, and a cache of its id in the
 /// current execution.
@@ -65,7 +65,7 @@ impl Handle {
 }
 
 /// An object registered in an execution.
-pub(crate) struct Object {
+pub(super) struct Object {
     pub(crate) var: VarId,
     pub(crate) kind: VarKind,
     pub(crate) site: &'static Location<'static>,
@@ -75,7 +75,7 @@ pub(crate) struct Object {
 }
 
 /// The model state of one object.
-pub(crate) enum ObjectState {
+pub(super) enum ObjectState {
     /// Atomics, cells, channels and condvars keep no extra state here (a condvar's waiters,
     /// in notification order, are the object's `waiters`).
     Plain,
@@ -109,7 +109,7 @@ impl ObjectId {
 
 /// A value of any type whose owner is the execution (per-execution `OnceLock` values,
 /// thread-local values). Dropped with the owner.
-pub(crate) struct ErasedValue {
+pub(super) struct ErasedValue {
     ptr: *mut (),
     drop_fn: unsafe fn(*mut ()),
 }

@@ -1,4 +1,8 @@
 //! The mutable state of one execution: threads, objects, the schedule so far, and how it ended.
+//!
+//! Private to the runtime: the object files (`mutex.rs`, ...) read and change it through
+//! `Execution::with_state`; nothing outside `src/runtime/` sees it (the runner and
+//! `#[pctvb::instrument]` use `Execution`'s named accessors).
 
 use std::collections::HashMap;
 use std::panic::Location;
@@ -12,33 +16,33 @@ use crate::vars::{VarKind, VarTable};
 
 /// Whether a thread can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Status {
+pub(super) enum Status {
     Runnable,
     Blocked(BlockedOn),
     Finished,
 }
 
 /// One logical thread.
-pub(crate) struct Thread {
-    pub(crate) name: Option<String>,
-    pub(crate) status: Status,
-    pub(crate) yielder: *const Yielder<(), ()>,
-    pub(crate) yield_streak: u32,
-    pub(crate) park_token: bool,
+pub(super) struct Thread {
+    pub(super) name: Option<String>,
+    pub(super) status: Status,
+    pub(super) yielder: *const Yielder<(), ()>,
+    pub(super) yield_streak: u32,
+    pub(super) park_token: bool,
     /// Blocked in an operation with a timeout: may be woken by "time passing" when nothing
     /// else can run.
-    pub(crate) timeout_able: bool,
-    pub(crate) timed_out: bool,
-    pub(crate) joiners: Vec<ThreadId>,
+    pub(super) timeout_able: bool,
+    pub(super) timed_out: bool,
+    pub(super) joiners: Vec<ThreadId>,
     /// Thread-local values, keyed by the address of their `LocalKey`.
-    pub(crate) locals: Vec<(usize, ErasedValue)>,
-    pub(crate) spawned_at: &'static Location<'static>,
+    pub(super) locals: Vec<(usize, ErasedValue)>,
+    pub(super) spawned_at: &'static Location<'static>,
     /// Index in the trace of this thread's latest scheduling point.
-    pub(crate) last_step: usize,
+    pub(super) last_step: usize,
 }
 
 impl Thread {
-    pub(crate) fn new(name: Option<String>, spawned_at: &'static Location<'static>) -> Thread {
+    pub(super) fn new(name: Option<String>, spawned_at: &'static Location<'static>) -> Thread {
         Thread {
             name,
             status: Status::Runnable,
@@ -136,35 +140,35 @@ const INITIAL_OBJECTS: usize = 16;
 const INITIAL_STEPS: usize = 256;
 
 /// All mutable state of an execution, behind the execution's `RefCell`.
-pub(crate) struct State {
-    pub(crate) gen: u64,
-    pub(crate) current: ThreadId,
-    pub(crate) threads: Vec<Thread>,
+pub(super) struct State {
+    pub(super) gen: u64,
+    pub(super) current: ThreadId,
+    pub(super) threads: Vec<Thread>,
     /// Runnable threads in increasing id order: what strategies choose from.
-    pub(crate) enabled: Vec<ThreadId>,
-    pub(crate) objects: Vec<Object>,
+    pub(super) enabled: Vec<ThreadId>,
+    pub(super) objects: Vec<Object>,
     /// Objects that outlive executions (statics), by handle address.
-    pub(crate) by_address: HashMap<usize, ObjectId>,
+    pub(super) by_address: HashMap<usize, ObjectId>,
     /// Closures of threads spawned but not started yet, by thread id.
-    pub(crate) pending: Vec<Option<Box<dyn FnOnce()>>>,
-    pub(crate) steps: u64,
-    pub(crate) digest: u64,
-    pub(crate) trace: Vec<Step>,
-    pub(crate) choices: Vec<u32>,
-    pub(crate) failure: Option<FailureCause>,
+    pub(super) pending: Vec<Option<Box<dyn FnOnce()>>>,
+    pub(super) steps: u64,
+    pub(super) digest: u64,
+    pub(super) trace: Vec<Step>,
+    pub(super) choices: Vec<u32>,
+    pub(super) failure: Option<FailureCause>,
     /// Set when the execution ended normally.
-    pub(crate) over: bool,
+    pub(super) over: bool,
     /// The strategy and its generator (persist across executions of a run).
-    pub(crate) strategy: Box<dyn Strategy>,
-    pub(crate) rng: ScheduleRng,
+    pub(super) strategy: Box<dyn Strategy>,
+    pub(super) rng: ScheduleRng,
     /// Variables of the run and their per-execution counters.
-    pub(crate) vars: VarTable,
-    pub(crate) max_steps: u64,
-    pub(crate) max_threads: usize,
+    pub(super) vars: VarTable,
+    pub(super) max_steps: u64,
+    pub(super) max_threads: usize,
 }
 
 impl State {
-    pub(crate) fn new(strategy: Box<dyn Strategy>, max_steps: u64, max_threads: usize) -> State {
+    pub(super) fn new(strategy: Box<dyn Strategy>, max_steps: u64, max_threads: usize) -> State {
         use rand::SeedableRng;
         State {
             strategy,
@@ -190,12 +194,12 @@ impl State {
         }
     }
 
-    pub(crate) fn thread_info(&self, id: ThreadId) -> ThreadInfo {
+    pub(super) fn thread_info(&self, id: ThreadId) -> ThreadInfo {
         ThreadInfo { id, name: self.threads[id.index()].name.clone() }
     }
 
     /// Marks `id` runnable again.
-    pub(crate) fn wake(&mut self, id: ThreadId) {
+    pub(super) fn wake(&mut self, id: ThreadId) {
         let thread = &mut self.threads[id.index()];
         if let Status::Blocked(_) = thread.status {
             thread.status = Status::Runnable;
@@ -207,7 +211,7 @@ impl State {
     }
 
     /// Wakes every thread blocked on `object`; they retry their operation.
-    pub(crate) fn wake_waiters(&mut self, object: ObjectId) {
+    pub(super) fn wake_waiters(&mut self, object: ObjectId) {
         let waiters = std::mem::take(&mut self.objects[object.index()].waiters);
         for &t in &waiters {
             self.wake(t);
@@ -219,7 +223,7 @@ impl State {
     }
 
     /// Marks the current thread blocked on `on`.
-    pub(crate) fn block_current(&mut self, on: BlockedOn, timeout_able: bool) {
+    pub(super) fn block_current(&mut self, on: BlockedOn, timeout_able: bool) {
         let id = self.current;
         let thread = &mut self.threads[id.index()];
         thread.status = Status::Blocked(on);
@@ -240,7 +244,7 @@ impl State {
     }
 
     /// Describes the object `id` for messages: `Mutex@src/lib.rs:10:5`.
-    pub(crate) fn describe_object(&self, id: ObjectId) -> String {
+    pub(super) fn describe_object(&self, id: ObjectId) -> String {
         let o = &self.objects[id.index()];
         describe_object(o.kind, o.site)
     }

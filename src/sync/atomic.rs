@@ -9,27 +9,30 @@ use std::sync::atomic as std_atomic;
 
 pub use std::sync::atomic::Ordering;
 
-use crate::runtime::{with_execution, EventKind, Handle, Value};
+use crate::runtime::{with_current, EventKind, Handle, Value};
 use crate::vars::VarKind;
 
 const SC: Ordering = Ordering::SeqCst;
 
 /// A scheduling point for an operation of kind `kind` on the atomic behind `handle`, then the
 /// operation itself; the value it read or wrote goes into the trace for failure reports.
+/// Outside executions, the operation alone (the value is a real std atomic).
 #[inline]
 fn access<R: Shown>(
     handle: &Handle,
     kind: EventKind,
-    type_name: &'static str,
-    operation: &'static str,
     location: &'static Location<'static>,
     perform: impl FnOnce() -> R,
 ) -> R {
-    with_execution(format_args!("{type_name}::{operation}"), |ex| {
-        ex.point(handle, VarKind::Atomic, kind, location);
-        let result = perform();
-        ex.note_value(result.shown());
-        result
+    with_current(|ex| match ex {
+        Some(ex) => {
+            ex.point(handle, VarKind::Atomic, kind, location);
+            let result = perform();
+            ex.note_value(result.shown());
+            result
+        }
+        // Outside executions: the std atomic operation alone.
+        None => perform(),
     })
 }
 
@@ -74,7 +77,10 @@ impl<T: Shown> Shown for Result<T, T> {
 #[track_caller]
 pub fn fence(_order: Ordering) {
     let location = Location::caller();
-    with_execution("atomic::fence", |ex| ex.schedule(EventKind::Fence, None, location))
+    with_current(|ex| match ex {
+        Some(ex) => ex.schedule(EventKind::Fence, None, location),
+        None => std_atomic::fence(_order),
+    })
 }
 
 /// A compiler fence: no effect under pctvb (there is no reordering to prevent).
@@ -100,13 +106,13 @@ macro_rules! atomic_type {
             /// Loads the value.
             #[track_caller]
             pub fn load(&self, _order: Ordering) -> $val {
-                self.op(EventKind::AtomicLoad, "load", || self.value.load(SC))
+                self.op(EventKind::AtomicLoad, || self.value.load(SC))
             }
 
             /// Stores a value.
             #[track_caller]
             pub fn store(&self, value: $val, _order: Ordering) {
-                self.op(EventKind::AtomicStore, "store", || {
+                self.op(EventKind::AtomicStore, || {
                     self.value.store(value, SC);
                     value
                 });
@@ -115,7 +121,7 @@ macro_rules! atomic_type {
             /// Stores a value, returning the previous one.
             #[track_caller]
             pub fn swap(&self, value: $val, _order: Ordering) -> $val {
-                self.op(EventKind::AtomicRmw, "swap", || self.value.swap(value, SC))
+                self.op(EventKind::AtomicRmw, || self.value.swap(value, SC))
             }
 
             /// Stores `new` if the value is `current`; returns the previous value.
@@ -127,7 +133,7 @@ macro_rules! atomic_type {
                 _success: Ordering,
                 _failure: Ordering,
             ) -> Result<$val, $val> {
-                self.op(EventKind::AtomicRmw, "compare_exchange", || {
+                self.op(EventKind::AtomicRmw, || {
                     self.value.compare_exchange(current, new, SC, SC)
                 })
             }
@@ -176,8 +182,8 @@ macro_rules! atomic_type {
             }
 
             #[track_caller]
-            fn op<R: Shown>(&self, kind: EventKind, name: &'static str, perform: impl FnOnce() -> R) -> R {
-                access(&self.handle, kind, stringify!($name), name, Location::caller(), perform)
+            fn op<R: Shown>(&self, kind: EventKind, perform: impl FnOnce() -> R) -> R {
+                access(&self.handle, kind, Location::caller(), perform)
             }
         }
 
@@ -206,7 +212,7 @@ macro_rules! fetch_ops {
                 $(#[$doc])*
                 #[track_caller]
                 pub fn $op(&self, value: $val, _order: Ordering) -> $val {
-                    self.op(EventKind::AtomicRmw, stringify!($op), || self.value.$op(value, SC))
+                    self.op(EventKind::AtomicRmw, || self.value.$op(value, SC))
                 }
             )*
         }

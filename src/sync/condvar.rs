@@ -1,21 +1,22 @@
-//! `Condvar`: the paper's wait/notify emulation (Figure 11): waiting releases the mutex and
-//! blocks until a notification, then re-acquires the mutex.
+//! `Condvar`: the std-shaped condition variable over the engine's `RawCondvar` (the paper's
+//! wait/notify emulation, Figure 11: waiting releases the mutex and blocks until a
+//! notification, then re-acquires the mutex).
 
 use std::fmt;
 use std::panic::Location;
 use std::sync::LockResult;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::mutex::{reacquire, release, MutexGuard};
-use crate::runtime::{with_execution, BlockedOn, EventKind, Handle};
-use crate::vars::VarKind;
+use super::mutex::MutexGuard;
+use crate::runtime::RawCondvar;
 
 /// A condition variable, as `std::sync::Condvar`.
 ///
-/// Waiters are woken in the order they started waiting, there are no spurious wakeups, and a
-/// timed wait times out only when no thread can run (time passes only then).
+/// Inside an execution, waiters are woken in the order they started waiting, there are no
+/// spurious wakeups, and a timed wait times out only when no thread can run (time passes only
+/// then). Outside any execution it is a real condition variable, as std's.
 pub struct Condvar {
-    handle: Handle,
+    raw: RawCondvar,
 }
 
 /// Whether a timed wait returned because of its timeout.
@@ -33,13 +34,13 @@ impl Condvar {
     /// A new condition variable.
     #[track_caller]
     pub const fn new() -> Condvar {
-        Condvar { handle: Handle::new() }
+        Condvar { raw: RawCondvar::new() }
     }
 
     /// Releases the guard's mutex, waits for a notification, and locks the mutex again.
     #[track_caller]
     pub fn wait<'a, T: ?Sized>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
-        self.wait_inner(guard, false, Location::caller()).0
+        self.wait_inner(guard, None, Location::caller()).0
     }
 
     /// Waits while `condition` holds, as std's `wait_while`.
@@ -54,7 +55,7 @@ impl Condvar {
     {
         let location = Location::caller();
         while condition(&mut *guard) {
-            guard = self.wait_inner(guard, false, location).0?;
+            guard = self.wait_inner(guard, None, location).0?;
         }
         Ok(guard)
     }
@@ -64,9 +65,9 @@ impl Condvar {
     pub fn wait_timeout<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
-        _timeout: Duration,
+        timeout: Duration,
     ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
-        let (guard, timed_out) = self.wait_inner(guard, true, Location::caller());
+        let (guard, timed_out) = self.wait_inner(guard, Some(timeout), Location::caller());
         match guard {
             Ok(g) => Ok((g, WaitTimeoutResult(timed_out))),
             Err(e) => {
@@ -80,15 +81,18 @@ impl Condvar {
     pub fn wait_timeout_while<'a, T, F>(
         &self,
         mut guard: MutexGuard<'a, T>,
-        _timeout: Duration,
+        timeout: Duration,
         mut condition: F,
     ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)>
     where
         F: FnMut(&mut T) -> bool,
     {
         let location = Location::caller();
+        // Outside executions the timeout is real time, for the whole call.
+        let start = Instant::now();
         while condition(&mut *guard) {
-            let (g, timed_out) = self.wait_inner(guard, true, location);
+            let left = timeout.saturating_sub(start.elapsed());
+            let (g, timed_out) = self.wait_inner(guard, Some(left), location);
             guard = match g {
                 Ok(g) => g,
                 Err(e) => {
@@ -109,48 +113,25 @@ impl Condvar {
     fn wait_inner<'a, T: ?Sized>(
         &self,
         guard: MutexGuard<'a, T>,
-        timeout_able: bool,
+        timeout: Option<Duration>,
         location: &'static Location<'static>,
     ) -> (LockResult<MutexGuard<'a, T>>, bool) {
-        let (mutex, mutex_object, lock_location) = MutexGuard::parts(&guard);
         // The wait releases the lock itself; the guard's unlock must not run.
-        std::mem::forget(guard);
-        let timed_out = with_execution("Condvar::wait", |ex| {
-            let object = ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarWait, location);
-            release(ex, mutex_object);
-            let timed_out = ex.block(BlockedOn::Condvar(object), timeout_able, location);
-            reacquire(ex, mutex_object, location);
-            timed_out
-        });
-        (MutexGuard::relock(mutex, mutex_object, lock_location), timed_out)
+        let (mutex, hold, lock_location) = MutexGuard::into_parts(guard);
+        let (hold, timed_out) = self.raw.wait(MutexGuard::raw(mutex), hold, timeout, location);
+        (MutexGuard::relock(mutex, hold, lock_location), timed_out)
     }
 
     /// Wakes the longest-waiting thread, if any.
     #[track_caller]
     pub fn notify_one(&self) {
-        let location = Location::caller();
-        with_execution("Condvar::notify_one", |ex| {
-            let object =
-                ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarNotify, location);
-            ex.with_state(|st| {
-                let waiters = &mut st.objects[object.index()].waiters;
-                if !waiters.is_empty() {
-                    let first = waiters.remove(0);
-                    st.wake(first);
-                }
-            });
-        })
+        self.raw.notify_one(Location::caller())
     }
 
     /// Wakes every waiting thread.
     #[track_caller]
     pub fn notify_all(&self) {
-        let location = Location::caller();
-        with_execution("Condvar::notify_all", |ex| {
-            let object =
-                ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarNotify, location);
-            ex.with_state(|st| st.wake_waiters(object));
-        })
+        self.raw.notify_all(Location::caller())
     }
 }
 
@@ -163,6 +144,6 @@ impl Default for Condvar {
 
 impl fmt::Debug for Condvar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Condvar@{}", self.handle.site())
+        write!(f, "Condvar@{}", self.raw.site())
     }
 }

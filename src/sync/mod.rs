@@ -1,24 +1,37 @@
 //! `std::sync`, mirrored: the synchronization primitives a test body shares between logical
 //! threads, each operation a scheduling point of the running execution.
 //!
-//! This module owns the std-shaped types and their semantics (poisoning, channel disconnection,
-//! barrier leaders, ...). Model state that must be fresh in every execution (who holds a lock,
-//! who waits) lives in the runtime's per-execution object table, reached through each
-//! primitive's handle; this module never switches threads itself.
+//! This module owns the std-shaped types and what only they know (poisoning, guards, the data
+//! of a `Mutex` or `RwLock`, the endpoints of a channel). The model of each object (who holds a
+//! lock, who waits, what a channel holds) and every scheduling point are the runtime's: each
+//! operation here is one call into the runtime's object (`RawMutex`, `RawRwLock`, `Channel`,
+//! ...); this module never switches threads itself.
 //!
 //! Semantics to know:
 //! - Atomics are sequentially consistent whatever `Ordering` is passed; weak-memory behaviours
 //!   (store buffering, load buffering) are not explored.
 //! - `Condvar` has no spurious wakeups and wakes waiters in the order they started waiting;
 //!   `wait_timeout` times out only when no thread can run.
-//! - Every operation must run inside an execution; outside one it panics with a message that
-//!   says how to fix it. Constructors (`const fn new`), `get_mut`, `into_inner` and `Drop` work
-//!   anywhere, so primitives can be built in statics and setup code.
 //! - `OnceLock` and `LazyLock` values are per execution: a `static` of either is initialized
 //!   afresh in every execution, so executions stay independent. Plain statics of other
 //!   primitives keep their *data* across executions (their lock state is fresh): prefer
 //!   `LazyLock` for statics.
+//! - Executions that run at the same time on other OS threads (parallel workers of a run, two
+//!   tests sharing a static) never reach one object's data together: the data of a `Mutex`,
+//!   `RwLock` or channel is also under a real lock, taken after the model grants the lock. A
+//!   wait for another execution only changes timing, never the schedule.
 //! - `Arc` and `Weak` are std's: reference counting is not a scheduling point.
+//!
+//! Outside any execution (setup code, code shared with production, a plain `#[test]` built
+//! with `--cfg pctvb`) every primitive behaves like std's: locks really lock (a recursive
+//! `lock` panics instead of deadlocking), `Condvar` and channel waits really wait (timeouts
+//! are real time), `Barrier`, `Once`, `OnceLock` and `LazyLock` are std's, and `thread`
+//! functions start and park OS threads. An object used in both worlds shares its *data* and
+//! its lock between them (an OS thread holding a `Mutex` makes an execution that locks it
+//! wait), but not its one-time state: a `OnceLock` set outside is empty inside every
+//! execution, and values set inside executions are never seen outside. Blocking does not
+//! cross worlds either: an outside `notify` or `send` (or another execution's) does not wake
+//! a logical thread blocked in an execution.
 
 mod barrier;
 mod condvar;

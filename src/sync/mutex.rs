@@ -1,5 +1,5 @@
-//! `Mutex`: mutual exclusion with std's poisoning, and recursive locking reported as the
-//! deadlock it is.
+//! `Mutex`: the std-shaped mutex (data, poisoning, guards) over the engine's `RawMutex`, which
+//! owns the model, the scheduling points and the data lock.
 
 use std::cell::UnsafeCell;
 use std::fmt;
@@ -9,20 +9,24 @@ use std::sync::{LockResult, TryLockError, TryLockResult};
 
 use super::poison::PoisonFlag;
 
-use crate::runtime::{
-    in_execution, with_execution, BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId,
-    ObjectState,
-};
-use crate::vars::VarKind;
+use crate::runtime::{MutexHold, RawMutex};
 
 /// A mutual exclusion lock, as `std::sync::Mutex`.
+///
+/// Inside an execution, locking is a scheduling point and blocks the logical thread in the
+/// model; the data is also under a real lock, so executions running at the same time on other
+/// OS threads (parallel workers, other tests sharing a static) never reach it at once. Outside
+/// any execution it is a real mutex, as std's.
 pub struct Mutex<T: ?Sized> {
-    handle: Handle,
+    raw: RawMutex,
     poisoned: PoisonFlag,
     data: UnsafeCell<T>,
 }
 
-// SAFETY: as std's Mutex: the lock model guarantees one guard at a time.
+// SAFETY: the data is reached only through a guard, and a guard exists only while its holder
+// (a logical thread of one execution, or an OS thread outside executions) holds the mutex's
+// data lock (`RawMutex::lock`), which no two OS threads hold at once; within an execution the
+// model lets one logical thread at a time hold it. So, as std's: `T: Send` suffices.
 unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 // SAFETY: as above.
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
@@ -35,25 +39,19 @@ impl<T: ?Sized> std::panic::RefUnwindSafe for Mutex<T> {}
 #[must_use = "if unused the Mutex will immediately unlock"]
 pub struct MutexGuard<'a, T: ?Sized + 'a> {
     lock: &'a Mutex<T>,
-    object: ObjectId,
+    hold: MutexHold,
     location: &'static Location<'static>,
     _not_send: std::marker::PhantomData<*const ()>,
 }
 
-// SAFETY: as std's MutexGuard.
+// SAFETY: as std's MutexGuard: sharing the guard shares `&T`.
 unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
-
-enum Acquire {
-    Acquired,
-    Busy,
-    Recursive,
-}
 
 impl<T> Mutex<T> {
     /// A new unlocked mutex; its creation site names it in reports.
     #[track_caller]
     pub const fn new(value: T) -> Mutex<T> {
-        Mutex { handle: Handle::new(), poisoned: PoisonFlag::new(), data: UnsafeCell::new(value) }
+        Mutex { raw: RawMutex::new(), poisoned: PoisonFlag::new(), data: UnsafeCell::new(value) }
     }
 
     /// Consumes the mutex and returns its data.
@@ -67,50 +65,32 @@ impl<T: ?Sized> Mutex<T> {
     /// Acquires the lock, blocking the logical thread until it is free.
     ///
     /// Locking a mutex the thread already holds fails the execution as a deadlock (std may
-    /// deadlock or panic).
+    /// deadlock or panic; outside executions it panics).
     #[track_caller]
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         let location = Location::caller();
-        let object = with_execution("Mutex::lock", |ex| {
-            let object = ex.point(&self.handle, VarKind::Mutex, EventKind::Lock, location);
-            loop {
-                match try_acquire(ex, object) {
-                    Acquire::Acquired => break object,
-                    Acquire::Busy => {
-                        ex.block(BlockedOn::Mutex(object), false, location);
-                    }
-                    Acquire::Recursive => recursive(ex, object),
-                }
-            }
-        });
-        self.guard(object, location)
+        let hold = self.raw.lock(location);
+        self.guard(hold, location)
     }
 
     /// Acquires the lock if it is free.
     #[track_caller]
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
         let location = Location::caller();
-        let acquired = with_execution("Mutex::try_lock", |ex| {
-            let object = ex.point(&self.handle, VarKind::Mutex, EventKind::Lock, location);
-            match try_acquire(ex, object) {
-                Acquire::Acquired => Some(object),
-                Acquire::Busy | Acquire::Recursive => None,
-            }
-        });
-        match acquired {
-            Some(object) => self.guard(object, location).map_err(TryLockError::Poisoned),
+        match self.raw.try_lock(location) {
+            Some(hold) => self.guard(hold, location).map_err(TryLockError::Poisoned),
             None => Err(TryLockError::WouldBlock),
         }
     }
 
     fn guard(
         &self,
-        object: ObjectId,
+        hold: MutexHold,
         location: &'static Location<'static>,
     ) -> LockResult<MutexGuard<'_, T>> {
         self.poisoned.wrap(MutexGuard {
             lock: self,
-            object,
+            hold,
             location,
             _not_send: std::marker::PhantomData,
         })
@@ -132,53 +112,17 @@ impl<T: ?Sized> Mutex<T> {
     }
 }
 
-fn try_acquire(ex: &Execution, object: ObjectId) -> Acquire {
-    ex.with_state(|st| {
-        let me = st.current;
-        match &mut st.objects[object.index()].state {
-            ObjectState::Mutex { owner: owner @ None } => {
-                *owner = Some(me);
-                Acquire::Acquired
-            }
-            ObjectState::Mutex { owner: Some(o) } if *o == me => Acquire::Recursive,
-            _ => Acquire::Busy,
-        }
-    })
-}
-
-fn recursive(ex: &Execution, object: ObjectId) -> ! {
-    let cause = ex.with_state(|st| FailureCause::RecursiveLock {
-        thread: st.thread_info(st.current),
-        what: st.describe_object(object),
-    });
-    ex.fail(cause)
-}
-
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.poisoned.done();
-        if !in_execution() {
-            return;
-        }
-        let object = self.object;
-        with_execution("MutexGuard::drop", |ex| {
-            ex.with_state(|st| {
-                if let Some(ObjectState::Mutex { owner }) =
-                    st.objects.get_mut(object.index()).map(|o| &mut o.state)
-                {
-                    *owner = None;
-                    st.wake_waiters(object);
-                }
-            });
-            ex.schedule(EventKind::Unlock, Some(object), self.location);
-        });
+        self.lock.raw.unlock(self.hold, self.location);
     }
 }
 
 impl<T: ?Sized> Deref for MutexGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: the guard proves this thread holds the lock.
+        // SAFETY: the guard proves this thread holds the lock, data lock included.
         unsafe { &*self.lock.data.get() }
     }
 }
@@ -198,7 +142,7 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
 
 impl<T: ?Sized> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Mutex@{} {{ .. }}", self.handle.site())
+        write!(f, "Mutex@{} {{ .. }}", self.raw.site())
     }
 }
 
@@ -217,40 +161,24 @@ impl<T> From<T> for Mutex<T> {
 }
 
 impl<'a, T: ?Sized> MutexGuard<'a, T> {
-    /// The mutex this guard locks (used by `Condvar`).
-    pub(crate) fn parts(this: &Self) -> (&'a Mutex<T>, ObjectId, &'static Location<'static>) {
-        (this.lock, this.object, this.location)
+    /// Takes the guard apart without unlocking (for `Condvar::wait`, which unlocks itself).
+    pub(crate) fn into_parts(this: Self) -> (&'a Mutex<T>, MutexHold, &'static Location<'static>) {
+        let parts = (this.lock, this.hold, this.location);
+        std::mem::forget(this);
+        parts
     }
 
-    /// Rebuilds a guard for a mutex this thread holds again (used by `Condvar`).
+    /// The engine's part of the guard's mutex.
+    pub(crate) fn raw(lock: &Mutex<T>) -> &RawMutex {
+        &lock.raw
+    }
+
+    /// Rebuilds a guard for a mutex this thread holds again (for `Condvar::wait`).
     pub(crate) fn relock(
         lock: &'a Mutex<T>,
-        object: ObjectId,
+        hold: MutexHold,
         location: &'static Location<'static>,
     ) -> LockResult<MutexGuard<'a, T>> {
-        lock.guard(object, location)
-    }
-}
-
-/// Releases `object` without a scheduling point (the caller makes one), for `Condvar::wait`.
-pub(crate) fn release(ex: &Execution, object: ObjectId) {
-    ex.with_state(|st| {
-        if let ObjectState::Mutex { owner } = &mut st.objects[object.index()].state {
-            *owner = None;
-        }
-        st.wake_waiters(object);
-    });
-}
-
-/// Re-acquires `object` for the calling thread, blocking as `lock` does.
-pub(crate) fn reacquire(ex: &Execution, object: ObjectId, location: &'static Location<'static>) {
-    loop {
-        match try_acquire(ex, object) {
-            Acquire::Acquired => return,
-            Acquire::Busy => {
-                ex.block(BlockedOn::Mutex(object), false, location);
-            }
-            Acquire::Recursive => recursive(ex, object),
-        }
+        lock.guard(hold, location)
     }
 }

@@ -1,12 +1,11 @@
 //! Thread-local storage for logical threads, as `std::thread::LocalKey` and `thread_local!`.
 //!
 //! Each logical thread of an execution gets its own value, created on first access and dropped
-//! when that thread exits (while it can still use pctvb primitives).
+//! when that thread exits (while it can still use pctvb primitives). Outside executions each OS
+//! thread has its own value, as with std's.
 
 use std::cell::{Cell, RefCell};
 use std::fmt;
-
-use crate::runtime::{with_execution, ErasedValue};
 
 /// A key to a per-logical-thread value; create one with [`crate::thread_local!`].
 pub struct LocalKey<T: 'static> {
@@ -47,28 +46,7 @@ impl<T: 'static> LocalKey<T> {
         F: FnOnce(&T) -> R,
     {
         let key = self as *const LocalKey<T> as usize;
-        let value: *const T = with_execution("LocalKey::with", |ex| {
-            let existing = ex.with_state(|st| {
-                let cur = st.current.index();
-                st.threads[cur]
-                    .locals
-                    .iter()
-                    .find(|(k, _)| *k == key)
-                    // SAFETY: values under this key are always created as `T` below.
-                    .map(|(_, v)| unsafe { v.get::<T>() } as *const T)
-            });
-            existing.unwrap_or_else(|| {
-                // Initialize outside the state borrow: the initializer may use primitives.
-                let erased = ErasedValue::new(init());
-                // SAFETY: created as `T` just above.
-                let ptr = unsafe { erased.get::<T>() } as *const T;
-                ex.with_state(|st| {
-                    let cur = st.current.index();
-                    st.threads[cur].locals.push((key, erased));
-                });
-                ptr
-            })
-        });
+        let value = crate::runtime::local_value(key, init);
         // SAFETY: the value is boxed and lives until the calling thread exits, which cannot
         // happen during `f`.
         f(unsafe { &*value })

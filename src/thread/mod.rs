@@ -2,8 +2,10 @@
 //! thread-locals, all running as logical threads of the current pctvb execution.
 //!
 //! This module owns only the std-shaped facade; creating, blocking and switching threads is the
-//! runtime's job. Every function here must be called inside an execution (a `#[pctvb::test]`
-//! body or `Config::run`); outside one it panics with a message that says so.
+//! runtime's job. Outside any execution (setup code, a plain `#[test]`) every function here
+//! delegates to `std::thread`: `spawn` and `scope` start real OS threads, `sleep` sleeps,
+//! `park` parks the OS thread, and thread ids of OS threads count from 2^31 so that they never
+//! look like a logical thread's.
 //!
 //! Differences from std, all deliberate:
 //! - `sleep` and `park_timeout` do not wait for real time: time passes only when no thread can
@@ -21,18 +23,22 @@ pub use scope::{scope, Scope, ScopedJoinHandle};
 
 pub use crate::runtime::ThreadId;
 
+use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::panic::Location;
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
-use crate::runtime::{with_execution, BlockedOn, EventKind, Status};
+use crate::runtime::{in_execution, with_current, EventKind};
 
-/// A handle to a logical thread, as `std::thread::Thread`.
+/// A handle to a thread, as `std::thread::Thread`: a logical thread of the execution, or
+/// (outside executions) an OS thread.
 #[derive(Clone, Debug)]
 pub struct Thread {
     id: ThreadId,
     name: Option<Arc<str>>,
+    /// The OS thread, for threads outside executions.
+    os: Option<std::thread::Thread>,
 }
 
 impl Thread {
@@ -49,34 +55,37 @@ impl Thread {
     /// Makes the thread's next `park` return at once (or wakes it if it is parked).
     #[track_caller]
     pub fn unpark(&self) {
-        let location = Location::caller();
-        let id = self.id;
-        with_execution("Thread::unpark", |ex| {
-            ex.schedule(EventKind::Unpark, None, location);
-            ex.with_state(|st| {
-                let t = &mut st.threads[id.index()];
-                t.park_token = true;
-                if t.status == Status::Blocked(BlockedOn::Park) {
-                    st.wake(id);
-                }
-            });
-        })
+        match &self.os {
+            Some(t) => t.unpark(),
+            None => crate::runtime::unpark(self.id, Location::caller()),
+        }
+    }
+
+    fn of_os(thread: std::thread::Thread) -> Thread {
+        Thread {
+            id: os_thread_id(thread.id()),
+            name: thread.name().map(Arc::from),
+            os: Some(thread),
+        }
     }
 }
 
-/// The calling logical thread.
+/// The id pctvb gives an OS thread (outside executions): from 2^31 up, in order of first use.
+fn os_thread_id(id: std::thread::ThreadId) -> ThreadId {
+    static IDS: StdMutex<Option<HashMap<std::thread::ThreadId, u32>>> = StdMutex::new(None);
+    let mut ids = IDS.lock().unwrap_or_else(|e| e.into_inner());
+    let ids = ids.get_or_insert_with(HashMap::new);
+    let next = (1u32 << 31) + ids.len() as u32;
+    ThreadId(*ids.entry(id).or_insert(next))
+}
+
+/// The calling thread.
 pub fn current() -> Thread {
-    with_execution("thread::current", |ex| {
-        ex.with_state(|st| {
-            let id = st.current;
-            let name = match (&st.threads[id.index()].name, id) {
-                (Some(n), _) => Some(Arc::from(n.as_str())),
-                (None, ThreadId::MAIN) => Some(Arc::from("main")),
-                (None, _) => None,
-            };
-            Thread { id, name }
-        })
-    })
+    if !in_execution() {
+        return Thread::of_os(std::thread::current());
+    }
+    let (id, name) = crate::runtime::current_thread();
+    Thread { id, name, os: None }
 }
 
 /// A scheduling point where the calling thread offers to let others run. Spin loops must call
@@ -85,44 +94,42 @@ pub fn current() -> Thread {
 #[track_caller]
 pub fn yield_now() {
     let location = Location::caller();
-    with_execution("thread::yield_now", |ex| ex.schedule(EventKind::Yield, None, location))
+    with_current(|ex| match ex {
+        Some(ex) => ex.schedule(EventKind::Yield, None, location),
+        None => std::thread::yield_now(),
+    })
 }
 
 /// Like [`yield_now`]: time does not pass in an execution, so sleeping only lets other threads
-/// run.
+/// run. Outside executions, std's `sleep`.
 #[track_caller]
-pub fn sleep(_duration: Duration) {
-    yield_now()
+pub fn sleep(duration: Duration) {
+    if in_execution() {
+        yield_now()
+    } else {
+        std::thread::sleep(duration)
+    }
 }
 
 /// Blocks until the thread's token is made available by [`Thread::unpark`].
 #[track_caller]
 pub fn park() {
-    park_inner(false, Location::caller());
+    if in_execution() {
+        crate::runtime::park(false, Location::caller());
+    } else {
+        std::thread::park();
+    }
 }
 
 /// Like [`park`], but also returns when no thread can run any more (the timeout is the only way
-/// time passes in an execution).
+/// time passes in an execution). Outside executions, std's `park_timeout`.
 #[track_caller]
-pub fn park_timeout(_duration: Duration) {
-    park_inner(true, Location::caller());
-}
-
-fn park_inner(timeout_able: bool, location: &'static Location<'static>) {
-    with_execution("thread::park", |ex| {
-        ex.schedule(EventKind::Park, None, location);
-        let has_token = ex.with_state(|st| {
-            let cur = st.current;
-            std::mem::replace(&mut st.threads[cur.index()].park_token, false)
-        });
-        if !has_token {
-            ex.block(BlockedOn::Park, timeout_able, location);
-            ex.with_state(|st| {
-                let cur = st.current;
-                st.threads[cur.index()].park_token = false;
-            });
-        }
-    })
+pub fn park_timeout(duration: Duration) {
+    if in_execution() {
+        crate::runtime::park(true, Location::caller());
+    } else {
+        std::thread::park_timeout(duration);
+    }
 }
 
 /// Whether the calling thread is unwinding because of a panic.
@@ -137,20 +144,33 @@ pub(crate) type Packet<T> = Arc<StdMutex<Option<T>>>;
 #[derive(Debug)]
 pub struct JoinHandle<T> {
     thread: Thread,
-    packet: Packet<T>,
+    inner: Joined<T>,
+}
+
+#[derive(Debug)]
+enum Joined<T> {
+    /// A logical thread: its result slot.
+    Logical(Packet<T>),
+    /// An OS thread spawned outside executions.
+    Os(std::thread::JoinHandle<T>),
 }
 
 impl<T> JoinHandle<T> {
     /// Waits for the thread to finish and returns its result.
     ///
-    /// A panic that escapes the thread fails the whole execution before `join` can return, so
-    /// the result is always `Ok`; the type matches std so code switches by import.
+    /// A panic that escapes a logical thread fails the whole execution before `join` can
+    /// return, so the result is always `Ok` inside executions; the type matches std so code
+    /// switches by import.
     #[track_caller]
     pub fn join(self) -> std::thread::Result<T> {
-        let location = Location::caller();
-        with_execution("JoinHandle::join", |ex| ex.join(self.thread.id, location));
-        let value = self.packet.lock().unwrap_or_else(|e| e.into_inner()).take();
-        Ok(value.expect("pctvb: a finished thread left no result"))
+        match self.inner {
+            Joined::Logical(packet) => {
+                crate::runtime::join(self.thread.id, Location::caller());
+                let value = packet.lock().unwrap_or_else(|e| e.into_inner()).take();
+                Ok(value.expect("pctvb: a finished thread left no result"))
+            }
+            Joined::Os(handle) => handle.join(),
+        }
     }
 
     /// The thread this handle joins.
@@ -160,20 +180,32 @@ impl<T> JoinHandle<T> {
 
     /// Whether the thread has finished.
     pub fn is_finished(&self) -> bool {
-        self.packet.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+        match &self.inner {
+            Joined::Logical(packet) => packet.lock().unwrap_or_else(|e| e.into_inner()).is_some(),
+            Joined::Os(handle) => handle.is_finished(),
+        }
     }
 }
 
-/// Spawns a logical thread, as `std::thread::spawn`.
+/// Spawns a thread, as `std::thread::spawn`: a logical thread inside an execution, an OS
+/// thread outside.
 #[track_caller]
 pub fn spawn<F, T>(f: F) -> JoinHandle<T>
 where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
+    if !in_execution() {
+        let handle = std::thread::spawn(f);
+        return JoinHandle {
+            thread: Thread::of_os(handle.thread().clone()),
+            inner: Joined::Os(handle),
+        };
+    }
     spawn_named(f, None, Location::caller())
 }
 
+/// Spawns a logical thread of the running execution.
 pub(crate) fn spawn_named<F, T>(
     f: F,
     name: Option<String>,
@@ -193,8 +225,11 @@ where
     // its threads).
     let body: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(body) };
     let thread_name: Option<Arc<str>> = name.as_deref().map(Arc::from);
-    let id = with_execution("thread::spawn", |ex| ex.spawn(body, name, location));
-    JoinHandle { thread: Thread { id, name: thread_name }, packet }
+    let id = crate::runtime::spawn(body, name, location);
+    JoinHandle {
+        thread: Thread { id, name: thread_name, os: None },
+        inner: Joined::Logical(packet),
+    }
 }
 
 /// Thread factory, as `std::thread::Builder`: sets a name shown in failure reports.
@@ -218,20 +253,32 @@ impl Builder {
     }
 
     /// Accepted for compatibility; every logical thread uses the run's stack size
-    /// (`Config::stack_size`).
+    /// (`Config::stack_size`). Outside executions, the OS thread's stack size.
     pub fn stack_size(mut self, size: usize) -> Builder {
         self._stack_size = Some(size);
         self
     }
 
-    /// Spawns the thread; never fails under pctvb (running out of threads fails the execution
-    /// with a `max_threads` error instead).
+    /// Spawns the thread; never fails inside an execution (running out of threads fails the
+    /// execution with a `max_threads` error instead). Outside executions, std's.
     #[track_caller]
     pub fn spawn<F, T>(self, f: F) -> std::io::Result<JoinHandle<T>>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        if !in_execution() {
+            let mut builder = std::thread::Builder::new();
+            if let Some(name) = self.name {
+                builder = builder.name(name);
+            }
+            if let Some(size) = self._stack_size {
+                builder = builder.stack_size(size);
+            }
+            let handle = builder.spawn(f)?;
+            let thread = Thread::of_os(handle.thread().clone());
+            return Ok(JoinHandle { thread, inner: Joined::Os(handle) });
+        }
         Ok(spawn_named(f, self.name, Location::caller()))
     }
 

@@ -1,51 +1,70 @@
 //! Scoped threads, as `std::thread::scope`: threads that may borrow from the caller's stack
-//! because the scope joins them all before it returns.
+//! because the scope joins them all before it returns. Outside executions, std's scoped OS
+//! threads.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::panic::Location;
 
-use super::{spawn_named, JoinHandle, Thread, ThreadId};
-use crate::runtime::with_execution;
+use super::{in_execution, spawn_named, JoinHandle, Thread, ThreadId};
 
 /// A scope to spawn scoped threads in; see [`scope`].
 pub struct Scope<'scope, 'env: 'scope> {
     spawned: RefCell<Vec<ThreadId>>,
+    /// Outside executions: the `std::thread::Scope<'_, 'env>` this scope spawns in (set while
+    /// `std::thread::scope` runs, which is all the time user code can reach this scope).
+    os: Cell<*const ()>,
     _scope: PhantomData<&'scope mut &'scope ()>,
     _env: PhantomData<&'env mut &'env ()>,
 }
 
-// SAFETY: a scope is only ever used by the logical threads of one execution, which all run on
-// one OS thread, one at a time.
+// SAFETY: inside an execution a scope is used only by the logical threads of that execution,
+// which run one at a time on one OS thread, so `spawned` is never touched by two threads at
+// once. Outside executions `spawned` is untouched and `os` is written once, before the scope
+// is shared, then only read.
 unsafe impl Sync for Scope<'_, '_> {}
 
 /// An owned permission to join a scoped thread.
 #[derive(Debug)]
 pub struct ScopedJoinHandle<'scope, T> {
-    inner: JoinHandle<T>,
-    _scope: PhantomData<&'scope ()>,
+    inner: ScopedInner<'scope, T>,
+}
+
+#[derive(Debug)]
+enum ScopedInner<'scope, T> {
+    Logical(JoinHandle<T>, PhantomData<&'scope ()>),
+    Os(std::thread::ScopedJoinHandle<'scope, T>, Thread),
 }
 
 impl<T> ScopedJoinHandle<'_, T> {
-    /// Waits for the thread to finish and returns its result (always `Ok`; see
-    /// [`JoinHandle::join`]).
+    /// Waits for the thread to finish and returns its result (always `Ok` inside executions;
+    /// see [`JoinHandle::join`]).
     #[track_caller]
     pub fn join(self) -> std::thread::Result<T> {
-        self.inner.join()
+        match self.inner {
+            ScopedInner::Logical(h, _) => h.join(),
+            ScopedInner::Os(h, _) => h.join(),
+        }
     }
 
     /// The thread this handle joins.
     pub fn thread(&self) -> &Thread {
-        self.inner.thread()
+        match &self.inner {
+            ScopedInner::Logical(h, _) => h.thread(),
+            ScopedInner::Os(_, t) => t,
+        }
     }
 
     /// Whether the thread has finished.
     pub fn is_finished(&self) -> bool {
-        self.inner.is_finished()
+        match &self.inner {
+            ScopedInner::Logical(h, _) => h.is_finished(),
+            ScopedInner::Os(h, _) => h.is_finished(),
+        }
     }
 }
 
-impl<'scope> Scope<'scope, '_> {
+impl<'scope, 'env> Scope<'scope, 'env> {
     /// Spawns a thread that may borrow anything that outlives the scope.
     #[track_caller]
     pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
@@ -66,9 +85,26 @@ impl<'scope> Scope<'scope, '_> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
+        let os = self.os.get();
+        if !os.is_null() {
+            // SAFETY: `os` points to the `std::thread::Scope` of the `std::thread::scope` call
+            // in `scope`, which runs until every thread spawned in it has finished and the
+            // user's closure (the only code that can reach `self`) has returned. Giving it the
+            // lifetime `'scope` of this scope's borrow is sound because every use (this spawn,
+            // and the handles, which cannot escape the closure) happens within that call.
+            let std_scope: &'scope std::thread::Scope<'scope, 'env> =
+                unsafe { &*(os as *const std::thread::Scope<'scope, 'env>) };
+            let mut builder = std::thread::Builder::new();
+            if let Some(name) = name {
+                builder = builder.name(name);
+            }
+            let handle = builder.spawn_scoped(std_scope, f).expect("failed to spawn a thread");
+            let thread = Thread::of_os(handle.thread().clone());
+            return ScopedJoinHandle { inner: ScopedInner::Os(handle, thread) };
+        }
         let inner = spawn_named(f, name, location);
         self.spawned.borrow_mut().push(inner.thread().id());
-        ScopedJoinHandle { inner, _scope: PhantomData }
+        ScopedJoinHandle { inner: ScopedInner::Logical(inner, PhantomData) }
     }
 }
 
@@ -79,13 +115,20 @@ where
     F: for<'scope> FnOnce(&'scope Scope<'scope, 'env>) -> T,
 {
     let location = Location::caller();
-    let scope = Scope { spawned: RefCell::new(Vec::new()), _scope: PhantomData, _env: PhantomData };
+    let scope = Scope {
+        spawned: RefCell::new(Vec::new()),
+        os: Cell::new(std::ptr::null()),
+        _scope: PhantomData,
+        _env: PhantomData,
+    };
+    if !in_execution() {
+        return std::thread::scope(|s| {
+            scope.os.set(s as *const std::thread::Scope<'_, 'env> as *const ());
+            f(&scope)
+        });
+    }
     let result = f(&scope);
     let spawned = std::mem::take(&mut *scope.spawned.borrow_mut());
-    with_execution("thread::scope", |ex| {
-        for id in spawned {
-            ex.join(id, location);
-        }
-    });
+    crate::runtime::join_all(spawned, location);
     result
 }

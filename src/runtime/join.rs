@@ -1,0 +1,71 @@
+//! Creating and joining logical threads: `spawn` adds a thread to the execution's table (its
+//! body starts on its own coroutine when the strategy first picks it), `join` blocks until the
+//! target has finished.
+//!
+//! Inside executions only: outside, `thread::spawn` is std's (the facade delegates). This file
+//! owns the thread table's growth and the joiners lists; starting, running and ending threads
+//! is `execution.rs`'s.
+
+use std::panic::Location;
+
+use super::context::with_execution;
+use super::state::{Status, Thread};
+use super::{BlockedOn, EventKind, Execution, FailureCause, ThreadId};
+
+/// Creates a logical thread that runs `body`, then runs a scheduling point in the parent.
+pub(crate) fn spawn(
+    body: Box<dyn FnOnce() + 'static>,
+    name: Option<String>,
+    location: &'static Location<'static>,
+) -> ThreadId {
+    with_execution("thread::spawn", |ex| ex.spawn(body, name, location))
+}
+
+/// Waits for logical thread `target` to finish.
+pub(crate) fn join(target: ThreadId, location: &'static Location<'static>) {
+    with_execution("JoinHandle::join", |ex| ex.join(target, location))
+}
+
+/// Joins every thread of `threads` (a scope's end).
+pub(crate) fn join_all(threads: Vec<ThreadId>, location: &'static Location<'static>) {
+    with_execution("thread::scope", |ex| {
+        for id in threads {
+            ex.join(id, location);
+        }
+    })
+}
+
+impl Execution {
+    /// Creates a thread that runs `body`, then runs a scheduling point in the parent.
+    fn spawn(
+        &self,
+        body: Box<dyn FnOnce() + 'static>,
+        name: Option<String>,
+        location: &'static Location<'static>,
+    ) -> ThreadId {
+        let id = {
+            let mut st = self.state.borrow_mut();
+            let limit = st.max_threads;
+            if st.threads.len() >= limit {
+                drop(st);
+                self.fail(FailureCause::TooManyThreads { limit, location });
+            }
+            let id = ThreadId(st.threads.len() as u32);
+            st.threads.push(Thread::new(name, location));
+            st.pending.resize_with(id.index() + 1, || None);
+            st.pending[id.index()] = Some(body);
+            st.enabled.push(id);
+            id
+        };
+        self.schedule(EventKind::Spawn, None, location);
+        id
+    }
+
+    /// Waits for thread `target` to finish.
+    fn join(&self, target: ThreadId, location: &'static Location<'static>) {
+        self.schedule(EventKind::Join, None, location);
+        while self.state.borrow().threads[target.index()].status != Status::Finished {
+            self.block(BlockedOn::Join(target), false, location);
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! The model of a mutex: who holds it, who waits, recursive locking reported as the deadlock it
+//! is; and the data lock that keeps two OS threads out of its data.
+//!
+//! `sync::Mutex` embeds a [`RawMutex`] and makes one call per operation: [`RawMutex::lock`]
+//! runs the scheduling point, acquires in the model (blocking the logical thread while another
+//! holds it), then takes the data lock (see `data_lock.rs`), and returns the [`MutexHold`] the
+//! guard keeps; [`RawMutex::unlock`] undoes both and runs the unlock's scheduling point.
+//! Outside any execution the same calls lock the data lock for the OS thread, as std's mutex.
+//!
+//! This file owns the `ObjectState::Mutex` model and the mutex's data lock; it does not touch
+//! the data, the poisoned flag or the guards (the facade's), nor other objects' state.
+//! `condvar.rs` uses [`RawMutex::release_for_wait`] and [`RawMutex::acquire`].
+
+use std::panic::Location;
+
+use super::context::with_current;
+use super::data_lock::{DataLock, Owner};
+use super::state::describe_object;
+use super::{BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId, ObjectState};
+use crate::vars::VarKind;
+
+/// The engine's part of a `sync::Mutex`: its identity and its data lock.
+#[derive(Debug)]
+pub(crate) struct RawMutex {
+    handle: Handle,
+    data: DataLock,
+}
+
+/// What a guard keeps of its lock: who holds the data lock, and the mutex's object in the
+/// holding execution (unused outside executions).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MutexHold {
+    owner: Owner,
+    object: ObjectId,
+}
+
+impl MutexHold {
+    fn outside(owner: Owner) -> MutexHold {
+        MutexHold { owner, object: ObjectId(u32::MAX) }
+    }
+}
+
+enum Acquire {
+    /// Acquired in the model, by the execution of this generation.
+    Acquired(u64),
+    Busy,
+    Recursive,
+}
+
+impl RawMutex {
+    /// A mutex created at the caller's location.
+    #[track_caller]
+    pub(crate) const fn new() -> RawMutex {
+        RawMutex { handle: Handle::new(), data: DataLock::new() }
+    }
+
+    /// Where the mutex was created.
+    pub(crate) fn site(&self) -> &'static Location<'static> {
+        self.handle.site()
+    }
+
+    /// Locks the mutex, blocking until it is free.
+    #[inline]
+    pub(crate) fn lock(&self, location: &'static Location<'static>) -> MutexHold {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                let object = ex.point(&self.handle, VarKind::Mutex, EventKind::Lock, location);
+                self.acquire(ex, object, location)
+            }
+            None => self.lock_outside(),
+        })
+    }
+
+    /// Locks the mutex if it is free.
+    #[inline]
+    pub(crate) fn try_lock(&self, location: &'static Location<'static>) -> Option<MutexHold> {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                let object = ex.point(&self.handle, VarKind::Mutex, EventKind::Lock, location);
+                match try_acquire(ex, object) {
+                    Acquire::Acquired(gen) => Some(self.take_data(ex, gen, object)),
+                    Acquire::Busy | Acquire::Recursive => None,
+                }
+            }
+            None => {
+                let owner = Owner::outside();
+                self.data.try_lock_exclusive(owner).then(|| MutexHold::outside(owner))
+            }
+        })
+    }
+
+    /// Unlocks the mutex `hold` locked; inside its execution, a scheduling point.
+    #[inline]
+    pub(crate) fn unlock(&self, hold: MutexHold, location: &'static Location<'static>) {
+        if hold.owner.is_execution() {
+            with_current(|ex| match ex {
+                Some(ex) if hold.taken_by(ex) => {
+                    self.release_for_wait(ex, hold);
+                    ex.schedule(EventKind::Unlock, Some(hold.object), location);
+                }
+                // A guard that outlived its execution (dropped with the execution's leftovers,
+                // or leaked and dropped later): only the data lock is left to release, if no
+                // other execution has taken it over since.
+                _ => {
+                    self.data.unlock_exclusive(hold.owner);
+                }
+            })
+        } else {
+            self.data.unlock_exclusive(hold.owner);
+        }
+    }
+
+    /// Acquires `object` (this mutex in `ex`) for the calling thread, blocking while another
+    /// holds it, then takes the data lock.
+    pub(super) fn acquire(
+        &self,
+        ex: &Execution,
+        object: ObjectId,
+        location: &'static Location<'static>,
+    ) -> MutexHold {
+        loop {
+            match try_acquire(ex, object) {
+                Acquire::Acquired(gen) => return self.take_data(ex, gen, object),
+                Acquire::Busy => {
+                    ex.block(BlockedOn::Mutex(object), false, location);
+                }
+                Acquire::Recursive => {
+                    let cause = ex.with_state(|st| FailureCause::RecursiveLock {
+                        thread: st.thread_info(st.current),
+                        what: st.describe_object(object),
+                    });
+                    ex.fail(cause)
+                }
+            }
+        }
+    }
+
+    /// Releases the mutex in the model and its data lock, without a scheduling point (the
+    /// caller makes one: the unlock's, or the condition variable's block).
+    pub(super) fn release_for_wait(&self, ex: &Execution, hold: MutexHold) {
+        ex.with_state(|st| {
+            if let Some(ObjectState::Mutex { owner }) =
+                st.objects.get_mut(hold.object.index()).map(|o| &mut o.state)
+            {
+                *owner = None;
+                st.wake_waiters(hold.object);
+            }
+        });
+        // The running execution holds it (it is alive, so nobody stole it).
+        self.data.unlock_exclusive_live(hold.owner);
+    }
+
+    fn take_data(&self, ex: &Execution, gen: u64, object: ObjectId) -> MutexHold {
+        let owner = Owner::execution(gen);
+        if let Err(e) = self.data.lock_exclusive(owner) {
+            ex.fail_lock(e, VarKind::Mutex, self.site());
+        }
+        MutexHold { owner, object }
+    }
+
+    /// Locks for the calling OS thread, outside any execution.
+    pub(super) fn lock_outside(&self) -> MutexHold {
+        let owner = Owner::outside();
+        if let Err(e) = self.data.lock_exclusive(owner) {
+            panic!("{}", e.message(&describe_object(VarKind::Mutex, self.site())));
+        }
+        MutexHold::outside(owner)
+    }
+
+    /// Releases an outside hold of the calling OS thread (for `Condvar::wait` outside
+    /// executions).
+    pub(super) fn unlock_outside(&self, hold: MutexHold) {
+        self.data.unlock_exclusive_live(hold.owner);
+    }
+}
+
+impl MutexHold {
+    /// Whether this hold was taken inside an execution.
+    pub(super) fn inside(&self) -> bool {
+        self.owner.is_execution()
+    }
+
+    /// Whether this hold was taken by the execution `ex` (running now).
+    pub(super) fn taken_by(&self, ex: &Execution) -> bool {
+        self.owner.is_execution() && self.owner.generation() == ex.generation()
+    }
+
+    /// The mutex's object in the holding execution.
+    pub(super) fn object(&self) -> ObjectId {
+        self.object
+    }
+}
+
+fn try_acquire(ex: &Execution, object: ObjectId) -> Acquire {
+    ex.with_state(|st| {
+        let me = st.current;
+        match &mut st.objects[object.index()].state {
+            ObjectState::Mutex { owner: owner @ None } => {
+                *owner = Some(me);
+                Acquire::Acquired(st.gen)
+            }
+            ObjectState::Mutex { owner: Some(o) } if *o == me => Acquire::Recursive,
+            _ => Acquire::Busy,
+        }
+    })
+}

@@ -1,0 +1,187 @@
+//! The model of one-time initialization (`Once`, `OnceLock`, `LazyLock`): per execution, one
+//! thread claims the initialization, the others block until it completes; a `OnceLock`'s value
+//! belongs to the execution (`ObjectState::Once::value`), so a static is initialized afresh in
+//! every execution and no execution sees another's value.
+//!
+//! Per-execution values live in the execution's object table, which only the OS thread running
+//! that execution reaches; they are dropped when the execution ends (leaked if it failed).
+//!
+//! Outside any execution the objects are std's (`std::sync::Once`, `std::sync::OnceLock`
+//! embedded in [`RawOnce`] and [`OnceCell`]), with their own value: a value set outside is not
+//! seen inside executions, and the other way round.
+//!
+//! This file owns the `ObjectState::Once` model; it does not know `LazyLock` (the facade builds
+//! it on [`OnceCell`]).
+
+use std::panic::Location;
+
+use super::context::with_current;
+use super::object::ErasedValue;
+use super::{BlockedOn, EventKind, Execution, Handle, ObjectId, ObjectState};
+use crate::vars::VarKind;
+
+/// The engine's part of a `sync::Once`.
+#[derive(Debug)]
+pub(crate) struct RawOnce {
+    handle: Handle,
+    outside: std::sync::Once,
+}
+
+impl RawOnce {
+    /// A `Once` created at the caller's location.
+    #[track_caller]
+    pub(crate) const fn new() -> RawOnce {
+        RawOnce { handle: Handle::new(), outside: std::sync::Once::new() }
+    }
+
+    /// Where it was created.
+    pub(crate) fn site(&self) -> &'static Location<'static> {
+        self.handle.site()
+    }
+
+    /// Runs `f` unless a `call_once` completed (in this execution, or outside: std's).
+    pub(crate) fn call_once<F: FnOnce()>(&self, f: F, location: &'static Location<'static>) {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
+                if claim(ex, object, location) {
+                    f();
+                    complete(ex, object, None);
+                }
+            }
+            None => self.outside.call_once(f),
+        })
+    }
+
+    /// Whether a `call_once` completed (in this execution, or outside).
+    pub(crate) fn is_completed(&self, location: &'static Location<'static>) -> bool {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
+                ex.with_state(|st| {
+                    matches!(st.objects[object.index()].state, ObjectState::Once { done: true, .. })
+                })
+            }
+            None => self.outside.is_completed(),
+        })
+    }
+}
+
+/// The engine's part of a `sync::OnceLock<T>`: the per-execution value's identity, and the
+/// value set outside executions.
+pub(crate) struct OnceCell<T> {
+    handle: Handle,
+    outside: std::sync::OnceLock<T>,
+}
+
+impl<T> OnceCell<T> {
+    /// An empty cell created at the caller's location.
+    #[track_caller]
+    pub(crate) const fn new() -> OnceCell<T> {
+        OnceCell { handle: Handle::new(), outside: std::sync::OnceLock::new() }
+    }
+
+    /// Where it was created.
+    pub(crate) fn site(&self) -> &'static Location<'static> {
+        self.handle.site()
+    }
+
+    /// The value, if it was set (in this execution, or outside).
+    pub(crate) fn get(&self, location: &'static Location<'static>) -> Option<&T> {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
+                self.value(ex, object)
+            }
+            None => self.outside.get(),
+        })
+    }
+
+    /// The value, initialized with `f` if it was not set yet.
+    pub(crate) fn get_or_init<F: FnOnce() -> T>(
+        &self,
+        f: F,
+        location: &'static Location<'static>,
+    ) -> &T {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
+                if claim(ex, object, location) {
+                    let value = f();
+                    complete(ex, object, Some(ErasedValue::new(value)));
+                }
+                self.value(ex, object).expect("initialized above")
+            }
+            None => self.outside.get_or_init(f),
+        })
+    }
+
+    fn value(&self, ex: &Execution, object: ObjectId) -> Option<&T> {
+        ex.with_state(|st| match &st.objects[object.index()].state {
+            // SAFETY: values of this object are always created as `T` (`get_or_init`). The
+            // value is boxed and owned by the execution, which only this OS thread runs; it
+            // lives until the execution ends or the cell is dropped or taken from (`&mut`),
+            // all after the borrow of `self` the caller holds within the execution.
+            ObjectState::Once { value: Some(v), .. } => {
+                Some(unsafe { &*(v.get::<T>() as *const T) })
+            }
+            _ => None,
+        })
+    }
+
+    /// Takes the value out (this execution's inside one, the outside one outside).
+    pub(crate) fn take(&mut self) -> Option<T> {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                let object = self.handle.cached(ex.generation())?;
+                let taken = ex.with_state(|st| match &mut st.objects[object.index()].state {
+                    ObjectState::Once { value, done, .. } => {
+                        *done = false;
+                        value.take()
+                    }
+                    _ => None,
+                });
+                // SAFETY: created as `T` in `get_or_init`.
+                taken.map(|v| unsafe { v.into_inner::<T>() })
+            }
+            None => self.outside.take(),
+        })
+    }
+}
+
+/// Claims the initialization: true if the caller must run it, false if it is already done
+/// (after waiting for a thread that is running it).
+fn claim(ex: &Execution, object: ObjectId, location: &'static Location<'static>) -> bool {
+    loop {
+        let state = ex.with_state(|st| {
+            let me = st.current;
+            match &mut st.objects[object.index()].state {
+                ObjectState::Once { done: true, .. } => Some(false),
+                ObjectState::Once { running: running @ None, .. } => {
+                    *running = Some(me);
+                    Some(true)
+                }
+                _ => None,
+            }
+        });
+        match state {
+            Some(mine) => return mine,
+            None => {
+                ex.block(BlockedOn::Once(object), false, location);
+            }
+        }
+    }
+}
+
+fn complete(ex: &Execution, object: ObjectId, value: Option<ErasedValue>) {
+    ex.with_state(|st| {
+        if let ObjectState::Once { running, done, value: slot } =
+            &mut st.objects[object.index()].state
+        {
+            *running = None;
+            *done = true;
+            *slot = value;
+        }
+        st.wake_waiters(object);
+    })
+}

@@ -1,0 +1,60 @@
+//! The model of parking: each logical thread has a token that `unpark` makes available and
+//! `park` consumes, blocking until it is there; and the calling thread's identity.
+//!
+//! Inside executions only: outside, `thread::park`/`unpark` are std's (the facade delegates).
+//! This file owns the threads' park tokens and reads their names; nothing else.
+
+use std::panic::Location;
+use std::sync::Arc;
+
+use super::context::with_execution;
+use super::state::Status;
+use super::{BlockedOn, EventKind, ThreadId};
+
+/// Makes thread `id`'s next `park` return at once, or wakes it if it is parked.
+pub(crate) fn unpark(id: ThreadId, location: &'static Location<'static>) {
+    with_execution("Thread::unpark", |ex| {
+        ex.schedule(EventKind::Unpark, None, location);
+        ex.with_state(|st| {
+            let t = &mut st.threads[id.index()];
+            t.park_token = true;
+            if t.status == Status::Blocked(BlockedOn::Park) {
+                st.wake(id);
+            }
+        });
+    })
+}
+
+/// Blocks the calling thread until its token is available (or, if `timeout_able`, until no
+/// thread can run), and consumes the token.
+pub(crate) fn park(timeout_able: bool, location: &'static Location<'static>) {
+    with_execution("thread::park", |ex| {
+        ex.schedule(EventKind::Park, None, location);
+        let has_token = ex.with_state(|st| {
+            let cur = st.current;
+            std::mem::replace(&mut st.threads[cur.index()].park_token, false)
+        });
+        if !has_token {
+            ex.block(BlockedOn::Park, timeout_able, location);
+            ex.with_state(|st| {
+                let cur = st.current;
+                st.threads[cur.index()].park_token = false;
+            });
+        }
+    })
+}
+
+/// The calling logical thread's id and name (the test body's thread is named `main`).
+pub(crate) fn current() -> (ThreadId, Option<Arc<str>>) {
+    with_execution("thread::current", |ex| {
+        ex.with_state(|st| {
+            let id = st.current;
+            let name = match (&st.threads[id.index()].name, id) {
+                (Some(n), _) => Some(Arc::from(n.as_str())),
+                (None, ThreadId::MAIN) => Some(Arc::from("main")),
+                (None, _) => None,
+            };
+            (id, name)
+        })
+    })
+}

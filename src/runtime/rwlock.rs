@@ -1,0 +1,234 @@
+//! The model of a readers-writer lock: many readers or one writer, a thread that asks for a
+//! lock it already holds in a conflicting way reported as a deadlock; and the data lock that
+//! keeps OS threads out of its data (readers of one execution share it, see `data_lock.rs`).
+//!
+//! `sync::RwLock` embeds a [`RawRwLock`]: [`RawRwLock::read`] and [`RawRwLock::write`] each
+//! run the scheduling point, acquire in the model (blocking, or not for the `try_` forms),
+//! take the data lock and return the [`RwHold`] the guard keeps; the `unlock_*` calls undo
+//! both and run the unlock's scheduling point. Outside any execution they lock the data lock
+//! for the OS thread, as std's lock.
+//!
+//! This file owns the `ObjectState::RwLock` model and the lock's data lock; it does not touch
+//! the data, the poisoned flag or the guards.
+
+use std::panic::Location;
+
+use super::context::with_current;
+use super::data_lock::{DataLock, LockError, Owner};
+use super::state::describe_object;
+use super::{BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId, ObjectState};
+use crate::vars::VarKind;
+
+/// The engine's part of a `sync::RwLock`.
+#[derive(Debug)]
+pub(crate) struct RawRwLock {
+    handle: Handle,
+    data: DataLock,
+}
+
+/// What a guard keeps of its lock.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RwHold {
+    owner: Owner,
+    object: ObjectId,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Read,
+    Write,
+}
+
+enum Acquire {
+    Acquired(u64),
+    Busy,
+    SelfDeadlock,
+}
+
+impl RawRwLock {
+    /// A lock created at the caller's location.
+    #[track_caller]
+    pub(crate) const fn new() -> RawRwLock {
+        RawRwLock { handle: Handle::new(), data: DataLock::new() }
+    }
+
+    /// Where the lock was created.
+    pub(crate) fn site(&self) -> &'static Location<'static> {
+        self.handle.site()
+    }
+
+    /// Shared access; `None` only when `block` is false and a writer holds the lock.
+    #[inline]
+    pub(crate) fn read(&self, block: bool, location: &'static Location<'static>) -> Option<RwHold> {
+        self.acquire(Mode::Read, block, location)
+    }
+
+    /// Exclusive access; `None` only when `block` is false and anyone holds the lock.
+    #[inline]
+    pub(crate) fn write(
+        &self,
+        block: bool,
+        location: &'static Location<'static>,
+    ) -> Option<RwHold> {
+        self.acquire(Mode::Write, block, location)
+    }
+
+    /// Releases a read hold; inside its execution, a scheduling point.
+    pub(crate) fn unlock_read(&self, hold: RwHold, location: &'static Location<'static>) {
+        self.release(hold, Mode::Read, location)
+    }
+
+    /// Releases a write hold; inside its execution, a scheduling point.
+    pub(crate) fn unlock_write(&self, hold: RwHold, location: &'static Location<'static>) {
+        self.release(hold, Mode::Write, location)
+    }
+
+    fn acquire(
+        &self,
+        mode: Mode,
+        block: bool,
+        location: &'static Location<'static>,
+    ) -> Option<RwHold> {
+        with_current(|ex| match ex {
+            Some(ex) => self.acquire_in(ex, mode, block, location),
+            None => self.acquire_outside(mode, block),
+        })
+    }
+
+    fn acquire_in(
+        &self,
+        ex: &Execution,
+        mode: Mode,
+        block: bool,
+        location: &'static Location<'static>,
+    ) -> Option<RwHold> {
+        let kind = match mode {
+            Mode::Read => EventKind::ReadLock,
+            Mode::Write => EventKind::WriteLock,
+        };
+        let object = ex.point(&self.handle, VarKind::RwLock, kind, location);
+        loop {
+            match try_acquire(ex, object, mode) {
+                Acquire::Acquired(gen) => {
+                    let owner = Owner::execution(gen);
+                    let taken = match mode {
+                        Mode::Read => self.data.lock_shared(owner),
+                        Mode::Write => self.data.lock_exclusive(owner),
+                    };
+                    if let Err(e) = taken {
+                        ex.fail_lock(e, VarKind::RwLock, self.site());
+                    }
+                    return Some(RwHold { owner, object });
+                }
+                Acquire::Busy | Acquire::SelfDeadlock if !block => return None,
+                Acquire::Busy => {
+                    let on = match mode {
+                        Mode::Read => BlockedOn::RwRead(object),
+                        Mode::Write => BlockedOn::RwWrite(object),
+                    };
+                    ex.block(on, false, location);
+                }
+                Acquire::SelfDeadlock => {
+                    let cause = ex.with_state(|st| FailureCause::RecursiveLock {
+                        thread: st.thread_info(st.current),
+                        what: st.describe_object(object),
+                    });
+                    ex.fail(cause)
+                }
+            }
+        }
+    }
+
+    fn acquire_outside(&self, mode: Mode, block: bool) -> Option<RwHold> {
+        let owner = match mode {
+            Mode::Read => Owner::OUTSIDE_SHARED,
+            Mode::Write => Owner::outside(),
+        };
+        let hold = RwHold { owner, object: ObjectId(u32::MAX) };
+        if !block {
+            let taken = match mode {
+                Mode::Read => self.data.try_lock_shared(owner),
+                Mode::Write => self.data.try_lock_exclusive(owner),
+            };
+            return taken.then_some(hold);
+        }
+        let taken = match mode {
+            Mode::Read => self.data.lock_shared(owner),
+            Mode::Write => self.data.lock_exclusive(owner),
+        };
+        if let Err(e) = taken {
+            panic!("{}", e.message(&describe_object(VarKind::RwLock, self.site())));
+        }
+        Some(hold)
+    }
+
+    fn release(&self, hold: RwHold, mode: Mode, location: &'static Location<'static>) {
+        let unlock_data = |hold: RwHold| match mode {
+            Mode::Read => self.data.unlock_shared(hold.owner),
+            Mode::Write => self.data.unlock_exclusive(hold.owner),
+        };
+        if !hold.owner.is_execution() {
+            unlock_data(hold);
+            return;
+        }
+        with_current(|ex| match ex {
+            Some(ex) if ex.generation() == hold.owner.generation() => {
+                ex.with_state(|st| {
+                    let me = st.current;
+                    if let Some(ObjectState::RwLock { writer, readers }) =
+                        st.objects.get_mut(hold.object.index()).map(|o| &mut o.state)
+                    {
+                        match mode {
+                            Mode::Write => *writer = None,
+                            Mode::Read => {
+                                if let Some(pos) = readers.iter().position(|&r| r == me) {
+                                    readers.swap_remove(pos);
+                                }
+                            }
+                        }
+                        st.wake_waiters(hold.object);
+                    }
+                });
+                let released = match mode {
+                    Mode::Read => self.data.unlock_shared(hold.owner),
+                    Mode::Write => {
+                        self.data.unlock_exclusive_live(hold.owner);
+                        true
+                    }
+                };
+                if !released {
+                    ex.fail_lock(LockError::Disagreement, VarKind::RwLock, self.site());
+                }
+                ex.schedule(EventKind::RwUnlock, Some(hold.object), location);
+            }
+            // A guard that outlived its execution: only the data lock is left to release.
+            _ => {
+                unlock_data(hold);
+            }
+        })
+    }
+}
+
+fn try_acquire(ex: &Execution, object: ObjectId, mode: Mode) -> Acquire {
+    ex.with_state(|st| {
+        let me = st.current;
+        let gen = st.gen;
+        let ObjectState::RwLock { writer, readers } = &mut st.objects[object.index()].state else {
+            unreachable!("rwlock object with non-rwlock state")
+        };
+        if *writer == Some(me) || (mode == Mode::Write && readers.contains(&me)) {
+            return Acquire::SelfDeadlock;
+        }
+        match mode {
+            Mode::Read if writer.is_none() => {
+                readers.push(me);
+                Acquire::Acquired(gen)
+            }
+            Mode::Write if writer.is_none() && readers.is_empty() => {
+                *writer = Some(me);
+                Acquire::Acquired(gen)
+            }
+            _ => Acquire::Busy,
+        }
+    })
+}
