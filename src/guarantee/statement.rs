@@ -10,7 +10,9 @@ use super::*;
 ///
 /// Each strategy mentions only its own parameters: PCT `d, n, k`; PCTVB `d, v,
 /// Q, n, max k_q`; ThreadBound `d, t, n, k`; Combined `d, v, Q, t, n, max k_q`;
-/// Random states that there is no guarantee.
+/// Random states that there is no guarantee. A thread bound of 2 or more says
+/// "(counting a thread that spawns them)": `t` counts a thread that spawns one
+/// of the bug's threads while another of them exists (see [`crate::guarantee`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuaranteeStatement {
     /// The bound the strategy that ran carries.
@@ -77,6 +79,10 @@ impl fmt::Display for GuaranteeStatement {
             let joint = if uses_variables { "and" } else { "involving" };
             let threads = if self.threads == 1 { "thread" } else { "threads" };
             write!(f, " {joint} <= {} {threads}", self.threads)?;
+            if self.threads > 1 {
+                // The class counts a thread that spawns the bug's threads (module docs).
+                write!(f, " (counting a thread that spawns them)")?;
+            }
         }
         let n = group_thousands(u128::from(self.n));
         let counts = if uses_variables {
