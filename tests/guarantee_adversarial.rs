@@ -360,7 +360,8 @@ fn leaving_the_spawner_out_of_t_gives_a_false_bound() {
 /// The failure report's bug shape counts `t` as the guarantee does.
 #[test]
 fn the_bug_shape_counts_the_spawner_as_the_guarantee_does() {
-    for (p, expected) in [(&PROGRAMS[0], 3), (&PROGRAMS[1], 3), (&PROGRAMS[2], 2), (&PROGRAMS[4], 3)]
+    for (p, expected) in
+        [(&PROGRAMS[0], 3), (&PROGRAMS[1], 3), (&PROGRAMS[2], 2), (&PROGRAMS[4], 3)]
     {
         let report = Config::new().ignore_env().seed(SEED).iterations(2_000).run(p.body);
         let failure = report.failure().unwrap_or_else(|| panic!("{}: not found", p.name));

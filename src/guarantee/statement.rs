@@ -10,7 +10,9 @@ use super::*;
 ///
 /// Each strategy mentions only its own parameters: PCT `d, n, k`; PCTVB `d, v,
 /// Q, n, max k_q`; ThreadBound `d, t, n, k`; Combined `d, v, Q, t, n, max k_q`;
-/// Random states that there is no guarantee. A thread bound of 2 or more says
+/// Random states that there is no guarantee. PCTVB and Combined at depth 2 or
+/// more say "(preempted only at their accesses)": their change points fall only
+/// right before accesses of the chosen variables. A thread bound of 2 or more says
 /// "(counting a thread that spawns them)": `t` counts a thread that spawns one
 /// of the bug's threads while another of them exists (see [`crate::guarantee`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -73,6 +75,11 @@ impl fmt::Display for GuaranteeStatement {
                     group_thousands(u128::from(self.shared_variables.saturating_sub(s))),
                     group_thousands(u128::from(s))
                 )?,
+            }
+            if self.depth >= 2 {
+                // Change points fall only before accesses of the chosen variables (never at
+                // a spawn, join, park, exit or fence): the class says so (module docs).
+                write!(f, " (preempted only at their accesses)")?;
             }
         }
         if uses_threads {

@@ -160,11 +160,11 @@ impl Lifetimes {
     fn add_spawners(&self, involved: &mut DenseSet) -> usize {
         let mut added = 0;
         loop {
-            let members: Vec<usize> = (0..involved.member.len()).filter(|&t| involved.member[t]).collect();
+            let members: Vec<usize> =
+                (0..involved.member.len()).filter(|&t| involved.member[t]).collect();
             let needed = members.iter().find_map(|&x| {
                 let (step, spawner) = self.spawn_of(x)?;
-                let other_exists =
-                    members.iter().any(|&y| y != x && self.existed_at(y, step));
+                let other_exists = members.iter().any(|&y| y != x && self.existed_at(y, step));
                 (!involved.contains(spawner) && other_exists).then_some(spawner)
             });
             match needed {
