@@ -9,10 +9,11 @@
 //! The buggy examples use the default uniform random walk, which finds bugs but proves nothing
 //! when it finds none. This one asks for bug depth 2 (one preemption), which selects the
 //! combined variable- and thread-bounding strategy (and, since the strategy is not named, the
-//! uniform random walk in every second execution, for bugs outside that class): after 2,000
-//! executions the summary states the probability with which the strategy's 1,000 would have
-//! found any bug of that depth, with the counts the bound was computed from and the shared
-//! variables it was placed on.
+//! uniform random walk in every second execution, for bugs outside that class): after 4,000
+//! executions the summary states the probability with which the strategy's 2,000 would have
+//! found any bug of that depth among at most 3 threads (counting the test body's, which spawns
+//! the others), with the counts the bound was computed from and the shared variables it was
+//! placed on.
 //!
 //! Run with `cargo run --release --example correct_counter`; it exits with status 0 when no
 //! failure is found, and prints the failure and exits with status 1 otherwise.
@@ -21,7 +22,7 @@ use pctvb::sync::{Arc, Mutex};
 use pctvb::thread;
 
 /// Executions the example runs.
-pub const ITERATIONS: u64 = 2000;
+pub const ITERATIONS: u64 = 4000;
 
 /// Three threads each add 2 to a shared counter, one locked increment at a time.
 pub fn locked_increments() {

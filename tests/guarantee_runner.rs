@@ -40,7 +40,7 @@ fn locked_counter() {
 fn confidence_target_computes_the_executions_and_the_statement_reaches_it() {
     let report = config().confidence(0.99).depth(2).vars(1).run(locked_counter);
     report.assert_ok();
-    assert_eq!(report.strategy, "combined(d=2,v=1,t=2) + uniform walk 1 in 2");
+    assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + uniform walk 1 in 2");
     let profile = report.profile.clone().unwrap();
     assert_eq!(profile.runs, pctvb::runner::DEFAULT_PROFILE_RUNS);
     assert_eq!(profile.n, 3);
@@ -56,7 +56,7 @@ fn confidence_target_computes_the_executions_and_the_statement_reaches_it() {
             .collect::<Vec<_>>(),
         1,
         2,
-        2,
+        3,
     )
     .unwrap();
     assert_eq!(bound, expected);
@@ -69,10 +69,10 @@ fn confidence_target_computes_the_executions_and_the_statement_reaches_it() {
     let g = report.guarantee.clone().unwrap();
     assert_eq!(g.executions, report.planned);
     assert!(g.confidence >= 0.99);
-    assert_eq!((g.depth, g.variables, g.threads, g.n, g.shared_variables), (2, 1, 2, 3, 2));
+    assert_eq!((g.depth, g.variables, g.threads, g.n, g.shared_variables), (2, 1, 3, 3, 2));
     assert_eq!(g.profiling_runs, 10);
     let summary = report.summary();
-    assert!(summary.contains("no bug of depth <= 2 involving <= 1 of the Q=2 shared variables and <= 2 threads was missed, with probability >= 0.99"), "{summary}");
+    assert!(summary.contains("no bug of depth <= 2 involving <= 1 of the Q=2 shared variables (preempted only at their accesses) and <= 3 threads (counting a thread that spawns them) was missed, with probability >= 0.99"), "{summary}");
     assert!(summary.contains("counts measured over 10 profiling executions"), "{summary}");
     assert!(summary.contains("Mutex@tests/guarantee_runner.rs"), "{summary}");
 }
@@ -129,11 +129,11 @@ fn defaults_pick_the_combined_strategy_only_when_a_guarantee_is_asked_for() {
     assert_eq!(Config::new().resolved_strategy(), Ok(StrategyKind::UniformWalk));
     assert_eq!(
         Config::new().depth(3).resolved_strategy(),
-        Ok(StrategyKind::Combined { depth: 3, vars: 1, threads: 2 })
+        Ok(StrategyKind::Combined { depth: 3, vars: 1, threads: 3 })
     );
     assert_eq!(
         Config::new().confidence(0.9).resolved_strategy(),
-        Ok(StrategyKind::Combined { depth: 2, vars: 1, threads: 2 })
+        Ok(StrategyKind::Combined { depth: 2, vars: 1, threads: 3 })
     );
     assert_eq!(
         Config::new()

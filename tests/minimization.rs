@@ -45,7 +45,10 @@ fn a_one_preemption_bug_is_minimized_to_one_preemption_and_replays() {
     assert_eq!(failure.minimized_from, Some(raw.preemptions));
     assert!(failure.minimization_runs > 0);
     let shape = failure.shape.expect("measured");
-    assert_eq!((shape.preemptions, shape.variables, shape.threads), (1, 1, 2), "{shape}");
+    // The two threads of the lost update, and the test body's, which spawned the second while
+    // the first existed (t counts it, as the guarantees do).
+    assert_eq!((shape.preemptions, shape.variables, shape.threads), (1, 1, 3), "{shape}");
+    assert_eq!(shape.spawners, 1, "{shape}");
     let text = failure.to_string();
     assert!(text.contains(&format!("minimized from {} preemptions", raw.preemptions)), "{text}");
 

@@ -153,6 +153,6 @@ fn the_attribute_default_for_guarantee_arguments_is_the_combined_strategy() {
     });
     report.assert_ok();
     // With every second search execution a uniform walk's, for bugs outside the class.
-    assert_eq!(report.strategy, "combined(d=2,v=1,t=2) + uniform walk 1 in 2");
+    assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + uniform walk 1 in 2");
     assert!(report.guarantee.is_some());
 }

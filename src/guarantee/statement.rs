@@ -10,7 +10,11 @@ use super::*;
 ///
 /// Each strategy mentions only its own parameters: PCT `d, n, k`; PCTVB `d, v,
 /// Q, n, max k_q`; ThreadBound `d, t, n, k`; Combined `d, v, Q, t, n, max k_q`;
-/// Random states that there is no guarantee.
+/// Random states that there is no guarantee. PCTVB and Combined at depth 2 or
+/// more say "(preempted only at their accesses)": their change points fall only
+/// right before accesses of the chosen variables. A thread bound of 2 or more says
+/// "(counting a thread that spawns them)": `t` counts a thread that spawns one
+/// of the bug's threads while another of them exists (see [`crate::guarantee`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuaranteeStatement {
     /// The bound the strategy that ran carries.
@@ -72,11 +76,20 @@ impl fmt::Display for GuaranteeStatement {
                     group_thousands(u128::from(s))
                 )?,
             }
+            if self.depth >= 2 {
+                // Change points fall only before accesses of the chosen variables (never at
+                // a spawn, join, park, exit or fence): the class says so (module docs).
+                write!(f, " (preempted only at their accesses)")?;
+            }
         }
         if uses_threads {
             let joint = if uses_variables { "and" } else { "involving" };
             let threads = if self.threads == 1 { "thread" } else { "threads" };
             write!(f, " {joint} <= {} {threads}", self.threads)?;
+            if self.threads > 1 {
+                // The class counts a thread that spawns the bug's threads (module docs).
+                write!(f, " (counting a thread that spawns them)")?;
+            }
         }
         let n = group_thousands(u128::from(self.n));
         let counts = if uses_variables {

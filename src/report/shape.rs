@@ -3,6 +3,12 @@
 //! thread's write. These are the (c, v, t) of the PCTVB paper and the interference measure of
 //! bounded-interference testing, read off one failing schedule: an upper bound on the bug's
 //! true (c, v, t), tight when the schedule was minimized.
+//!
+//! `t` is counted as the guarantees count it (see [`crate::guarantee`]): the threads whose
+//! order the bug needs, plus every thread that spawned one of them while another of them
+//! already existed. That spawner decides whether the thread spawned first can run ahead
+//! before the other exists, so its order relative to them is part of the bug: a bug between
+//! two threads the test body spawns one after the other is a 3-thread bug.
 
 use std::fmt;
 
@@ -18,8 +24,13 @@ pub struct BugShape {
     /// Distinct variables accessed at the preemption points (v).
     pub variables: usize,
     /// Distinct threads involved (t): those preempted or preempting; with no preemption, the
-    /// failing thread and the threads whose writes it read.
+    /// failing thread and the threads whose writes it read; and, with either, each thread
+    /// that spawned one of them while another of them existed (counted in
+    /// [`BugShape::spawners`] too).
     pub threads: usize,
+    /// Of [`BugShape::threads`], how many are counted because they spawned one of the bug's
+    /// threads while another of them existed (typically the test body's thread).
+    pub spawners: usize,
     /// Reads that returned a value written by another thread (non-local reads).
     pub nonlocal_reads: usize,
 }
@@ -28,12 +39,17 @@ impl fmt::Display for BugShape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "c={} at v={} among t={}; {}",
+            "c={} at v={} among t={}",
             super::plural(self.preemptions, "preemption"),
             super::plural(self.variables, "variable"),
             super::plural(self.threads, "thread"),
-            super::plural(self.nonlocal_reads, "non-local read")
-        )
+        )?;
+        match self.spawners {
+            0 => {}
+            1 => write!(f, " (counting the one that spawned the others)")?,
+            s => write!(f, " (counting {s} that spawned the others)")?,
+        }
+        write!(f, "; {}", super::plural(self.nonlocal_reads, "non-local read"))
     }
 }
 
@@ -57,7 +73,9 @@ pub(crate) fn measure(
     let mut last_writer: Vec<Option<ThreadId>> = Vec::new();
     let mut preemptions = 0;
     let mut nonlocal_reads = 0;
-    for s in trace {
+    let mut lives = Lifetimes::default();
+    for (i, s) in trace.iter().enumerate() {
+        lives.record(i, s);
         let var = s.object.filter(|_| s.kind != EventKind::Block).map(&var_of);
         if is_preemption(s) {
             preemptions += 1;
@@ -92,8 +110,72 @@ pub(crate) fn measure(
             }
         }
     }
-    let threads = if threads.len == 0 { read_from.len } else { threads.len };
-    BugShape { preemptions, variables: variables.len, threads, nonlocal_reads }
+    let mut involved = if threads.len == 0 { read_from } else { threads };
+    let spawners = lives.add_spawners(&mut involved);
+    BugShape {
+        preemptions,
+        variables: variables.len,
+        threads: involved.len,
+        spawners,
+        nonlocal_reads,
+    }
+}
+
+/// When each thread was spawned, by whom, and when it exited, in trace steps. Thread ids are
+/// dense and given in spawn order, so the `i`-th spawn step (1-based) created thread `i`;
+/// thread 0 (the test body's) exists from the start.
+#[derive(Default)]
+struct Lifetimes {
+    /// `(step, spawner)` of thread `i + 1`.
+    spawned: Vec<(usize, usize)>,
+    /// The exit step of thread `i`, if it exited.
+    exited: Vec<Option<usize>>,
+}
+
+impl Lifetimes {
+    fn record(&mut self, i: usize, s: &Step) {
+        match s.kind {
+            EventKind::Spawn => self.spawned.push((i, s.thread.index())),
+            EventKind::ThreadExit => *slot(&mut self.exited, s.thread.index()) = Some(i),
+            _ => {}
+        }
+    }
+
+    /// `(step, spawner)` of thread `t`; `None` for the test body's thread.
+    fn spawn_of(&self, t: usize) -> Option<(usize, usize)> {
+        t.checked_sub(1).and_then(|i| self.spawned.get(i).copied())
+    }
+
+    /// Whether thread `t` existed (spawned, not exited) just before step `at`.
+    fn existed_at(&self, t: usize, at: usize) -> bool {
+        let born = match self.spawn_of(t) {
+            Some((step, _)) => step < at,
+            None => t == 0,
+        };
+        born && self.exited.get(t).copied().flatten().is_none_or(|exit| exit > at)
+    }
+
+    /// Adds to `involved`, until nothing changes, every thread that spawned one of `involved`
+    /// while another of them existed; returns how many were added.
+    fn add_spawners(&self, involved: &mut DenseSet) -> usize {
+        let mut added = 0;
+        loop {
+            let members: Vec<usize> =
+                (0..involved.member.len()).filter(|&t| involved.member[t]).collect();
+            let needed = members.iter().find_map(|&x| {
+                let (step, spawner) = self.spawn_of(x)?;
+                let other_exists = members.iter().any(|&y| y != x && self.existed_at(y, step));
+                (!involved.contains(spawner) && other_exists).then_some(spawner)
+            });
+            match needed {
+                Some(spawner) => {
+                    involved.insert(spawner);
+                    added += 1;
+                }
+                None => return added,
+            }
+        }
+    }
 }
 
 /// `v[i]`, growing `v` with `None`s to reach it.
@@ -112,6 +194,10 @@ struct DenseSet {
 }
 
 impl DenseSet {
+    fn contains(&self, i: usize) -> bool {
+        self.member.get(i).copied().unwrap_or(false)
+    }
+
     fn insert(&mut self, i: usize) {
         if self.member.len() <= i {
             self.member.resize(i + 1, false);

@@ -311,7 +311,10 @@ mod tests {
                 preemptions: DEFAULT_DEPTH - 1
             })
         );
-        assert_eq!(StrategyKind::from_name("systematic"), Some(StrategyKind::systematic(2, 2, 2)));
+        assert_eq!(
+            StrategyKind::from_name("systematic"),
+            Some(StrategyKind::systematic(2, 2, DEFAULT_THREADS))
+        );
         assert_eq!(StrategyKind::from_name("exhaustive"), None);
     }
 
