@@ -3,15 +3,16 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::marker::PhantomData;
+use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-
-use std::marker::PhantomData;
 
 use super::__rt;
 use super::registry::registry;
 use super::{Selection, StaticVarId, Stats};
 use crate::runtime::{with_execution, Handle};
+use crate::vars::{VarId, VarKind};
 
 /// Starts tracking `selection` on this OS thread: arms the hooks whose may-access set
 /// intersects it, until the returned guard is dropped.
@@ -28,13 +29,15 @@ use crate::runtime::{with_execution, Handle};
 #[track_caller]
 pub fn track(selection: impl Into<Selection>) -> Tracking {
     let selection = selection.into();
-    let reg = registry();
-    let tracked: HashSet<StaticVarId> = match &selection {
-        Selection::Nothing => HashSet::new(),
-        Selection::All => (0..reg.var_count()).map(|i| StaticVarId(i as u32)).collect(),
-        Selection::Vars(v) => v.iter().copied().collect(),
-    };
-    drop(reg);
+    let count = registry().var_count();
+    let mut tracked = vec![matches!(selection, Selection::All); count];
+    if let Selection::Vars(ids) = &selection {
+        for id in ids {
+            if let Some(t) = tracked.get_mut(id.0 as usize) {
+                *t = true;
+            }
+        }
+    }
     start(Scope::Fixed(tracked))
 }
 
@@ -71,11 +74,8 @@ fn start(scope: Scope) -> Tracking {
                 // Which variables an execution tracks is known only once it starts: arm every
                 // hooked site; the hooks ask the session about each access.
                 Scope::FollowStrategy => true,
-                Scope::Fixed(tracked) if s.anything => !tracked.is_empty(),
-                Scope::Fixed(tracked) => s
-                    .may
-                    .iter()
-                    .any(|&v| tracked.contains(&StaticVarId((base + v as usize) as u32))),
+                Scope::Fixed(tracked) if s.anything => tracked.contains(&true),
+                Scope::Fixed(tracked) => s.may.iter().any(|&v| tracked[base + v as usize]),
             };
             if hit {
                 m.armed[i].fetch_add(1, Ordering::Relaxed);
@@ -89,7 +89,7 @@ fn start(scope: Scope) -> Tracking {
             let id = StaticVarId((reg.var_base[mi] + v as usize) as u32);
             let wanted = match &scope {
                 Scope::FollowStrategy => true,
-                Scope::Fixed(tracked) => tracked.contains(&id),
+                Scope::Fixed(tracked) => tracked[id.0 as usize],
             };
             if wanted {
                 let (start, size, site) = address();
@@ -97,12 +97,18 @@ fn start(scope: Scope) -> Tracking {
             }
         }
     }
+    let var_sites = reg.modules.iter().flat_map(|m| m.vars.iter().map(|v| v.location)).collect();
+    let var_bases = reg.modules.iter().map(|m| module_key(m)).zip(reg.var_base.clone()).collect();
     drop(reg);
     let armed_sites = armed.len();
     let session = Arc::new(Session {
         id: SESSION_IDS.fetch_add(1, Ordering::Relaxed),
         scope,
         armed,
+        var_sites,
+        var_bases,
+        hits: AtomicU64::new(0),
+        unscheduled: AtomicU64::new(0),
         soundness: AtomicBool::new(false),
         gate: AtomicBool::new(false),
         loop_bound: AtomicU64::new(NO_BOUND),
@@ -215,7 +221,10 @@ impl Tracking {
 
     /// The session's counters so far.
     pub fn stats(&self) -> Stats {
-        self.session.stats().clone()
+        let mut stats = self.session.stats().clone();
+        stats.hits = self.session.hits.load(Ordering::Relaxed);
+        stats.unscheduled = self.session.unscheduled.load(Ordering::Relaxed);
+        stats
     }
 }
 
@@ -261,8 +270,8 @@ const NO_BOUND: u64 = u64::MAX;
 
 /// Which variables a session tracks.
 pub(super) enum Scope {
-    /// These, in every execution.
-    Fixed(HashSet<StaticVarId>),
+    /// These (by [`StaticVarId`] index), in every execution.
+    Fixed(Vec<bool>),
     /// In each execution, the variables its strategy chose.
     FollowStrategy,
 }
@@ -274,6 +283,15 @@ pub(crate) struct Session {
     /// Sites this session armed ([`module_key`], site index); with the soundness check on,
     /// every site with hook code counts as armed too.
     pub(super) armed: HashSet<(usize, usize)>,
+    /// The creation site of every static variable, by [`StaticVarId`] index (what a run's
+    /// variable table names it by), read without the registry's lock.
+    pub(super) var_sites: Vec<&'static Location<'static>>,
+    /// ([`module_key`], first [`StaticVarId`] index) of every registered item.
+    pub(super) var_bases: Vec<(usize, usize)>,
+    /// Armed hooks reached ([`Stats::hits`]), counted without the stats lock.
+    pub(super) hits: AtomicU64,
+    /// Accesses counted without a scheduling point ([`Stats::unscheduled`]).
+    pub(super) unscheduled: AtomicU64,
     pub(super) soundness: AtomicBool,
     /// Whether data accesses of untracked static variables are not scheduling points.
     pub(super) gate: AtomicBool,
@@ -305,20 +323,34 @@ impl Session {
         armed || (desc.emitted && self.soundness.load(Ordering::Relaxed))
     }
 
+    /// The [`StaticVarId`] of local variable `local` of the item `module`.
+    pub(super) fn var_of(&self, module: &__rt::Module, local: u32) -> Option<StaticVarId> {
+        let key = module_key(module);
+        let &(_, base) = self.var_bases.iter().find(|(m, _)| *m == key)?;
+        Some(StaticVarId((base + local as usize) as u32))
+    }
+
     /// Whether execution `gen` (running on this OS thread) tracks `var`.
     pub(super) fn tracks(&self, gen: u64, var: StaticVarId) -> bool {
+        let i = var.0 as usize;
         match &self.scope {
-            Scope::Fixed(tracked) => tracked.contains(&var),
+            Scope::Fixed(tracked) => tracked.get(i).copied().unwrap_or(false),
             Scope::FollowStrategy => {
-                let known =
-                    with_local(self.id, gen, |l| l.focus.as_ref().map(|f| f.contains(&var)));
+                let known = with_local(self.id, gen, |l| {
+                    l.focus.as_ref().map(|f| f.get(i).copied().unwrap_or(false))
+                });
                 match known {
                     Some(tracked) => tracked,
                     None => {
                         // Asked once per execution, outside the record's borrow (reading the
                         // strategy borrows the execution's state).
-                        let focus = strategy_focus();
-                        let tracked = focus.contains(&var);
+                        let mut focus = vec![false; self.var_sites.len()];
+                        for id in strategy_focus() {
+                            if let Some(f) = focus.get_mut(id.0 as usize) {
+                                *f = true;
+                            }
+                        }
+                        let tracked = focus.get(i).copied().unwrap_or(false);
                         with_local(self.id, gen, |l| l.focus = Some(focus));
                         tracked
                     }
@@ -398,8 +430,10 @@ impl Drop for Entered {
 pub(super) struct Local {
     pub(super) session: u64,
     pub(super) gen: u64,
-    /// Live tracked heap variables: start -> (end, variable, handle).
-    pub(super) heap: BTreeMap<usize, (usize, StaticVarId, Box<Handle>)>,
+    /// Live heap variables: start -> (end, variable, handle). The handle (the runtime's name
+    /// for the object) exists only for an allocation of a tracked variable; an untracked
+    /// one's accesses are only counted ([`count`]).
+    pub(super) heap: BTreeMap<usize, (usize, StaticVarId, Option<Box<Handle>>)>,
     /// Shadow call stack of each logical thread (function ids), by thread index.
     pub(super) stacks: HashMap<usize, Vec<u64>>,
     /// (allocation site, call-stack hash) -> allocations so far: the next loop-iteration number.
@@ -410,9 +444,12 @@ pub(super) struct Local {
     pub(super) gate: Vec<u8>,
     /// Data accesses skipped by gating since the last forced scheduling point.
     pub(super) skipped: u32,
-    /// The variables this execution tracks, for a session that follows the strategy (read
-    /// from the strategy on first use).
-    pub(super) focus: Option<HashSet<StaticVarId>>,
+    /// The variables this execution tracks, by [`StaticVarId`] index, for a session that
+    /// follows the strategy (read from the strategy on first use).
+    pub(super) focus: Option<Vec<bool>>,
+    /// The run's [`VarId`] of each static variable this execution counted an access of, by
+    /// [`StaticVarId`] index, plus one (0: not looked up yet in this execution).
+    pub(super) run_vars: Vec<u32>,
 }
 
 thread_local! {
@@ -431,23 +468,49 @@ pub(super) fn with_local<R>(session: u64, gen: u64, f: impl FnOnce(&mut Local) -
     })
 }
 
-/// The tracked variable whose memory holds `addr`, and the handle naming it.
+/// The variable whose memory holds `addr`, and the handle naming it (`None`: a heap variable
+/// this execution does not track).
 pub(super) fn find(
     session: &Session,
     gen: u64,
     addr: usize,
-) -> Option<(StaticVarId, *const Handle)> {
+) -> Option<(StaticVarId, Option<*const Handle>)> {
     let heap = with_local(session.id, gen, |l| {
         let (_, (end, var, handle)) = l.heap.range(..=addr).next_back()?;
-        (addr < *end).then_some((*var, &**handle as *const Handle))
+        (addr < *end).then_some((*var, handle.as_deref().map(|h| h as *const Handle)))
     });
     heap.or_else(|| {
         session
             .statics
             .iter()
             .find(|(s, e, _, _)| (*s..*e).contains(&addr))
-            .map(|(_, _, v, h)| (*v, &**h as *const Handle))
+            .map(|(_, _, v, h)| (*v, Some(&**h as *const Handle)))
     })
+}
+
+/// Counts an access of `var` by the running thread in execution `gen` without a scheduling
+/// point: an access of a variable the execution does not track still counts towards the
+/// variable's sharing and `k_q` in the run's variable table. No lock, no allocation after the
+/// first access of each variable in an execution (which looks its run id up once).
+pub(super) fn count(session: &Session, gen: u64, var: StaticVarId) {
+    let i = var.0 as usize;
+    let known = with_local(session.id, gen, |l| l.run_vars.get(i).copied().unwrap_or(0));
+    let id = match known.checked_sub(1) {
+        Some(id) => VarId(id),
+        None => {
+            let Some(&site) = session.var_sites.get(i) else { return };
+            let id = with_execution("instrumented access", |ex| ex.var_id(site, VarKind::Heap));
+            with_local(session.id, gen, |l| {
+                if l.run_vars.len() <= i {
+                    l.run_vars.resize(session.var_sites.len().max(i + 1), 0);
+                }
+                l.run_vars[i] = id.0 + 1;
+            });
+            id
+        }
+    };
+    session.unscheduled.fetch_add(1, Ordering::Relaxed);
+    with_execution("instrumented access", |ex| ex.count_access(id));
 }
 
 /// Sessions with the soundness check on, process-wide: the check in the scheduling point
