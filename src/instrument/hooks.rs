@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::checks::describe_var;
 use super::registry::{registry, REGISTRY};
-use super::session::{count, find, session, with_local, with_session, LOOP_SESSIONS};
+use super::session::{access, session, with_local, with_session, Reached, LOOP_SESSIONS};
 use super::{SiteId, StaticVarId};
 use crate::runtime::{in_execution, with_execution, EventKind, Handle};
 use crate::vars::VarKind;
@@ -222,7 +222,7 @@ impl<T: ?Sized> ViaAny for &Target<'_, T> {
 /// An armed hook was reached: count it and, for a raw-pointer access, run the dynamic
 /// check: an address that belongs to a tracked variable makes the access a scheduling point;
 /// one that belongs to a variable the execution does not track is only counted (the accessing
-/// thread and the access, towards the variable's sharing and `k_q`: see [`count`]), without a
+/// thread and the access, towards the variable's sharing and `k_q`: see [`access`]), without a
 /// lock, an allocation or a scheduling point.
 #[track_caller]
 #[inline(never)]
@@ -257,16 +257,12 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
             return None;
         }
         let gen = with_execution("instrumented access", |ex| ex.generation());
-        let (var, handle) = find(s, gen, probe.addr)?;
-        match handle {
-            Some(handle) if s.tracks(gen, var) => Some((gen, var, handle)),
-            _ => {
-                count(s, gen, var);
-                None
-            }
+        match access(s, gen, probe.addr) {
+            Reached::Tracked(var, handle) => Some((var, handle)),
+            Reached::Counted | Reached::Nothing => None,
         }
     });
-    let Some((_, var, handle)) = tracked else { return };
+    let Some((var, handle)) = tracked else { return };
     let Some(s) = session() else { return };
     s.stats().scheduled += 1;
     if s.soundness.load(Ordering::Relaxed) {
@@ -328,8 +324,9 @@ impl<T: ?Sized> Allocation for std::rc::Rc<T> {
     }
 }
 
-/// An allocation site: when armed (its variable is tracked), records the new value's
-/// address range as that variable for the rest of the execution.
+/// An allocation site: when armed, records the new value's address range as its variable for
+/// the rest of the execution, with a handle (the accesses are scheduling points) when the
+/// execution tracks the variable, without one (the accesses are only counted) otherwise.
 #[track_caller]
 #[inline]
 pub fn alloc<A: Allocation>(
@@ -377,6 +374,8 @@ fn alloc_slow(module: &'static Module, site: usize, (start, size): (usize, usize
             let lin = *count;
             *count += 1;
             if lin > bound {
+                // Left untracked by the bound: still counted, like any untracked variable.
+                l.heap.insert(start, (start + size.max(1), var, None));
                 return false;
             }
         }

@@ -354,10 +354,6 @@ pub struct Stats {
     /// Armed raw-pointer hooks whose address belonged to a tracked variable: the scheduling
     /// points they added.
     pub scheduled: u64,
-    /// Armed raw-pointer hooks whose address belonged to a variable the execution did not
-    /// track: accesses counted (towards the variable's sharing and `k_q`) without a
-    /// scheduling point.
-    pub unscheduled: u64,
     /// Sites at which the soundness check saw a tracked variable accessed (the precision
     /// measure: compare with `armed_sites`).
     pub touched_sites: BTreeSet<SiteId>,

@@ -108,7 +108,6 @@ fn start(scope: Scope) -> Tracking {
         var_sites,
         var_bases,
         hits: AtomicU64::new(0),
-        unscheduled: AtomicU64::new(0),
         soundness: AtomicBool::new(false),
         gate: AtomicBool::new(false),
         loop_bound: AtomicU64::new(NO_BOUND),
@@ -223,7 +222,6 @@ impl Tracking {
     pub fn stats(&self) -> Stats {
         let mut stats = self.session.stats().clone();
         stats.hits = self.session.hits.load(Ordering::Relaxed);
-        stats.unscheduled = self.session.unscheduled.load(Ordering::Relaxed);
         stats
     }
 }
@@ -290,8 +288,6 @@ pub(crate) struct Session {
     pub(super) var_bases: Vec<(usize, usize)>,
     /// Armed hooks reached ([`Stats::hits`]), counted without the stats lock.
     pub(super) hits: AtomicU64,
-    /// Accesses counted without a scheduling point ([`Stats::unscheduled`]).
-    pub(super) unscheduled: AtomicU64,
     pub(super) soundness: AtomicBool,
     /// Whether data accesses of untracked static variables are not scheduling points.
     pub(super) gate: AtomicBool,
@@ -432,7 +428,7 @@ pub(super) struct Local {
     pub(super) gen: u64,
     /// Live heap variables: start -> (end, variable, handle). The handle (the runtime's name
     /// for the object) exists only for an allocation of a tracked variable; an untracked
-    /// one's accesses are only counted ([`count`]).
+    /// one's accesses are only counted ([`access`]).
     pub(super) heap: BTreeMap<usize, (usize, StaticVarId, Option<Box<Handle>>)>,
     /// Shadow call stack of each logical thread (function ids), by thread index.
     pub(super) stacks: HashMap<usize, Vec<u64>>,
@@ -468,37 +464,52 @@ pub(super) fn with_local<R>(session: u64, gen: u64, f: impl FnOnce(&mut Local) -
     })
 }
 
-/// The variable whose memory holds `addr`, and the handle naming it (`None`: a heap variable
-/// this execution does not track).
-pub(super) fn find(
-    session: &Session,
-    gen: u64,
-    addr: usize,
-) -> Option<(StaticVarId, Option<*const Handle>)> {
-    let heap = with_local(session.id, gen, |l| {
-        let (_, (end, var, handle)) = l.heap.range(..=addr).next_back()?;
-        (addr < *end).then_some((*var, handle.as_deref().map(|h| h as *const Handle)))
-    });
-    heap.or_else(|| {
-        session
-            .statics
-            .iter()
-            .find(|(s, e, _, _)| (*s..*e).contains(&addr))
-            .map(|(_, _, v, h)| (*v, Some(&**h as *const Handle)))
-    })
+/// What an instrumented pointer access reached ([`access`]).
+pub(super) enum Reached {
+    /// A variable the execution tracks, and the handle naming it: a scheduling point.
+    Tracked(StaticVarId, *const Handle),
+    /// A variable the execution does not track: counted, not scheduled.
+    Counted,
+    /// No variable (memory of no instrumented allocation or static).
+    Nothing,
 }
 
-/// Counts an access of `var` by the running thread in execution `gen` without a scheduling
-/// point: an access of a variable the execution does not track still counts towards the
-/// variable's sharing and `k_q` in the run's variable table. No lock, no allocation after the
-/// first access of each variable in an execution (which looks its run id up once).
-pub(super) fn count(session: &Session, gen: u64, var: StaticVarId) {
-    let i = var.0 as usize;
-    let known = with_local(session.id, gen, |l| l.run_vars.get(i).copied().unwrap_or(0));
+/// The variable whose memory holds `addr`, for a pointer access in execution `gen`: a tracked
+/// one is returned with its handle; an access of one the execution does not track is counted
+/// here, towards the variable's sharing and `k_q` in the run's variable table, without a
+/// scheduling point. The common cases take one borrow of this OS thread's execution record
+/// and one of the execution's state: no lock, no hashing, no allocation (the first counted
+/// access of a variable in an execution looks up its run id once).
+pub(super) fn access(session: &Session, gen: u64, addr: usize) -> Reached {
+    // A heap variable: its allocation recorded a handle exactly when the execution tracks it.
+    let heap = with_local(session.id, gen, |l| {
+        let (_, (end, var, handle)) = l.heap.range(..=addr).next_back()?;
+        if addr >= *end {
+            return None;
+        }
+        Some(match handle {
+            Some(handle) => Ok((*var, &**handle as *const Handle)),
+            None => Err((*var, l.run_vars.get(var.0 as usize).copied().unwrap_or(0))),
+        })
+    });
+    let (var, known) = match heap {
+        Some(Ok((var, handle))) => return Reached::Tracked(var, handle),
+        Some(Err(untracked)) => untracked,
+        None => {
+            let found = session.statics.iter().find(|(s, e, _, _)| (*s..*e).contains(&addr));
+            let Some((_, _, var, handle)) = found else { return Reached::Nothing };
+            if session.tracks(gen, *var) {
+                return Reached::Tracked(*var, &**handle as *const Handle);
+            }
+            let i = var.0 as usize;
+            (*var, with_local(session.id, gen, |l| l.run_vars.get(i).copied().unwrap_or(0)))
+        }
+    };
     let id = match known.checked_sub(1) {
         Some(id) => VarId(id),
         None => {
-            let Some(&site) = session.var_sites.get(i) else { return };
+            let i = var.0 as usize;
+            let Some(&site) = session.var_sites.get(i) else { return Reached::Nothing };
             let id = with_execution("instrumented access", |ex| ex.var_id(site, VarKind::Heap));
             with_local(session.id, gen, |l| {
                 if l.run_vars.len() <= i {
@@ -509,8 +520,8 @@ pub(super) fn count(session: &Session, gen: u64, var: StaticVarId) {
             id
         }
     };
-    session.unscheduled.fetch_add(1, Ordering::Relaxed);
     with_execution("instrumented access", |ex| ex.count_access(id));
+    Reached::Counted
 }
 
 /// Sessions with the soundness check on, process-wide: the check in the scheduling point
