@@ -203,3 +203,104 @@ fn a_variable_first_shared_in_the_search_enters_the_table_q_and_k_q() {
     }
 }
 
+
+/// The same program with the variable of the bug a `static mut` (reached by name, an access
+/// the pass turns into a pointer access) or an atomic (a primitive whose operations gating
+/// makes no scheduling points while the execution does not track it).
+#[pctvb::instrument(force)]
+#[allow(static_mut_refs)]
+mod rare_kinds {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::thread;
+
+    const STEPS: usize = 12;
+
+    static mut VALUE: u64 = 0;
+
+    pub fn static_variable(transient: u64, writes: usize) {
+        let progress = Arc::new(AtomicUsize::new(0));
+        let p = progress.clone();
+        let writer = thread::spawn(move || {
+            unsafe { VALUE = 0 };
+            for _ in 0..STEPS {
+                p.fetch_add(1, Ordering::SeqCst);
+            }
+            for _ in 0..writes {
+                unsafe { VALUE = transient };
+                unsafe { VALUE = 0 };
+            }
+        });
+        let reader = thread::spawn(move || {
+            if progress.load(Ordering::SeqCst) == STEPS {
+                let v = unsafe { VALUE };
+                assert!(transient == 0 || v != transient, "the reader saw the transient value");
+            }
+        });
+        writer.join().unwrap();
+        reader.join().unwrap();
+    }
+
+    pub struct Pair {
+        progress: AtomicUsize,
+        value: AtomicU64,
+    }
+
+    pub fn atomic_variable(transient: u64, writes: usize) {
+        let s = Arc::new(Pair { progress: AtomicUsize::new(0), value: AtomicU64::new(0) });
+        let w = s.clone();
+        let writer = thread::spawn(move || {
+            for _ in 0..STEPS {
+                w.progress.fetch_add(1, Ordering::SeqCst);
+            }
+            for _ in 0..writes {
+                w.value.store(transient, Ordering::SeqCst);
+                w.value.store(0, Ordering::SeqCst);
+            }
+        });
+        let reader = thread::spawn(move || {
+            if s.progress.load(Ordering::SeqCst) == STEPS {
+                let v = s.value.load(Ordering::SeqCst);
+                assert!(transient == 0 || v != transient, "the reader saw the transient value");
+            }
+        });
+        writer.join().unwrap();
+        reader.join().unwrap();
+    }
+}
+
+#[test]
+fn a_static_or_an_atomic_first_shared_in_the_search_is_learned_too() {
+    // (variable name, program, its k_q in the correct program: 20 writes and one read, plus
+    // the writer's reset of the static)
+    let programs: [(&str, fn(u64, usize), u64); 2] = [
+        ("static VALUE", rare_kinds::static_variable, 22),
+        ("Pair.value", rare_kinds::atomic_variable, 21),
+    ];
+    let vars = pctvb::instrument::variables();
+    for (name, program, kq) in programs {
+        let var = vars.iter().find(|v| v.name == name).expect("the static pass found it");
+        for kind in [pctvb(), combined()] {
+            let report = config(&kind, 2).confidence(0.9).run(|| program(0, 10));
+            assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+            let profile = report.profile.as_ref().expect("a profiled run");
+            assert_eq!(profile.shared_variables, 1, "{name}: {profile:?}");
+            assert!(profile.exceeded >= 1, "{name}: {profile:?}");
+            assert_eq!(profile.final_shared_variables, 2, "{name}: {profile:?}");
+            let row = report.stats.variables.iter().find(|(info, _)| info.site == var.location);
+            let (_, measured) = row.expect("the variable is in the run's table");
+            assert!(measured.shared, "{name}: {measured:?}");
+            assert_eq!(measured.max_accesses, kq, "{name}: {measured:?}");
+            let g = report.guarantee.as_ref().expect("a passing run states its guarantee");
+            assert_eq!(g.max_kq, kq, "{name}: {g}");
+
+            for seed in SEEDS {
+                let report = config(&kind, seed).confidence(0.9).run(|| program(1, 1));
+                let failure = report.failure().unwrap_or_else(|| {
+                    panic!("{name}, {kind:?} seed {seed}: not found\n{}", report.summary())
+                });
+                assert!(failure.message.contains(BUG), "{failure}");
+            }
+        }
+    }
+}
