@@ -89,7 +89,12 @@ fn combined() -> StrategyKind {
 }
 
 fn config(kind: &StrategyKind, seed: u64) -> Config {
-    Config::new().ignore_env().strategy(kind.clone()).seed(seed).uniform_walk_every(0).minimize_runs(20)
+    Config::new()
+        .ignore_env()
+        .strategy(kind.clone())
+        .seed(seed)
+        .uniform_walk_every(0)
+        .minimize_runs(20)
 }
 
 /// Seeds whose 10 profiling executions never share the heap integer (for 4 of the seeds
@@ -203,7 +208,6 @@ fn a_variable_first_shared_in_the_search_enters_the_table_q_and_k_q() {
     }
 }
 
-
 /// The same program with the variable of the bug a `static mut` (reached by name, an access
 /// the pass turns into a pointer access) or an atomic (a primitive whose operations gating
 /// makes no scheduling points while the execution does not track it).
@@ -273,7 +277,8 @@ mod rare_kinds {
 fn a_static_or_an_atomic_first_shared_in_the_search_is_learned_too() {
     // (variable name, program, its k_q in the correct program: 20 writes and one read, plus
     // the writer's reset of the static)
-    let programs: [(&str, fn(u64, usize), u64); 2] = [
+    type Program = fn(u64, usize);
+    let programs: [(&str, Program, u64); 2] = [
         ("static VALUE", rare_kinds::static_variable, 22),
         ("Pair.value", rare_kinds::atomic_variable, 21),
     ];

@@ -348,7 +348,11 @@ impl Execution {
     }
 
     /// The run's id of the variable created at `site` (registered on first sight).
-    pub(crate) fn var_id(&self, site: &'static Location<'static>, kind: VarKind) -> crate::vars::VarId {
+    pub(crate) fn var_id(
+        &self,
+        site: &'static Location<'static>,
+        kind: VarKind,
+    ) -> crate::vars::VarId {
         self.state.borrow_mut().vars.intern(site, kind)
     }
 
