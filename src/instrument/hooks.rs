@@ -222,8 +222,8 @@ impl<T: ?Sized> ViaAny for &Target<'_, T> {
 /// An armed hook was reached: count it and, for a raw-pointer access, run the dynamic
 /// check: an address that belongs to a tracked variable makes the access a scheduling point;
 /// one that belongs to a variable the execution does not track is only counted (the accessing
-/// thread and the access, towards the variable's sharing and `k_q`: see [`access`]), without a
-/// lock, an allocation or a scheduling point.
+/// thread and the access, towards the variable's sharing and `k_q`: see `session::access`),
+/// without a lock, an allocation or a scheduling point.
 #[track_caller]
 #[inline(never)]
 #[cold]
