@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::checks::describe_var;
 use super::registry::{registry, REGISTRY};
-use super::session::{find, session, with_local, LOOP_SESSIONS};
+use super::session::{access, session, with_local, with_session, Reached, LOOP_SESSIONS};
 use super::{SiteId, StaticVarId};
 use crate::runtime::{in_execution, with_execution, EventKind, Handle};
 use crate::vars::VarKind;
@@ -220,7 +220,10 @@ impl<T: ?Sized> ViaAny for &Target<'_, T> {
 }
 
 /// An armed hook was reached: count it and, for a raw-pointer access, run the dynamic
-/// check and schedule if the address belongs to a tracked variable.
+/// check: an address that belongs to a tracked variable makes the access a scheduling point;
+/// one that belongs to a variable the execution does not track is only counted (the accessing
+/// thread and the access, towards the variable's sharing and `k_q`: see `session::access`),
+/// without a lock, an allocation or a scheduling point.
 #[track_caller]
 #[inline(never)]
 #[cold]
@@ -241,20 +244,26 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
     if !in_execution() {
         return;
     }
+    // The common cases (not a pointer access, an address of no variable, a variable the
+    // execution does not track) borrow the session without taking a reference.
+    let tracked = with_session(|s| {
+        let s = s?;
+        // The site may be armed by another thread's session only.
+        if !s.arms(module, site) {
+            return None;
+        }
+        s.hits.fetch_add(1, Ordering::Relaxed);
+        if !pointer {
+            return None;
+        }
+        let gen = with_execution("instrumented access", |ex| ex.generation());
+        match access(s, gen, probe.addr) {
+            Reached::Tracked(var, handle) => Some((var, handle)),
+            Reached::Counted | Reached::Nothing => None,
+        }
+    });
+    let Some((var, handle)) = tracked else { return };
     let Some(s) = session() else { return };
-    // The site may be armed by another thread's session only.
-    if !s.arms(module, site) {
-        return;
-    }
-    s.stats().hits += 1;
-    if !pointer {
-        return;
-    }
-    let gen = with_execution("instrumented access", |ex| ex.generation());
-    let Some((var, handle)) = find(&s, gen, probe.addr) else { return };
-    if !s.tracks(gen, var) {
-        return;
-    }
     s.stats().scheduled += 1;
     if s.soundness.load(Ordering::Relaxed) {
         let reg = registry();
@@ -315,8 +324,9 @@ impl<T: ?Sized> Allocation for std::rc::Rc<T> {
     }
 }
 
-/// An allocation site: when armed (its variable is tracked), records the new value's
-/// address range as that variable for the rest of the execution.
+/// An allocation site: when armed, records the new value's address range as its variable for
+/// the rest of the execution, with a handle (the accesses are scheduling points) when the
+/// execution tracks the variable, without one (the accesses are only counted) otherwise.
 #[track_caller]
 #[inline]
 pub fn alloc<A: Allocation>(
@@ -339,17 +349,17 @@ fn alloc_slow(module: &'static Module, site: usize, (start, size): (usize, usize
         return;
     }
     let Some(s) = session() else { return };
-    let handle = Box::new(Handle::new());
+    let Some(&local) = module.sites[site].may.first() else { return };
+    let Some(var) = s.var_of(module, local) else { return };
     let (gen, thread) =
         with_execution("instrumented allocation", |ex| (ex.generation(), ex.current_thread()));
-    let reg = registry();
-    let Some(mi) = reg.modules.iter().position(|m| std::ptr::eq(*m, module)) else { return };
-    let Some(&local) = module.sites[site].may.first() else { return };
-    let var = StaticVarId((reg.var_base[mi] + local as usize) as u32);
-    drop(reg);
     if !s.tracks(gen, var) {
+        // Not tracked by this execution: its address range is still recorded, so that its
+        // accesses are counted (the variable's sharing and `k_q`) though not scheduled.
+        with_local(s.id, gen, |l| l.heap.insert(start, (start + size.max(1), var, None)));
         return;
     }
+    let handle = Box::new(Handle::new());
     let site_key = module as *const Module as usize ^ (site << 1);
     let bound = s.loop_bound();
     let tracked = with_local(s.id, gen, |l| {
@@ -363,10 +373,12 @@ fn alloc_slow(module: &'static Module, site: usize, (start, size): (usize, usize
             let lin = *count;
             *count += 1;
             if lin > bound {
+                // Left untracked by the bound: still counted, like any untracked variable.
+                l.heap.insert(start, (start + size.max(1), var, None));
                 return false;
             }
         }
-        l.heap.insert(start, (start + size.max(1), var, handle));
+        l.heap.insert(start, (start + size.max(1), var, Some(handle)));
         true
     });
     let mut stats = s.stats();

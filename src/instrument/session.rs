@@ -3,15 +3,16 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::marker::PhantomData;
+use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-
-use std::marker::PhantomData;
 
 use super::__rt;
 use super::registry::registry;
 use super::{Selection, StaticVarId, Stats};
 use crate::runtime::{with_execution, Handle};
+use crate::vars::{VarId, VarKind};
 
 /// Starts tracking `selection` on this OS thread: arms the hooks whose may-access set
 /// intersects it, until the returned guard is dropped.
@@ -28,13 +29,15 @@ use crate::runtime::{with_execution, Handle};
 #[track_caller]
 pub fn track(selection: impl Into<Selection>) -> Tracking {
     let selection = selection.into();
-    let reg = registry();
-    let tracked: HashSet<StaticVarId> = match &selection {
-        Selection::Nothing => HashSet::new(),
-        Selection::All => (0..reg.var_count()).map(|i| StaticVarId(i as u32)).collect(),
-        Selection::Vars(v) => v.iter().copied().collect(),
-    };
-    drop(reg);
+    let count = registry().var_count();
+    let mut tracked = vec![matches!(selection, Selection::All); count];
+    if let Selection::Vars(ids) = &selection {
+        for id in ids {
+            if let Some(t) = tracked.get_mut(id.0 as usize) {
+                *t = true;
+            }
+        }
+    }
     start(Scope::Fixed(tracked))
 }
 
@@ -71,11 +74,8 @@ fn start(scope: Scope) -> Tracking {
                 // Which variables an execution tracks is known only once it starts: arm every
                 // hooked site; the hooks ask the session about each access.
                 Scope::FollowStrategy => true,
-                Scope::Fixed(tracked) if s.anything => !tracked.is_empty(),
-                Scope::Fixed(tracked) => s
-                    .may
-                    .iter()
-                    .any(|&v| tracked.contains(&StaticVarId((base + v as usize) as u32))),
+                Scope::Fixed(tracked) if s.anything => tracked.contains(&true),
+                Scope::Fixed(tracked) => s.may.iter().any(|&v| tracked[base + v as usize]),
             };
             if hit {
                 m.armed[i].fetch_add(1, Ordering::Relaxed);
@@ -89,7 +89,7 @@ fn start(scope: Scope) -> Tracking {
             let id = StaticVarId((reg.var_base[mi] + v as usize) as u32);
             let wanted = match &scope {
                 Scope::FollowStrategy => true,
-                Scope::Fixed(tracked) => tracked.contains(&id),
+                Scope::Fixed(tracked) => tracked[id.0 as usize],
             };
             if wanted {
                 let (start, size, site) = address();
@@ -97,12 +97,17 @@ fn start(scope: Scope) -> Tracking {
             }
         }
     }
+    let var_sites = reg.modules.iter().flat_map(|m| m.vars.iter().map(|v| v.location)).collect();
+    let var_bases = reg.modules.iter().map(|m| module_key(m)).zip(reg.var_base.clone()).collect();
     drop(reg);
     let armed_sites = armed.len();
     let session = Arc::new(Session {
         id: SESSION_IDS.fetch_add(1, Ordering::Relaxed),
         scope,
         armed,
+        var_sites,
+        var_bases,
+        hits: AtomicU64::new(0),
         soundness: AtomicBool::new(false),
         gate: AtomicBool::new(false),
         loop_bound: AtomicU64::new(NO_BOUND),
@@ -215,7 +220,9 @@ impl Tracking {
 
     /// The session's counters so far.
     pub fn stats(&self) -> Stats {
-        self.session.stats().clone()
+        let mut stats = self.session.stats().clone();
+        stats.hits = self.session.hits.load(Ordering::Relaxed);
+        stats
     }
 }
 
@@ -261,8 +268,8 @@ const NO_BOUND: u64 = u64::MAX;
 
 /// Which variables a session tracks.
 pub(super) enum Scope {
-    /// These, in every execution.
-    Fixed(HashSet<StaticVarId>),
+    /// These (by [`StaticVarId`] index), in every execution.
+    Fixed(Vec<bool>),
     /// In each execution, the variables its strategy chose.
     FollowStrategy,
 }
@@ -274,6 +281,13 @@ pub(crate) struct Session {
     /// Sites this session armed ([`module_key`], site index); with the soundness check on,
     /// every site with hook code counts as armed too.
     pub(super) armed: HashSet<(usize, usize)>,
+    /// The creation site of every static variable, by [`StaticVarId`] index (what a run's
+    /// variable table names it by), read without the registry's lock.
+    pub(super) var_sites: Vec<&'static Location<'static>>,
+    /// ([`module_key`], first [`StaticVarId`] index) of every registered item.
+    pub(super) var_bases: Vec<(usize, usize)>,
+    /// Armed hooks reached ([`Stats::hits`]), counted without the stats lock.
+    pub(super) hits: AtomicU64,
     pub(super) soundness: AtomicBool,
     /// Whether data accesses of untracked static variables are not scheduling points.
     pub(super) gate: AtomicBool,
@@ -305,20 +319,34 @@ impl Session {
         armed || (desc.emitted && self.soundness.load(Ordering::Relaxed))
     }
 
+    /// The [`StaticVarId`] of local variable `local` of the item `module`.
+    pub(super) fn var_of(&self, module: &__rt::Module, local: u32) -> Option<StaticVarId> {
+        let key = module_key(module);
+        let &(_, base) = self.var_bases.iter().find(|(m, _)| *m == key)?;
+        Some(StaticVarId((base + local as usize) as u32))
+    }
+
     /// Whether execution `gen` (running on this OS thread) tracks `var`.
     pub(super) fn tracks(&self, gen: u64, var: StaticVarId) -> bool {
+        let i = var.0 as usize;
         match &self.scope {
-            Scope::Fixed(tracked) => tracked.contains(&var),
+            Scope::Fixed(tracked) => tracked.get(i).copied().unwrap_or(false),
             Scope::FollowStrategy => {
-                let known =
-                    with_local(self.id, gen, |l| l.focus.as_ref().map(|f| f.contains(&var)));
+                let known = with_local(self.id, gen, |l| {
+                    l.focus.as_ref().map(|f| f.get(i).copied().unwrap_or(false))
+                });
                 match known {
                     Some(tracked) => tracked,
                     None => {
                         // Asked once per execution, outside the record's borrow (reading the
                         // strategy borrows the execution's state).
-                        let focus = strategy_focus();
-                        let tracked = focus.contains(&var);
+                        let mut focus = vec![false; self.var_sites.len()];
+                        for id in strategy_focus() {
+                            if let Some(f) = focus.get_mut(id.0 as usize) {
+                                *f = true;
+                            }
+                        }
+                        let tracked = focus.get(i).copied().unwrap_or(false);
                         with_local(self.id, gen, |l| l.focus = Some(focus));
                         tracked
                     }
@@ -391,8 +419,10 @@ impl Drop for Entered {
 pub(super) struct Local {
     pub(super) session: u64,
     pub(super) gen: u64,
-    /// Live tracked heap variables: start -> (end, variable, handle).
-    pub(super) heap: BTreeMap<usize, (usize, StaticVarId, Box<Handle>)>,
+    /// Live heap variables: start -> (end, variable, handle). The handle (the runtime's name
+    /// for the object) exists only for an allocation of a tracked variable; an untracked
+    /// one's accesses are only counted ([`access`]).
+    pub(super) heap: BTreeMap<usize, (usize, StaticVarId, Option<Box<Handle>>)>,
     /// Shadow call stack of each logical thread (function ids), by thread index.
     pub(super) stacks: HashMap<usize, Vec<u64>>,
     /// (allocation site, call-stack hash) -> allocations so far: the next loop-iteration number.
@@ -403,9 +433,12 @@ pub(super) struct Local {
     pub(super) gate: Vec<u8>,
     /// Data accesses skipped by gating since the last forced scheduling point.
     pub(super) skipped: u32,
-    /// The variables this execution tracks, for a session that follows the strategy (read
-    /// from the strategy on first use).
-    pub(super) focus: Option<HashSet<StaticVarId>>,
+    /// The variables this execution tracks, by [`StaticVarId`] index, for a session that
+    /// follows the strategy (read from the strategy on first use).
+    pub(super) focus: Option<Vec<bool>>,
+    /// The run's [`VarId`] of each static variable this execution counted an access of, by
+    /// [`StaticVarId`] index, plus one (0: not looked up yet in this execution).
+    pub(super) run_vars: Vec<u32>,
 }
 
 thread_local! {
@@ -424,23 +457,64 @@ pub(super) fn with_local<R>(session: u64, gen: u64, f: impl FnOnce(&mut Local) -
     })
 }
 
-/// The tracked variable whose memory holds `addr`, and the handle naming it.
-pub(super) fn find(
-    session: &Session,
-    gen: u64,
-    addr: usize,
-) -> Option<(StaticVarId, *const Handle)> {
+/// What an instrumented pointer access reached ([`access`]).
+pub(super) enum Reached {
+    /// A variable the execution tracks, and the handle naming it: a scheduling point.
+    Tracked(StaticVarId, *const Handle),
+    /// A variable the execution does not track: counted, not scheduled.
+    Counted,
+    /// No variable (memory of no instrumented allocation or static).
+    Nothing,
+}
+
+/// The variable whose memory holds `addr`, for a pointer access in execution `gen`: a tracked
+/// one is returned with its handle; an access of one the execution does not track is counted
+/// here, towards the variable's sharing and `k_q` in the run's variable table, without a
+/// scheduling point. The common cases take one borrow of this OS thread's execution record
+/// and one of the execution's state: no lock, no hashing, no allocation (the first counted
+/// access of a variable in an execution looks up its run id once).
+pub(super) fn access(session: &Session, gen: u64, addr: usize) -> Reached {
+    // A heap variable: its allocation recorded a handle exactly when the execution tracks it.
     let heap = with_local(session.id, gen, |l| {
         let (_, (end, var, handle)) = l.heap.range(..=addr).next_back()?;
-        (addr < *end).then_some((*var, &**handle as *const Handle))
+        if addr >= *end {
+            return None;
+        }
+        Some(match handle {
+            Some(handle) => Ok((*var, &**handle as *const Handle)),
+            None => Err((*var, l.run_vars.get(var.0 as usize).copied().unwrap_or(0))),
+        })
     });
-    heap.or_else(|| {
-        session
-            .statics
-            .iter()
-            .find(|(s, e, _, _)| (*s..*e).contains(&addr))
-            .map(|(_, _, v, h)| (*v, &**h as *const Handle))
-    })
+    let (var, known) = match heap {
+        Some(Ok((var, handle))) => return Reached::Tracked(var, handle),
+        Some(Err(untracked)) => untracked,
+        None => {
+            let found = session.statics.iter().find(|(s, e, _, _)| (*s..*e).contains(&addr));
+            let Some((_, _, var, handle)) = found else { return Reached::Nothing };
+            if session.tracks(gen, *var) {
+                return Reached::Tracked(*var, &**handle as *const Handle);
+            }
+            let i = var.0 as usize;
+            (*var, with_local(session.id, gen, |l| l.run_vars.get(i).copied().unwrap_or(0)))
+        }
+    };
+    let id = match known.checked_sub(1) {
+        Some(id) => VarId(id),
+        None => {
+            let i = var.0 as usize;
+            let Some(&site) = session.var_sites.get(i) else { return Reached::Nothing };
+            let id = with_execution("instrumented access", |ex| ex.var_id(site, VarKind::Heap));
+            with_local(session.id, gen, |l| {
+                if l.run_vars.len() <= i {
+                    l.run_vars.resize(session.var_sites.len().max(i + 1), 0);
+                }
+                l.run_vars[i] = id.0 + 1;
+            });
+            id
+        }
+    };
+    with_execution("instrumented access", |ex| ex.count_access(id));
+    Reached::Counted
 }
 
 /// Sessions with the soundness check on, process-wide: the check in the scheduling point

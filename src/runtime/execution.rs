@@ -341,10 +341,34 @@ impl Execution {
         if crate::instrument::gating_active()
             && !crate::instrument::gate(object, self.generation(), handle.site(), kind)
         {
+            // Not a scheduling point, but still an access: its variable's sharing and `k_q`
+            // are measured in every execution.
+            let mut st = self.state.borrow_mut();
+            let (var, thread) = (st.objects[object.index()].var, st.current.0);
+            st.vars.record_access(var, thread);
             return object;
         }
         self.schedule(kind, Some(object), location);
         object
+    }
+
+    /// Counts an access of `var` by the running thread that is no scheduling point (an
+    /// instrumented access of a variable the execution does not track): the variable's sharing
+    /// and `k_q` are measured in every execution, whichever variables it tracks.
+    #[inline]
+    pub(crate) fn count_access(&self, var: crate::vars::VarId) {
+        let mut st = self.state.borrow_mut();
+        let thread = st.current.0;
+        st.vars.record_access(var, thread);
+    }
+
+    /// The run's id of the variable created at `site` (registered on first sight).
+    pub(crate) fn var_id(
+        &self,
+        site: &'static Location<'static>,
+        kind: VarKind,
+    ) -> crate::vars::VarId {
+        self.state.borrow_mut().vars.intern(site, kind)
     }
 
     /// The generation of the current execution (unique in the process): lets per-execution

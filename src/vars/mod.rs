@@ -7,8 +7,11 @@
 //!
 //! This module owns the per-run table that gives each site a dense [`VarId`] in the order a
 //! run first meets it (deterministic for a fixed seed, independent of other tests running in
-//! the same process) and the per-execution access counters that profiling uses. It does not
-//! schedule anything and knows nothing of threads beyond their ids.
+//! the same process) and the per-execution access counters (count, first accessing thread,
+//! shared flag, indexed by the dense id) that every execution updates, profiling or search,
+//! including for accesses that are no scheduling point (an instrumented variable the execution
+//! does not track): a search execution that shares a variable or raises a `k_q` is seen. It
+//! does not schedule anything and knows nothing of threads beyond their ids.
 
 use std::collections::HashMap;
 use std::fmt;
