@@ -245,7 +245,7 @@ impl Config {
             _ => planned,
         };
         let mut follow = if instrumented { crate::instrument::follow_strategy() } else { None };
-        let mut progress = Progress::new(self.name.as_deref());
+        let mut progress = Progress::new(self.name.as_deref(), self.progress);
         while search.wants_more(index, share(report.planned)) {
             progress.tick(report.executions, share(report.planned), report.failures);
             // The uniform walk learns from execution 0, which every shard runs (as a parallel

@@ -1,0 +1,141 @@
+//! Nothing passes silently (issue #15): environment values that would test nothing, replay
+//! tokens of another test, and replay lines that would not run the failing test are errors
+//! or notes the user sees, never a quiet pass.
+//!
+//! The `child` tests are the programs under test: they do nothing unless `PCTVB_SILENT_CHILD`
+//! is set, and the tests below run this very binary again with it set (and with
+//! `PCTVB_REPLAY`, `PCTVB_ITERATIONS`, ... as a user would), exactly as `cargo test` runs it.
+
+#[path = "common/programs.rs"]
+mod programs;
+
+use std::process::{Command, Output};
+
+mod child {
+    fn wanted() -> bool {
+        std::env::var_os("PCTVB_SILENT_CHILD").is_some()
+    }
+
+    #[pctvb::test(iterations = 1000, regressions = false)]
+    fn lost_update() {
+        if wanted() {
+            super::programs::lost_update();
+        }
+    }
+
+    #[pctvb::test(iterations = 100, regressions = false)]
+    fn fixed_update() {
+        if wanted() {
+            super::programs::fixed_update();
+        }
+    }
+}
+
+/// Runs this test binary with `args` (libtest's) and `env`, as a child.
+fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args(args).arg("--test-threads=2").env("PCTVB_SILENT_CHILD", "1");
+    for var in ["PCTVB_REPLAY", "PCTVB_ITERATIONS", "PCTVB_TIME", "PCTVB_PROGRESS"] {
+        command.env_remove(var);
+    }
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().unwrap();
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, text)
+}
+
+/// The replay line a failing run of `child::lost_update` prints.
+fn replay_line() -> String {
+    let (output, text) = run_child(&["--exact", "child::lost_update"], &[]);
+    assert!(!output.status.success(), "{text}");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("PCTVB_REPLAY="))
+        .unwrap_or_else(|| panic!("no replay line in:\n{text}"));
+    line.to_string()
+}
+
+#[test]
+fn zero_iterations_from_the_environment_is_a_configuration_error() {
+    let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_ITERATIONS", "0")]);
+    assert!(!output.status.success(), "a run of no execution must not pass:\n{text}");
+    assert!(text.contains("pctvb could not run this test"), "{text}");
+    assert!(text.contains("PCTVB_ITERATIONS=0 would run no execution"), "{text}");
+    // The same in code, as a typed error.
+    let report = pctvb::Config::new().ignore_env().iterations(0).run(|| {});
+    match report.error() {
+        Some(pctvb::Error::Config { what, .. }) => assert_eq!(what, "iterations"),
+        other => panic!("expected a configuration error, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_switches_and_time_budgets_are_errors() {
+    for (var, value) in [("PCTVB_PROGRESS", "banana"), ("PCTVB_TIME", "soon")] {
+        let (output, text) = run_child(&["--exact", "child::fixed_update"], &[(var, value)]);
+        assert!(!output.status.success(), "{var}={value}:\n{text}");
+        assert!(text.contains(&format!("{var}=\"{value}\"")), "{text}");
+    }
+    let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_PROGRESS", "0")]);
+    assert!(output.status.success(), "{text}");
+}
+
+#[test]
+fn the_replay_line_runs_exactly_the_failing_test_as_it_was_built() {
+    let line = replay_line();
+    let token = line.split_whitespace().next().unwrap().trim_start_matches("PCTVB_REPLAY=");
+    // The package, the test target, the profile and the test's exact path; the RUSTFLAGS
+    // this binary was built with (the README's `--cfg pctvb` route), when there were any.
+    let mut cargo = String::from("cargo test -p pctvb --test silent_failures");
+    if cfg!(not(debug_assertions)) {
+        cargo += " --release";
+    }
+    let expected = match option_env!("RUSTFLAGS").map(str::trim).filter(|f| !f.is_empty()) {
+        Some(flags) => format!(
+            "PCTVB_REPLAY={token} RUSTFLAGS=\"{flags}\" {cargo} -- --exact child::lost_update"
+        ),
+        None => format!("PCTVB_REPLAY={token} {cargo} -- --exact child::lost_update"),
+    };
+    assert_eq!(line, expected);
+    // What cargo hands this binary: exactly one test runs, and it fails the same way.
+    let harness_args: Vec<&str> = line.split(" -- ").nth(1).unwrap().split(' ').collect();
+    let (output, text) = run_child(&harness_args, &[("PCTVB_REPLAY", token)]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("1 failed"), "{text}");
+    assert!(text.contains("0 passed"), "{text}");
+    assert!(text.contains("an increment was lost") || text.contains("left: 1"), "{text}");
+    assert!(text.contains(&line), "the replay prints the same line:\n{text}");
+}
+
+#[test]
+fn a_token_of_another_test_is_never_replayed_silently() {
+    let line = replay_line();
+    let token = line.split_whitespace().next().unwrap().trim_start_matches("PCTVB_REPLAY=");
+    // A wrong `--exact` name (or a renamed test): the token's test does not run here, so the
+    // test that does must not pass as if it had replayed it.
+    let (output, text) =
+        run_child(&["--exact", "child::fixed_update"], &[("PCTVB_REPLAY", token)]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("pctvb could not run this test"), "{text}");
+    assert!(
+        text.contains("recorded for test `silent_failures::child::lost_update`, not for this test"),
+        "{text}"
+    );
+    assert!(text.contains(&line), "the error gives the command that replays it:\n{text}");
+    // Both tests selected: the token's test replays (and fails), the other searches, with a
+    // note on stderr.
+    let (output, text) = run_child(&["child::"], &[("PCTVB_REPLAY", token)]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("1 passed; 1 failed"), "{text}");
+    assert!(
+        text.contains("this test ran its normal search, not a replay"),
+        "the other test says it did not replay:\n{text}"
+    );
+}
