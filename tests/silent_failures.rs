@@ -64,7 +64,8 @@ fn replay_line() -> String {
 
 #[test]
 fn zero_iterations_from_the_environment_is_a_configuration_error() {
-    let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_ITERATIONS", "0")]);
+    let (output, text) =
+        run_child(&["--exact", "child::fixed_update"], &[("PCTVB_ITERATIONS", "0")]);
     assert!(!output.status.success(), "a run of no execution must not pass:\n{text}");
     assert!(text.contains("pctvb could not run this test"), "{text}");
     assert!(text.contains("PCTVB_ITERATIONS=0 would run no execution"), "{text}");
@@ -120,8 +121,7 @@ fn a_token_of_another_test_is_never_replayed_silently() {
     let token = line.split_whitespace().next().unwrap().trim_start_matches("PCTVB_REPLAY=");
     // A wrong `--exact` name (or a renamed test): the token's test does not run here, so the
     // test that does must not pass as if it had replayed it.
-    let (output, text) =
-        run_child(&["--exact", "child::fixed_update"], &[("PCTVB_REPLAY", token)]);
+    let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_REPLAY", token)]);
     assert!(!output.status.success(), "{text}");
     assert!(text.contains("pctvb could not run this test"), "{text}");
     assert!(
@@ -138,4 +138,104 @@ fn a_token_of_another_test_is_never_replayed_silently() {
         text.contains("this test ran its normal search, not a replay"),
         "the other test says it did not replay:\n{text}"
     );
+}
+
+/// Two threads racing on a counter many times: many scheduling points, so a deep bug class
+/// needs millions of executions for a high confidence.
+fn many_steps() {
+    use pctvb::sync::atomic::{AtomicUsize, Ordering};
+    use pctvb::sync::Arc;
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = pctvb::thread::spawn(move || {
+        for _ in 0..20 {
+            n2.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    for _ in 0..20 {
+        n.fetch_add(1, Ordering::SeqCst);
+    }
+    h.join().unwrap();
+}
+
+#[test]
+fn a_long_plan_is_told_up_front_and_a_time_budget_ends_it_truthfully() {
+    use std::time::Duration;
+    let report = pctvb::Config::new()
+        .ignore_env()
+        .seed(1)
+        .confidence(0.999)
+        .depth(3)
+        .time_budget(Duration::from_millis(400))
+        .run(many_steps);
+    assert!(report.is_ok(), "{}", report.summary());
+    assert!(report.time_budget_spent, "{}", report.summary());
+    let summary = report.summary();
+    // The plan, with what drives it and how to shorten it.
+    assert!(summary.contains("plans") && summary.contains("executions, about"), "{summary}");
+    assert!(summary.contains("the confidence target 0.999"), "{summary}");
+    assert!(summary.contains("The time budget of 400 ms stops it earlier"), "{summary}");
+    // The statement gives what the executions that ran prove, not the target.
+    assert!(summary.contains("the time budget of 400 ms was spent after"), "{summary}");
+    let guarantee = report.guarantee.as_ref().expect("a statement for the executions that ran");
+    assert!(guarantee.confidence < 0.999, "{summary}");
+    assert!(guarantee.executions < report.planned, "{summary}");
+    // The walks (on several OS threads) stop too.
+    let report = pctvb::Config::new()
+        .ignore_env()
+        .iterations(u64::MAX / 2)
+        .workers(2)
+        .time_budget(Duration::from_millis(100))
+        .run(many_steps);
+    assert!(report.is_ok() && report.time_budget_spent, "{}", report.summary());
+    assert!(report.executions > 0);
+    assert!(
+        report.summary().contains("plans 9,223,372,036,854,775,807 executions, more than a year"),
+        "{}",
+        report.summary()
+    );
+    let report = pctvb::Config::new()
+        .ignore_env()
+        .iterations(u64::MAX / 2)
+        .workers(1)
+        .time_budget(Duration::from_millis(100))
+        .run(many_steps);
+    assert!(report.is_ok() && report.time_budget_spent, "{}", report.summary());
+}
+
+#[pctvb::test(iterations = 1_000_000_000, time = "150ms", regressions = false)]
+fn the_attribute_takes_a_time_budget() {
+    many_steps();
+}
+
+#[test]
+fn a_body_with_one_schedule_runs_once_and_says_so() {
+    use pctvb::sync::Mutex;
+    let one_thread = || {
+        let m = Mutex::new(0);
+        *m.lock().unwrap() += 1;
+        pctvb::thread::yield_now();
+        assert_eq!(*m.lock().unwrap(), 1);
+    };
+    for config in [
+        pctvb::Config::new().iterations(2000).workers(1),
+        pctvb::Config::new().iterations(2000).workers(2),
+        pctvb::Config::new().iterations(2000).strategy(pctvb::StrategyKind::Random),
+        pctvb::Config::new().confidence(0.99).depth(3),
+        pctvb::Config::new().strategy(pctvb::StrategyKind::Pct { depth: 3 }).iterations(500),
+    ] {
+        let report = config.ignore_env().seed(3).run(one_thread);
+        let summary = report.summary();
+        assert!(report.is_ok(), "{summary}");
+        assert!(report.only_schedule, "{summary}");
+        assert_eq!(report.executions, 1, "{summary}");
+        assert!(summary.contains("passed 1 execution in"), "{summary}");
+        assert!(summary.contains("the only schedule was explored"), "{summary}");
+        // No probability statement pretends the run sampled anything.
+        assert!(report.guarantee.is_none(), "{summary}");
+    }
+    // Two threads: every execution runs.
+    let report = pctvb::Config::new().ignore_env().iterations(300).seed(3).run(many_steps);
+    assert!(!report.only_schedule);
+    assert_eq!(report.executions, 300);
 }

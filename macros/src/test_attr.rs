@@ -129,7 +129,9 @@ impl CargoTarget {
             }
         };
         let in_dir = |dir: &str| {
-            source.is_some_and(|s| s.starts_with(&format!("{dir}/")) || s.contains(&format!("/{dir}/")))
+            source.is_some_and(|s| {
+                s.starts_with(&format!("{dir}/")) || s.contains(&format!("/{dir}/"))
+            })
         };
         let target = if let Some(bin) = env("CARGO_BIN_NAME") {
             format!("--bin {bin}")
@@ -161,7 +163,9 @@ impl CargoTarget {
             None => format!("--no-default-features --features {}", features.join(",")),
         };
         let rustflags = match env("CARGO_ENCODED_RUSTFLAGS") {
-            Some(encoded) if !encoded.is_empty() => encoded.split('\x1f').collect::<Vec<_>>().join(" "),
+            Some(encoded) if !encoded.is_empty() => {
+                encoded.split('\x1f').collect::<Vec<_>>().join(" ")
+            }
             _ => env("RUSTFLAGS").unwrap_or_default().trim().to_string(),
         };
         CargoTarget { package, target, features, rustflags }
@@ -335,7 +339,10 @@ fn setting(
             let seconds = parse_duration(&text.value()).map_err(|why| {
                 syn::Error::new(
                     text.span(),
-                    format!("`time = {:?}` {why}: use e.g. \"30s\", \"500ms\", \"2m\"", text.value()),
+                    format!(
+                        "`time = {:?}` {why}: use e.g. \"30s\", \"500ms\", \"2m\"",
+                        text.value()
+                    ),
                 )
             })?;
             Ok(quote! { .#method(::core::time::Duration::from_secs_f64(#seconds)) })
@@ -497,7 +504,10 @@ mod tests {
             env(&[("CARGO_PKG_NAME", "bank"), ("CARGO_CRATE_NAME", "bank")]),
             &args("rustc --crate-name bank bank/src/lib.rs --cfg feature=\"x\" --test"),
         );
-        assert_eq!((t.target.as_str(), t.features.as_str()), ("--lib", "--no-default-features --features x"));
+        assert_eq!(
+            (t.target.as_str(), t.features.as_str()),
+            ("--lib", "--no-default-features --features x")
+        );
         assert_eq!(t.rustflags, "");
         // A binary; an example; a test in a directory; flags from CARGO_ENCODED_RUSTFLAGS.
         let t = CargoTarget::from_build(
@@ -529,7 +539,10 @@ mod tests {
         let out = expand("time = \"30s\"".parse().unwrap(), "fn t() {}".parse().unwrap())
             .unwrap()
             .to_string();
-        assert!(out.contains(". time_budget (:: core :: time :: Duration :: from_secs_f64 (30f64))"), "{out}");
+        assert!(
+            out.contains(". time_budget (:: core :: time :: Duration :: from_secs_f64 (30f64))"),
+            "{out}"
+        );
         assert!(error("time = \"soon\"").contains("is not a duration"));
         assert!(error("time = \"0s\"").contains("positive"));
         assert!(error("time = \"3 weeks\"").contains("unknown unit"));

@@ -353,7 +353,7 @@ impl Config {
     /// let report = pctvb::Config::new()
     ///     .iterations(u64::MAX / 2)
     ///     .time_budget(std::time::Duration::from_millis(50))
-    ///     .run(|| {});
+    ///     .run(|| pctvb::thread::spawn(|| {}).join().unwrap());
     /// assert!(report.is_ok());
     /// assert!(report.time_budget_spent);
     /// ```

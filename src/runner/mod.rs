@@ -20,6 +20,7 @@ mod progress;
 mod regressions;
 mod search;
 mod systematic;
+mod watch;
 
 use std::io::Write as _;
 use std::panic::Location;
@@ -205,8 +206,11 @@ impl Config {
                  test ran its normal search, not a replay; the token's own test replays it"
             ))),
             replay::TokenFor::NotSelected => {
-                let line =
-                    replay::command_line(encoded.trim(), Some(&token.test), self.cargo_target.as_ref());
+                let line = replay::command_line(
+                    encoded.trim(),
+                    Some(&token.test),
+                    self.cargo_target.as_ref(),
+                );
                 Err(Error::token(
                     replay::ENV_VAR,
                     format!(

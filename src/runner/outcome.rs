@@ -211,6 +211,8 @@ impl Config {
             regressions_replayed: 0,
             notes: Vec::new(),
             systematic: None,
+            time_budget_spent: false,
+            only_schedule: false,
         }
     }
 
