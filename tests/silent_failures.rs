@@ -31,6 +31,16 @@ mod child {
     }
 }
 
+mod outside {
+    /// Not a `#[pctvb::test]`: uses a primitive outside any execution.
+    #[test]
+    fn an_execution() {
+        if std::env::var_os("PCTVB_SILENT_CHILD").is_some() {
+            pctvb::thread::yield_now();
+        }
+    }
+}
+
 /// Runs this test binary with `args` (libtest's) and `env`, as a child.
 fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
     let mut command = Command::new(std::env::current_exe().unwrap());
@@ -238,4 +248,52 @@ fn a_body_with_one_schedule_runs_once_and_says_so() {
     let report = pctvb::Config::new().ignore_env().iterations(300).seed(3).run(many_steps);
     assert!(!report.only_schedule);
     assert_eq!(report.executions, 300);
+}
+
+#[test]
+fn a_diverged_replay_says_so_once_and_no_token_that_cannot_replay_is_offered() {
+    use std::sync::atomic::{AtomicUsize, Ordering as Std};
+    let body = |extra: usize| {
+        move || {
+            use pctvb::sync::atomic::{AtomicUsize, Ordering};
+            use pctvb::sync::Arc;
+            let n = Arc::new(AtomicUsize::new(0));
+            let n2 = n.clone();
+            let h = pctvb::thread::spawn(move || {
+                let v = n2.load(Ordering::SeqCst);
+                n2.store(v + 1, Ordering::SeqCst);
+            });
+            let v = n.load(Ordering::SeqCst);
+            for _ in 0..extra {
+                n.load(Ordering::SeqCst);
+            }
+            n.store(v + 1, Ordering::SeqCst);
+            h.join().unwrap();
+            assert_eq!(n.load(Ordering::SeqCst), 2);
+        }
+    };
+    let config = pctvb::Config::new().ignore_env().seed(1).iterations(5000).workers(1);
+    let failure = config.run(body(0)).failure.expect("the lost update");
+    assert!(failure.replay_diverges.is_none(), "{failure}");
+    let replay = config.clone().replay(failure.token.unwrap()).run(body(1));
+    let error = replay.error().expect("the code changed: the replay diverges").to_string();
+    assert_eq!(error.matches("replay diverged").count(), 1, "{error}");
+    // A body that behaves differently every time it runs: its failure is real, but no token
+    // reproduces it, so none is offered.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let flaky = || body(CALLS.fetch_add(1, Std::SeqCst) % 50)();
+    let failure = config.run(flaky).failure.expect("the lost update");
+    let text = failure.to_string();
+    assert!(failure.replay_diverges.is_some(), "{text}");
+    assert!(text.contains("no replay line") && !text.contains("To replay exactly"), "{text}");
+}
+
+#[test]
+fn a_primitive_used_outside_an_execution_points_at_the_users_line() {
+    let (output, text) = run_child(&["--exact", "outside::an_execution"], &[]);
+    // Primitives that work outside executions pass; one that cannot must name this file.
+    if !output.status.success() {
+        assert!(text.contains("called outside a pctvb execution"), "{text}");
+        assert!(text.contains("panicked at tests/silent_failures.rs:"), "{text}");
+    }
 }

@@ -66,6 +66,10 @@ pub struct Failure {
     pub shape: Option<BugShape>,
     /// Where the full schedule was written when it is too long to print.
     pub trace_file: Option<String>,
+    /// Why the token does not replay this failure, when a replay right after it was found
+    /// did not follow it (the body depends on something pctvb does not control): the replay
+    /// line is then not offered.
+    pub replay_diverges: Option<String>,
 }
 
 /// Statistics of a run.
@@ -416,7 +420,10 @@ impl fmt::Display for Failure {
             // Profiling executions (a random walk, before a priority strategy's search) run
             // on their own index range; name them as such rather than by a huge index.
             let which = match self.execution.checked_sub(crate::runner::PROFILE_INDEX_BASE) {
-                Some(i) => format!("profiling execution {i}"),
+                Some(i) => format!(
+                    "execution {} of the run (a profiling execution, before the search)",
+                    i + 1
+                ),
                 None => format!("execution {}", self.execution),
             };
             writeln!(
@@ -441,8 +448,16 @@ impl fmt::Display for Failure {
                 )?;
             }
         }
-        if let Some(cmd) = &self.replay_command {
-            writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?;
+        match (&self.replay_diverges, &self.replay_command) {
+            (Some(why), _) => writeln!(
+                f,
+                "\npctvb: no replay line: replaying this execution right after it failed did not \
+                 reproduce it ({why}). A fresh token would not replay either: make the test \
+                 deterministic under pctvb first (no HashMap iteration order, time, I/O, real \
+                 OS threads or std locks in the body; see the guide's \"Replaying\")"
+            )?,
+            (None, Some(cmd)) => writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?,
+            (None, None) => {}
         }
         Ok(())
     }

@@ -171,6 +171,7 @@ impl Config {
             minimization_runs: minimized.map_or(0, |(_, runs)| runs),
             shape,
             trace_file,
+            replay_diverges: None,
         }
     }
 

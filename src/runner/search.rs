@@ -204,6 +204,8 @@ impl Config {
                     }
                     report.failure = Some(f);
                     report.failures = 1;
+                    // The executions the user paid for: the profiling ones so far.
+                    report.executions = i + 1;
                     report.stats.variables = exec.var_report();
                     return ControlFlow::Break(());
                 }
