@@ -8,7 +8,7 @@
 //!
 //! A token carries the full path of the test it was recorded in (`crate::module::test`).
 //! `PCTVB_REPLAY` is read by every test of every test binary `cargo test` starts, so a test
-//! compares the token's path with its own ([`TokenFor`]):
+//! compares the token's path with its own:
 //!
 //! - the same test replays the token;
 //! - a test of another binary (another crate segment), or a test of this binary while the
