@@ -15,7 +15,9 @@ fn lost_update_fails_with_a_replay_line() {
 }
 
 #[pctvb::test(iterations = 50, seed = 1, regressions = false)]
-#[should_panic(expected = "cargo test -- --exact lost_update_names_the_test")]
+#[should_panic(
+    expected = "cargo test -p pctvb --test attribute -- --exact lost_update_names_the_test"
+)]
 fn lost_update_names_the_test() {
     let n = Arc::new(AtomicUsize::new(0));
     let n2 = n.clone();

@@ -250,8 +250,13 @@ fn a_bug_found_while_profiling_is_reported_as_such_and_replays() {
     let failure = report.failure().expect("found");
     assert!(failure.execution >= pctvb::runner::PROFILE_INDEX_BASE);
     let text = failure.to_string();
-    assert!(text.contains("pctvb: failing profiling execution "), "{text}");
-    assert_eq!(report.executions, 0, "the search never started");
+    // Said as one of the executions the run ran (and the summary counts), not as "0".
+    let nth = failure.execution - pctvb::runner::PROFILE_INDEX_BASE + 1;
+    let which = format!("pctvb: failing execution {nth} of the run (a profiling execution");
+    assert!(text.contains(&which), "{text}");
+    assert_eq!(report.executions, nth, "the profiling executions ran");
+    assert!(report.summary().contains(&format!("FAILED {}", report.executions)));
+    assert!(!report.summary().contains("FAILED 0 executions"));
     let replay = config().replay(failure.token.clone().unwrap()).run(figure_1);
     assert_eq!(replay.failure().unwrap().message, failure.message);
 }

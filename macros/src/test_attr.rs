@@ -21,6 +21,7 @@ enum ArgKind {
     Float,
     Strategy,
     Regressions,
+    Duration,
 }
 
 const ARGS: &[ArgSpec] = &[
@@ -38,6 +39,7 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "walk_every", kind: ArgKind::Int, method: "uniform_walk_every" },
     ArgSpec { name: "minimize_runs", kind: ArgKind::Int, method: "minimize_runs" },
     ArgSpec { name: "regressions", kind: ArgKind::Regressions, method: "regressions" },
+    ArgSpec { name: "time", kind: ArgKind::Duration, method: "time_budget" },
 ];
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
@@ -62,6 +64,11 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             }
         },
     };
+    let target = CargoTarget::from_build(
+        |name| std::env::var(name).ok(),
+        &std::env::args().collect::<Vec<_>>(),
+    );
+    let CargoTarget { package, target, features, rustflags } = target;
     Ok(quote! {
         #(#cfgs #checks)*
         #[::core::prelude::v1::test]
@@ -69,11 +76,100 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         #vis fn #name() {
             let config = ::pctvb::Config::new()
                 .name(::core::concat!(::core::module_path!(), "::", ::core::stringify!(#name)))
+                .__cargo_target(::pctvb::replay::CargoTarget {
+                    package: #package,
+                    target: #target,
+                    features: #features,
+                    rustflags: #rustflags,
+                    release: !::core::cfg!(debug_assertions),
+                })
                 .default_regressions()
                 #(#settings)*;
             ::pctvb::__private::run_test(config, #body);
         }
     })
+}
+
+/// How the crate being compiled is built, as the replay line needs it (`pctvb::replay::
+/// CargoTarget`): read at expansion time from what cargo hands rustc (a proc macro runs inside
+/// rustc, so it sees rustc's environment and arguments). Cargo sets `CARGO_PKG_NAME`,
+/// `CARGO_CRATE_NAME`, `CARGO_BIN_NAME` (binaries) and `CARGO_TARGET_TMPDIR` (integration
+/// tests and benches) for rustc; the enabled features are rustc's `--cfg feature="..."`
+/// arguments; `RUSTFLAGS` is cargo's environment, which rustc inherits (flags from
+/// `.cargo/config.toml` are not in it, and need not be: they apply again). Whatever is
+/// unknown (outside cargo, in an IDE's macro server) is left empty.
+#[derive(Debug, Default, PartialEq)]
+struct CargoTarget {
+    package: String,
+    target: String,
+    features: String,
+    rustflags: String,
+}
+
+impl CargoTarget {
+    fn from_build(env: impl Fn(&str) -> Option<String>, rustc_args: &[String]) -> CargoTarget {
+        let package = env("CARGO_PKG_NAME").unwrap_or_default();
+        if package.is_empty() {
+            return CargoTarget::default();
+        }
+        let crate_name = env("CARGO_CRATE_NAME").unwrap_or_default();
+        let source = rustc_args.iter().skip(1).find(|a| a.ends_with(".rs")).map(String::as_str);
+        // A target's name is its file's stem (its directory's, for `name/main.rs`) unless
+        // the manifest renames it; rustc only sees the crate name (`-` made `_`).
+        let target_name = || {
+            let path = std::path::Path::new(source.unwrap_or(""));
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            let stem = match stem {
+                "main" => path.parent().and_then(|p| p.file_name()).and_then(|s| s.to_str()),
+                other => Some(other),
+            };
+            match stem {
+                Some(s) if s.replace('-', "_") == crate_name => s.to_string(),
+                _ => crate_name.clone(),
+            }
+        };
+        let in_dir = |dir: &str| {
+            source.is_some_and(|s| {
+                s.starts_with(&format!("{dir}/")) || s.contains(&format!("/{dir}/"))
+            })
+        };
+        let target = if let Some(bin) = env("CARGO_BIN_NAME") {
+            format!("--bin {bin}")
+        } else if in_dir("examples") {
+            format!("--example {}", target_name())
+        } else if in_dir("benches") {
+            format!("--bench {}", target_name())
+        } else if env("CARGO_TARGET_TMPDIR").is_some() {
+            format!("--test {}", target_name())
+        } else {
+            "--lib".to_string()
+        };
+        let mut features: Vec<String> = rustc_args
+            .windows(2)
+            .filter(|w| w[0] == "--cfg")
+            .filter_map(|w| w[1].strip_prefix("feature=\"")?.strip_suffix('"').map(String::from))
+            .collect();
+        features.sort();
+        features.dedup();
+        let features = match features.iter().position(|f| f == "default") {
+            _ if features.is_empty() => String::new(),
+            Some(i) => {
+                features.remove(i);
+                match features.is_empty() {
+                    true => String::new(),
+                    false => format!("--features {}", features.join(",")),
+                }
+            }
+            None => format!("--no-default-features --features {}", features.join(",")),
+        };
+        let rustflags = match env("CARGO_ENCODED_RUSTFLAGS") {
+            Some(encoded) if !encoded.is_empty() => {
+                encoded.split('\x1f').collect::<Vec<_>>().join(" ")
+            }
+            _ => env("RUSTFLAGS").unwrap_or_default().trim().to_string(),
+        };
+        CargoTarget { package, target, features, rustflags }
+    }
 }
 
 fn check_signature(function: &ItemFn) -> syn::Result<()> {
@@ -239,6 +335,22 @@ fn setting(
             quote! { .no_regressions() }
         }),
         (ArgKind::Regressions, Lit::Str(path)) => Ok(quote! { .regressions(#path) }),
+        (ArgKind::Duration, Lit::Str(text)) => {
+            let seconds = parse_duration(&text.value()).map_err(|why| {
+                syn::Error::new(
+                    text.span(),
+                    format!(
+                        "`time = {:?}` {why}: use e.g. \"30s\", \"500ms\", \"2m\"",
+                        text.value()
+                    ),
+                )
+            })?;
+            Ok(quote! { .#method(::core::time::Duration::from_secs_f64(#seconds)) })
+        }
+        (ArgKind::Duration, other) => Err(syn::Error::new(
+            other.span(),
+            "`time` takes a duration string, e.g. `time = \"30s\"`",
+        )),
         (ArgKind::Regressions, other) => Err(syn::Error::new(
             other.span(),
             "`regressions` takes `false` (no regression file), `true` (the default file) or a \
@@ -257,6 +369,27 @@ fn setting(
             "`strategy` takes a string, e.g. `strategy = \"random\"`",
         )),
     }
+}
+
+/// A duration as `PCTVB_TIME` takes it (pctvb's `runner::env::parse_duration`; this crate
+/// cannot depend on pctvb): a positive number with a unit `ms`, `s`, `m` or `h` (no unit:
+/// seconds), in seconds.
+fn parse_duration(text: &str) -> Result<f64, &'static str> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().map_err(|_| "is not a duration")?;
+    let seconds = match unit.trim() {
+        "ms" => value / 1000.0,
+        "" | "s" => value,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err("has an unknown unit"),
+    };
+    if !(seconds > 0.0 && seconds.is_finite() && seconds < 1e9) {
+        return Err("must be a positive duration");
+    }
+    Ok(seconds)
 }
 
 #[cfg(test)]
@@ -339,6 +472,83 @@ mod tests {
         assert!(error("confidence = 99").contains("takes a number between 0 and 1"));
         assert!(error("depth = 0").contains("at least 1"));
         assert!(error("iterations = 10, confidence = 0.9").contains("not both"));
+    }
+
+    #[test]
+    fn the_build_is_captured_for_the_replay_line() {
+        let args = |text: &str| text.split(' ').map(String::from).collect::<Vec<_>>();
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        };
+        // An integration test with a dash in its name, features and RUSTFLAGS.
+        let t = CargoTarget::from_build(
+            env(&[
+                ("CARGO_PKG_NAME", "bank"),
+                ("CARGO_CRATE_NAME", "lost_update"),
+                ("CARGO_TARGET_TMPDIR", "/t"),
+                ("RUSTFLAGS", " --cfg pctvb "),
+            ]),
+            &args("rustc --crate-name lost_update --edition=2021 tests/lost-update.rs --cfg feature=\"fast\" --cfg feature=\"default\" --test"),
+        );
+        assert_eq!(
+            t,
+            CargoTarget {
+                package: "bank".into(),
+                target: "--test lost-update".into(),
+                features: "--features fast".into(),
+                rustflags: "--cfg pctvb".into(),
+            }
+        );
+        // Unit tests of a library built with --no-default-features --features x.
+        let t = CargoTarget::from_build(
+            env(&[("CARGO_PKG_NAME", "bank"), ("CARGO_CRATE_NAME", "bank")]),
+            &args("rustc --crate-name bank bank/src/lib.rs --cfg feature=\"x\" --test"),
+        );
+        assert_eq!(
+            (t.target.as_str(), t.features.as_str()),
+            ("--lib", "--no-default-features --features x")
+        );
+        assert_eq!(t.rustflags, "");
+        // A binary; an example; a test in a directory; flags from CARGO_ENCODED_RUSTFLAGS.
+        let t = CargoTarget::from_build(
+            env(&[("CARGO_PKG_NAME", "p"), ("CARGO_BIN_NAME", "my-server")]),
+            &args("rustc src/main.rs --test"),
+        );
+        assert_eq!(t.target, "--bin my-server");
+        let t = CargoTarget::from_build(
+            env(&[("CARGO_PKG_NAME", "p"), ("CARGO_CRATE_NAME", "demo")]),
+            &args("rustc p/examples/demo.rs --test"),
+        );
+        assert_eq!(t.target, "--example demo");
+        let t = CargoTarget::from_build(
+            env(&[
+                ("CARGO_PKG_NAME", "p"),
+                ("CARGO_CRATE_NAME", "suite"),
+                ("CARGO_TARGET_TMPDIR", "/t"),
+                ("CARGO_ENCODED_RUSTFLAGS", "--cfg\x1fpctvb"),
+            ]),
+            &args("rustc tests/suite/main.rs --test"),
+        );
+        assert_eq!((t.target.as_str(), t.rustflags.as_str()), ("--test suite", "--cfg pctvb"));
+        // Outside cargo nothing is known.
+        assert_eq!(CargoTarget::from_build(|_| None, &args("x")), CargoTarget::default());
+    }
+
+    #[test]
+    fn time_budgets_are_parsed_at_compile_time() {
+        let out = expand("time = \"30s\"".parse().unwrap(), "fn t() {}".parse().unwrap())
+            .unwrap()
+            .to_string();
+        assert!(
+            out.contains(". time_budget (:: core :: time :: Duration :: from_secs_f64 (30f64))"),
+            "{out}"
+        );
+        assert!(error("time = \"soon\"").contains("is not a duration"));
+        assert!(error("time = \"0s\"").contains("positive"));
+        assert!(error("time = \"3 weeks\"").contains("unknown unit"));
+        assert!(error("time = 30").contains("takes a duration string"));
+        assert_eq!(parse_duration("500ms"), Ok(0.5));
+        assert_eq!(parse_duration("2m"), Ok(120.0));
     }
 
     #[test]

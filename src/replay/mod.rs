@@ -1,22 +1,238 @@
 //! Replay: the token that pins down one execution, and the command line that re-runs it.
 //!
-//! This module owns the token format (see [`token`]) and how a token becomes a command the user
-//! can paste. It does not run anything: the runner turns a decoded token into a
-//! `schedulers::Replay` strategy for one execution.
+//! This module owns the token format (see [`token`]), how a token becomes a command the user
+//! can paste, and which test a token belongs to. It does not run anything: the runner turns a
+//! decoded token into a `schedulers::Replay` strategy for one execution.
+//!
+//! # Which test a token replays
+//!
+//! A token carries the full path of the test it was recorded in (`crate::module::test`).
+//! `PCTVB_REPLAY` is read by every test of every test binary `cargo test` starts, so a test
+//! compares the token's path with its own:
+//!
+//! - the same test replays the token;
+//! - a test of another binary (another crate segment), or a test of this binary while the
+//!   harness's filter also selects the token's test, runs its normal search and prints a note
+//!   (on stderr, past the harness's capture): the token's own test replays it in the same run;
+//! - a test of this binary while the filter does not select the token's test (a wrong
+//!   `--exact` name, a renamed test) fails with [`Error::Token`](crate::Error::Token), naming
+//!   the test the token belongs to and the command that replays it: otherwise nothing would
+//!   replay the token and the run would pass as if it had.
 
 pub mod token;
 
 pub use token::{decode, encode, ReplayToken, TokenError, ENV_VAR};
 
+/// How a `#[pctvb::test]` binary was built, captured by the attribute at compile time, so the
+/// replay line builds and runs exactly that test again: `cargo test -p <package> <target>
+/// <features> [--release]`, with the `RUSTFLAGS` the build saw.
+#[doc(hidden)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CargoTarget {
+    /// The package (`CARGO_PKG_NAME`), for `-p`.
+    pub package: &'static str,
+    /// The cargo target selection: `--lib`, `--bin <name>`, `--test <name>`, or empty when
+    /// unknown.
+    pub target: &'static str,
+    /// The enabled features as cargo arguments, e.g. `--features a,b`, or
+    /// `--no-default-features --features a` when `default` was not enabled; empty for none.
+    pub features: &'static str,
+    /// The `RUSTFLAGS` environment variable the build saw (e.g. `--cfg pctvb`); empty when
+    /// unset (flags from `.cargo/config.toml` apply again by themselves).
+    pub rustflags: &'static str,
+    /// Built without debug assertions: `--release`.
+    pub release: bool,
+}
+
 /// The line that re-runs exactly the execution `token` describes, for a test named `test`
 /// (a full path such as `my_crate::tests::lost_update`; the crate segment is dropped because
-/// cargo's test filter does not include it).
-pub fn command_line(token: &str, test: Option<&str>) -> String {
-    match test {
-        Some(name) => {
-            let path = name.split_once("::").map_or(name, |(_, rest)| rest);
-            format!("{ENV_VAR}={token} cargo test -- --exact {path}")
+/// cargo's test filter does not include it), built as `target` says when known.
+///
+/// ```
+/// use pctvb::replay::{command_line, CargoTarget};
+/// let target = CargoTarget {
+///     package: "bank",
+///     target: "--test transfers",
+///     features: "--features fast",
+///     rustflags: "--cfg pctvb",
+///     release: false,
+/// };
+/// assert_eq!(
+///     command_line("pctvb1-X", Some("transfers::tests::lost"), Some(&target)),
+///     "PCTVB_REPLAY=pctvb1-X RUSTFLAGS=\"--cfg pctvb\" cargo test -p bank --test transfers \
+///      --features fast -- --exact tests::lost"
+/// );
+/// ```
+pub fn command_line(token: &str, test: Option<&str>, target: Option<&CargoTarget>) -> String {
+    let Some(name) = test else {
+        return format!("{ENV_VAR}={token} (or Config::replay(\"{token}\") in code)");
+    };
+    let path = harness_path(name);
+    let Some(t) = target else {
+        return format!("{ENV_VAR}={token} cargo test -- --exact {path}");
+    };
+    let mut line = format!("{ENV_VAR}={token} ");
+    if !t.rustflags.is_empty() {
+        line += &format!("RUSTFLAGS={} ", shell_quote(t.rustflags));
+    }
+    line += "cargo test";
+    for part in [format!("-p {}", t.package), t.target.to_string(), t.features.to_string()] {
+        if !part.trim().is_empty() && part != "-p " {
+            line.push(' ');
+            line += part.trim();
         }
-        None => format!("{ENV_VAR}={token} (or Config::replay(\"{token}\") in code)"),
+    }
+    if t.release {
+        line += " --release";
+    }
+    line += &format!(" -- --exact {path}");
+    line
+}
+
+/// The test's name as the harness knows it: the full path without its crate segment.
+pub(crate) fn harness_path(name: &str) -> &str {
+    name.split_once("::").map_or(name, |(_, rest)| rest)
+}
+
+/// `value` as one shell word: in double quotes when that is enough, else in single quotes.
+fn shell_quote(value: &str) -> String {
+    if !value.contains(['"', '$', '`', '\\', '!']) {
+        format!("\"{value}\"")
+    } else {
+        format!("'{}'", value.replace('\'', r"'\''"))
+    }
+}
+
+/// Which test a `PCTVB_REPLAY` token belongs to, seen from one test (see the module
+/// documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TokenFor {
+    /// This test: replay it.
+    ThisTest,
+    /// Another test that runs in this process too (the harness's filter selects it), or a
+    /// test of another binary or an unnamed run: run normally, with a note.
+    OtherTest,
+    /// Another test of this binary that the harness's filter does not select: nothing in
+    /// this run would replay the token, so this test must not pass in its place.
+    NotSelected,
+}
+
+/// Whether a token recorded in test `token_test` (a full path; empty for an unnamed run)
+/// belongs to test `this_test`, given the test harness's command-line `args` (without the
+/// program name).
+pub(crate) fn token_for(token_test: &str, this_test: &str, args: &[String]) -> TokenFor {
+    if token_test == this_test {
+        return TokenFor::ThisTest;
+    }
+    let crate_of = |name: &str| name.split("::").next().unwrap_or("").to_string();
+    if token_test.is_empty() || crate_of(token_test) != crate_of(this_test) {
+        return TokenFor::OtherTest;
+    }
+    if harness_selects(harness_path(token_test), args) {
+        TokenFor::OtherTest
+    } else {
+        TokenFor::NotSelected
+    }
+}
+
+/// Whether libtest, started with `args`, runs the test at `path`: no filter, or a filter it
+/// contains (equals, with `--exact`), and no `--skip` it contains (equals, with `--exact`).
+pub(crate) fn harness_selects(path: &str, args: &[String]) -> bool {
+    // libtest options that take a value as the next argument.
+    const WITH_VALUE: &[&str] = &[
+        "--skip",
+        "--logfile",
+        "--test-threads",
+        "--format",
+        "--color",
+        "-Z",
+        "--shuffle-seed",
+        "--report-time",
+    ];
+    let exact = args.iter().any(|a| a == "--exact");
+    let matches = |filter: &str| if exact { path == filter } else { path.contains(filter) };
+    let (mut filters, mut skips) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while i < args.len() {
+        let a = args[i].as_str();
+        if let Some(skip) = a.strip_prefix("--skip=") {
+            skips.push(skip);
+        } else if a == "--skip" {
+            if let Some(v) = args.get(i + 1) {
+                skips.push(v.as_str());
+            }
+            i += 1;
+        } else if WITH_VALUE.contains(&a) && a != "--report-time" {
+            i += 1;
+        } else if !a.starts_with('-') {
+            filters.push(a);
+        }
+        i += 1;
+    }
+    (filters.is_empty() || filters.iter().any(|f| matches(f))) && !skips.iter().any(|s| matches(s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(text: &str) -> Vec<String> {
+        text.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn the_harness_filter_decides_whether_the_tokens_test_runs_here() {
+        let selects = |path, a: &str| harness_selects(path, &args(a));
+        assert!(selects("tests::lost", ""));
+        assert!(selects("tests::lost", "lost"));
+        assert!(selects("tests::lost", "--exact tests::lost"));
+        assert!(!selects("tests::lost", "--exact lost"));
+        assert!(!selects("tests::lost", "--exact tests::renamed"));
+        assert!(!selects("tests::lost", "other"));
+        assert!(selects("tests::lost", "other lost --nocapture"));
+        assert!(!selects("tests::lost", "--skip lost"));
+        assert!(!selects("tests::lost", "--skip=lost"));
+        assert!(selects("tests::lost", "--test-threads 1 --format pretty"));
+        assert!(!selects("tests::lost", "--test-threads 1 other"));
+    }
+
+    #[test]
+    fn a_token_belongs_to_the_test_it_was_recorded_in() {
+        let t = "bank::tests::lost";
+        assert_eq!(token_for(t, t, &args("")), TokenFor::ThisTest);
+        // Another test of the binary while the token's test runs too: a note.
+        assert_eq!(token_for(t, "bank::tests::other", &args("")), TokenFor::OtherTest);
+        assert_eq!(token_for(t, "bank::tests::other", &args("tests")), TokenFor::OtherTest);
+        // A wrong `--exact` name, or a renamed test: nothing replays the token.
+        let exact = args("--exact tests::other");
+        assert_eq!(token_for(t, "bank::tests::other", &exact), TokenFor::NotSelected);
+        // Another binary's test: `cargo test` starts that binary too.
+        assert_eq!(token_for(t, "ledger::tests::lost", &exact), TokenFor::OtherTest);
+        assert_eq!(token_for("", "bank::tests::other", &exact), TokenFor::OtherTest);
+    }
+
+    #[test]
+    fn the_command_line_builds_the_test_as_it_was_built() {
+        let lib = CargoTarget { package: "bank", target: "--lib", ..CargoTarget::default() };
+        assert_eq!(
+            command_line("T", Some("bank::tests::lost"), Some(&lib)),
+            "PCTVB_REPLAY=T cargo test -p bank --lib -- --exact tests::lost"
+        );
+        let release = CargoTarget {
+            package: "bank",
+            target: "--bin server",
+            features: "--no-default-features --features a,b",
+            rustflags: "--cfg pctvb -C link-arg=\"x\"",
+            release: true,
+        };
+        assert_eq!(
+            command_line("T", Some("server::lost"), Some(&release)),
+            "PCTVB_REPLAY=T RUSTFLAGS='--cfg pctvb -C link-arg=\"x\"' cargo test -p bank --bin \
+             server --no-default-features --features a,b --release -- --exact lost"
+        );
+        assert_eq!(
+            command_line("T", Some("bank::lost"), None),
+            "PCTVB_REPLAY=T cargo test -- --exact lost"
+        );
     }
 }

@@ -66,6 +66,10 @@ pub struct Failure {
     pub shape: Option<BugShape>,
     /// Where the full schedule was written when it is too long to print.
     pub trace_file: Option<String>,
+    /// Why the token does not replay this failure, when a replay right after it was found
+    /// did not follow it (the body depends on something pctvb does not control): the replay
+    /// line is then not offered.
+    pub replay_diverges: Option<String>,
 }
 
 /// Statistics of a run.
@@ -75,8 +79,12 @@ pub struct Stats {
     pub max_threads: usize,
     /// Most scheduling points in one execution.
     pub max_steps: u64,
-    /// Number of different schedules among the executions.
+    /// Number of different schedules among the executions (a lower bound when
+    /// [`Stats::distinct_schedules_capped`]).
     pub distinct_schedules: u64,
+    /// Whether the run stopped counting distinct schedules at a cap, to keep its memory
+    /// bounded: [`Stats::distinct_schedules`] is then "at least".
+    pub distinct_schedules_capped: bool,
     /// Every variable met, with its profile.
     pub variables: Vec<(VarInfo, VarProfile)>,
 }
@@ -159,6 +167,14 @@ pub struct Report {
     pub notes: Vec<String>,
     /// What a systematic search covered, level by level ([`crate::StrategyKind::Systematic`]).
     pub systematic: Option<SystematicReport>,
+    /// Whether the run stopped early because its time budget
+    /// ([`Config::time_budget`](crate::Config::time_budget)) was spent; the statement then
+    /// gives what the executions that ran prove.
+    pub time_budget_spent: bool,
+    /// Whether the run stopped because it had explored the only schedule there is: an
+    /// execution reached no scheduling point where two threads could run, so every execution
+    /// would repeat it.
+    pub only_schedule: bool,
 }
 
 impl Report {
@@ -232,15 +248,23 @@ impl Report {
             (Some(_), None) => "FAILED",
             (None, None) => "passed",
         };
-        format!(
-            "pctvb: {name} {outcome} {} executions in {secs:.2}s ({rate:.0}/s; {}, seed {:#x}; up to {} threads, {} scheduling points; {} distinct schedules)",
-            self.executions,
+        let distinct = match self.stats.distinct_schedules_capped {
+            true => format!("at least {} distinct schedules", self.stats.distinct_schedules),
+            false => plural(self.stats.distinct_schedules as usize, "distinct schedule"),
+        };
+        let mut line = format!(
+            "pctvb: {name} {outcome} {} in {secs:.2}s ({rate:.0}/s; {}, seed {:#x}; up to {}, {}; {distinct})",
+            plural(self.executions as usize, "execution"),
             self.strategy,
             self.seed,
-            self.stats.max_threads,
-            self.stats.max_steps,
-            self.stats.distinct_schedules,
-        ) + &self.guarantee_lines()
+            plural(self.stats.max_threads, "thread"),
+            plural(self.stats.max_steps as usize, "scheduling point"),
+        );
+        if self.only_schedule {
+            line += "\npctvb: the only schedule was explored: no scheduling point had two threads \
+                     that could run, so every further execution would repeat it";
+        }
+        line + &self.guarantee_lines()
     }
 
     /// The guarantee, the bound, notes and the variable table, one per line, each line
@@ -283,8 +307,8 @@ impl Report {
             ),
         };
         let mut out = format!(
-            "pctvb: {} variables, {shared} shared ({q}):\n  {:>4}  {:<50} {:>10}  shared\n",
-            self.stats.variables.len(),
+            "pctvb: {}, {shared} shared ({q}):\n  {:>4}  {:<50} {:>10}  shared\n",
+            plural(self.stats.variables.len(), "variable"),
             "id",
             "variable",
             "k_q"
@@ -396,7 +420,10 @@ impl fmt::Display for Failure {
             // Profiling executions (a random walk, before a priority strategy's search) run
             // on their own index range; name them as such rather than by a huge index.
             let which = match self.execution.checked_sub(crate::runner::PROFILE_INDEX_BASE) {
-                Some(i) => format!("profiling execution {i}"),
+                Some(i) => format!(
+                    "execution {} of the run (a profiling execution, before the search)",
+                    i + 1
+                ),
                 None => format!("execution {}", self.execution),
             };
             writeln!(
@@ -421,8 +448,16 @@ impl fmt::Display for Failure {
                 )?;
             }
         }
-        if let Some(cmd) = &self.replay_command {
-            writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?;
+        match (&self.replay_diverges, &self.replay_command) {
+            (Some(why), _) => writeln!(
+                f,
+                "\npctvb: no replay line: replaying this execution right after it failed did not \
+                 reproduce it ({why}). A fresh token would not replay either: make the test \
+                 deterministic under pctvb first (no HashMap iteration order, time, I/O, real \
+                 OS threads or std locks in the body; see the guide's \"Replaying\")"
+            )?,
+            (None, Some(cmd)) => writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?,
+            (None, None) => {}
         }
         Ok(())
     }

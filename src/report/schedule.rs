@@ -65,9 +65,15 @@ fn memo(cache: &mut Vec<Option<String>>, i: usize, make: impl FnOnce() -> String
     cache[i].get_or_insert_with(make)
 }
 
-/// Whether the step switched away from a thread that could have continued.
+/// Whether the step switched away from a thread that could have continued: the one place
+/// that decides what counts as a preemption, for the report, the bug's shape and
+/// minimization. A switch where the thread blocks or exits is not one, and neither is a
+/// switch at a `join`: joining waits for another thread, so a thread at its join gives up
+/// the processor whenever the joined thread has not finished (and a join changes nothing
+/// another thread can see, so a switch there is one right after it).
 pub(crate) fn is_preemption(s: &Step) -> bool {
-    s.chosen != s.thread && !matches!(s.kind, EventKind::Block | EventKind::ThreadExit)
+    s.chosen != s.thread
+        && !matches!(s.kind, EventKind::Block | EventKind::ThreadExit | EventKind::Join)
 }
 
 /// The operation of `s` on `object` (its short name), with the value it read or wrote.
@@ -167,7 +173,28 @@ const SHOWN_LINES: usize = 60;
 /// What a line of the printed schedule is.
 enum Line<'a> {
     Step(&'a ScheduleStep),
-    Folded { thread: &'a str, steps: usize },
+    Folded {
+        thread: &'a str,
+        steps: usize,
+    },
+    /// The operation of a preempted step runs here: the scheduler had switched away before
+    /// it ran, and the step just printed chose its thread again.
+    Resumed(&'a ScheduleStep),
+}
+
+/// For each step index `j`, the preempted step whose operation runs right after `j`: a
+/// preempted thread's operation was pending at its step, and runs when a later step chooses
+/// the thread again.
+fn resumptions(steps: &[ScheduleStep]) -> Vec<Option<usize>> {
+    let mut after = vec![None; steps.len()];
+    for (i, s) in steps.iter().enumerate().filter(|(_, s)| s.preempted) {
+        let resumed =
+            steps[i + 1..].iter().position(|o| o.next == s.thread && o.thread != s.thread);
+        if let Some(j) = resumed {
+            after[i + 1 + j] = Some(i);
+        }
+    }
+    after
 }
 
 /// The runs of the schedule: consecutive steps of one thread, each ending at its first
@@ -197,17 +224,25 @@ fn folded_len(len: usize) -> usize {
     }
 }
 
-/// The schedule's lines after folding long uninterrupted runs of one thread.
-fn lines(steps: &[ScheduleStep]) -> Vec<Line<'_>> {
+/// The schedule's lines after folding long uninterrupted runs of one thread, with the
+/// operations preempted threads had pending shown where they ran.
+fn lines<'a>(steps: &'a [ScheduleStep]) -> Vec<Line<'a>> {
+    let resumed = resumptions(steps);
     let mut out = Vec::new();
+    let step = |out: &mut Vec<Line<'a>>, j: usize| {
+        out.push(Line::Step(&steps[j]));
+        if let Some(i) = resumed[j] {
+            out.push(Line::Resumed(&steps[i]));
+        }
+    };
     for run in runs(steps) {
-        let run = &steps[run];
         if run.len() > FOLD_RUN {
-            out.extend(run[..2].iter().map(Line::Step));
-            out.push(Line::Folded { thread: &run[0].thread_label, steps: run.len() - 4 });
-            out.extend(run[run.len() - 2..].iter().map(Line::Step));
+            let (start, end) = (run.start, run.end);
+            (start..start + 2).for_each(|j| step(&mut out, j));
+            out.push(Line::Folded { thread: &steps[start].thread_label, steps: run.len() - 4 });
+            (end - 2..end).for_each(|j| step(&mut out, j));
         } else {
-            out.extend(run.iter().map(Line::Step));
+            run.for_each(|j| step(&mut out, j));
         }
     }
     out
@@ -237,7 +272,7 @@ pub(crate) fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep])
                         .iter()
                         .find(|o| o.thread == s.next)
                         .map_or_else(|| format!("t{}", s.next), |o| o.thread_label.clone());
-                    format!("  <- preempted: {next}")
+                    format!("  <- preempted before it ran: {next}")
                 } else {
                     String::new()
                 };
@@ -249,6 +284,13 @@ pub(crate) fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep])
             }
             Line::Folded { thread, steps } => {
                 writeln!(f, "  {:>5}  {:<8} ... {steps} more steps ...", "", thread)?;
+            }
+            Line::Resumed(s) => {
+                writeln!(
+                    f,
+                    "  {:>5}  {:<8} {:<width$} {}  <- runs now (pending since step {})",
+                    "", s.thread_label, s.operation, s.location, s.step
+                )?;
             }
         }
     }
@@ -294,7 +336,8 @@ pub(crate) fn full_text(steps: &[ScheduleStep]) -> String {
 
 /// Whether printing `steps` leaves lines out.
 pub(crate) fn is_long(steps: &[ScheduleStep]) -> bool {
-    runs(steps).map(|run| folded_len(run.len())).sum::<usize>() > SHOWN_LINES
+    let resumed = resumptions(steps).iter().flatten().count();
+    runs(steps).map(|run| folded_len(run.len())).sum::<usize>() + resumed > SHOWN_LINES
 }
 
 #[cfg(test)]
@@ -363,6 +406,56 @@ mod tests {
                 assert_eq!(is_long(&steps[..n]), lines(&steps[..n]).len() > SHOWN_LINES);
             }
         }
+    }
+
+    #[test]
+    fn a_preempted_operation_is_shown_pending_and_where_it_ran() {
+        let mut steps = vec![
+            step(0, "t2", "load A -> 0", "a.rs:1", false),
+            step(1, "t2", "store A = 1", "a.rs:2", true),
+            step(2, "t1", "load A -> 0", "a.rs:1", false),
+            step(3, "t1", "store A = 1", "a.rs:2", false),
+            step(4, "t1", "exit", "a.rs:3", false),
+            step(5, "t2", "exit", "a.rs:3", false),
+        ];
+        let (t1, t2) = (ThreadId(1), ThreadId(2));
+        for (i, (thread, next)) in
+            [(t2, t2), (t2, t1), (t1, t1), (t1, t1), (t1, t2), (t2, t2)].into_iter().enumerate()
+        {
+            steps[i].thread = thread;
+            steps[i].next = next;
+        }
+        struct Table<'a>(&'a [ScheduleStep]);
+        impl fmt::Display for Table<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_schedule(f, self.0)
+            }
+        }
+        let text = Table(&steps).to_string();
+        let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+        assert!(lines[2].ends_with("<- preempted before it ran: t1"), "{text}");
+        // t2's store runs after t1 exits, before t2's exit: not before t1's load.
+        assert!(lines[5].contains("t1") && lines[5].contains("exit"), "{text}");
+        assert!(lines[6].contains("t2       store A = 1"), "{text}");
+        assert!(lines[6].ends_with("<- runs now (pending since step 1)"), "{text}");
+        assert!(lines[7].contains("t2") && lines[7].contains("exit"), "{text}");
+    }
+
+    #[test]
+    fn a_switch_at_a_join_is_not_a_preemption() {
+        let at = Location::caller();
+        let step = |kind, chosen| Step {
+            thread: ThreadId(0),
+            kind,
+            object: None,
+            location: at,
+            chosen: ThreadId(chosen),
+            value: None,
+        };
+        assert!(!is_preemption(&step(EventKind::Join, 1)));
+        assert!(!is_preemption(&step(EventKind::Block, 1)));
+        assert!(is_preemption(&step(EventKind::AtomicLoad, 1)));
+        assert!(!is_preemption(&step(EventKind::AtomicLoad, 0)));
     }
 
     #[test]

@@ -102,6 +102,14 @@ pub struct Config {
     pub(super) read_env: bool,
     pub(super) instrument_tracking: bool,
     pub(super) walk_every: Option<u64>,
+    pub(super) time_budget: Option<std::time::Duration>,
+    /// When the time budget runs out, set when a run starts.
+    pub(super) deadline: Option<std::time::Instant>,
+    /// `PCTVB_PROGRESS`, when set: the progress line off, or on even off a terminal.
+    pub(super) progress: Option<bool>,
+    /// How the test binary was built, as `cargo test` arguments and environment (see
+    /// [`Config::__cargo_target`]).
+    pub(super) cargo_target: Option<crate::replay::CargoTarget>,
 }
 
 /// Default bug depth of the priority strategies: one preemption (`c = 1`).
@@ -163,6 +171,10 @@ impl Config {
             read_env: true,
             instrument_tracking: true,
             walk_every: None,
+            time_budget: None,
+            deadline: None,
+            progress: None,
+            cargo_target: None,
         }
     }
 
@@ -338,6 +350,33 @@ impl Config {
         Ok(kind)
     }
 
+    /// A time budget: the search stops starting executions once `budget` has passed since the
+    /// run started, and reports what the executions that did run prove (a priority strategy's
+    /// guarantee gives the confidence they reach, which may be below a confidence target).
+    /// `time = "30s"` in the attribute; `PCTVB_TIME=30s` overrides it. Profiling and
+    /// minimization are not cut short.
+    ///
+    /// ```
+    /// let report = pctvb::Config::new()
+    ///     .iterations(u64::MAX / 2)
+    ///     .time_budget(std::time::Duration::from_millis(50))
+    ///     .run(|| pctvb::thread::spawn(|| {}).join().unwrap());
+    /// assert!(report.is_ok());
+    /// assert!(report.time_budget_spent);
+    /// ```
+    pub fn time_budget(mut self, budget: std::time::Duration) -> Config {
+        self.time_budget = Some(budget);
+        self
+    }
+
+    /// Set by `#[pctvb::test]`: how the test binary was built (package, target, features,
+    /// rustflags, profile), so the replay line runs exactly this test as it was built.
+    #[doc(hidden)]
+    pub fn __cargo_target(mut self, target: crate::replay::CargoTarget) -> Config {
+        self.cargo_target = Some(target);
+        self
+    }
+
     /// The run seed; without one, each run draws a fresh seed (failures stay reproducible
     /// through their replay token).
     pub fn seed(mut self, seed: u64) -> Config {
@@ -380,7 +419,7 @@ impl Config {
     pub(super) fn replay_line(&self, token: &str) -> String {
         match &self.rerun {
             Some(cmd) => format!("{}={token} {cmd}", replay::ENV_VAR),
-            None => replay::command_line(token, self.name.as_deref()),
+            None => replay::command_line(token, self.name.as_deref(), self.cargo_target.as_ref()),
         }
     }
 

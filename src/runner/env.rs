@@ -10,16 +10,89 @@ pub(super) struct Overrides {
     pub(super) replay: Option<String>,
     pub(super) workers: Option<usize>,
     pub(super) shard: Option<(u64, u64)>,
+    pub(super) time: Option<std::time::Duration>,
+    /// `PCTVB_PROGRESS`: `Some(false)` off, `Some(true)` on even when stderr is not a
+    /// terminal.
+    pub(super) progress: Option<bool>,
+    /// `PCTVB_SHOW_PANICS`, validated (the runtime's panic hook reads it).
+    #[allow(dead_code)]
+    pub(super) show_panics: Option<bool>,
 }
 
 pub(super) fn read() -> Result<Overrides, Error> {
     Ok(Overrides {
         seed: number("PCTVB_SEED")?,
-        iterations: number("PCTVB_ITERATIONS")?,
+        iterations: iterations()?,
         replay: std::env::var("PCTVB_REPLAY").ok().filter(|s| !s.trim().is_empty()),
         workers: number("PCTVB_WORKERS")?.map(|w| w.max(1) as usize),
         shard: shard()?,
+        time: time()?,
+        progress: switch("PCTVB_PROGRESS")?,
+        // Read where panics are hooked (once per process); checked here so a typo is an
+        // error, not a silent "off".
+        show_panics: switch("PCTVB_SHOW_PANICS")?,
     })
+}
+
+/// A 0/1 switch such as `PCTVB_PROGRESS` (also `off`/`on`, `false`/`true`).
+fn switch(name: &str) -> Result<Option<bool>, Error> {
+    let Ok(text) = std::env::var(name) else {
+        return Ok(None);
+    };
+    match text.trim().to_ascii_lowercase().as_str() {
+        "0" | "off" | "false" | "no" => Ok(Some(false)),
+        "1" | "on" | "true" | "yes" => Ok(Some(true)),
+        _ => Err(Error::config(
+            name,
+            format!("{name}={text:?} is not a switch: use 0 (off) or 1 (on), or unset it"),
+        )),
+    }
+}
+
+/// `PCTVB_ITERATIONS=N`, at least 1: zero executions would test nothing and pass.
+fn iterations() -> Result<Option<u64>, Error> {
+    match number("PCTVB_ITERATIONS")? {
+        Some(0) => Err(Error::config(
+            "PCTVB_ITERATIONS",
+            "PCTVB_ITERATIONS=0 would run no execution, so every test would pass without \
+             testing anything; use 1 or more, or unset it",
+        )),
+        other => Ok(other),
+    }
+}
+
+/// `PCTVB_TIME=30s` (also `500ms`, `2m`, `1h`, or plain seconds): the run's time budget.
+fn time() -> Result<Option<std::time::Duration>, Error> {
+    let Ok(text) = std::env::var("PCTVB_TIME") else {
+        return Ok(None);
+    };
+    match parse_duration(&text) {
+        Ok(d) => Ok(Some(d)),
+        Err(why) => Err(Error::config(
+            "PCTVB_TIME",
+            format!("PCTVB_TIME={text:?} {why}: use e.g. 30s, 500ms, 2m or 1h, or unset it"),
+        )),
+    }
+}
+
+/// A duration as `#[pctvb::test(time = ...)]` and `PCTVB_TIME` take it: a positive number
+/// with a unit `ms`, `s`, `m` or `h` (no unit: seconds). The error says what is wrong.
+pub(crate) fn parse_duration(text: &str) -> Result<std::time::Duration, &'static str> {
+    let text = text.trim();
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().map_err(|_| "is not a duration")?;
+    let seconds = match unit.trim() {
+        "ms" => value / 1000.0,
+        "" | "s" => value,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err("has an unknown unit"),
+    };
+    if !(seconds > 0.0 && seconds.is_finite() && seconds < 1e9) {
+        return Err("must be a positive duration");
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
 }
 
 /// `PCTVB_SHARD=k/m`.

@@ -16,7 +16,7 @@ use super::outcome::Found;
 use super::Config;
 use crate::report::{self, Failure};
 use crate::runtime::{Execution, FailureCause, StackPool};
-use crate::schedulers::{Blocks, Guided};
+use crate::schedulers::{Blocks, Guided, Replay};
 
 /// Wall-time cap of one minimization, whatever the replay budget.
 const TIME_BUDGET: Duration = Duration::from_secs(5);
@@ -48,12 +48,43 @@ impl Config {
         at: &'static Location<'static>,
         found: Found,
     ) -> Failure {
-        if self.minimize_runs == 0 || !minimizable(&found.cause) {
-            return self.report_found(&found, None);
+        let (best, minimized) = if self.minimize_runs == 0 || !minimizable(&found.cause) {
+            (found, None)
+        } else {
+            let original = preemptions(&found);
+            let (best, runs) = self.minimize(exec, pool, body, at, found);
+            (best, Some((original, runs)))
+        };
+        let mut failure = self.report_found(&best, minimized);
+        failure.replay_diverges = self.check_replay(exec, pool, body, at, &best);
+        failure
+    }
+
+    /// Replays `found` once as its token would: `None` when the replay follows it, else why
+    /// not. A token that diverges even right after its failure was found would diverge for
+    /// the user too: the body depends on something pctvb does not control, and offering the
+    /// token (or a fresh one) would send them round in circles.
+    fn check_replay(
+        &self,
+        exec: &Execution,
+        pool: &mut StackPool,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+        found: &Found,
+    ) -> Option<String> {
+        let choices = found.captured.choices.clone();
+        let replay = Replay::new(choices, found.digest, found.strategy.clone());
+        exec.replace_strategy(Box::new(replay));
+        let outcome = exec.run_one(pool, found.seed, found.index, body, at);
+        match outcome.failure {
+            Some(FailureCause::Strategy { message }) => Some(message),
+            Some(_) => None,
+            None => Some(
+                "the replay of this schedule passed: the failure depends on something pctvb \
+                 does not control"
+                    .to_string(),
+            ),
         }
-        let original = preemptions(&found);
-        let (best, runs) = self.minimize(exec, pool, body, at, found);
-        self.report_found(&best, Some((original, runs)))
     }
 
     fn minimize(

@@ -20,7 +20,9 @@ mod progress;
 mod regressions;
 mod search;
 mod systematic;
+mod watch;
 
+use std::io::Write as _;
 use std::panic::Location;
 use std::time::Instant;
 
@@ -39,7 +41,14 @@ use config::Budget;
 
 enum Plan {
     /// `effective` is this configuration with the environment's overrides applied.
-    Search { seed: u64, budget: Budget, kind: StrategyKind, effective: Box<Config> },
+    Search {
+        seed: u64,
+        budget: Budget,
+        kind: StrategyKind,
+        effective: Box<Config>,
+        /// Why a `PCTVB_REPLAY` token was not replayed here (it belongs to another test).
+        note: Option<String>,
+    },
     Replay {
         token: ReplayToken,
         encoded: String,
@@ -69,8 +78,15 @@ impl Config {
             return self.error_report(Error::Unsupported { message: message.into() });
         }
         let mut report = match self.resolve() {
-            Ok(Plan::Search { seed, budget, kind, effective }) => {
+            Ok(Plan::Search { seed, budget, kind, mut effective, note }) => {
+                if let Some(note) = &note {
+                    // Past the harness's capture: the note explains why this test did not
+                    // replay, whether it passes or fails.
+                    let _ = writeln!(std::io::stderr(), "pctvb: {note}");
+                }
+                effective.deadline = effective.time_budget.map(|t| started + t);
                 let mut report = effective.search_with_regressions(kind, seed, budget, &body, at);
+                report.notes.extend(note);
                 report.notes.extend(variable_origins(&report));
                 report
             }
@@ -133,6 +149,7 @@ impl Config {
             (None, Some(t)) => Some((t, replay::ENV_VAR)),
             (None, None) => None,
         };
+        let mut note = None;
         if let Some((text, origin)) = token_text {
             let token = replay::decode(&text).map_err(|e| {
                 Error::token(
@@ -143,21 +160,69 @@ impl Config {
                     ),
                 )
             })?;
-            let for_other_test = self.replay.is_none()
-                && !token.test.is_empty()
-                && self.name.as_deref().is_some_and(|n| n != token.test);
-            if !for_other_test {
-                return Ok(Plan::Replay { token, encoded: text, origin });
+            match self.token_for(&token, &text) {
+                Ok(None) => return Ok(Plan::Replay { token, encoded: text, origin }),
+                Ok(Some(n)) => note = Some(n),
+                Err(error) => return Err(error),
             }
         }
         let kind = self.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
         let seed = overrides.seed.or(self.seed).unwrap_or_else(rand::random);
         let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(self.budget);
+        if budget == Budget::Iterations(0) {
+            return Err(Error::config(
+                "iterations",
+                "iterations(0) would run no execution and pass without testing anything; use 1 \
+                 or more",
+            ));
+        }
         let mut effective = Box::new(self.clone());
         effective.workers =
             Some(overrides.workers.or(self.workers).unwrap_or_else(default_workers));
         effective.shard = overrides.shard.or(self.shard);
-        Ok(Plan::Search { seed, budget, kind, effective })
+        effective.time_budget = overrides.time.or(self.time_budget);
+        effective.progress = overrides.progress;
+        Ok(Plan::Search { seed, budget, kind, effective, note })
+    }
+
+    /// Whether this run replays `token` (read from `PCTVB_REPLAY`, `encoded`): `Ok(None)` when
+    /// it does, `Ok(Some(note))` when the token belongs to another test that runs in this
+    /// process too (this run searches, and says why), an error when it belongs to a test this
+    /// process does not run (see [`replay`]'s "Which test a token replays"). A token given in
+    /// code ([`Config::replay`]) and a run without a name always replay.
+    fn token_for(&self, token: &ReplayToken, encoded: &str) -> Result<Option<String>, Error> {
+        let Some(name) = self.name.as_deref().filter(|_| self.replay.is_none()) else {
+            return Ok(None);
+        };
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let recorded = match token.test.as_str() {
+            "" => "an unnamed run (Config::run without Config::name)".to_string(),
+            test => format!("test `{test}`"),
+        };
+        match replay::token_for(&token.test, name, &args) {
+            replay::TokenFor::ThisTest => Ok(None),
+            replay::TokenFor::OtherTest => Ok(Some(format!(
+                "PCTVB_REPLAY was recorded for {recorded}, not for this test (`{name}`): this \
+                 test ran its normal search, not a replay; the token's own test replays it"
+            ))),
+            replay::TokenFor::NotSelected => {
+                let line = replay::command_line(
+                    encoded.trim(),
+                    Some(&token.test),
+                    self.cargo_target.as_ref(),
+                );
+                Err(Error::token(
+                    replay::ENV_VAR,
+                    format!(
+                        "PCTVB_REPLAY holds a token recorded for {recorded}, not for this test \
+                         (`{name}`), and this run does not include that test, so nothing would \
+                         replay it. To replay it, run:\n    {line}\nIf that test was renamed or \
+                         removed, the token no longer applies: unset PCTVB_REPLAY and run the \
+                         test again to get a new one"
+                    ),
+                ))
+            }
+        }
     }
 
     fn limits(&self) -> Limits {

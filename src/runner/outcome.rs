@@ -171,6 +171,7 @@ impl Config {
             minimization_runs: minimized.map_or(0, |(_, runs)| runs),
             shape,
             trace_file,
+            replay_diverges: None,
         }
     }
 
@@ -211,6 +212,8 @@ impl Config {
             regressions_replayed: 0,
             notes: Vec::new(),
             systematic: None,
+            time_budget_spent: false,
+            only_schedule: false,
         }
     }
 

@@ -1,5 +1,6 @@
 //! A progress line on stderr for long runs: shown only when stderr is a terminal and the run
-//! has taken more than two seconds, so CI logs stay clean; `PCTVB_PROGRESS=0` turns it off.
+//! has taken more than two seconds, so CI logs stay clean; `PCTVB_PROGRESS=0` turns it off,
+//! `PCTVB_PROGRESS=1` on even when stderr is not a terminal (the runner validates the value).
 //! It writes to the stderr handle directly, so `cargo test` shows it while a test runs.
 
 use std::io::{IsTerminal, Write};
@@ -16,10 +17,11 @@ pub(super) struct Progress {
 }
 
 impl Progress {
-    pub(super) fn new(name: Option<&str>) -> Progress {
-        let wanted = std::env::var("PCTVB_PROGRESS").map_or(true, |v| v != "0");
+    /// `forced`: `PCTVB_PROGRESS` as the run read it (`None`: unset, or the environment is
+    /// ignored).
+    pub(super) fn new(name: Option<&str>, forced: Option<bool>) -> Progress {
         Progress {
-            enabled: wanted && std::io::stderr().is_terminal(),
+            enabled: forced.unwrap_or_else(|| std::io::stderr().is_terminal()),
             started: Instant::now(),
             last: None,
             name: name.unwrap_or("run").to_string(),

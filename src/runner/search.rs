@@ -1,12 +1,14 @@
 //! The search: profiling executions, the execution loop, and the counts and bound a priority
 //! strategy's guarantee rests on.
 
-use std::collections::HashSet;
+use std::io::Write as _;
 use std::ops::ControlFlow;
 use std::panic::Location;
+use std::time::Instant;
 
 use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
 use super::progress::Progress;
+use super::watch::{count_text, duration_text, long_plan, ChoiceFlag, DistinctSchedules, LONG_RUN};
 use super::{Config, StrategyKind};
 use crate::error::Error;
 use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, GuaranteeStatement};
@@ -77,8 +79,10 @@ impl Config {
         let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
         // Every `walk_every`-th search execution runs the uniform walk, which also profiles.
         let walk_every = if priority { self.walk_every() } else { 0 };
+        let choice = ChoiceFlag::default();
         let mut serial = Serial {
-            exec: self.first_execution(&kind, walk_every),
+            exec: self.first_execution(&kind, walk_every, &choice),
+            choice,
             pool: StackPool::new(self.stack_size),
             body,
             at,
@@ -109,7 +113,7 @@ impl Config {
             if self.profile(&mut serial, &mut search, &mut report, instrumented).is_break() {
                 return report;
             }
-            parked = start_strategy(&serial.exec, &kind, walk_every);
+            parked = start_strategy(&serial.exec, &kind, walk_every, &serial.choice);
         }
         let searched = self.search_executions(
             &mut serial,
@@ -129,14 +133,19 @@ impl Config {
     /// The engine a serial search starts with. A priority strategy profiles first, under a
     /// random strategy (the uniform walk when the run walks, naive random otherwise), which
     /// [`start_strategy`] replaces after profiling; other strategies start as themselves.
-    fn first_execution(&self, kind: &StrategyKind, walk_every: u64) -> Execution {
+    fn first_execution(
+        &self,
+        kind: &StrategyKind,
+        walk_every: u64,
+        choice: &ChoiceFlag,
+    ) -> Execution {
         let priority = kind.is_priority();
         let first: Box<dyn Strategy> = match (priority, walk_every) {
             (false, _) => kind.build(),
             (true, 0) => Box::new(Random),
             (true, _) => StrategyKind::UniformWalk.build(),
         };
-        let exec = Execution::new(first, self.limits());
+        let exec = Execution::new(choice.watch(first), self.limits());
         if priority {
             // One registry: the static pass's variables enter the run's table first, so the
             // report lists those no execution met beside those profiling measured.
@@ -164,7 +173,7 @@ impl Config {
         report: &mut Report,
         instrumented: bool,
     ) -> ControlFlow<()> {
-        let Serial { exec, pool, body, at, seed } = serial;
+        let Serial { exec, pool, body, at, seed, choice } = serial;
         let (body, at, seed) = (*body, *at, *seed);
         let mut profiling =
             if instrumented { crate::instrument::profiling_session() } else { None };
@@ -194,9 +203,19 @@ impl Config {
                     }
                     report.failure = Some(f);
                     report.failures = 1;
+                    // The executions the user paid for: the profiling ones so far.
+                    report.executions = i + 1;
                     report.stats.variables = exec.var_report();
                     return ControlFlow::Break(());
                 }
+            } else if !choice.had_choice() {
+                // One schedule: the search would repeat this execution (its priorities and
+                // change points have nothing to choose between).
+                report.only_schedule = true;
+                report.executions = 1;
+                report.stats.distinct_schedules = 1;
+                report.stats.variables = exec.var_report();
+                return ControlFlow::Break(());
             }
         }
         if profiling.take().is_some() {
@@ -234,8 +253,10 @@ impl Config {
         let kind = search.kind;
         let priority = kind.is_priority();
         let walk_every = search.walk_every;
-        let mut schedules = HashSet::new();
+        let mut schedules = DistinctSchedules::default();
         let mut index = 0;
+        let started = Instant::now();
+        let mut plan_told = false;
         // A shard runs its share of a confidence plan; an iteration budget is an index range,
         // which `in_shard` already splits.
         let budget = search.budget;
@@ -244,9 +265,20 @@ impl Config {
             _ => planned,
         };
         let mut follow = if instrumented { crate::instrument::follow_strategy() } else { None };
-        let mut progress = Progress::new(self.name.as_deref());
+        let mut progress = Progress::new(self.name.as_deref(), self.progress);
         while search.wants_more(index, share(report.planned)) {
             progress.tick(report.executions, share(report.planned), report.failures);
+            if report.executions > 0 {
+                if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                    report.time_budget_spent = true;
+                    break;
+                }
+                if !plan_told && (report.executions == 32 || started.elapsed() > LONG_RUN / 10) {
+                    plan_told = true;
+                    let planned = share(report.planned);
+                    self.tell_long_plan(search, report, started.elapsed(), planned);
+                }
+            }
             // The uniform walk learns from execution 0, which every shard runs (as a parallel
             // run's workers do).
             let learns = index == 0 && kind.learns_from_execution_0();
@@ -265,6 +297,7 @@ impl Config {
             report.executions += 1;
             record_size(&mut report.stats, outcome.threads, outcome.steps);
             schedules.insert(exec.schedule_hash());
+            let only_schedule = outcome.failure.is_none() && !serial.choice.had_choice();
             if priority {
                 if let Err(message) = search.observe(exec, index, walking, report) {
                     report.stats.variables = exec.var_report();
@@ -296,10 +329,82 @@ impl Config {
             if walking {
                 swap_strategy(&serial.exec, parked);
             }
+            if only_schedule {
+                // No scheduling point had two threads to choose from: every execution is
+                // this one.
+                report.only_schedule = true;
+                break;
+            }
             index += 1;
         }
-        report.stats.distinct_schedules = schedules.len() as u64;
+        schedules.report(&mut report.stats);
+        if report.time_budget_spent {
+            report.notes.push(self.budget_spent_note(search, report));
+        }
         ControlFlow::Continue(())
+    }
+
+    /// Says up front, on stderr whether or not it is a terminal and in the report, what a run
+    /// that will take longer than [`LONG_RUN`] plans: how many executions, how long, which
+    /// parameter drives them and how to shorten it. `elapsed` is the time the search's first
+    /// `report.executions` executions took, `planned` the executions this run (shard) plans.
+    fn tell_long_plan(
+        &self,
+        search: &Search<'_>,
+        report: &mut Report,
+        elapsed: std::time::Duration,
+        planned: u64,
+    ) {
+        let per = elapsed.div_f64(report.executions.max(1) as f64);
+        // A run that walks runs the walk's executions beside the counted ones.
+        let total = match (search.budget, search.walk_every) {
+            (Budget::Confidence(_), m) if m > 1 => planned.saturating_mul(m) / (m - 1),
+            _ => planned,
+        };
+        let name = self.name.as_deref().unwrap_or("this run");
+        let driver = match search.budget {
+            Budget::Confidence(c) => {
+                let kind = search.kind;
+                let bound = report
+                    .bound
+                    .as_ref()
+                    .map_or(String::new(), |b| format!(" (per-execution bound {b})"));
+                format!(
+                    "the confidence target {c} for {}{bound} drives them; to shorten it, lower the \
+                     confidence or the bug class (depth, vars, threads)",
+                    kind.build().describe()
+                )
+            }
+            Budget::Iterations(n) => format!(
+                "iterations = {} (or PCTVB_ITERATIONS) drives them; to shorten it, lower it",
+                count_text(n)
+            ),
+        };
+        let Some(note) = long_plan(name, total, per, &driver, self.time_budget) else { return };
+        let _ = writeln!(std::io::stderr(), "pctvb: {note}");
+        report.notes.push(note);
+    }
+
+    /// The note of a run its time budget stopped.
+    fn budget_spent_note(&self, search: &Search<'_>, report: &Report) -> String {
+        let budget =
+            self.time_budget.map_or(String::new(), |t| format!(" of {}", duration_text(t)));
+        let of_planned = match search.budget {
+            Budget::Confidence(_) => {
+                let covered = search.profile.as_ref().map_or(0, |p| p.covered);
+                format!(
+                    "; {} of the {} executions the confidence target needs were counted, and \
+                     the guarantee gives the confidence they reach",
+                    count_text(covered),
+                    count_text(report.planned)
+                )
+            }
+            Budget::Iterations(n) => format!(" of the {} planned", count_text(n)),
+        };
+        format!(
+            "the time budget{budget} was spent after {} executions{of_planned}",
+            count_text(report.executions)
+        )
     }
 
     /// The report of the first failing search execution, `index` (`walking`: it ran the
@@ -317,7 +422,7 @@ impl Config {
         walking: bool,
         follow: &mut Option<Tracking>,
     ) -> Failure {
-        let Serial { exec, pool, body, at, seed } = serial;
+        let Serial { exec, pool, body, at, seed, .. } = serial;
         let (body, at, seed) = (*body, *at, *seed);
         let tracked = follow.as_ref().map(|_| match walking {
             true => Selection::All,
@@ -369,6 +474,8 @@ impl Config {
 /// the run was started, and the run seed.
 struct Serial<'b> {
     exec: Execution,
+    /// Whether the last execution had a choice to make.
+    choice: ChoiceFlag,
     pool: StackPool,
     body: &'b (dyn Fn() + Sync),
     at: &'static Location<'static>,
@@ -388,8 +495,10 @@ fn start_strategy(
     exec: &Execution,
     kind: &StrategyKind,
     walk_every: u64,
+    choice: &ChoiceFlag,
 ) -> Option<Box<dyn Strategy>> {
-    let profiler = exec.replace_strategy(kind.build());
+    let strategy = choice.watch(kind.build());
+    let profiler = exec.replace_strategy(strategy);
     (walk_every > 0).then_some(profiler)
 }
 

@@ -80,7 +80,7 @@ impl Config {
         let mut found_at = None;
         let mut executions_to_bug = None;
         let mut index = 0u64;
-        let mut progress = Progress::new(self.name.as_deref());
+        let mut progress = Progress::new(self.name.as_deref(), self.progress);
         loop {
             if !engine.borrow_mut().advance() {
                 match engine.borrow().stop_reason() {

@@ -18,6 +18,7 @@ thread_local! {
 /// # Panics
 /// Outside an execution, with a message naming `operation` and how to run it under pctvb.
 #[inline]
+#[track_caller]
 pub(crate) fn with_execution<R>(
     operation: impl std::fmt::Display,
     f: impl FnOnce(&Execution) -> R,
@@ -42,6 +43,7 @@ pub(crate) fn with_current<R>(f: impl FnOnce(Option<&Execution>) -> R) -> R {
 
 #[cold]
 #[inline(never)]
+#[track_caller]
 fn outside_execution(operation: &str) -> ! {
     panic!(
         "pctvb: {operation} was called outside a pctvb execution. It only works inside a test \

@@ -9,14 +9,17 @@ pub(crate) struct Replay {
     digest: u64,
     original: String,
     next: usize,
+    /// Whether this execution already diverged: the first divergence is the one to report.
+    diverged: bool,
 }
 
 impl Replay {
     pub(crate) fn new(choices: Vec<u32>, digest: u64, original: String) -> Replay {
-        Replay { choices, digest, original, next: 0 }
+        Replay { choices, digest, original, next: 0, diverged: false }
     }
 
-    fn diverged(&self, detail: String) -> StrategyError {
+    fn diverged(&mut self, detail: String) -> StrategyError {
+        self.diverged = true;
         StrategyError(format!(
             "replay diverged: {detail}. The program no longer behaves as when the token was \
              recorded: either its code changed, or it depends on nondeterminism pctvb does not \
@@ -59,7 +62,16 @@ impl Strategy for Replay {
         }
     }
 
+    fn begin_execution(&mut self, _: &super::ExecutionStart<'_>, _: &mut ScheduleRng) {
+        self.next = 0;
+        self.diverged = false;
+    }
+
     fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
+        if self.diverged {
+            // Already reported where it diverged; the end differs as a consequence.
+            return Ok(());
+        }
         if self.next != self.choices.len() {
             return Err(self.diverged(format!(
                 "the execution ended after {steps} scheduling points, the recording had {}",

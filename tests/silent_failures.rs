@@ -1,0 +1,299 @@
+//! Nothing passes silently (issue #15): environment values that would test nothing, replay
+//! tokens of another test, and replay lines that would not run the failing test are errors
+//! or notes the user sees, never a quiet pass.
+//!
+//! The `child` tests are the programs under test: they do nothing unless `PCTVB_SILENT_CHILD`
+//! is set, and the tests below run this very binary again with it set (and with
+//! `PCTVB_REPLAY`, `PCTVB_ITERATIONS`, ... as a user would), exactly as `cargo test` runs it.
+
+#[path = "common/programs.rs"]
+mod programs;
+
+use std::process::{Command, Output};
+
+mod child {
+    fn wanted() -> bool {
+        std::env::var_os("PCTVB_SILENT_CHILD").is_some()
+    }
+
+    #[pctvb::test(iterations = 1000, regressions = false)]
+    fn lost_update() {
+        if wanted() {
+            super::programs::lost_update();
+        }
+    }
+
+    #[pctvb::test(iterations = 100, regressions = false)]
+    fn fixed_update() {
+        if wanted() {
+            super::programs::fixed_update();
+        }
+    }
+}
+
+mod outside {
+    /// Not a `#[pctvb::test]`: uses a primitive outside any execution.
+    #[test]
+    fn an_execution() {
+        if std::env::var_os("PCTVB_SILENT_CHILD").is_some() {
+            pctvb::thread::yield_now();
+        }
+    }
+}
+
+/// Runs this test binary with `args` (libtest's) and `env`, as a child.
+fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args(args).arg("--test-threads=2").env("PCTVB_SILENT_CHILD", "1");
+    for var in ["PCTVB_REPLAY", "PCTVB_ITERATIONS", "PCTVB_TIME", "PCTVB_PROGRESS"] {
+        command.env_remove(var);
+    }
+    for (k, v) in env {
+        command.env(k, v);
+    }
+    let output = command.output().unwrap();
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output, text)
+}
+
+/// The replay line a failing run of `child::lost_update` prints.
+fn replay_line() -> String {
+    let (output, text) = run_child(&["--exact", "child::lost_update"], &[]);
+    assert!(!output.status.success(), "{text}");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("PCTVB_REPLAY="))
+        .unwrap_or_else(|| panic!("no replay line in:\n{text}"));
+    line.to_string()
+}
+
+#[test]
+fn zero_iterations_from_the_environment_is_a_configuration_error() {
+    let (output, text) =
+        run_child(&["--exact", "child::fixed_update"], &[("PCTVB_ITERATIONS", "0")]);
+    assert!(!output.status.success(), "a run of no execution must not pass:\n{text}");
+    assert!(text.contains("pctvb could not run this test"), "{text}");
+    assert!(text.contains("PCTVB_ITERATIONS=0 would run no execution"), "{text}");
+    // The same in code, as a typed error.
+    let report = pctvb::Config::new().ignore_env().iterations(0).run(|| {});
+    match report.error() {
+        Some(pctvb::Error::Config { what, .. }) => assert_eq!(what, "iterations"),
+        other => panic!("expected a configuration error, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_switches_and_time_budgets_are_errors() {
+    for (var, value) in [("PCTVB_PROGRESS", "banana"), ("PCTVB_TIME", "soon")] {
+        let (output, text) = run_child(&["--exact", "child::fixed_update"], &[(var, value)]);
+        assert!(!output.status.success(), "{var}={value}:\n{text}");
+        assert!(text.contains(&format!("{var}=\"{value}\"")), "{text}");
+    }
+    let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_PROGRESS", "0")]);
+    assert!(output.status.success(), "{text}");
+}
+
+#[test]
+fn the_replay_line_runs_exactly_the_failing_test_as_it_was_built() {
+    let line = replay_line();
+    let token = line.split_whitespace().next().unwrap().trim_start_matches("PCTVB_REPLAY=");
+    // The package, the test target, the profile and the test's exact path; the RUSTFLAGS
+    // this binary was built with (the README's `--cfg pctvb` route), when there were any.
+    let mut cargo = String::from("cargo test -p pctvb --test silent_failures");
+    if cfg!(not(debug_assertions)) {
+        cargo += " --release";
+    }
+    let expected = match option_env!("RUSTFLAGS").map(str::trim).filter(|f| !f.is_empty()) {
+        Some(flags) => format!(
+            "PCTVB_REPLAY={token} RUSTFLAGS=\"{flags}\" {cargo} -- --exact child::lost_update"
+        ),
+        None => format!("PCTVB_REPLAY={token} {cargo} -- --exact child::lost_update"),
+    };
+    assert_eq!(line, expected);
+    // What cargo hands this binary: exactly one test runs, and it fails the same way.
+    let harness_args: Vec<&str> = line.split(" -- ").nth(1).unwrap().split(' ').collect();
+    let (output, text) = run_child(&harness_args, &[("PCTVB_REPLAY", token)]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("1 failed"), "{text}");
+    assert!(text.contains("0 passed"), "{text}");
+    assert!(text.contains("an increment was lost") || text.contains("left: 1"), "{text}");
+    assert!(text.contains(&line), "the replay prints the same line:\n{text}");
+}
+
+#[test]
+fn a_token_of_another_test_is_never_replayed_silently() {
+    let line = replay_line();
+    let token = line.split_whitespace().next().unwrap().trim_start_matches("PCTVB_REPLAY=");
+    // A wrong `--exact` name (or a renamed test): the token's test does not run here, so the
+    // test that does must not pass as if it had replayed it.
+    let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_REPLAY", token)]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("pctvb could not run this test"), "{text}");
+    assert!(
+        text.contains("recorded for test `silent_failures::child::lost_update`, not for this test"),
+        "{text}"
+    );
+    assert!(text.contains(&line), "the error gives the command that replays it:\n{text}");
+    // Both tests selected: the token's test replays (and fails), the other searches, with a
+    // note on stderr.
+    let (output, text) = run_child(&["child::"], &[("PCTVB_REPLAY", token)]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("1 passed; 1 failed"), "{text}");
+    assert!(
+        text.contains("this test ran its normal search, not a replay"),
+        "the other test says it did not replay:\n{text}"
+    );
+}
+
+/// Two threads racing on a counter many times: many scheduling points, so a deep bug class
+/// needs millions of executions for a high confidence.
+fn many_steps() {
+    use pctvb::sync::atomic::{AtomicUsize, Ordering};
+    use pctvb::sync::Arc;
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = pctvb::thread::spawn(move || {
+        for _ in 0..20 {
+            n2.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    for _ in 0..20 {
+        n.fetch_add(1, Ordering::SeqCst);
+    }
+    h.join().unwrap();
+}
+
+#[test]
+fn a_long_plan_is_told_up_front_and_a_time_budget_ends_it_truthfully() {
+    use std::time::Duration;
+    let report = pctvb::Config::new()
+        .ignore_env()
+        .seed(1)
+        .confidence(0.999)
+        .depth(3)
+        .time_budget(Duration::from_millis(400))
+        .run(many_steps);
+    assert!(report.is_ok(), "{}", report.summary());
+    assert!(report.time_budget_spent, "{}", report.summary());
+    let summary = report.summary();
+    // The plan, with what drives it and how to shorten it.
+    assert!(summary.contains("plans") && summary.contains("executions, about"), "{summary}");
+    assert!(summary.contains("the confidence target 0.999"), "{summary}");
+    assert!(summary.contains("The time budget of 400 ms stops it earlier"), "{summary}");
+    // The statement gives what the executions that ran prove, not the target.
+    assert!(summary.contains("the time budget of 400 ms was spent after"), "{summary}");
+    let guarantee = report.guarantee.as_ref().expect("a statement for the executions that ran");
+    assert!(guarantee.confidence < 0.999, "{summary}");
+    assert!(guarantee.executions < report.planned, "{summary}");
+    // The walks (on several OS threads) stop too.
+    let report = pctvb::Config::new()
+        .ignore_env()
+        .iterations(u64::MAX / 2)
+        .workers(2)
+        .time_budget(Duration::from_millis(100))
+        .run(many_steps);
+    assert!(report.is_ok() && report.time_budget_spent, "{}", report.summary());
+    assert!(report.executions > 0);
+    assert!(
+        report.summary().contains("plans 9,223,372,036,854,775,807 executions, more than a year"),
+        "{}",
+        report.summary()
+    );
+    let report = pctvb::Config::new()
+        .ignore_env()
+        .iterations(u64::MAX / 2)
+        .workers(1)
+        .time_budget(Duration::from_millis(100))
+        .run(many_steps);
+    assert!(report.is_ok() && report.time_budget_spent, "{}", report.summary());
+}
+
+#[pctvb::test(iterations = 1_000_000_000, time = "150ms", regressions = false)]
+fn the_attribute_takes_a_time_budget() {
+    many_steps();
+}
+
+#[test]
+fn a_body_with_one_schedule_runs_once_and_says_so() {
+    use pctvb::sync::Mutex;
+    let one_thread = || {
+        let m = Mutex::new(0);
+        *m.lock().unwrap() += 1;
+        pctvb::thread::yield_now();
+        assert_eq!(*m.lock().unwrap(), 1);
+    };
+    for config in [
+        pctvb::Config::new().iterations(2000).workers(1),
+        pctvb::Config::new().iterations(2000).workers(2),
+        pctvb::Config::new().iterations(2000).strategy(pctvb::StrategyKind::Random),
+        pctvb::Config::new().confidence(0.99).depth(3),
+        pctvb::Config::new().strategy(pctvb::StrategyKind::Pct { depth: 3 }).iterations(500),
+    ] {
+        let report = config.ignore_env().seed(3).run(one_thread);
+        let summary = report.summary();
+        assert!(report.is_ok(), "{summary}");
+        assert!(report.only_schedule, "{summary}");
+        assert_eq!(report.executions, 1, "{summary}");
+        assert!(summary.contains("passed 1 execution in"), "{summary}");
+        assert!(summary.contains("the only schedule was explored"), "{summary}");
+        // No probability statement pretends the run sampled anything.
+        assert!(report.guarantee.is_none(), "{summary}");
+    }
+    // Two threads: every execution runs.
+    let report = pctvb::Config::new().ignore_env().iterations(300).seed(3).run(many_steps);
+    assert!(!report.only_schedule);
+    assert_eq!(report.executions, 300);
+}
+
+#[test]
+fn a_diverged_replay_says_so_once_and_no_token_that_cannot_replay_is_offered() {
+    use std::sync::atomic::{AtomicUsize, Ordering as Std};
+    let body = |extra: usize| {
+        move || {
+            use pctvb::sync::atomic::{AtomicUsize, Ordering};
+            use pctvb::sync::Arc;
+            let n = Arc::new(AtomicUsize::new(0));
+            let n2 = n.clone();
+            let h = pctvb::thread::spawn(move || {
+                let v = n2.load(Ordering::SeqCst);
+                n2.store(v + 1, Ordering::SeqCst);
+            });
+            let v = n.load(Ordering::SeqCst);
+            for _ in 0..extra {
+                n.load(Ordering::SeqCst);
+            }
+            n.store(v + 1, Ordering::SeqCst);
+            h.join().unwrap();
+            assert_eq!(n.load(Ordering::SeqCst), 2);
+        }
+    };
+    let config = pctvb::Config::new().ignore_env().seed(1).iterations(5000).workers(1);
+    let failure = config.run(body(0)).failure.expect("the lost update");
+    assert!(failure.replay_diverges.is_none(), "{failure}");
+    let replay = config.clone().replay(failure.token.unwrap()).run(body(1));
+    let error = replay.error().expect("the code changed: the replay diverges").to_string();
+    assert_eq!(error.matches("replay diverged").count(), 1, "{error}");
+    // A body that behaves differently every time it runs: its failure is real, but no token
+    // reproduces it, so none is offered.
+    static CALLS: AtomicUsize = AtomicUsize::new(0);
+    let flaky = || body(CALLS.fetch_add(1, Std::SeqCst) % 50)();
+    let failure = config.run(flaky).failure.expect("the lost update");
+    let text = failure.to_string();
+    assert!(failure.replay_diverges.is_some(), "{text}");
+    assert!(text.contains("no replay line") && !text.contains("To replay exactly"), "{text}");
+}
+
+#[test]
+fn a_primitive_used_outside_an_execution_points_at_the_users_line() {
+    let (output, text) = run_child(&["--exact", "outside::an_execution"], &[]);
+    // Primitives that work outside executions pass; one that cannot must name this file.
+    if !output.status.success() {
+        assert!(text.contains("called outside a pctvb execution"), "{text}");
+        assert!(text.contains("panicked at tests/silent_failures.rs:"), "{text}");
+    }
+}
