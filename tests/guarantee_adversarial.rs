@@ -368,7 +368,9 @@ fn the_bug_shape_counts_the_spawner_as_the_guarantee_does() {
         let shape = failure.shape.unwrap_or_else(|| panic!("{}: no shape", p.name));
         println!("{}: {shape}", p.name);
         assert_eq!(shape.threads, expected, "{}: {shape}", p.name);
-        if expected == 3 {
+        // A thread counted only for spawning is named as such (minimization may stop at a
+        // schedule where the spawner is preempted itself, and then it counts as a participant).
+        if shape.spawners > 0 {
             assert!(shape.to_string().contains("counting the one that spawned"), "{shape}");
         }
     }

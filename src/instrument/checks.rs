@@ -5,9 +5,7 @@ use std::panic::Location;
 use std::sync::atomic::Ordering;
 
 use super::registry::{registry, Registry};
-use super::session::{
-    session, with_local, with_session, Local, GATE_FORCE_EVERY, GATE_SESSIONS, SOUNDNESS_SESSIONS,
-};
+use super::session::{session, with_local, with_session, Local, GATE_FORCE_EVERY};
 use super::{SiteId, SiteKind, StaticVarId};
 use crate::runtime::{with_execution, EventKind, ObjectId};
 
@@ -33,10 +31,10 @@ fn checked(kind: EventKind) -> bool {
     )
 }
 
-/// Whether some session gates primitive data accesses (one relaxed load).
-#[inline]
-pub(crate) fn gating_active() -> bool {
-    GATE_SESSIONS.load(Ordering::Relaxed) != 0
+/// Installs [`gate`] and [`check_operation`] into the engine's scheduling point (before a
+/// session switches either on).
+pub(super) fn install_hooks() {
+    crate::runtime::hooks::install(crate::runtime::hooks::PointHooks { check_operation, gate });
 }
 
 /// Whether an operation of kind `kind` on object `object` of execution `gen`, created at
@@ -44,12 +42,7 @@ pub(crate) fn gating_active() -> bool {
 /// [`Tracking::gate_primitives`]).
 #[cold]
 #[inline(never)]
-pub(crate) fn gate(
-    object: ObjectId,
-    gen: u64,
-    var_site: &'static Location<'static>,
-    kind: EventKind,
-) -> bool {
+fn gate(object: ObjectId, gen: u64, var_site: &'static Location<'static>, kind: EventKind) -> bool {
     if !matches!(
         kind,
         EventKind::AtomicLoad
@@ -101,17 +94,11 @@ fn skip_one(l: &mut Local) -> bool {
     keep
 }
 
-/// Whether some soundness session is active (one relaxed load).
-#[inline]
-pub(crate) fn soundness_active() -> bool {
-    SOUNDNESS_SESSIONS.load(Ordering::Relaxed) != 0
-}
-
 /// The soundness check of one operation on a pctvb object created at `var_site`, performed at
 /// `location`: if the object is a tracked variable, some armed site at `location` must list it.
 #[cold]
 #[inline(never)]
-pub(crate) fn check_operation(
+fn check_operation(
     var_site: &'static Location<'static>,
     kind: EventKind,
     location: &'static Location<'static>,

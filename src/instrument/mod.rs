@@ -214,7 +214,6 @@ use std::panic::Location;
 
 use crate::vars::{VarInfo, VarKind};
 
-pub(crate) use checks::{check_operation, gate, gating_active, soundness_active};
 use registry::registry;
 pub(crate) use runs::{
     profiling_session, session_for_token, static_ids, static_var_infos, token_suffix,

@@ -258,6 +258,7 @@ impl Drop for Tracking {
 
 fn flag_count(count: &AtomicUsize, on: bool) {
     if on {
+        super::checks::install_hooks();
         count.fetch_add(1, Ordering::Relaxed);
     } else {
         count.fetch_sub(1, Ordering::Relaxed);
@@ -517,13 +518,7 @@ pub(super) fn access(session: &Session, gen: u64, addr: usize) -> Reached {
     Reached::Counted
 }
 
-/// Sessions with the soundness check on, process-wide: the check in the scheduling point
-/// costs one load while this is 0.
-pub(super) static SOUNDNESS_SESSIONS: AtomicUsize = AtomicUsize::new(0);
-
-/// Sessions gating primitive data accesses, process-wide: the gate in the scheduling point
-/// costs one load while this is 0.
-pub(super) static GATE_SESSIONS: AtomicUsize = AtomicUsize::new(0);
+pub(super) use crate::runtime::hooks::{GATE_SESSIONS, SOUNDNESS_SESSIONS};
 
 /// Skipped data accesses after which one scheduling point is kept anyway.
 pub(super) const GATE_FORCE_EVERY: u32 = 1000;

@@ -13,7 +13,7 @@ mod shape;
 
 pub use levels::{LevelStats, OrderSet, SystematicReport};
 pub use schedule::ScheduleStep;
-pub(crate) use schedule::{full_text, is_long, is_preemption, schedule_steps};
+pub(crate) use schedule::{full_text, is_long, schedule_steps};
 pub(crate) use shape::measure as measure_shape;
 pub use shape::BugShape;
 
@@ -327,15 +327,6 @@ impl Report {
     }
 }
 
-/// A short description of a runtime failure cause, for nesting in other messages.
-pub(crate) fn describe_cause(cause: &FailureCause) -> String {
-    match cause {
-        FailureCause::Strategy { message } => message.clone(),
-        FailureCause::Internal { message } => format!("pctvb internal error: {message}"),
-        _ => explain(cause).1,
-    }
-}
-
 /// The error of a cause that means pctvb could not test: the strategy `strategy` could not
 /// continue in execution `execution`, or an internal error; `None` for a bug. The runner sorts
 /// every failing execution's cause with this before it builds a failure.
@@ -419,7 +410,7 @@ impl fmt::Display for Failure {
         if !self.schedule.is_empty() {
             // Profiling executions (a random walk, before a priority strategy's search) run
             // on their own index range; name them as such rather than by a huge index.
-            let which = match self.execution.checked_sub(crate::runner::PROFILE_INDEX_BASE) {
+            let which = match self.execution.checked_sub(crate::runtime::PROFILE_INDEX_BASE) {
                 Some(i) => format!(
                     "execution {} of the run (a profiling execution, before the search)",
                     i + 1

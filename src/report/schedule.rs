@@ -50,7 +50,7 @@ pub(crate) fn schedule_steps(
                 thread_label: memo(&mut labels, s.thread.index(), || label(s.thread)).clone(),
                 operation: operation(s, object),
                 location: without_column(s.location),
-                preempted: is_preemption(s),
+                preempted: s.is_preemption(),
                 next: s.chosen,
             }
         })
@@ -63,17 +63,6 @@ fn memo(cache: &mut Vec<Option<String>>, i: usize, make: impl FnOnce() -> String
         cache.resize(i + 1, None);
     }
     cache[i].get_or_insert_with(make)
-}
-
-/// Whether the step switched away from a thread that could have continued: the one place
-/// that decides what counts as a preemption, for the report, the bug's shape and
-/// minimization. A switch where the thread blocks or exits is not one, and neither is a
-/// switch at a `join`: joining waits for another thread, so a thread at its join gives up
-/// the processor whenever the joined thread has not finished (and a join changes nothing
-/// another thread can see, so a switch there is one right after it).
-pub(crate) fn is_preemption(s: &Step) -> bool {
-    s.chosen != s.thread
-        && !matches!(s.kind, EventKind::Block | EventKind::ThreadExit | EventKind::Join)
 }
 
 /// The operation of `s` on `object` (its short name), with the value it read or wrote.
@@ -452,10 +441,10 @@ mod tests {
             chosen: ThreadId(chosen),
             value: None,
         };
-        assert!(!is_preemption(&step(EventKind::Join, 1)));
-        assert!(!is_preemption(&step(EventKind::Block, 1)));
-        assert!(is_preemption(&step(EventKind::AtomicLoad, 1)));
-        assert!(!is_preemption(&step(EventKind::AtomicLoad, 0)));
+        assert!(!step(EventKind::Join, 1).is_preemption());
+        assert!(!step(EventKind::Block, 1).is_preemption());
+        assert!(step(EventKind::AtomicLoad, 1).is_preemption());
+        assert!(!step(EventKind::AtomicLoad, 0).is_preemption());
     }
 
     #[test]

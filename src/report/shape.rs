@@ -12,7 +12,6 @@
 
 use std::fmt;
 
-use super::schedule::is_preemption;
 use crate::runtime::{EventKind, ObjectId, Step, ThreadId};
 use crate::vars::VarId;
 
@@ -77,7 +76,7 @@ pub(crate) fn measure(
     for (i, s) in trace.iter().enumerate() {
         lives.record(i, s);
         let var = s.object.filter(|_| s.kind != EventKind::Block).map(&var_of);
-        if is_preemption(s) {
+        if s.is_preemption() {
             preemptions += 1;
             threads.insert(s.thread.index());
             threads.insert(s.chosen.index());

@@ -112,19 +112,10 @@ pub struct Config {
     pub(super) cargo_target: Option<crate::replay::CargoTarget>,
 }
 
-/// Default bug depth of the priority strategies: one preemption (`c = 1`).
-pub const DEFAULT_DEPTH: u32 = 2;
-/// Default variable bound of PCTVB and the combined strategy.
-pub const DEFAULT_VARS: u32 = 1;
-/// Default thread bound of thread bounding and the combined strategy: two threads and the
-/// thread that spawns them (the test body's, usually), which counts (see [`Config::threads`]).
-pub const DEFAULT_THREADS: u32 = 3;
+pub use crate::schedulers::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 /// Default number of profiling executions before a priority strategy's search.
 pub const DEFAULT_PROFILE_RUNS: u64 = 10;
-/// Profiling execution `i` runs as execution index `PROFILE_INDEX_BASE + i`: the random
-/// streams of profiling never overlap those of the search (indices `0..`), so both stay
-/// reproducible from the seed.
-pub const PROFILE_INDEX_BASE: u64 = 1 << 63;
+pub use crate::runtime::PROFILE_INDEX_BASE;
 /// Every how many search executions a run whose priority strategy was chosen by default runs
 /// one of the uniform random walk ([`Config::uniform_walk_every`]).
 pub const DEFAULT_WALK_EVERY: u64 = 2;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::outcome::Found;
 use super::Config;
-use crate::report::{self, Failure};
+use crate::report::Failure;
 use crate::runtime::{Execution, FailureCause, StackPool};
 use crate::schedulers::{Blocks, Guided, Replay};
 
@@ -128,7 +128,7 @@ impl Config {
 }
 
 fn preemptions(found: &Found) -> usize {
-    found.captured.trace.iter().filter(|s| report::is_preemption(s)).count()
+    found.captured.trace.iter().filter(|s| s.is_preemption()).count()
 }
 
 /// Failures worth minimizing: those a schedule causes (not limits or usage errors).

@@ -28,6 +28,11 @@ use crate::vars::{VarInfo, VarKind, VarTable};
 /// an execution it was not registered in. Starts at 1: key 0 means "never registered".
 static GENERATION: AtomicU64 = AtomicU64::new(1);
 
+/// Profiling execution `i` runs as execution index `PROFILE_INDEX_BASE + i`: the random
+/// streams of profiling never overlap those of the search (indices `0..`), so both stay
+/// reproducible from the seed.
+pub const PROFILE_INDEX_BASE: u64 = 1 << 63;
+
 /// Limits that end a runaway execution with a clear error.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Limits {
@@ -220,11 +225,9 @@ impl Execution {
         if let Err(e) = st.strategy.end_execution(digest, steps) {
             let message = match st.failure.take() {
                 None => e.0,
-                Some(other) => format!(
-                    "{} (the replayed execution also failed: {})",
-                    e.0,
-                    crate::report::describe_cause(&other)
-                ),
+                Some(other) => {
+                    format!("{} (the replayed execution also failed: {})", e.0, other.summary())
+                }
             };
             st.failure = Some(FailureCause::Strategy { message });
         }
@@ -332,14 +335,14 @@ impl Execution {
         location: &'static Location<'static>,
     ) -> ObjectId {
         // `#[pctvb::instrument]`'s soundness check: one relaxed load while no check is on.
-        if crate::instrument::soundness_active() {
-            crate::instrument::check_operation(handle.site(), kind, location);
+        if super::hooks::soundness_active() {
+            super::hooks::check_operation(handle.site(), kind, location);
         }
         let object = self.object(handle, var_kind);
         // Variable bounding for primitives (`Tracking::gate_primitives`): one relaxed load
         // while no session gates.
-        if crate::instrument::gating_active()
-            && !crate::instrument::gate(object, self.generation(), handle.site(), kind)
+        if super::hooks::gating_active()
+            && !super::hooks::gate(object, self.generation(), handle.site(), kind)
         {
             // Not a scheduling point, but still an access: its variable's sharing and `k_q`
             // are measured in every execution.

@@ -21,6 +21,7 @@
 //!   the same time on other OS threads (and OS threads outside executions) out of it;
 //! - `outside.rs`: where OS threads outside executions wait;
 //! - `context.rs`: which execution runs on this OS thread, and the panic hook;
+//! - `hooks.rs`: checks `#[pctvb::instrument]` installs into the scheduling point;
 //! - `event.rs`: what strategies and reports see of a scheduling point.
 //!
 //! Per-execution state lives in the execution and is reached only from the OS thread that
@@ -35,6 +36,7 @@ mod coroutine;
 mod data_lock;
 mod event;
 mod execution;
+pub(crate) mod hooks;
 mod join;
 mod local;
 mod mutex;
@@ -51,6 +53,7 @@ pub(crate) use condvar::RawCondvar;
 pub(crate) use context::{in_execution, with_current, with_execution};
 pub(crate) use coroutine::StackPool;
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
+pub use execution::PROFILE_INDEX_BASE;
 pub(crate) use execution::{Captured, Execution, Limits};
 pub(crate) use join::{join, join_all, spawn};
 pub(crate) use local::value as local_value;

@@ -77,6 +77,19 @@ pub struct Step {
     pub value: Option<Value>,
 }
 
+impl Step {
+    /// Whether the step switched away from a thread that could have continued: the one place
+    /// that decides what counts as a preemption, for the report, the bug's shape and
+    /// minimization. A switch where the thread blocks or exits is not one, and neither is a
+    /// switch at a `join`: joining waits for another thread, so a thread at its join gives up
+    /// the processor whenever the joined thread has not finished (and a join changes nothing
+    /// another thread can see, so a switch there is one right after it).
+    pub(crate) fn is_preemption(&self) -> bool {
+        self.chosen != self.thread
+            && !matches!(self.kind, EventKind::Block | EventKind::ThreadExit | EventKind::Join)
+    }
+}
+
 /// A value an atomic operation read or wrote, kept small: the trace is written at every
 /// scheduling point.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +145,28 @@ pub(crate) enum FailureCause {
     Strategy { message: String },
     /// The runtime could not continue (e.g. no memory for a stack).
     Internal { message: String },
+}
+
+impl FailureCause {
+    /// One line quoting this cause inside another message (a replay that diverged and whose
+    /// execution also failed); the report gives the full explanation of a cause it reports.
+    pub(crate) fn summary(&self) -> String {
+        match self {
+            FailureCause::Panic { thread, message, .. } => format!("{thread} panicked: {message}"),
+            FailureCause::Deadlock { .. } => "a deadlock: no thread could run".to_string(),
+            FailureCause::RecursiveLock { thread, what } => {
+                format!("a deadlock: {thread} locked {what}, which it already held")
+            }
+            FailureCause::MaxSteps { limit, .. } => {
+                format!("more than max_steps = {limit} scheduling points")
+            }
+            FailureCause::TooManyThreads { limit, .. } => {
+                format!("more than max_threads = {limit} threads")
+            }
+            FailureCause::Strategy { message } => message.clone(),
+            FailureCause::Internal { message } => format!("pctvb internal error: {message}"),
+        }
+    }
 }
 
 /// Capacities a run's state starts with.

@@ -3,8 +3,8 @@
 
 use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
 use super::registry::{Param, ParamSpec, StrategyInfo};
+use super::registry::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 use crate::guarantee::BoundKind;
-use crate::runner::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 
 /// PCTVB's variables and change points with thread bounding's priorities: bugs of depth
 /// `depth` on at most `vars` variables involving at most `threads` threads.

@@ -31,9 +31,8 @@ impl Blocks {
         let mut end = 0u64;
         for (i, &(t, n)) in self.0.iter().enumerate() {
             end += n;
-            let preempted = trace
-                .get(end as usize)
-                .is_some_and(|s| s.thread == t && crate::report::is_preemption(s));
+            let preempted =
+                trace.get(end as usize).is_some_and(|s| s.thread == t && s.is_preemption());
             if preempted {
                 if let Some(j) = (i + 1..self.0.len()).find(|&j| self.0[j].0 == t) {
                     out.push((i, j));

@@ -91,6 +91,7 @@ pub use pctvb::Pctvb;
 pub use random::Random;
 #[doc(hidden)]
 pub use registry::UnknownStrategy;
+pub use registry::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 pub(crate) use replay::Replay;
 pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, TrackedVar, DEFAULT_ORDER_EPS,

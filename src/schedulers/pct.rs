@@ -2,9 +2,9 @@
 //! Probabilistic Guarantees of Finding Bugs", ASPLOS 2010).
 
 use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
+use super::registry::DEFAULT_DEPTH;
 use super::registry::{Param, ParamSpec, StrategyInfo};
 use crate::guarantee::BoundKind;
-use crate::runner::DEFAULT_DEPTH;
 
 /// PCT with bug depth `d`, faithful to the paper.
 ///

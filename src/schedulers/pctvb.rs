@@ -3,8 +3,8 @@
 
 use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
 use super::registry::{Param, ParamSpec, StrategyInfo};
+use super::registry::{DEFAULT_DEPTH, DEFAULT_VARS};
 use crate::guarantee::BoundKind;
-use crate::runner::{DEFAULT_DEPTH, DEFAULT_VARS};
 
 /// PCTVB with bug depth `d` and variable bound `v` (the paper's section 3 algorithm).
 ///

@@ -26,6 +26,14 @@ use std::time::Duration;
 use super::Strategy;
 use crate::guarantee::BoundKind;
 
+/// Default bug depth of the priority strategies: one preemption (`c = 1`).
+pub const DEFAULT_DEPTH: u32 = 2;
+/// Default variable bound of PCTVB and the combined strategy.
+pub const DEFAULT_VARS: u32 = 1;
+/// Default thread bound of thread bounding and the combined strategy: two threads and the
+/// thread that spawns them (the test body's, usually), which counts (see [`Config::threads`](crate::Config::threads)).
+pub const DEFAULT_THREADS: u32 = 3;
+
 /// A numeric parameter a strategy may take; [`Config::depth`](crate::Config::depth),
 /// [`Config::vars`](crate::Config::vars) and [`Config::threads`](crate::Config::threads) (and
 /// the attribute arguments of the same names) set the ones the strategy takes and are refused

@@ -3,8 +3,8 @@
 
 use super::priority::{ChangeDomain, Prioritized, PriorityRules, PriorityScheme};
 use super::registry::{Param, ParamSpec, StrategyInfo};
+use super::registry::{DEFAULT_DEPTH, DEFAULT_THREADS};
 use crate::guarantee::BoundKind;
-use crate::runner::{DEFAULT_DEPTH, DEFAULT_THREADS};
 
 /// Thread bounding for bugs involving at most `threads` threads and `preemptions` preemptive
 /// context switches (`c`; depth `d = c + 1`).

@@ -97,8 +97,8 @@ pub(crate) use engine::Engine;
 
 use super::registry::{Param, ParamSpec, StrategyInfo};
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runner::DEFAULT_THREADS;
 use crate::runtime::ThreadId;
+use crate::schedulers::registry::DEFAULT_THREADS;
 use crate::vars::VarId;
 
 /// Default `eps` of the randomized thread-bounding orders (probability 0.99 of covering every

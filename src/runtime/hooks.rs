@@ -1,0 +1,74 @@
+//! Checks other modules install into the scheduling point, so that the engine never names
+//! them: `#[pctvb::instrument]`'s soundness check and its gating of primitive data accesses
+//! (see `crate::instrument`). The engine owns the switches (one relaxed load each at a
+//! scheduling point while nothing is installed or switched on) and calls through the installed
+//! functions; the instrument module installs them when a session first needs them and counts
+//! its sessions in the switches.
+//!
+//! This file owns the switches and the installed functions; it knows nothing of sessions,
+//! sites or variables.
+
+use std::panic::Location;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+
+use super::{EventKind, ObjectId};
+
+/// Sessions with the soundness check on, process-wide.
+pub(crate) static SOUNDNESS_SESSIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sessions gating primitive data accesses, process-wide.
+pub(crate) static GATE_SESSIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// The functions a scheduling point calls while a switch is on.
+pub(crate) struct PointHooks {
+    /// The soundness check of one operation of kind `kind` on an object created at the first
+    /// location, performed at the second.
+    pub(crate) check_operation:
+        fn(&'static Location<'static>, EventKind, &'static Location<'static>),
+    /// Whether an operation on `object` of execution `gen` (created at the location) is a
+    /// scheduling point under the gating session.
+    pub(crate) gate: fn(ObjectId, u64, &'static Location<'static>, EventKind) -> bool,
+}
+
+static HOOKS: OnceLock<PointHooks> = OnceLock::new();
+
+/// Installs the hooks (the first installation stays; there is one instrument module).
+pub(crate) fn install(hooks: PointHooks) {
+    let _ = HOOKS.set(hooks);
+}
+
+/// Whether some session has the soundness check on (one relaxed load).
+#[inline]
+pub(super) fn soundness_active() -> bool {
+    SOUNDNESS_SESSIONS.load(Ordering::Relaxed) != 0
+}
+
+/// Whether some session gates primitive data accesses (one relaxed load).
+#[inline]
+pub(super) fn gating_active() -> bool {
+    GATE_SESSIONS.load(Ordering::Relaxed) != 0
+}
+
+/// Runs the installed soundness check, if any.
+#[cold]
+pub(super) fn check_operation(
+    var_site: &'static Location<'static>,
+    kind: EventKind,
+    location: &'static Location<'static>,
+) {
+    if let Some(hooks) = HOOKS.get() {
+        (hooks.check_operation)(var_site, kind, location);
+    }
+}
+
+/// Asks the installed gate; without one every operation is a scheduling point.
+#[cold]
+pub(super) fn gate(
+    object: ObjectId,
+    gen: u64,
+    var_site: &'static Location<'static>,
+    kind: EventKind,
+) -> bool {
+    HOOKS.get().is_none_or(|hooks| (hooks.gate)(object, gen, var_site, kind))
+}
