@@ -10,6 +10,8 @@ pub(super) struct Overrides {
     pub(super) replay: Option<String>,
     pub(super) workers: Option<usize>,
     pub(super) shard: Option<(u64, u64)>,
+    /// `PCTVB_WATCHDOG`, in seconds (0: off).
+    pub(super) watchdog: Option<u64>,
 }
 
 pub(super) fn read() -> Result<Overrides, Error> {
@@ -19,6 +21,7 @@ pub(super) fn read() -> Result<Overrides, Error> {
         replay: std::env::var("PCTVB_REPLAY").ok().filter(|s| !s.trim().is_empty()),
         workers: number("PCTVB_WORKERS")?.map(|w| w.max(1) as usize),
         shard: shard()?,
+        watchdog: number("PCTVB_WATCHDOG")?,
     })
 }
 

@@ -21,6 +21,9 @@
 //!   the same time on other OS threads (and OS threads outside executions) out of it;
 //! - `outside.rs`: where OS threads outside executions wait;
 //! - `context.rs`: which execution runs on this OS thread, and the panic hook;
+//! - `crash.rs`: what a crash of the process says (stack overflow, fatal signals) and what
+//!   it reads, each execution's [`crash::Watch`]; `watchdog.rs`: the thread that ends an
+//!   execution stuck outside pctvb's control;
 //! - `event.rs`: what strategies and reports see of a scheduling point.
 //!
 //! Per-execution state lives in the execution and is reached only from the OS thread that
@@ -32,6 +35,7 @@ mod channel;
 mod condvar;
 mod context;
 mod coroutine;
+mod crash;
 mod data_lock;
 mod event;
 mod execution;
@@ -44,12 +48,14 @@ mod outside;
 mod park;
 mod rwlock;
 mod state;
+mod watchdog;
 
 pub(crate) use barrier::RawBarrier;
 pub(crate) use channel::{Channel, RecvWait};
 pub(crate) use condvar::RawCondvar;
 pub(crate) use context::{in_execution, with_current, with_execution};
 pub(crate) use coroutine::StackPool;
+pub(crate) use crash::{ExecutionRecord, RunInfo};
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
 pub(crate) use execution::{Captured, Execution, Limits};
 pub(crate) use join::{join, join_all, spawn};
