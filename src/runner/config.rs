@@ -78,8 +78,9 @@ pub(super) enum Budget {
 /// ```
 ///
 /// Environment variables override the configuration, so a command line can change a test
-/// without editing it: `PCTVB_SEED` (decimal or `0x` hex), `PCTVB_ITERATIONS`, and
-/// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in).
+/// without editing it: `PCTVB_SEED` (decimal or `0x` hex), `PCTVB_ITERATIONS`,
+/// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in),
+/// and `PCTVB_WATCHDOG` (seconds, see [`Config::watchdog`]).
 #[derive(Clone, Debug)]
 pub struct Config {
     pub(super) name: Option<String>,

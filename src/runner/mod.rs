@@ -8,7 +8,8 @@
 //!
 //! Files: `config` (builder and defaults), `kind` (strategies by name and parameters),
 //! `search` (profiling, the execution loop, counts and bounds), `outcome` (failures, replays
-//! and empty reports), `env` (`PCTVB_*` variables).
+//! and empty reports), `env` (`PCTVB_*` variables), `record` (the execution a named run is in,
+//! kept where a crash of the process cannot lose it).
 
 mod config;
 mod env;

@@ -22,7 +22,7 @@
 //! - `outside.rs`: where OS threads outside executions wait;
 //! - `context.rs`: which execution runs on this OS thread, and the panic hook;
 //! - `crash.rs`: what a crash of the process says (stack overflow, fatal signals) and what
-//!   it reads, each execution's [`crash::Watch`]; `watchdog.rs`: the thread that ends an
+//!   it reads, each execution's `Watch`; `watchdog.rs`: the thread that ends an
 //!   execution stuck outside pctvb's control;
 //! - `event.rs`: what strategies and reports see of a scheduling point.
 //!
