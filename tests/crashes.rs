@@ -97,7 +97,7 @@ fn a_stack_overflow_names_the_test_the_thread_and_stack_size() {
     assert_eq!(signal(&output), Some(libc_sigsegv()), "{stderr}");
     for needle in [
         "pctvb: test `crashes::overflowing`",
-        "logical thread 1 overflowed its stack of 262144 bytes",
+        "logical thread 1 'deep' overflowed its stack of 262144 bytes",
         "stack_size",
         "in execution 0 of the run seeded",
         "PCTVB_SEED=",
@@ -299,4 +299,31 @@ fn child_no_crash() {
     }
     let report = Config::new().name("crashes::no_crash").iterations(10).run(|| {});
     assert!(report.is_ok());
+}
+
+#[test]
+fn child_abort_after_run() {
+    if !is_child("child_abort_after_run") {
+        return;
+    }
+    let report = Config::new().name("crashes::after_run").iterations(10).run(|| {});
+    assert!(report.is_ok());
+    // What a heap corruption left by an execution does when it surfaces later.
+    std::process::abort();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_crash_after_a_run_names_the_run_and_its_seed() {
+    let target = scratch("after-run");
+    let (output, _, stderr) = run_child("child_abort_after_run", &target, &[]);
+    assert_eq!(signal(&output), Some(6), "{stderr}");
+    for needle in [
+        "pctvb: the process received SIGABRT",
+        "outside any pctvb execution; the last pctvb run on this OS thread was \
+         `crashes::after_run`, seeded ",
+        "PCTVB_SEED=",
+    ] {
+        assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
+    }
 }

@@ -79,6 +79,7 @@ impl Config {
                 let mut report = effective.search_with_regressions(kind, seed, budget, &body, at);
                 report.notes.extend(unfinished);
                 report.notes.extend(variable_origins(&report));
+                effective.finish_run();
                 report
             }
             Ok(Plan::Replay { token, encoded, origin, watchdog }) => {
@@ -87,7 +88,9 @@ impl Config {
                     this.watchdog = Duration::from_secs(secs);
                 }
                 this.start_run(token.seed, Some(&encoded));
-                this.replay_one(token, encoded, origin, &body, at)
+                let report = this.replay_one(token, encoded, origin, &body, at);
+                this.finish_run();
+                report
             }
             Err(error) => self.error_report(error),
         };
@@ -209,6 +212,13 @@ impl Config {
             record: record.map(|r| Box::new(r) as Box<dyn crate::runtime::ExecutionRecord>),
         }));
         note
+    }
+
+    /// The run ended (the process did not die): a crash after it names it.
+    fn finish_run(&self) {
+        if let Some(run) = &self.run_info {
+            crate::runtime::note_finished_run(run);
+        }
     }
 
     fn limits(&self) -> Limits {

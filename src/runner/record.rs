@@ -13,7 +13,7 @@
 //!
 //! Layout (native-endian `u64` words): `MAGIC` (0 once the run is done), the seed, then [`SLOTS`] slots, one per
 //! engine of the run (parallel workers each have one), holding `index + 1` of the execution
-//! the engine is in (0: none yet); then, from byte [`TEXT_AT`], the length (a `u64`) and the
+//! the engine is in (0: none); then, from byte [`TEXT_AT`], the length (a `u64`) and the
 //! bytes of the line that reproduces the run.
 
 use std::path::PathBuf;
@@ -36,7 +36,9 @@ impl Unfinished {
     /// What to tell the user, for the test `test`.
     pub(super) fn message(&self, test: &str) -> String {
         let during = match self.executions.as_slice() {
-            [] => "before its first execution".to_string(),
+            [] => "between executions (in the runner, or after the execution that broke \
+                   something had ended)"
+                .to_string(),
             [one] => format!("during execution {one}"),
             many => format!(
                 "during one of the executions {} (they ran at the same time, on parallel workers)",
@@ -85,6 +87,7 @@ impl ExecutionRecord for Record {
         0
     }
     fn enter(&self, _slot: usize, _index: u64) {}
+    fn leave(&self, _slot: usize) {}
 }
 
 #[cfg(unix)]
@@ -204,6 +207,12 @@ mod mapped {
         fn enter(&self, slot: usize, index: u64) {
             // SAFETY: `slot < SLOTS`, inside the mapped page.
             unsafe { (*self.words.add(2 + slot)).store(index + 1, Ordering::Relaxed) };
+        }
+
+        #[inline]
+        fn leave(&self, slot: usize) {
+            // SAFETY: as in `enter`.
+            unsafe { (*self.words.add(2 + slot)).store(0, Ordering::Relaxed) };
         }
     }
 

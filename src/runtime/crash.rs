@@ -71,10 +71,11 @@ impl RunInfo {
 
 /// Somewhere that keeps, across a crash of the process, which execution each engine of the
 /// run is in. `claim` is called once per engine (it returns the engine's slot), `enter` at the
-/// start of every execution: it must be a few plain stores.
+/// start of every execution and `leave` at its end: they must be a few plain stores.
 pub(crate) trait ExecutionRecord: Send + Sync {
     fn claim(&self) -> usize;
     fn enter(&self, slot: usize, index: u64);
+    fn leave(&self, slot: usize);
 }
 
 /// One execution's progress as the crash handlers and the watchdog see it: written by the OS
@@ -130,6 +131,9 @@ impl Watch {
     #[inline]
     pub(crate) fn end(&self) {
         self.active.store(false, Ordering::Release);
+        if let Some(record) = &self.run.record {
+            record.leave(self.record_slot);
+        }
     }
 
     /// A scheduling point at `location`: the hot path, two relaxed stores.
@@ -263,22 +267,25 @@ pub(crate) fn describe_execution(msg: &mut RawMessage, watch: &Watch) {
 }
 
 #[cfg(unix)]
-pub(crate) use signals::{install, running_stack};
+pub(crate) use signals::{install, note_finished_run, running_stack};
 
 #[cfg(not(unix))]
 pub(crate) fn install() {}
 
 #[cfg(not(unix))]
+pub(crate) fn note_finished_run(_run: &RunInfo) {}
+
+#[cfg(not(unix))]
 #[inline]
-pub(crate) fn running_stack(_lo: usize, _hi: usize) {}
+pub(crate) fn running_stack(_lo: usize, _hi: usize, _name: (*const u8, usize)) {}
 
 #[cfg(unix)]
 mod signals {
-    use std::cell::Cell;
+    use std::cell::{Cell, UnsafeCell};
     use std::sync::atomic::Ordering;
     use std::sync::Once;
 
-    use super::{describe_execution, RawMessage};
+    use super::{describe_execution, RawMessage, RunInfo};
 
     /// The signals handled: a stack overflow is `SIGSEGV` (`SIGBUS` on some systems); a heap
     /// corruption detected by the allocator and `abort()` are `SIGABRT`.
@@ -292,6 +299,9 @@ mod signals {
         /// The mapping (guard page included) of the coroutine stack that runs on this OS
         /// thread now, `(lowest address, highest)`; `(0, 0)` outside coroutines.
         static RUNNING: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+        /// The name of the logical thread running now (pointer and length of a string the
+        /// execution's thread table owns while the thread runs), null when it has none.
+        static RUNNING_NAME: Cell<(*const u8, usize)> = const { Cell::new((std::ptr::null(), 0)) };
         /// Whether this OS thread has an alternate signal stack pctvb checked or installed.
         static ALT_STACK: Cell<bool> = const { Cell::new(false) };
         /// Whether a report was already printed on this OS thread (the panic hook's, or a
@@ -299,10 +309,74 @@ mod signals {
         pub(crate) static REPORTED: Cell<bool> = const { Cell::new(false) };
     }
 
-    /// The coroutine whose stack maps `lo..hi` runs next on this OS thread.
+    /// The coroutine whose stack maps `lo..hi` runs next on this OS thread, for the logical
+    /// thread named `name` (a string its execution's thread table owns while it runs).
     #[inline]
-    pub(crate) fn running_stack(lo: usize, hi: usize) {
+    pub(crate) fn running_stack(lo: usize, hi: usize, name: (*const u8, usize)) {
         RUNNING.with(|r| r.set((lo, hi)));
+        RUNNING_NAME.with(|r| r.set(name));
+    }
+
+    /// The last run that ended on an OS thread, for a crash that comes after it: text
+    /// written before `len` is set, so the handler never reads a half-written one.
+    struct LastRun {
+        len: Cell<usize>,
+        text: UnsafeCell<[u8; 1024]>,
+    }
+
+    thread_local! {
+        static LAST_RUN: LastRun =
+            const { LastRun { len: Cell::new(0), text: UnsafeCell::new([0; 1024]) } };
+    }
+
+    /// The run `run` ended on this OS thread (without the process dying): a crash after it,
+    /// outside any execution, names it.
+    pub(crate) fn note_finished_run(run: &RunInfo) {
+        if run.rerun_line.is_empty() {
+            return;
+        }
+        let text = format!(
+            "`{}`, seeded {}; to run it again:\n    {}",
+            run.test, run.seed, run.rerun_line
+        );
+        let _ = LAST_RUN.try_with(|last| {
+            last.len.set(0);
+            let mut n = text.len().min(1024);
+            while !text.is_char_boundary(n) {
+                n -= 1;
+            }
+            // SAFETY: only this OS thread touches its buffer; the handler reads it only up to
+            // `len`, which is 0 while it is written.
+            unsafe {
+                std::ptr::copy_nonoverlapping(text.as_ptr(), last.text.get().cast::<u8>(), n)
+            };
+            last.len.set(n);
+        });
+    }
+
+    fn last_run() -> Option<&'static str> {
+        LAST_RUN
+            .try_with(|last| {
+                let n = last.len.get();
+                // SAFETY: the first `n` bytes were written before `len` was set to `n`; the
+                // thread-local lives as long as the thread the handler runs on.
+                let bytes: &'static [u8] =
+                    unsafe { std::slice::from_raw_parts(last.text.get().cast::<u8>(), n) };
+                std::str::from_utf8(bytes).ok().filter(|s| !s.is_empty())
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// The running logical thread's name, if it has one.
+    fn running_name() -> Option<&'static str> {
+        let (ptr, len) = RUNNING_NAME.try_with(|r| r.get()).ok()?;
+        if ptr.is_null() {
+            return None;
+        }
+        // SAFETY: set from a live `String` of the execution's thread table, which is not
+        // changed while its thread runs (and the handler runs on that thread).
+        std::str::from_utf8(unsafe { std::slice::from_raw_parts(ptr, len) }).ok()
     }
 
     /// Installs the handlers (once per process) and makes sure this OS thread has an
@@ -421,11 +495,11 @@ mod signals {
             let mut msg = RawMessage::new();
             let thread = watch.thread.load(Ordering::Relaxed);
             if overflow {
-                msg.str("\npctvb: test `")
-                    .str(&watch.run.test)
-                    .str("`: ")
-                    .thread(thread)
-                    .str(" overflowed its stack of ")
+                msg.str("\npctvb: test `").str(&watch.run.test).str("`: ").thread(thread);
+                if let Some(name) = running_name() {
+                    msg.str(" '").str(name).str("'");
+                }
+                msg.str(" overflowed its stack of ")
                     .num(watch.run.stack_size as u64)
                     .str(" bytes (stack_size)\n");
                 msg.str("  last scheduling point: ").location(watch.last_location()).str("\n");
@@ -438,26 +512,46 @@ mod signals {
                 );
                 msg.flush();
             } else if !already {
-                let name = match sig {
-                    libc::SIGSEGV => "SIGSEGV (invalid memory access)",
-                    libc::SIGBUS => "SIGBUS (invalid memory access)",
-                    _ => "SIGABRT (abort: e.g. a heap corruption the allocator detected)",
-                };
                 msg.str("\npctvb: test `")
                     .str(&watch.run.test)
                     .str("`: the process received ")
-                    .str(name)
+                    .str(signal_name(sig))
                     .str(" while ")
-                    .thread(thread)
-                    .str(" ran\n");
+                    .thread(thread);
+                if let Some(name) = running_name() {
+                    msg.str(" '").str(name).str("'");
+                }
+                msg.str(" ran\n");
                 msg.str("  last scheduling point: ").location(watch.last_location()).str("\n");
                 describe_execution(&mut msg, watch);
+                msg.flush();
+            }
+        } else if let Some(last) = last_run() {
+            if !REPORTED.try_with(|r| r.replace(true)).unwrap_or(true) {
+                let mut msg = RawMessage::new();
+                msg.str("\npctvb: the process received ")
+                    .str(signal_name(sig))
+                    .str(" outside any pctvb execution; the last pctvb run on this OS thread was ")
+                    .str(last)
+                    .str(
+                        "\n  if one of its executions corrupted memory (a crash that comes after \
+                         the run), running it again with the same seed may reproduce the crash \
+                         there\n",
+                    );
                 msg.flush();
             }
         }
         // SAFETY: PREVIOUS is only read here after `install` wrote it.
         let previous = unsafe { (*std::ptr::addr_of!(PREVIOUS))[index] };
         chain(sig, previous, info, ctx);
+    }
+
+    fn signal_name(sig: libc::c_int) -> &'static str {
+        match sig {
+            libc::SIGSEGV => "SIGSEGV (invalid memory access)",
+            libc::SIGBUS => "SIGBUS (invalid memory access)",
+            _ => "SIGABRT (abort: e.g. a heap corruption the allocator detected)",
+        }
     }
 
     /// Hands the signal to the disposition before ours: its handler runs now; the default

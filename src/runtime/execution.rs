@@ -125,7 +125,17 @@ impl Execution {
         let mut coroutines: Vec<Option<(ThreadCoroutine, (usize, usize))>> =
             Vec::with_capacity(self.seen_threads.get());
         loop {
-            let i = self.state.borrow().current.index();
+            let (i, name) = {
+                let st = self.state.borrow();
+                let i = st.current.index();
+                (
+                    i,
+                    st.threads[i]
+                        .name
+                        .as_deref()
+                        .map_or((std::ptr::null(), 0), |n| (n.as_ptr(), n.len())),
+                )
+            };
             if coroutines.len() <= i {
                 coroutines.resize_with(i + 1, || None);
             }
@@ -140,7 +150,7 @@ impl Execution {
                 },
             };
             self.watch.switch(i as u32);
-            crash::running_stack(stack.0, stack.1);
+            crash::running_stack(stack.0, stack.1, name);
             match coroutine.resume(()) {
                 CoroutineResult::Yield(()) => coroutines[i] = Some((coroutine, stack)),
                 CoroutineResult::Return(()) => pool.give(coroutine.into_stack()),
@@ -158,7 +168,7 @@ impl Execution {
             unsafe { coroutine.force_reset() };
             pool.give(coroutine.into_stack());
         }
-        crash::running_stack(0, 0);
+        crash::running_stack(0, 0, (std::ptr::null(), 0));
         let leftovers = self.take_leftovers();
         self.watch.end();
         drop(enter);

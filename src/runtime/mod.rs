@@ -55,7 +55,7 @@ pub(crate) use channel::{Channel, RecvWait};
 pub(crate) use condvar::RawCondvar;
 pub(crate) use context::{in_execution, with_current, with_execution};
 pub(crate) use coroutine::StackPool;
-pub(crate) use crash::{ExecutionRecord, RunInfo};
+pub(crate) use crash::{note_finished_run, ExecutionRecord, RunInfo};
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
 pub(crate) use execution::{Captured, Execution, Limits};
 pub(crate) use join::{join, join_all, spawn};
