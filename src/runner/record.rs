@@ -16,8 +16,6 @@
 //! the engine is in (0: none); then, from byte [`TEXT_AT`], the length (a `u64`) and the
 //! bytes of the line that reproduces the run.
 
-use std::path::PathBuf;
-
 use crate::runtime::ExecutionRecord;
 
 const MAGIC: u64 = u64::from_le_bytes(*b"pctvbrec");
@@ -55,7 +53,9 @@ impl Unfinished {
 }
 
 /// The path of `name`'s record.
-fn path_for(name: &str) -> PathBuf {
+#[cfg(unix)]
+fn path_for(name: &str) -> std::path::PathBuf {
+    use std::path::PathBuf;
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("target"));
