@@ -104,6 +104,7 @@ fn a_stack_overflow_names_the_test_the_thread_and_stack_size() {
     ] {
         assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
     }
+    let _ = std::fs::remove_dir_all(&target);
 }
 
 #[cfg(unix)]
@@ -155,6 +156,7 @@ fn a_std_mutex_deadlock_is_reported_by_the_watchdog() {
     ] {
         assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
     }
+    let _ = std::fs::remove_dir_all(&target);
 }
 
 #[test]
@@ -178,6 +180,7 @@ fn pctvb_watchdog_0_turns_the_watchdog_off() {
     let (output, _, stderr) = run_child("child_watchdog_off", &target, &[("PCTVB_WATCHDOG", "0")]);
     assert!(output.status.success(), "{stderr}");
     assert!(!stderr.contains("watchdog"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&target);
 }
 
 // ---- item 3: a panic in a destructor during unwinding --------------------------------------
@@ -232,6 +235,7 @@ fn a_panic_during_unwinding_prints_both_panics_and_a_replay_line_that_reproduces
     assert!(!again.status.success(), "{replayed}");
     assert!(replayed.contains("first: the count was already taken"), "{replayed}");
     assert!(replayed.contains("second: the destructor saw a broken count"), "{replayed}");
+    let _ = std::fs::remove_dir_all(&target);
 }
 
 // ---- item 4: a crash loses no schedule -----------------------------------------------------
@@ -290,6 +294,7 @@ fn a_crashed_run_is_reported_by_the_next_run_and_its_seed_reproduces_it() {
     assert!(!after.contains("did not finish"), "{after}");
     let (_, _, after) = run_child("child_no_crash", &target, &[]);
     assert!(!after.contains("did not finish"), "{after}");
+    let _ = std::fs::remove_dir_all(&target);
 }
 
 #[test]
@@ -326,4 +331,5 @@ fn a_crash_after_a_run_names_the_run_and_its_seed() {
     ] {
         assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
     }
+    let _ = std::fs::remove_dir_all(&target);
 }
