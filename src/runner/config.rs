@@ -1,8 +1,12 @@
 //! `Config`: the builder a run is described with, and its defaults.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use super::kind::StrategyKind;
 use super::regressions::RegressionFile;
 use crate::replay;
+use crate::runtime::RunInfo;
 use crate::schedulers::registry::Param;
 
 /// How many executions a search runs.
@@ -77,8 +81,9 @@ pub(super) enum Budget {
 /// ```
 ///
 /// Environment variables override the configuration, so a command line can change a test
-/// without editing it: `PCTVB_SEED` (decimal or `0x` hex), `PCTVB_ITERATIONS`, and
-/// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in).
+/// without editing it: `PCTVB_SEED` (decimal or `0x` hex), `PCTVB_ITERATIONS`,
+/// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in),
+/// and `PCTVB_WATCHDOG` (seconds, see [`Config::watchdog`]).
 #[derive(Clone, Debug)]
 pub struct Config {
     pub(super) name: Option<String>,
@@ -110,6 +115,9 @@ pub struct Config {
     /// How the test binary was built, as `cargo test` arguments and environment (see
     /// [`Config::__cargo_target`]).
     pub(super) cargo_target: Option<crate::replay::CargoTarget>,
+    pub(super) watchdog: Duration,
+    /// What crash reports say about the run, set when a run starts (see `Config::run`).
+    pub(super) run_info: Option<Arc<RunInfo>>,
 }
 
 pub use crate::schedulers::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
@@ -127,8 +135,13 @@ pub const DEFAULT_ITERATIONS: u64 = 1000;
 pub const DEFAULT_MAX_STEPS: u64 = 100_000;
 /// Default thread limit of one execution.
 pub const DEFAULT_MAX_THREADS: usize = 4096;
-/// Default stack size of a logical thread.
-pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+/// Default stack size of a logical thread: std's for the threads of the test harness. A
+/// stack is reserved address space, mapped with a guard page; only the pages a thread touches
+/// take memory.
+pub const DEFAULT_STACK_SIZE: usize = 2 * 1024 * 1024;
+/// Default time an execution may go without a scheduling point before the watchdog ends the
+/// process ([`Config::watchdog`]).
+pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
 
 impl Default for Config {
     fn default() -> Config {
@@ -138,7 +151,8 @@ impl Default for Config {
 
 impl Config {
     /// The defaults: the uniform walk, 1000 executions, a fresh random seed, 100,000 scheduling
-    /// points and 4096 threads per execution, 256 KiB stacks, environment overrides on.
+    /// points and 4096 threads per execution, 2 MiB stacks, a 10 s watchdog, environment
+    /// overrides on.
     pub fn new() -> Config {
         Config {
             name: None,
@@ -166,6 +180,8 @@ impl Config {
             deadline: None,
             progress: None,
             cargo_target: None,
+            watchdog: DEFAULT_WATCHDOG,
+            run_info: None,
         }
     }
 
@@ -387,9 +403,29 @@ impl Config {
         self
     }
 
-    /// Stack size of every logical thread.
+    /// Stack size of every logical thread, the test body's included (default
+    /// [`DEFAULT_STACK_SIZE`], 2 MiB as std's test threads). A stack is reserved address space
+    /// with a guard page below it; only the pages a thread touches take memory. A thread that
+    /// overflows its stack ends the process (as in std), after a message that names the test,
+    /// the logical thread and this setting.
     pub fn stack_size(mut self, bytes: usize) -> Config {
         self.stack_size = bytes;
+        self
+    }
+
+    /// How long an execution may run without reaching a scheduling point (default
+    /// [`DEFAULT_WATCHDOG`], 10 s; `Duration::ZERO` turns the watchdog off;
+    /// `PCTVB_WATCHDOG=<seconds>` overrides it).
+    ///
+    /// Every logical thread of an execution runs on one OS thread, so a thread that blocks
+    /// in something pctvb does not control (a std `Mutex` another logical thread holds, a std
+    /// `mpsc` channel, I/O) or loops without a scheduling point stops the whole execution
+    /// for good. The watchdog, one OS thread per process, notices it, prints the running
+    /// logical thread, its last scheduling point and the likely causes, and, since it cannot
+    /// unwind the stuck thread, **ends the process** with exit code 101: the test fails, and
+    /// the tests that ran at the same time in the same binary are lost with it.
+    pub fn watchdog(mut self, limit: Duration) -> Config {
+        self.watchdog = limit;
         self
     }
 

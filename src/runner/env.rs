@@ -17,6 +17,8 @@ pub(super) struct Overrides {
     /// `PCTVB_SHOW_PANICS`, validated (the runtime's panic hook reads it).
     #[allow(dead_code)]
     pub(super) show_panics: Option<bool>,
+    /// `PCTVB_WATCHDOG`, in seconds (0: off).
+    pub(super) watchdog: Option<u64>,
 }
 
 pub(super) fn read() -> Result<Overrides, Error> {
@@ -31,6 +33,7 @@ pub(super) fn read() -> Result<Overrides, Error> {
         // Read where panics are hooked (once per process); checked here so a typo is an
         // error, not a silent "off".
         show_panics: switch("PCTVB_SHOW_PANICS")?,
+        watchdog: number("PCTVB_WATCHDOG")?,
     })
 }
 

@@ -8,7 +8,8 @@
 //!
 //! Files: `config` (builder and defaults), `kind` (strategies by name and parameters),
 //! `search` (profiling, the execution loop, counts and bounds), `outcome` (failures, replays
-//! and empty reports), `env` (`PCTVB_*` variables).
+//! and empty reports), `env` (`PCTVB_*` variables), `record` (the execution a named run is in,
+//! kept where a crash of the process cannot lose it).
 
 mod config;
 mod env;
@@ -17,6 +18,7 @@ mod minimize;
 mod outcome;
 mod parallel;
 mod progress;
+mod record;
 mod regressions;
 mod search;
 mod systematic;
@@ -24,19 +26,20 @@ mod watch;
 
 use std::io::Write as _;
 use std::panic::Location;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 pub use config::{
     Config, DEFAULT_DEPTH, DEFAULT_ITERATIONS, DEFAULT_MAX_STEPS, DEFAULT_MAX_THREADS,
     DEFAULT_PROFILE_RUNS, DEFAULT_STACK_SIZE, DEFAULT_THREADS, DEFAULT_VARS, DEFAULT_WALK_EVERY,
-    PROFILE_INDEX_BASE,
+    DEFAULT_WATCHDOG, PROFILE_INDEX_BASE,
 };
 pub use kind::StrategyKind;
 
 use crate::error::Error;
 use crate::replay::{self, ReplayToken};
 use crate::report::Report;
-use crate::runtime::Limits;
+use crate::runtime::{Limits, RunInfo};
 use config::Budget;
 
 enum Plan {
@@ -54,6 +57,8 @@ enum Plan {
         encoded: String,
         /// Where the token came from, for errors: `PCTVB_REPLAY` or `Config::replay`.
         origin: &'static str,
+        /// `PCTVB_WATCHDOG`, in seconds.
+        watchdog: Option<u64>,
     },
 }
 
@@ -85,13 +90,23 @@ impl Config {
                     let _ = writeln!(std::io::stderr(), "pctvb: {note}");
                 }
                 effective.deadline = effective.time_budget.map(|t| started + t);
+                let unfinished = effective.start_run(seed, None);
                 let mut report = effective.search_with_regressions(kind, seed, budget, &body, at);
                 report.notes.extend(note);
+                report.notes.extend(unfinished);
                 report.notes.extend(variable_origins(&report));
+                effective.finish_run();
                 report
             }
-            Ok(Plan::Replay { token, encoded, origin }) => {
-                self.replay_one(token, encoded, origin, &body, at)
+            Ok(Plan::Replay { token, encoded, origin, watchdog }) => {
+                let mut this = self.clone();
+                if let Some(secs) = watchdog {
+                    this.watchdog = Duration::from_secs(secs);
+                }
+                this.start_run(token.seed, Some(&encoded));
+                let report = this.replay_one(token, encoded, origin, &body, at);
+                this.finish_run();
+                report
             }
             Err(error) => self.error_report(error),
         };
@@ -161,7 +176,10 @@ impl Config {
                 )
             })?;
             match self.token_for(&token, &text) {
-                Ok(None) => return Ok(Plan::Replay { token, encoded: text, origin }),
+                Ok(None) => {
+                    let watchdog = overrides.watchdog;
+                    return Ok(Plan::Replay { token, encoded: text, origin, watchdog });
+                }
                 Ok(Some(n)) => note = Some(n),
                 Err(error) => return Err(error),
             }
@@ -182,6 +200,9 @@ impl Config {
         effective.shard = overrides.shard.or(self.shard);
         effective.time_budget = overrides.time.or(self.time_budget);
         effective.progress = overrides.progress;
+        if let Some(secs) = overrides.watchdog {
+            effective.watchdog = Duration::from_secs(secs);
+        }
         Ok(Plan::Search { seed, budget, kind, effective, note })
     }
 
@@ -225,8 +246,54 @@ impl Config {
         }
     }
 
+    /// Prepares what crash reports say about the run seeded `seed` (a replay of the token
+    /// `replay`, or a search), and for a named search the record of the execution it is in
+    /// (see `record.rs`). Returns, as a note also printed now, what an earlier run of the same
+    /// test that did not finish left behind.
+    fn start_run(&mut self, seed: u64, replay: Option<&str>) -> Option<String> {
+        let template = self.replay_line("\0");
+        let rerun_line = match replay {
+            Some(token) => self.replay_line(token.trim()),
+            None if self.name.is_some() || self.rerun.is_some() => {
+                template.replace(&format!("{}=\0", replay::ENV_VAR), &format!("PCTVB_SEED={seed}"))
+            }
+            None => format!("PCTVB_SEED={seed} (or Config::seed({seed}) in code)"),
+        };
+        let test = self.name.clone().unwrap_or_else(|| "(unnamed run)".to_string());
+        let (record, unfinished) = match (&self.name, replay) {
+            (Some(name), None) => record::Record::open(name, seed, &rerun_line),
+            _ => (None, None),
+        };
+        let note = unfinished.map(|u| u.message(&test));
+        if let Some(note) = &note {
+            eprintln!("pctvb: {note}");
+        }
+        self.run_info = Some(Arc::new(RunInfo {
+            test,
+            token_name: self.name.clone().unwrap_or_default(),
+            rerun_line,
+            replay_template: template,
+            seed,
+            stack_size: self.stack_size,
+            watchdog: (!self.watchdog.is_zero()).then_some(self.watchdog),
+            record: record.map(|r| Box::new(r) as Box<dyn crate::runtime::ExecutionRecord>),
+        }));
+        note
+    }
+
+    /// The run ended (the process did not die): a crash after it names it.
+    fn finish_run(&self) {
+        if let Some(run) = &self.run_info {
+            crate::runtime::note_finished_run(run);
+        }
+    }
+
     fn limits(&self) -> Limits {
-        Limits { max_steps: self.max_steps, max_threads: self.max_threads }
+        let run = match &self.run_info {
+            Some(run) => run.clone(),
+            None => Arc::new(RunInfo::anonymous(self.stack_size)),
+        };
+        Limits { max_steps: self.max_steps, max_threads: self.max_threads, run }
     }
 }
 

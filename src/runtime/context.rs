@@ -1,6 +1,7 @@
 //! The link between user code and the running execution: a per-OS-thread pointer to the
-//! current [`Execution`], and the panic hook that keeps panics inside executions quiet and
-//! records where they happened.
+//! current [`Execution`], and the panic hook that keeps panics inside executions quiet,
+//! records where they happened, and reports a panic during unwinding before std aborts the
+//! process.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{self, PanicHookInfo};
@@ -11,6 +12,29 @@ use super::Execution;
 thread_local! {
     static CURRENT: Cell<*const Execution> = const { Cell::new(std::ptr::null()) };
     static LAST_PANIC_LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The last two panics raised inside executions on this OS thread, oldest first: when std
+    /// aborts because a destructor panicked during unwinding, they are the panic being
+    /// unwound and the destructor's.
+    static RECENT_PANICS: RefCell<[Option<PanicRecord>; 2]> = const { RefCell::new([None, None]) };
+}
+
+/// A panic inside an execution, as the report of an abort shows it.
+#[derive(Clone)]
+pub(super) struct PanicRecord {
+    pub(super) message: String,
+    pub(super) location: Option<String>,
+    pub(super) thread: Option<super::ThreadId>,
+}
+
+/// The messages of the panics std raises, without unwinding, when a panic tries to leave a
+/// place that cannot unwind; std aborts the process after the hook returns.
+const NON_UNWINDING: [&str; 2] =
+    ["panic in a destructor during cleanup", "panic in a function that cannot unwind"];
+
+/// The execution running on this OS thread (null outside executions); for the signal
+/// handler, which must not touch anything but this pointer's atomics.
+pub(super) fn current_ptr() -> *const Execution {
+    CURRENT.try_with(|c| c.get()).unwrap_or(std::ptr::null())
 }
 
 /// Runs `f` with the execution running on this OS thread.
@@ -60,6 +84,7 @@ pub(crate) fn in_execution() -> bool {
 /// Marks `exec` as this OS thread's current execution until the guard drops.
 pub(crate) fn enter(exec: &Execution) -> EnterGuard {
     install_panic_hook();
+    super::crash::install();
     let previous = CURRENT.with(|c| c.replace(exec as *const Execution));
     assert!(
         previous.is_null(),
@@ -93,7 +118,23 @@ fn install_panic_hook() {
         panic::set_hook(Box::new(move |info: &PanicHookInfo<'_>| {
             if in_execution() {
                 let location = info.location().map(|l| l.to_string());
-                LAST_PANIC_LOCATION.with(|l| *l.borrow_mut() = location);
+                let message = super::execution::panic_message(info.payload());
+                if NON_UNWINDING.contains(&message.as_str()) {
+                    let recent = RECENT_PANICS.with(|r| r.borrow().clone());
+                    with_current(|exec| {
+                        if let Some(exec) = exec {
+                            super::crash::report_abort(exec, &message, &recent);
+                        }
+                    });
+                    return;
+                }
+                LAST_PANIC_LOCATION.with(|l| *l.borrow_mut() = location.clone());
+                let thread = with_current(|exec| exec.and_then(|e| e.try_current_thread()));
+                RECENT_PANICS.with(|r| {
+                    let mut r = r.borrow_mut();
+                    r[0] = r[1].take();
+                    r[1] = Some(PanicRecord { message, location, thread });
+                });
                 if !show {
                     return;
                 }

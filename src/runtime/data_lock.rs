@@ -330,6 +330,8 @@ impl Backoff {
             7..=16 => std::thread::yield_now(),
             _ => {
                 let since = *self.since.get_or_insert_with(Instant::now);
+                // A wait with its own limit, not a stuck thread: keep the watchdog off it.
+                super::context::with_current(|exec| exec.map(|e| e.watch().still_waiting()));
                 let micros = 20u64 << (self.round - 17).min(6);
                 std::thread::sleep(Duration::from_micros(micros));
                 return since.elapsed() <= CROSS_WAIT_LIMIT;

@@ -11,12 +11,15 @@
 use std::cell::{Cell, RefCell};
 use std::panic::{self, AssertUnwindSafe, Location};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
+use corosensei::stack::Stack;
 use corosensei::{CoroutineResult, Yielder};
 use rand::SeedableRng;
 
 use super::context;
 use super::coroutine::{StackPool, ThreadCoroutine};
+use super::crash::{self, RunInfo, Watch};
 use super::data_lock::{LiveSlot, LockError};
 use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
 use super::state::{describe_object, State, Status, Thread};
@@ -33,11 +36,13 @@ static GENERATION: AtomicU64 = AtomicU64::new(1);
 /// reproducible from the seed.
 pub const PROFILE_INDEX_BASE: u64 = 1 << 63;
 
-/// Limits that end a runaway execution with a clear error.
-#[derive(Clone, Copy, Debug)]
+/// Limits that end a runaway execution with a clear error, and what a crash report says
+/// about the run.
+#[derive(Clone, Debug)]
 pub(crate) struct Limits {
     pub(crate) max_steps: u64,
     pub(crate) max_threads: usize,
+    pub(crate) run: Arc<RunInfo>,
 }
 
 /// What one execution did.
@@ -79,6 +84,8 @@ pub(crate) struct Execution {
     seen_steps: Cell<u64>,
     /// This engine's entry in the registry of running generations (see `data_lock.rs`).
     live: LiveSlot,
+    /// What the crash handlers and the watchdog see of the running execution.
+    watch: Arc<Watch>,
 }
 
 const DIGEST_SEED: u64 = 0xcbf2_9ce4_8422_2325;
@@ -91,7 +98,13 @@ impl Execution {
             seen_threads: Cell::new(1),
             seen_steps: Cell::new(0),
             live: LiveSlot::register(),
+            watch: Watch::new(limits.run),
         }
+    }
+
+    /// What the crash handlers and the watchdog see of this engine's execution.
+    pub(crate) fn watch(&self) -> &Watch {
+        &self.watch
     }
 
     /// Runs `body` once as execution `index` of the run seeded with `seed`.
@@ -104,6 +117,7 @@ impl Execution {
         body_location: &'static Location<'static>,
     ) -> ExecutionOutcome {
         self.reset(seed, index, body_location);
+        self.watch.begin(index, body_location);
         let main: Box<dyn FnOnce() + '_> = Box::new(body);
         // SAFETY: every coroutine of this execution is finished or reset before `run_one`
         // returns, so the borrow of `body` never outlives this call.
@@ -111,14 +125,26 @@ impl Execution {
         self.state.borrow_mut().pending.push(Some(main));
 
         let enter = context::enter(self);
-        let mut coroutines: Vec<Option<ThreadCoroutine>> =
+        // Each thread's coroutine, with its stack's mapping for the stack-overflow handler
+        // (`crash.rs`).
+        let mut coroutines: Vec<Option<(ThreadCoroutine, (usize, usize))>> =
             Vec::with_capacity(self.seen_threads.get());
         loop {
-            let i = self.state.borrow().current.index();
+            let (i, name) = {
+                let st = self.state.borrow();
+                let i = st.current.index();
+                (
+                    i,
+                    st.threads[i]
+                        .name
+                        .as_deref()
+                        .map_or((std::ptr::null(), 0), |n| (n.as_ptr(), n.len())),
+                )
+            };
             if coroutines.len() <= i {
                 coroutines.resize_with(i + 1, || None);
             }
-            let mut coroutine = match coroutines[i].take() {
+            let (mut coroutine, stack) = match coroutines[i].take() {
                 Some(c) => c,
                 None => match self.start_coroutine(pool, ThreadId(i as u32)) {
                     Ok(c) => c,
@@ -128,8 +154,10 @@ impl Execution {
                     }
                 },
             };
+            self.watch.switch(i as u32);
+            crash::running_stack(stack.0, stack.1, name);
             match coroutine.resume(()) {
-                CoroutineResult::Yield(()) => coroutines[i] = Some(coroutine),
+                CoroutineResult::Yield(()) => coroutines[i] = Some((coroutine, stack)),
                 CoroutineResult::Return(()) => pool.give(coroutine.into_stack()),
             }
             let st = self.state.borrow();
@@ -140,12 +168,14 @@ impl Execution {
         // Threads still suspended (after a failure, or blocked forever after main finished) are
         // not unwound: their destructors could block, schedule or panic again (a double panic
         // aborts the process). Their stack values are leaked instead.
-        for mut coroutine in coroutines.into_iter().flatten() {
+        for (mut coroutine, _) in coroutines.into_iter().flatten() {
             // SAFETY: the coroutine is never resumed again; skipping its destructors is a leak.
             unsafe { coroutine.force_reset() };
             pool.give(coroutine.into_stack());
         }
+        crash::running_stack(0, 0, (std::ptr::null(), 0));
         let leftovers = self.take_leftovers();
+        self.watch.end();
         drop(enter);
         let mut st = self.state.borrow_mut();
         if st.failure.is_some() {
@@ -240,17 +270,19 @@ impl Execution {
         &self,
         pool: &mut StackPool,
         id: ThreadId,
-    ) -> Result<ThreadCoroutine, String> {
+    ) -> Result<(ThreadCoroutine, (usize, usize)), String> {
         let body = self.state.borrow_mut().pending[id.index()]
             .take()
             .ok_or_else(|| format!("thread {id} has no body to start"))?;
         let stack =
             pool.take().map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
+        let range = (stack.limit().get(), stack.base().get());
         let exec: *const Execution = self;
-        Ok(ThreadCoroutine::with_stack(stack, move |yielder, ()| {
+        let coroutine = ThreadCoroutine::with_stack(stack, move |yielder, ()| {
             // SAFETY: the execution outlives every coroutine it runs (see `run_one`).
             unsafe { &*exec }.thread_main(id, yielder, body)
-        }))
+        });
+        Ok((coroutine, range))
     }
 
     fn thread_main(&self, id: ThreadId, yielder: &Yielder<(), ()>, body: Box<dyn FnOnce()>) {
@@ -311,6 +343,7 @@ impl Execution {
         object: Option<ObjectId>,
         location: &'static Location<'static>,
     ) {
+        self.watch.point(location);
         let yielder = {
             let mut st = self.state.borrow_mut();
             let yielder = st.threads[st.current.index()].yielder;
@@ -322,6 +355,8 @@ impl Execution {
         // SAFETY: the yielder lives on this thread's coroutine stack, which is alive while the
         // thread runs; we are that thread.
         unsafe { (*yielder).suspend(()) };
+        // Running again: this thread's last scheduling point is this one.
+        self.watch.point(location);
     }
 
     /// Registers `handle` in this execution (if needed) and runs a scheduling point for an
@@ -473,6 +508,12 @@ impl Execution {
     /// The logical thread running now.
     pub(crate) fn current_thread(&self) -> ThreadId {
         self.state.borrow().current
+    }
+
+    /// The logical thread running now, unless the state is borrowed (inside the panic hook,
+    /// which may run in the middle of an engine call).
+    pub(crate) fn try_current_thread(&self) -> Option<ThreadId> {
+        self.state.try_borrow().ok().map(|st| st.current)
     }
 
     /// Installs `strategy` for the next executions and returns the one it replaces.

@@ -22,6 +22,9 @@
 //! - `outside.rs`: where OS threads outside executions wait;
 //! - `context.rs`: which execution runs on this OS thread, and the panic hook;
 //! - `hooks.rs`: checks `#[pctvb::instrument]` installs into the scheduling point;
+//! - `crash.rs`: what a crash of the process says (stack overflow, fatal signals) and what
+//!   it reads, each execution's `Watch`; `watchdog.rs`: the thread that ends an
+//!   execution stuck outside pctvb's control;
 //! - `event.rs`: what strategies and reports see of a scheduling point.
 //!
 //! Per-execution state lives in the execution and is reached only from the OS thread that
@@ -33,6 +36,7 @@ mod channel;
 mod condvar;
 mod context;
 mod coroutine;
+mod crash;
 mod data_lock;
 mod event;
 mod execution;
@@ -46,12 +50,14 @@ mod outside;
 mod park;
 mod rwlock;
 mod state;
+mod watchdog;
 
 pub(crate) use barrier::RawBarrier;
 pub(crate) use channel::{Channel, RecvWait};
 pub(crate) use condvar::RawCondvar;
 pub(crate) use context::{in_execution, with_current, with_execution};
 pub(crate) use coroutine::StackPool;
+pub(crate) use crash::{note_finished_run, ExecutionRecord, RunInfo};
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
 pub use execution::PROFILE_INDEX_BASE;
 pub(crate) use execution::{Captured, Execution, Limits};

@@ -1,0 +1,230 @@
+//! The record of the execution a named run is in, kept where a crash of the process cannot
+//! lose it (shuttle persists its seed the same way): `target/pctvb/<test>/current-execution`.
+//!
+//! The file is one page mapped into memory (`MAP_SHARED`): at the start of every execution
+//! the engine stores its index there with a plain memory write (no system call), and the page
+//! belongs to the kernel's page cache, so the index survives the process dying in any way (a
+//! heap corruption, `abort()`, a signal, `kill -9`). A run that ends normally removes the file;
+//! the next run of the same test that finds it says which execution the dead process was in
+//! and how to reproduce it. A run that ends normally marks the file done (one store) and leaves
+//! it for the next run to map again: creating and removing it costs far more. While a run holds
+//! the file it holds an advisory lock on it, so a run of the same test in another process at
+//! the same time is not taken for a crash.
+//!
+//! Layout (native-endian `u64` words): `MAGIC` (0 once the run is done), the seed, then [`SLOTS`] slots, one per
+//! engine of the run (parallel workers each have one), holding `index + 1` of the execution
+//! the engine is in (0: none); then, from byte [`TEXT_AT`], the length (a `u64`) and the
+//! bytes of the line that reproduces the run.
+
+use crate::runtime::ExecutionRecord;
+
+const MAGIC: u64 = u64::from_le_bytes(*b"pctvbrec");
+const SLOTS: usize = 64;
+const PAGE: usize = 4096;
+const TEXT_AT: usize = 8 * (2 + SLOTS);
+
+/// What a previous run that did not finish left behind.
+pub(super) struct Unfinished {
+    pub(super) seed: u64,
+    pub(super) executions: Vec<u64>,
+    pub(super) rerun_line: String,
+}
+
+impl Unfinished {
+    /// What to tell the user, for the test `test`.
+    pub(super) fn message(&self, test: &str) -> String {
+        let during = match self.executions.as_slice() {
+            [] => "between executions (in the runner, or after the execution that broke \
+                   something had ended)"
+                .to_string(),
+            [one] => format!("during execution {one}"),
+            many => format!(
+                "during one of the executions {} (they ran at the same time, on parallel workers)",
+                many.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        };
+        format!(
+            "the previous run of `{test}` did not finish: its process died (a crash, an abort, \
+             the watchdog, or a kill) {during} of the run seeded {}. To reproduce it (the run \
+             repeats its executions up to that one):\n    {}",
+            self.seed, self.rerun_line
+        )
+    }
+}
+
+/// The path of `name`'s record.
+#[cfg(unix)]
+fn path_for(name: &str) -> std::path::PathBuf {
+    use std::path::PathBuf;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("target"));
+    let dir: String =
+        name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
+    target.join("pctvb").join(dir).join("current-execution")
+}
+
+#[cfg(unix)]
+pub(super) use mapped::Record;
+
+#[cfg(not(unix))]
+pub(super) struct Record;
+
+#[cfg(not(unix))]
+impl Record {
+    pub(super) fn open(
+        _name: &str,
+        _seed: u64,
+        _rerun_line: &str,
+    ) -> (Option<Record>, Option<Unfinished>) {
+        (None, None)
+    }
+}
+
+#[cfg(not(unix))]
+impl ExecutionRecord for Record {
+    fn claim(&self) -> usize {
+        0
+    }
+    fn enter(&self, _slot: usize, _index: u64) {}
+    fn leave(&self, _slot: usize) {}
+}
+
+#[cfg(unix)]
+mod mapped {
+    use std::fs::{File, OpenOptions};
+    use std::os::unix::io::AsRawFd;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+    use super::{path_for, ExecutionRecord, Unfinished, MAGIC, PAGE, SLOTS, TEXT_AT};
+
+    /// A run's mapped record; removed when dropped (the run ended without the process dying).
+    pub(crate) struct Record {
+        words: *mut AtomicU64,
+        /// Keeps the lock.
+        _file: File,
+        next_slot: AtomicUsize,
+    }
+
+    // SAFETY: the mapping is only accessed through atomics.
+    unsafe impl Send for Record {}
+    // SAFETY: as above.
+    unsafe impl Sync for Record {}
+
+    impl Record {
+        /// Opens the record of the run `name` (seeded `seed`, reproduced by `rerun_line`),
+        /// and returns what an earlier run that did not finish left in it. `None` when the
+        /// record cannot be kept (no writable target directory, or another process runs the
+        /// same test now).
+        pub(in crate::runner) fn open(
+            name: &str,
+            seed: u64,
+            rerun_line: &str,
+        ) -> (Option<Record>, Option<Unfinished>) {
+            let path = path_for(name);
+            let open = || {
+                OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path)
+            };
+            let file = match open() {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let Some(dir) = path.parent() else { return (None, None) };
+                    if std::fs::create_dir_all(dir).is_err() {
+                        return (None, None);
+                    }
+                    open()
+                }
+                other => other,
+            };
+            let Ok(file) = file else { return (None, None) };
+            // SAFETY: flock on an open descriptor.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                return (None, None);
+            }
+            let len = file.metadata().map_or(0, |m| m.len());
+            if len != PAGE as u64 && file.set_len(PAGE as u64).is_err() {
+                return (None, None);
+            }
+            // SAFETY: maps one page of a file open for reading and writing.
+            let ptr = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    PAGE,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    file.as_raw_fd(),
+                    0,
+                )
+            };
+            if ptr == libc::MAP_FAILED {
+                return (None, None);
+            }
+            // SAFETY: one mapped page, read before it is written.
+            let unfinished = read_unfinished(unsafe {
+                std::slice::from_raw_parts(ptr.cast::<u8>().cast_const(), PAGE)
+            });
+            let words = ptr.cast::<AtomicU64>();
+            let record = Record { words, _file: file, next_slot: AtomicUsize::new(0) };
+            // SAFETY: the page is mapped and page-aligned; words and bytes stay within it.
+            unsafe {
+                for i in 0..2 + SLOTS {
+                    (*words.add(i)).store(0, Ordering::Relaxed);
+                }
+                let text = rerun_line.as_bytes();
+                let len = text.len().min(PAGE - TEXT_AT - 8);
+                (*words.add(TEXT_AT / 8)).store(len as u64, Ordering::Relaxed);
+                std::ptr::copy_nonoverlapping(
+                    text.as_ptr(),
+                    ptr.cast::<u8>().add(TEXT_AT + 8),
+                    len,
+                );
+                (*words.add(1)).store(seed, Ordering::Relaxed);
+                (*words).store(MAGIC, Ordering::Release);
+            }
+            (Some(record), unfinished)
+        }
+    }
+
+    /// The contents of a record a run left without marking it done.
+    fn read_unfinished(bytes: &[u8]) -> Option<Unfinished> {
+        let word = |i: usize| u64::from_ne_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap());
+        if word(0) != MAGIC {
+            return None;
+        }
+        let executions =
+            (0..SLOTS).map(|i| word(2 + i)).filter(|&w| w != 0).map(|w| w - 1).collect();
+        let len = (word(TEXT_AT / 8) as usize).min(PAGE - TEXT_AT - 8);
+        let rerun_line =
+            String::from_utf8_lossy(&bytes[TEXT_AT + 8..TEXT_AT + 8 + len]).into_owned();
+        Some(Unfinished { seed: word(1), executions, rerun_line })
+    }
+
+    impl ExecutionRecord for Record {
+        fn claim(&self) -> usize {
+            self.next_slot.fetch_add(1, Ordering::Relaxed) % SLOTS
+        }
+
+        #[inline]
+        fn enter(&self, slot: usize, index: u64) {
+            // SAFETY: `slot < SLOTS`, inside the mapped page.
+            unsafe { (*self.words.add(2 + slot)).store(index + 1, Ordering::Relaxed) };
+        }
+
+        #[inline]
+        fn leave(&self, slot: usize) {
+            // SAFETY: as in `enter`.
+            unsafe { (*self.words.add(2 + slot)).store(0, Ordering::Relaxed) };
+        }
+    }
+
+    impl Drop for Record {
+        /// The run ended without the process dying: marks the record done.
+        fn drop(&mut self) {
+            // SAFETY: the page is mapped until the `munmap` below, and no reference to it
+            // outlives `self`.
+            unsafe {
+                (*self.words).store(0, Ordering::Release);
+                libc::munmap(self.words.cast(), PAGE);
+            }
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! Executions that end the process instead of failing: each says what happened and how to
+//! reproduce it before the process dies (issue #15, items 1-4).
+//!
+//! Each scenario is a "child" test of this binary that does nothing unless the variable
+//! `PCTVB_CRASH_CHILD` names it; the test that checks it runs this binary again as a
+//! subprocess with that variable set, and reads the subprocess's stderr and exit status.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering};
+use pctvb::sync::Arc;
+use pctvb::{thread, Config};
+
+/// Whether this process runs the child scenario `name`.
+fn is_child(name: &str) -> bool {
+    std::env::var("PCTVB_CRASH_CHILD").is_ok_and(|v| v == name)
+}
+
+/// A scratch target directory for the records of one scenario.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pctvb-crashes-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the child scenario `name` with `env`, records in `target`; returns its output and
+/// how long it took.
+fn run_child(name: &str, target: &Path, env: &[(&str, &str)]) -> (Output, Duration, String) {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.args([name, "--exact", "--nocapture", "--test-threads=1"]);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("PCTVB_") {
+            command.env_remove(key);
+        }
+    }
+    command.env("PCTVB_CRASH_CHILD", name).env("CARGO_TARGET_DIR", target);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let started = Instant::now();
+    let output = command.output().expect("run the test binary");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output, started.elapsed(), stderr)
+}
+
+#[cfg(unix)]
+fn signal(output: &Output) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    output.status.signal()
+}
+
+/// The value that follows `key` in `text`, up to the next whitespace.
+fn value_after<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let at = text.find(key)? + key.len();
+    text[at..].split_whitespace().next()
+}
+
+// ---- item 1: stack overflow ----------------------------------------------------------------
+
+/// 512 KiB on the stack: fine on std's 2 MiB test threads.
+#[inline(never)]
+fn big_frame() -> u8 {
+    let buf = [7u8; 512 * 1024];
+    std::hint::black_box(&buf)[512 * 1024 - 1]
+}
+
+#[test]
+fn a_512_kib_local_fits_the_default_stack() {
+    let report = Config::new().ignore_env().seed(1).iterations(20).run(|| {
+        let h = thread::spawn(big_frame);
+        assert_eq!(big_frame(), 7);
+        assert_eq!(h.join().unwrap(), 7);
+    });
+    assert!(report.is_ok(), "{}", report.summary());
+}
+
+#[test]
+fn child_stack_overflow() {
+    if !is_child("child_stack_overflow") {
+        return;
+    }
+    Config::new().name("crashes::overflowing").stack_size(256 * 1024).iterations(5).run(|| {
+        let h = thread::Builder::new().name("deep".into()).spawn(big_frame).unwrap();
+        h.join().unwrap();
+    });
+}
+
+#[cfg(unix)]
+#[test]
+fn a_stack_overflow_names_the_test_the_thread_and_stack_size() {
+    let target = scratch("overflow");
+    let (output, _, stderr) = run_child("child_stack_overflow", &target, &[]);
+    assert!(!output.status.success(), "{stderr}");
+    assert_eq!(signal(&output), Some(libc_sigsegv()), "{stderr}");
+    for needle in [
+        "pctvb: test `crashes::overflowing`",
+        "logical thread 1 'deep' overflowed its stack of 262144 bytes",
+        "stack_size",
+        "in execution 0 of the run seeded",
+        "PCTVB_SEED=",
+    ] {
+        assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+#[cfg(unix)]
+fn libc_sigsegv() -> i32 {
+    11
+}
+
+// ---- item 2: the watchdog ------------------------------------------------------------------
+
+#[test]
+fn child_std_mutex_deadlock() {
+    if !is_child("child_std_mutex_deadlock") {
+        return;
+    }
+    Config::new()
+        .name("crashes::std_mutex")
+        .watchdog(Duration::from_secs(1))
+        .workers(1)
+        .iterations(1000)
+        .run(|| {
+            // A std mutex pctvb does not control, held across a scheduling point: when the
+            // other logical thread runs then, it blocks the one OS thread both run on.
+            let m = std::sync::Arc::new(std::sync::Mutex::new(0));
+            let m2 = m.clone();
+            let h = thread::spawn(move || {
+                let mut g = m2.lock().unwrap();
+                thread::yield_now();
+                *g += 1;
+            });
+            *m.lock().unwrap() += 1;
+            h.join().unwrap();
+        });
+}
+
+#[test]
+fn a_std_mutex_deadlock_is_reported_by_the_watchdog() {
+    let target = scratch("watchdog");
+    let (output, took, stderr) = run_child("child_std_mutex_deadlock", &target, &[]);
+    assert_eq!(output.status.code(), Some(101), "{stderr}");
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    for needle in [
+        "pctvb: test `crashes::std_mutex`: no scheduling point for 1 s (watchdog)",
+        "logical thread 0 (the test body) is running",
+        "tests/crashes.rs:",
+        "std::sync::Mutex",
+        "loops without a scheduling point",
+        "PCTVB_WATCHDOG",
+        "PCTVB_SEED=",
+    ] {
+        assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+#[test]
+fn child_watchdog_off() {
+    if !is_child("child_watchdog_off") {
+        return;
+    }
+    // Slow but not stuck: 1.5 s without a scheduling point, under a 1 s watchdog turned
+    // off by PCTVB_WATCHDOG=0.
+    let report = Config::new()
+        .name("crashes::slow")
+        .watchdog(Duration::from_secs(1))
+        .iterations(1)
+        .run(|| std::thread::sleep(Duration::from_millis(1500)));
+    assert!(report.is_ok());
+}
+
+#[test]
+fn pctvb_watchdog_0_turns_the_watchdog_off() {
+    let target = scratch("watchdog-off");
+    let (output, _, stderr) = run_child("child_watchdog_off", &target, &[("PCTVB_WATCHDOG", "0")]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("watchdog"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+// ---- item 3: a panic in a destructor during unwinding --------------------------------------
+
+struct PanicsOnDrop;
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            panic!("second: the destructor saw a broken count");
+        }
+    }
+}
+
+#[test]
+fn child_panic_in_drop_while_unwinding() {
+    if !is_child("child_panic_in_drop_while_unwinding") {
+        return;
+    }
+    Config::new().name("crashes::double_panic").workers(1).iterations(1000).run(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let n2 = n.clone();
+        let h = thread::spawn(move || {
+            let _guard = PanicsOnDrop;
+            if n2.fetch_add(1, Ordering::SeqCst) == 1 {
+                panic!("first: the count was already taken");
+            }
+        });
+        n.fetch_add(1, Ordering::SeqCst);
+        h.join().unwrap();
+    });
+}
+
+#[test]
+fn a_panic_during_unwinding_prints_both_panics_and_a_replay_line_that_reproduces_it() {
+    let target = scratch("double-panic");
+    let (output, _, stderr) = run_child("child_panic_in_drop_while_unwinding", &target, &[]);
+    assert!(!output.status.success(), "{stderr}");
+    for needle in [
+        "pctvb: test `crashes::double_panic`: a panic during unwinding aborts the process",
+        "first panic (being unwound): thread 1 panicked at tests/crashes.rs:",
+        "first: the count was already taken",
+        "second panic (in a destructor run by the unwinding): thread 1 panicked at tests/crashes.rs:",
+        "second: the destructor saw a broken count",
+        "replay it:",
+    ] {
+        assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
+    }
+    let token = value_after(&stderr, "PCTVB_REPLAY=").expect("a replay line");
+    let (again, _, replayed) =
+        run_child("child_panic_in_drop_while_unwinding", &target, &[("PCTVB_REPLAY", token)]);
+    assert!(!again.status.success(), "{replayed}");
+    assert!(replayed.contains("first: the count was already taken"), "{replayed}");
+    assert!(replayed.contains("second: the destructor saw a broken count"), "{replayed}");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+// ---- item 4: a crash loses no schedule -----------------------------------------------------
+
+#[test]
+fn child_abort_mid_run() {
+    if !is_child("child_abort_mid_run") {
+        return;
+    }
+    // Aborts in the 11th execution where the spawned thread stores before the body loads:
+    // which execution that is depends on the schedules, hence on the seed.
+    static SEEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    Config::new().name("crashes::abort_mid_run").workers(1).iterations(200).run(|| {
+        let x = Arc::new(AtomicUsize::new(0));
+        let x2 = x.clone();
+        let h = thread::spawn(move || x2.store(1, Ordering::SeqCst));
+        let seen = x.load(Ordering::SeqCst);
+        h.join().unwrap();
+        if seen == 1 && SEEN.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 10 {
+            std::process::abort();
+        }
+    });
+}
+
+#[cfg(unix)]
+#[test]
+fn a_crashed_run_is_reported_by_the_next_run_and_its_seed_reproduces_it() {
+    let target = scratch("abort");
+    let (first, _, stderr) = run_child("child_abort_mid_run", &target, &[]);
+    assert_eq!(signal(&first), Some(6), "{stderr}");
+    // The crash handler says where it was.
+    assert!(stderr.contains("the process received SIGABRT"), "{stderr}");
+    let index = value_after(&stderr, "in execution ").expect("an execution index").to_string();
+    let seed = value_after(&stderr, "of the run seeded ").expect("a seed").to_string();
+
+    // The next run finds the record the crashed one left.
+    let (_, _, next) = run_child("child_abort_mid_run", &target, &[]);
+    let expected = format!(
+        "the previous run of `crashes::abort_mid_run` did not finish: its process died (a \
+         crash, an abort, the watchdog, or a kill) during execution {index} of the run seeded \
+         {seed}"
+    );
+    assert!(next.contains(&expected), "missing {expected:?} in:\n{next}");
+    let line = format!("PCTVB_SEED={seed} cargo test -- --exact abort_mid_run");
+    assert!(next.contains(&line), "missing {line:?} in:\n{next}");
+
+    // Its line reproduces the crash, in the same execution.
+    let (again, _, reproduced) =
+        run_child("child_abort_mid_run", &target, &[("PCTVB_SEED", &seed)]);
+    assert_eq!(signal(&again), Some(6), "{reproduced}");
+    let at = format!("in execution {index} of the run seeded {seed}");
+    assert!(reproduced.contains(&at), "missing {at:?} in:\n{reproduced}");
+
+    // A run that ends normally leaves no record.
+    let (_, _, after) = run_child("child_no_crash", &target, &[]);
+    assert!(!after.contains("did not finish"), "{after}");
+    let (_, _, after) = run_child("child_no_crash", &target, &[]);
+    assert!(!after.contains("did not finish"), "{after}");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+#[test]
+fn child_no_crash() {
+    if !is_child("child_no_crash") {
+        return;
+    }
+    let report = Config::new().name("crashes::no_crash").iterations(10).run(|| {});
+    assert!(report.is_ok());
+}
+
+#[test]
+fn child_abort_after_run() {
+    if !is_child("child_abort_after_run") {
+        return;
+    }
+    let report = Config::new().name("crashes::after_run").iterations(10).run(|| {});
+    assert!(report.is_ok());
+    // What a heap corruption left by an execution does when it surfaces later.
+    std::process::abort();
+}
+
+#[cfg(unix)]
+#[test]
+fn a_crash_after_a_run_names_the_run_and_its_seed() {
+    let target = scratch("after-run");
+    let (output, _, stderr) = run_child("child_abort_after_run", &target, &[]);
+    assert_eq!(signal(&output), Some(6), "{stderr}");
+    for needle in [
+        "pctvb: the process received SIGABRT",
+        "outside any pctvb execution; the last pctvb run on this OS thread was \
+         `crashes::after_run`, seeded ",
+        "PCTVB_SEED=",
+    ] {
+        assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&target);
+}
