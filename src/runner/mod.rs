@@ -26,11 +26,7 @@ use std::io::Write as _;
 use std::panic::Location;
 use std::time::Instant;
 
-pub use config::{
-    Config, DEFAULT_DEPTH, DEFAULT_ITERATIONS, DEFAULT_MAX_STEPS, DEFAULT_MAX_THREADS,
-    DEFAULT_PROFILE_RUNS, DEFAULT_STACK_SIZE, DEFAULT_THREADS, DEFAULT_VARS, DEFAULT_WALK_EVERY,
-    PROFILE_INDEX_BASE,
-};
+pub use config::{Config, DEFAULT_PROFILE_RUNS, DEFAULT_WALK_EVERY, PROFILE_INDEX_BASE};
 pub use kind::StrategyKind;
 
 use crate::error::Error;
