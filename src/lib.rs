@@ -28,31 +28,32 @@
 //! assert!(failure.replay_command.as_ref().unwrap().starts_with("PCTVB_REPLAY="));
 //! ```
 //!
-//! # Architecture
-//! - [`runtime`]: the execution engine (logical threads as coroutines, scheduling points,
-//!   blocking, deadlock and runaway detection).
+//! # What is here
 //! - [`thread`], [`sync`], [`cell`]: the std-mirroring facade user code imports.
-//! - [`schedulers`]: who runs next (each strategy, and the crate-private trait they implement).
-//! - [`vars`]: variables (allocation sites) and their access profiles.
+//! - [`Config`] and [`StrategyKind`]: how to run; `#[pctvb::test]` sets them from its
+//!   arguments.
+//! - [`Report`]: what a run found, with its parts in [`report`]; a [`Failure`] is a bug found,
+//!   an [`Error`] a run that could not test.
 //! - [`guarantee`]: the probability bounds and what a passing run proves.
-//! - [`replay`]: replay tokens. [`report`]: what a run found. [`Config`]: how to run.
-//! - [`error`]: why a run could not test ([`Error`]), kept apart from the bugs it finds
-//!   ([`Failure`]).
+//! - [`instrument`](mod@instrument): `#[pctvb::instrument]`, for code that uses std's types or raw pointers.
+//!
+//! The engine, the strategies and replay tokens are private; `ARCHITECTURE.md` in the
+//! repository says how they fit together.
 
 #![deny(missing_docs)]
 
 pub mod cell;
-pub mod error;
+mod error;
 pub mod guarantee;
 pub mod instrument;
-pub mod replay;
+mod replay;
 pub mod report;
-pub mod runner;
-pub mod runtime;
-pub mod schedulers;
+mod runner;
+mod runtime;
+mod schedulers;
 pub mod sync;
 pub mod thread;
-pub mod vars;
+mod vars;
 
 pub use error::Error;
 pub use report::{Failure, FailureKind, Report};
@@ -65,6 +66,8 @@ pub use pctvb_macros::test;
 #[doc(hidden)]
 pub mod __private {
     use crate::Config;
+
+    pub use crate::replay::CargoTarget;
 
     /// Runs a `#[pctvb::test]` body. Panics with the failure report if it found a bug, and
     /// with a message that starts "pctvb could not run this test" if it could not test (an
@@ -84,5 +87,24 @@ pub mod __private {
             Some(failure) => panic!("pctvb found a bug in this test:\n{failure}{notes}"),
             None => println!("{}", report.summary()),
         }
+    }
+}
+
+/// Internals that pctvb's own tests, corpus and benchmarks check against (the statistics
+/// behind the guarantee tests, token encoding, execution numbering). Not an API: anything
+/// here may change in any release.
+#[doc(hidden)]
+pub mod __internals {
+    /// Replay tokens.
+    pub mod replay {
+        pub use crate::replay::{command_line, decode, encode, CargoTarget, ReplayToken};
+    }
+    /// Execution numbering and defaults.
+    pub mod runner {
+        pub use crate::runner::{DEFAULT_PROFILE_RUNS, DEFAULT_WALK_EVERY, PROFILE_INDEX_BASE};
+    }
+    /// Strategy limits.
+    pub mod schedulers {
+        pub use crate::schedulers::MAX_RANDOM_ORDERS;
     }
 }

@@ -33,7 +33,7 @@ fn the_default_finds_a_bug_that_needs_more_preemptions_than_its_depth() {
         assert!(report.strategy.ends_with(" + uniform walk 1 in 2"), "{}", report.strategy);
         let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
         let token = failure.token.clone().expect("a replay token");
-        let strategy = pctvb::replay::decode(&token).expect("a valid token").strategy;
+        let strategy = pctvb::__internals::replay::decode(&token).expect("a valid token").strategy;
         // Found by the walk (in profiling or in the search), never by the combined strategy
         // at depth 2 within this budget for these seeds.
         assert_eq!(strategy, "uniform", "seed {seed}");

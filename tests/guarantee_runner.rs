@@ -42,7 +42,7 @@ fn confidence_target_computes_the_executions_and_the_statement_reaches_it() {
     report.assert_ok();
     assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + uniform walk 1 in 2");
     let profile = report.profile.clone().unwrap();
-    assert_eq!(profile.runs, pctvb::runner::DEFAULT_PROFILE_RUNS);
+    assert_eq!(profile.runs, pctvb::__internals::runner::DEFAULT_PROFILE_RUNS);
     assert_eq!(profile.n, 3);
     assert_eq!(profile.shared_variables, 2, "the mutex and the counter; not the private atomic");
     let bound = report.bound.clone().unwrap();
@@ -187,7 +187,10 @@ fn every_strategy_is_deterministic_given_the_seed_and_replays_its_failures() {
         let fb = b.failure().unwrap();
         assert_eq!((fa.execution, &fa.token), (fb.execution, &fb.token), "{kind:?}");
         assert_eq!(a.failures, b.failures, "{kind:?}");
-        assert!(fa.execution < pctvb::runner::PROFILE_INDEX_BASE, "found by the search");
+        assert!(
+            fa.execution < pctvb::__internals::runner::PROFILE_INDEX_BASE,
+            "found by the search"
+        );
         let replay = config().replay(fa.token.clone().unwrap()).run(figure_3);
         let fr = replay.failure().expect("the replay fails too");
         assert_eq!(fr.kind, FailureKind::Panic);
@@ -248,10 +251,10 @@ fn a_bug_found_while_profiling_is_reported_as_such_and_replays() {
     // Figure 1 fails in about half of the random executions: profiling finds it.
     let report = config().depth(2).run(figure_1);
     let failure = report.failure().expect("found");
-    assert!(failure.execution >= pctvb::runner::PROFILE_INDEX_BASE);
+    assert!(failure.execution >= pctvb::__internals::runner::PROFILE_INDEX_BASE);
     let text = failure.to_string();
     // Said as one of the executions the run ran (and the summary counts), not as "0".
-    let nth = failure.execution - pctvb::runner::PROFILE_INDEX_BASE + 1;
+    let nth = failure.execution - pctvb::__internals::runner::PROFILE_INDEX_BASE + 1;
     let which = format!("pctvb: failing execution {nth} of the run (a profiling execution");
     assert!(text.contains(&which), "{text}");
     assert_eq!(report.executions, nth, "the profiling executions ran");

@@ -74,7 +74,7 @@ fn search(seed: u64) -> Config {
 /// The strategy text of a failure's token.
 fn token_strategy(report: &pctvb::Report) -> String {
     let token = report.failure().and_then(|f| f.token.clone()).expect("a token");
-    pctvb::replay::decode(&token).expect("a valid token").strategy
+    pctvb::__internals::replay::decode(&token).expect("a valid token").strategy
 }
 
 #[test]
@@ -140,7 +140,7 @@ fn a_failure_of_the_default_runs_walk_tracked_every_variable_and_replays() {
 
 #[test]
 fn a_token_naming_a_variable_this_program_lacks_is_a_clear_error() {
-    let token = pctvb::replay::encode(&pctvb::replay::ReplayToken {
+    let token = pctvb::__internals::replay::encode(&pctvb::__internals::replay::ReplayToken {
         strategy: "combined(d=2,v=1,t=2) [instrument: gate src/elsewhere.rs:1:1]".into(),
         choices: vec![0, 0],
         ..Default::default()

@@ -102,7 +102,7 @@ fn config(kind: &StrategyKind, seed: u64) -> Config {
 const SEEDS: [u64; 4] = [0, 1, 2, 4];
 
 /// The run's variable-table entry of the heap integer (`Box::new` in `rarely_shared`).
-fn heap_integer(report: &pctvb::Report) -> pctvb::vars::VarProfile {
+fn heap_integer(report: &pctvb::Report) -> pctvb::report::VarProfile {
     let vars = pctvb::instrument::variables();
     let var = vars
         .iter()

@@ -257,9 +257,9 @@ fn static_variables_and_run_variables_share_their_identity() {
     assert_eq!((info.site.line(), info.site.column()), (head.line, head.column));
     assert_eq!(instrument::static_var_of(&info), Some(head.id));
     // A variable created outside instrumented code is one only runs know.
-    let outside = pctvb::vars::VarInfo {
+    let outside = pctvb::report::VarInfo {
         site: std::panic::Location::caller(),
-        kind: pctvb::vars::VarKind::Atomic,
+        kind: pctvb::report::VarKind::Atomic,
     };
     assert_eq!(instrument::origin_counts(&[info, outside]), (1, 1));
 }

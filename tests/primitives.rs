@@ -271,7 +271,7 @@ fn a_lost_wakeup_is_reported_as_a_deadlock() {
 fn current_thread_ids_and_names_are_stable() {
     passes(50, || {
         assert_eq!(thread::current().name(), Some("main"));
-        assert_eq!(thread::current().id(), pctvb::runtime::ThreadId::MAIN);
+        assert_eq!(thread::current().id(), pctvb::thread::ThreadId::MAIN);
         let h = thread::Builder::new().name("named".into()).spawn(thread::current).unwrap();
         let t = h.join().unwrap();
         assert_eq!(t.name(), Some("named"));

@@ -441,7 +441,7 @@ fn too_many_orders_for_lemma_4_1_are_capped_and_the_statement_drops_the_guarante
     let Some(OrderSet::Random { threads: 10, orders, needed, .. }) = sys.orders else {
         panic!("{sys}")
     };
-    assert_eq!(orders, pctvb::schedulers::MAX_RANDOM_ORDERS);
+    assert_eq!(orders, pctvb::__internals::schedulers::MAX_RANDOM_ORDERS);
     assert!(needed > orders);
     let statement = sys.statement();
     assert!(statement.contains("no probability guarantee"), "{statement}");

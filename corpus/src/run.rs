@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pctvb::runner::PROFILE_INDEX_BASE;
+use pctvb::__internals::runner::PROFILE_INDEX_BASE;
 use pctvb::{Config, StrategyKind};
 
 use crate::Program;
@@ -138,7 +138,7 @@ pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial
     match tool {
         Tool::Pctvb(kind) => pctvb_trial(kind, 0, program, seed, budget.executions),
         Tool::PctvbDefault => {
-            let walk = pctvb::runner::DEFAULT_WALK_EVERY;
+            let walk = pctvb::__internals::runner::DEFAULT_WALK_EVERY;
             pctvb_trial(&pctvb_default(), walk, program, seed, budget.executions)
         }
         Tool::Loom(bound) => loom_trial(*bound, program, budget.loom_time),

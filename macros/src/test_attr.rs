@@ -76,7 +76,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
         #vis fn #name() {
             let config = ::pctvb::Config::new()
                 .name(::core::concat!(::core::module_path!(), "::", ::core::stringify!(#name)))
-                .__cargo_target(::pctvb::replay::CargoTarget {
+                .__cargo_target(::pctvb::__private::CargoTarget {
                     package: #package,
                     target: #target,
                     features: #features,

@@ -128,7 +128,7 @@ pub fn thread_bound(k: u64, d: u32, t: u32) -> Result<BoundFactors, GuaranteeErr
 /// Multiplying gives the bound. There is no `1/n` factor: the thread-bounding
 /// priority order replaces PCT's "first thread has the highest priority".
 /// When `d = 1` there are no change points, the variable choice has no effect,
-/// and `p >= 1/t!`. As in [`thread_bound`], an extra factor `c!` would also be
+/// and `p >= 1/t!`. As in [`thread_bound()`], an extra factor `c!` would also be
 /// valid (the post-change priorities are exchangeable) but is left out.
 ///
 /// Assumptions: each `kq[q]` is at least the accesses of `q` in any execution
@@ -199,11 +199,11 @@ pub(super) fn sum_of_largest(values: &[u64], v: usize) -> u128 {
 
 /// Which per-execution lower bound (which formula of the table in [`crate::guarantee`]) a
 /// strategy's executions carry, and so which parameters and counts the bound, its statement
-/// and its validation use. Each strategy's description in [`crate::schedulers`] names its
+/// and its validation use. Each strategy's description (in the crate's strategy registry) names its
 /// bound kind; several strategies may share one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BoundKind {
-    /// No useful bound (the random strategies): [`bound_for`] gives `None`, and the statement
+    /// No useful bound (the random strategies): the bound is `None`, and the statement
     /// says there is no guarantee.
     Random,
     /// PCT (Burckhardt et al.): [`pct_bound`].
@@ -244,7 +244,10 @@ impl BoundKind {
 
     /// The bound for `params`, or `Ok(None)` for [`BoundKind::Random`], which has none. PCT
     /// reads `n, k, d`; PCTVB `n, kq, v, d`; ThreadBound `k, d, t`; Combined `kq, v, d, t`.
-    pub fn bound(self, params: &BoundParams<'_>) -> Result<Option<BoundFactors>, GuaranteeError> {
+    pub(crate) fn bound(
+        self,
+        params: &BoundParams<'_>,
+    ) -> Result<Option<BoundFactors>, GuaranteeError> {
         let BoundParams { n, k, kq, v, d, t } = *params;
         let bound = match self {
             Self::Random => return Ok(None),
@@ -266,7 +269,7 @@ impl fmt::Display for BoundKind {
 /// Everything any of the bounds may need; each strategy reads only its own
 /// parameters (see [`bound_for`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BoundParams<'a> {
+pub(crate) struct BoundParams<'a> {
     /// Number of threads (an upper bound).
     pub n: u64,
     /// Scheduling points per execution (an upper bound).
@@ -283,7 +286,7 @@ pub struct BoundParams<'a> {
 
 /// The bound of `kind` ([`BoundKind::bound`]), or `Ok(None)` for [`BoundKind::Random`], which
 /// has none.
-pub fn bound_for(
+pub(crate) fn bound_for(
     kind: BoundKind,
     params: &BoundParams<'_>,
 ) -> Result<Option<BoundFactors>, GuaranteeError> {

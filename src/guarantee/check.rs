@@ -11,6 +11,7 @@ use super::*;
 /// # Panics
 ///
 /// If `successes > trials`.
+#[doc(hidden)]
 pub fn wilson_interval(successes: u64, trials: u64, z: f64) -> (f64, f64) {
     assert!(
         successes <= trials,
@@ -34,6 +35,7 @@ pub fn wilson_interval(successes: u64, trials: u64, z: f64) -> (f64, f64) {
 /// The `z` of a two-sided confidence level: `z = sqrt(2) * erf_inv(level)`,
 /// i.e. the `(1+level)/2` quantile of the standard normal (1.959964 for 0.95,
 /// 3.2905267 for 0.999). Errors: `level` not in `(0, 1)`.
+#[doc(hidden)]
 pub fn z_for_confidence(level: f64) -> Result<f64, GuaranteeError> {
     require_open_unit("level", level)?;
     Ok(SQRT_2 * erf_inv(level))
@@ -47,6 +49,7 @@ pub fn z_for_confidence(level: f64) -> Result<f64, GuaranteeError> {
 /// # Panics
 ///
 /// If `hits > trials`.
+#[doc(hidden)]
 pub fn bound_is_plausible(ln_p: f64, hits: u64, trials: u64, z: f64) -> bool {
     let (_, high) = wilson_interval(hits, trials, z);
     ln_p.exp() <= high

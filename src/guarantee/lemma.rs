@@ -82,6 +82,7 @@ pub fn lemma_4_1_coverage(fragments: u64, t_plus_c: u32, executions: u64) -> f64
 /// `(1-1/m!)^P <= exp(-P/m!)` and `m! * C(N,m) <= N^m`, plus further slack, so
 /// it is never smaller than the exact solution. Same edge cases and errors as
 /// [`lemma_4_1_executions`] (`m = 0` or `m > N` give 0); saturates at `u64::MAX`.
+#[cfg(test)]
 pub fn lemma_4_1_paper(fragments: u64, t_plus_c: u32, eps: f64) -> Result<u64, GuaranteeError> {
     require_open_unit("eps", eps)?;
     let m = u64::from(t_plus_c);

@@ -189,7 +189,7 @@ pub(super) fn format_count(count: f64) -> String {
 }
 
 /// Writes an integer with a comma every three digits: `4605` -> `"4,605"`.
-pub fn group_thousands(value: u128) -> String {
+pub(crate) fn group_thousands(value: u128) -> String {
     let digits = value.to_string();
     let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, digit) in digits.chars().enumerate() {

@@ -21,7 +21,7 @@
 
 pub mod token;
 
-pub use token::{decode, encode, ReplayToken, TokenError, ENV_VAR};
+pub use token::{decode, encode, ReplayToken, ENV_VAR};
 
 /// How a `#[pctvb::test]` binary was built, captured by the attribute at compile time, so the
 /// replay line builds and runs exactly that test again: `cargo test -p <package> <target>
@@ -49,7 +49,7 @@ pub struct CargoTarget {
 /// cargo's test filter does not include it), built as `target` says when known.
 ///
 /// ```
-/// use pctvb::replay::{command_line, CargoTarget};
+/// use pctvb::__internals::replay::{command_line, CargoTarget};
 /// let target = CargoTarget {
 ///     package: "bank",
 ///     target: "--test transfers",

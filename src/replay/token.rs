@@ -104,7 +104,7 @@ pub struct ReplayToken {
     /// The thread chosen at every scheduling point, in order (thread ids are
     /// small dense numbers, 0 = main thread).
     pub choices: Vec<u32>,
-    /// A hash of the event sequence of that execution (see [`Digest`]), used
+    /// A hash of the event sequence of that execution (the runtime's digest), used
     /// to detect divergence on replay.
     pub digest: u64,
 }
@@ -244,11 +244,11 @@ impl fmt::Display for TokenError {
 
 impl Error for TokenError {}
 
-/// Encodes `token` as a single shell-safe word starting with [`PREFIX`].
+/// Encodes `token` as a single shell-safe word starting with `PREFIX`.
 ///
 /// The result is deterministic: equal tokens give equal strings. Executions
-/// with more than [`MAX_CHOICES`] choices still encode, but [`decode`] rejects
-/// the result with [`TokenError::TooManyChoices`].
+/// with more than `MAX_CHOICES` choices still encode, but [`decode`] rejects
+/// the result with `TokenError::TooManyChoices`.
 #[must_use]
 pub fn encode(token: &ReplayToken) -> String {
     seal(encode_payload(token))
@@ -263,7 +263,7 @@ pub fn encode(token: &ReplayToken) -> String {
 ///
 /// # Errors
 ///
-/// Returns a [`TokenError`] describing the first problem found if `input` is
+/// Returns a `TokenError` describing the first problem found if `input` is
 /// not a complete, unaltered version-1 token.
 pub fn decode(input: &str) -> Result<ReplayToken, TokenError> {
     decode_with_limit(input, MAX_CHOICES)
@@ -285,62 +285,6 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 const FNV_OFFSET_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
-
-/// Odd multiplier (2^64 / golden ratio) used by [`Digest::add`].
-const DIGEST_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
-
-/// Incremental 64-bit hash of a sequence of `u64` values, for the event
-/// sequence of an execution (its result goes in [`ReplayToken::digest`]).
-///
-/// [`add`](Digest::add) is meant for the hot path (once per scheduling point)
-/// and costs an xor, a multiply, a shift and an xor. Each step is a bijection
-/// of the state, so changing any single value always changes the state, and
-/// the steps do not commute, so the order of the values matters.
-/// [`finish`](Digest::finish) applies a final avalanche (the SplitMix64
-/// finalizer).
-///
-/// The result is a pure function of the sequence of values: it is the same on
-/// every platform (it works on integers, not on their byte representation)
-/// and is part of token format version 1, so it will not change without a
-/// new [`FORMAT_VERSION`]. This is unlike `std`'s `DefaultHasher`, whose
-/// output may change between Rust releases and is randomly keyed by
-/// `RandomState`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Digest {
-    state: u64,
-}
-
-impl Digest {
-    /// A digest of the empty sequence.
-    #[must_use]
-    pub const fn new() -> Self {
-        Digest { state: FNV_OFFSET_BASIS }
-    }
-
-    /// Appends `value` to the digested sequence.
-    #[inline]
-    pub fn add(&mut self, value: u64) {
-        let x = (self.state ^ value).wrapping_mul(DIGEST_MUL);
-        self.state = x ^ (x >> 32);
-    }
-
-    /// The hash of the values added so far. Does not reset the digest; more
-    /// values may be added afterwards.
-    #[inline]
-    #[must_use]
-    pub fn finish(&self) -> u64 {
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
-impl Default for Digest {
-    fn default() -> Self {
-        Digest::new()
-    }
-}
 
 // ---------------------------------------------------------------------------
 // Encoding
@@ -1282,49 +1226,5 @@ mod tests {
         assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
         assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
-    }
-
-    #[test]
-    fn digest_is_stable_and_order_sensitive() {
-        assert_eq!(Digest::new(), Digest::default());
-        let of = |values: &[u64]| {
-            let mut digest = Digest::new();
-            for &v in values {
-                digest.add(v);
-            }
-            digest.finish()
-        };
-        // Pinned values: the digest is part of token format version 1.
-        assert_eq!(of(&[]), 0xf52a_15e9_a9b5_e89b);
-        assert_eq!(of(&[0, 1, 2, 3]), 0x8115_f709_502c_1120);
-
-        assert_ne!(of(&[]), of(&[0]));
-        assert_ne!(of(&[0]), of(&[0, 0]));
-        assert_ne!(of(&[1, 2]), of(&[2, 1]));
-        assert_ne!(of(&[1, 2, 3]), of(&[1, 2, 4]));
-        assert_ne!(of(&[1 << 63]), of(&[0]));
-        // finish does not consume or reset.
-        let mut digest = Digest::new();
-        digest.add(5);
-        let first = digest.finish();
-        assert_eq!(digest.finish(), first);
-        digest.add(6);
-        assert_eq!(digest.finish(), of(&[5, 6]));
-    }
-
-    #[test]
-    fn digest_distinguishes_many_short_sequences() {
-        let mut seen = std::collections::HashSet::new();
-        for a in 0..16u64 {
-            for b in 0..16u64 {
-                for c in 0..16u64 {
-                    let mut digest = Digest::new();
-                    digest.add(a);
-                    digest.add(b);
-                    digest.add(c);
-                    assert!(seen.insert(digest.finish()));
-                }
-            }
-        }
     }
 }

@@ -17,10 +17,14 @@ pub(crate) use schedule::{full_text, is_long, schedule_steps};
 pub(crate) use shape::measure as measure_shape;
 pub use shape::BugShape;
 
+// The parts of a report that private modules define: a report shows them, so they are public
+// here.
+pub use crate::runtime::ThreadInfo;
+pub use crate::vars::{VarInfo, VarKind, VarProfile};
+
 use crate::error::Error;
 use crate::guarantee::{BoundFactors, GuaranteeStatement};
-use crate::runtime::{FailureCause, ThreadInfo};
-use crate::vars::{VarInfo, VarProfile};
+use crate::runtime::FailureCause;
 
 /// What kind of bug ended a run. Reasons a run could not test (an invalid configuration or
 /// token, a replay that diverged, an internal error) are not failures but an [`Error`].

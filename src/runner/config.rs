@@ -39,8 +39,8 @@ pub(super) enum Budget {
 /// Without [`Config::strategy`], a run uses [`StrategyKind::UniformWalk`] (no guarantee)
 /// unless a [`Config::depth`], [`Config::vars`], [`Config::threads`] or
 /// [`Config::confidence`] is given: then it uses [`StrategyKind::Combined`] with defaults
-/// depth [`DEFAULT_DEPTH`] (one preemption), [`DEFAULT_VARS`] variable and [`DEFAULT_THREADS`]
-/// threads for what is not given. The combined strategy is the default for guarantees because
+/// depth 2 (one preemption), 1 variable and 3 threads (counting the spawner, see
+/// [`Config::threads`]) for what is not given. The combined strategy is the default for guarantees because
 /// its bound does not shrink with the number of threads and places change points only on the
 /// accesses of the chosen variables, while real bugs almost always need at most 2
 /// preemptions on at most 2 variables between 2 threads (the paper's survey). The default
@@ -221,7 +221,7 @@ impl Config {
     /// counts among the `t` (it decides whether the first can run ahead before the second
     /// exists). So a bug between two threads the test body spawns one after the other has
     /// `t = 3`; one between the test body and a thread it spawns, `t = 2`. The bug-shape line
-    /// of a failure report counts `t` the same way. Default [`DEFAULT_THREADS`]. Without
+    /// of a failure report counts `t` the same way. Default 3. Without
     /// [`Config::strategy`], selects [`StrategyKind::Combined`].
     pub fn threads(mut self, threads: u32) -> Config {
         self.threads = Some(threads);
@@ -280,7 +280,7 @@ impl Config {
     /// The strategy this configuration runs: [`Config::strategy`] with the parameters
     /// [`Config::depth`], [`Config::vars`] and [`Config::threads`] override; without a
     /// strategy, [`StrategyKind::Combined`] when any of them or a confidence target is given
-    /// (defaults [`DEFAULT_DEPTH`], [`DEFAULT_VARS`], [`DEFAULT_THREADS`]), else
+    /// (defaults depth 2, 1 variable, 3 threads), else
     /// [`StrategyKind::Random`]. An error names a parameter the strategy does not take or a
     /// value out of range.
     pub fn resolved_strategy(&self) -> Result<StrategyKind, String> {

@@ -93,31 +93,31 @@ strategy_kinds! {
 pub enum StrategyKind {
     /// Uniform random choice among runnable threads at every scheduling point; no guarantee.
     Random => random::INFO,
-    /// The uniform random walk ([`crate::schedulers::UniformWalk`]): a random choice weighted
+    /// The uniform random walk (Zhao et al.'s URW): a random choice weighted
     /// by each runnable thread's estimated remaining scheduling points, learnt from the run's
     /// first execution, so interleavings are sampled nearly uniformly; no guarantee, no
     /// parameters; its executions run on every core like the random strategy's.
     UniformWalk => uniform_walk::INFO,
-    /// PCT for bugs of depth `depth` ([`crate::schedulers::Pct`]).
+    /// PCT for bugs of depth `depth` (Burckhardt et al. 2010).
     Pct {
         /// Bug depth `d` (`d - 1` change points), at least 1.
         depth: u32,
     } => pct::INFO,
-    /// PCT with variable bounding ([`crate::schedulers::Pctvb`]).
+    /// PCT with variable bounding (Bindal et al., section 3).
     Pctvb {
         /// Bug depth `d`, at least 1.
         depth: u32,
         /// Variables `v` the change points are placed on.
         vars: u32,
     } => pctvb::INFO,
-    /// Thread bounding with step change points ([`crate::schedulers::ThreadBound`]).
+    /// Thread bounding with step change points (Bindal et al., section 4).
     ThreadBound {
         /// Threads `t` involved in the bug.
         threads: u32,
         /// Preemptions `c` (depth `c + 1`).
         preemptions: u32,
     } => thread_bound::INFO,
-    /// Variable bounding with thread-bounding priorities ([`crate::schedulers::Combined`]),
+    /// Variable bounding with thread-bounding priorities (Bindal et al.'s randomized RankChecker),
     /// the default when a depth, variable or thread bound or a confidence is given.
     Combined {
         /// Bug depth `d`, at least 1.
@@ -127,7 +127,7 @@ pub enum StrategyKind {
         /// Threads `t` involved in the bug.
         threads: u32,
     } => combined::INFO,
-    /// Systematic search ([`crate::schedulers::Systematic`], the paper's Algorithm 1): every
+    /// Systematic search (Bindal et al.'s Algorithm 1): every
     /// schedule with at most `preemptions` preemptions at accesses to any `vars` shared
     /// variables, for the priority orders of `threads` threads, level by level, with
     /// happens-before pruning; the report says which `(v, t, c)` levels were exhausted
@@ -191,9 +191,8 @@ impl StrategyKind {
     }
 
     /// The strategy of this name with its default parameters
-    /// ([`DEFAULT_DEPTH`](super::DEFAULT_DEPTH), [`DEFAULT_VARS`](super::DEFAULT_VARS),
-    /// [`DEFAULT_THREADS`](super::DEFAULT_THREADS), and for the systematic
-    /// search 2 preemptions on 2 variables), or `None` for an unknown name.
+    /// (depth 2, 1 variable, 3 threads, and for the systematic search 2 preemptions on 2
+    /// variables), or `None` for an unknown name.
     pub fn from_name(name: &str) -> Option<StrategyKind> {
         StrategyKind::__named(name).ok()
     }

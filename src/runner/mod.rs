@@ -29,11 +29,7 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use config::{
-    Config, DEFAULT_DEPTH, DEFAULT_ITERATIONS, DEFAULT_MAX_STEPS, DEFAULT_MAX_THREADS,
-    DEFAULT_PROFILE_RUNS, DEFAULT_STACK_SIZE, DEFAULT_THREADS, DEFAULT_VARS, DEFAULT_WALK_EVERY,
-    DEFAULT_WATCHDOG, PROFILE_INDEX_BASE,
-};
+pub use config::{Config, DEFAULT_PROFILE_RUNS, DEFAULT_WALK_EVERY, PROFILE_INDEX_BASE};
 pub use kind::StrategyKind;
 
 use crate::error::Error;
@@ -277,6 +273,16 @@ impl Config {
             stack_size: self.stack_size,
             watchdog: (!self.watchdog.is_zero()).then_some(self.watchdog),
             record: record.map(|r| Box::new(r) as Box<dyn crate::runtime::ExecutionRecord>),
+            encode_token: Some(|run, strategy, execution, choices, digest| {
+                replay::encode(&ReplayToken {
+                    test: run.token_name.clone(),
+                    strategy,
+                    seed: run.seed,
+                    execution,
+                    choices,
+                    digest,
+                })
+            }),
         }));
         note
     }

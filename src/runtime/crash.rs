@@ -40,6 +40,10 @@ pub(crate) struct RunInfo {
     pub(crate) watchdog: Option<Duration>,
     /// Where the run records the execution it is in (see `runner/record.rs`), if anywhere.
     pub(crate) record: Option<Box<dyn ExecutionRecord>>,
+    /// Encodes the replay token of an execution cut short by a crash: (strategy, execution,
+    /// choices, digest) with this run's name and seed. The runner provides it (tokens are
+    /// replay's business, not the engine's); `None` prints the rerun line instead.
+    pub(crate) encode_token: Option<fn(&RunInfo, String, u64, Vec<u32>, u64) -> String>,
 }
 
 impl std::fmt::Debug for RunInfo {
@@ -60,6 +64,7 @@ impl RunInfo {
             stack_size,
             watchdog: None,
             record: None,
+            encode_token: None,
         }
     }
 
@@ -651,15 +656,9 @@ pub(super) fn report_abort(
         watch.index.load(Ordering::Relaxed),
         watch.run.seed
     );
-    let token = state.as_ref().map(|st| {
-        crate::replay::encode(&crate::replay::ReplayToken {
-            test: watch.run.token_name.clone(),
-            strategy: st.strategy.describe(),
-            seed: watch.run.seed,
-            execution: watch.index.load(Ordering::Relaxed),
-            choices: st.choices.clone(),
-            digest: st.digest,
-        })
+    let token = state.as_ref().zip(watch.run.encode_token).map(|(st, encode)| {
+        let execution = watch.index.load(Ordering::Relaxed);
+        encode(&watch.run, st.strategy.describe(), execution, st.choices.clone(), st.digest)
     });
     match token {
         Some(token) if !watch.run.replay_template.is_empty() => {

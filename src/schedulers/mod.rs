@@ -84,21 +84,15 @@ pub(crate) mod systematic;
 pub(crate) mod thread_bound;
 pub(crate) mod uniform_walk;
 
-pub use combined::Combined;
 pub(crate) use guided::{Blocks, Guided};
-pub use pct::Pct;
-pub use pctvb::Pctvb;
 pub use random::Random;
 #[doc(hidden)]
 pub use registry::UnknownStrategy;
 pub use registry::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 pub(crate) use replay::Replay;
 pub use systematic::{
-    LevelStats, OrderSet, Systematic, SystematicParams, TrackedVar, DEFAULT_ORDER_EPS,
-    MAX_EXHAUSTIVE_ORDERS, MAX_RANDOM_ORDERS,
+    LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,
 };
-pub use thread_bound::ThreadBound;
-pub use uniform_walk::UniformWalk;
 
 use rand_chacha::ChaCha8Rng;
 

@@ -33,11 +33,6 @@ impl Pct {
     pub fn new(depth: u32) -> Pct {
         Pct { depth: depth.max(1) }
     }
-
-    /// The bug depth `d`.
-    pub fn depth(&self) -> u32 {
-        self.depth
-    }
 }
 
 impl PriorityRules for Pct {
