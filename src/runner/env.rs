@@ -22,6 +22,16 @@ pub(super) fn read() -> Result<Overrides, Error> {
     })
 }
 
+/// `PCTVB_RACES=0` (off) or `1` (on); anything else, or unset, leaves the configuration's
+/// choice (`limits` reads it per execution engine, where no error can be returned).
+pub(super) fn races() -> Option<bool> {
+    match std::env::var("PCTVB_RACES").ok()?.trim() {
+        "0" | "false" | "off" | "no" => Some(false),
+        "1" | "true" | "on" | "yes" => Some(true),
+        _ => None,
+    }
+}
+
 /// `PCTVB_SHARD=k/m`.
 fn shard() -> Result<Option<(u64, u64)>, Error> {
     let Ok(text) = std::env::var("PCTVB_SHARD") else {

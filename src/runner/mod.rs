@@ -161,7 +161,11 @@ impl Config {
     }
 
     fn limits(&self) -> Limits {
-        Limits { max_steps: self.max_steps, max_threads: self.max_threads }
+        let races = match self.read_env.then(env::races).flatten() {
+            Some(on) => on,
+            None => self.races,
+        };
+        Limits { max_steps: self.max_steps, max_threads: self.max_threads, races }
     }
 }
 
