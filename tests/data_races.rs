@@ -184,6 +184,22 @@ fn channel_orders_send_before_receive() {
 }
 
 #[test]
+fn rendezvous_receive_happens_before_the_send_completes() {
+    no_race(|| {
+        let shared = Arc::new(Data::default());
+        let (tx, rx) = mpsc::sync_channel(0);
+        let s = shared.clone();
+        let receiver = thread::spawn(move || {
+            s.write(3);
+            rx.recv().unwrap();
+        });
+        tx.send(()).unwrap();
+        assert_eq!(shared.read(), 3);
+        receiver.join().unwrap();
+    });
+}
+
+#[test]
 fn condvar_handoff_has_no_race() {
     no_race(|| {
         let shared = Arc::new((Mutex::new(false), Condvar::new(), Data::default()));

@@ -207,6 +207,10 @@ impl<T> Channel<T> {
                 while self.locked(Some(ex), |i| i.received < ticket && i.receiver_alive) {
                     ex.block(BlockedOn::Send(object), false, location);
                 }
+                ex.with_state(|st| {
+                    let me = st.current;
+                    st.races.rendezvous_sent(me, object)
+                });
             }
             Ok(())
         })
@@ -256,9 +260,13 @@ impl<T> Channel<T> {
                 match self.locked(Some(ex), attempt) {
                     Received::Got(v, ticket) => {
                         // The message's send happens before its receipt.
+                        let rendezvous = self.bound == Some(0);
                         ex.with_state(|st| {
                             let me = st.current;
-                            st.races.recv(me, object, ticket)
+                            st.races.recv(me, object, ticket);
+                            if rendezvous {
+                                st.races.rendezvous_receive(me, object);
+                            }
                         });
                         self.changed(Some(ex), Some(object));
                         return Ok(v);

@@ -16,7 +16,8 @@
 //!   all who arrived (conservatively, of every earlier generation too);
 //! - once: the completion of the initialization releases to every later caller that finds it
 //!   done;
-//! - channel: each message carries its sender's clock to its receiver;
+//! - channel: each message carries its sender's clock to its receiver; on a rendezvous
+//!   channel, a receipt also releases to the blocking sends that complete after it;
 //! - park: `unpark` releases to the `park` that consumes the token;
 //! - atomics, by the `Ordering` the code passes: a Release/AcqRel/SeqCst store puts the
 //!   thread's clock on the atomic, an Acquire/AcqRel/SeqCst load joins it; a Relaxed store
@@ -309,6 +310,22 @@ impl Races {
             self.threads[t.index()].join(&clock);
             self.spare.push(clock);
         }
+    }
+
+    /// `t` received on the rendezvous channel `object`: what it did before happens before
+    /// the completion of the blocking send it released (conservatively, of every later one).
+    pub(super) fn rendezvous_receive(&mut self, t: ThreadId, object: ObjectId) {
+        self.release_read(t, object)
+    }
+
+    /// `t`'s blocking send on the rendezvous channel `object` completed.
+    pub(super) fn rendezvous_sent(&mut self, t: ThreadId, object: ObjectId) {
+        if !self.on {
+            return;
+        }
+        let mut clock = std::mem::take(&mut self.threads[t.index()]);
+        clock.join(&self.slot(object).other);
+        self.threads[t.index()] = clock;
     }
 
     /// `t` unparked `target`.
