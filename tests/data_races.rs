@@ -370,3 +370,67 @@ fn race_detection_can_be_turned_off() {
     });
     assert!(report.failure().is_none());
 }
+
+/// The injected bugs, in miniature: each must be found as a race on every seed.
+mod injected {
+    use super::*;
+
+    /// A one-slot queue whose pop marks the slot free (a Release store) before reading it: a
+    /// push that sees the slot free writes it while (or after) the pop reads, with no
+    /// happens-before from the read to the write.
+    #[test]
+    fn queue_pop_marking_the_slot_free_before_reading_is_found_on_every_seed() {
+        for seed in 1..=10 {
+            let report = config(seed).iterations(1000).run(|| {
+                let q = Arc::new((AtomicBool::new(false), Data::default()));
+                let q2 = q.clone();
+                let pusher = thread::spawn(move || {
+                    for v in 1..=2 {
+                        while q2.0.load(Ordering::Acquire) {
+                            thread::yield_now();
+                        }
+                        q2.1.write(v);
+                        q2.0.store(true, Ordering::Release);
+                    }
+                });
+                for _ in 0..2 {
+                    while !q.0.load(Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                    // The bug: free the slot, then read it.
+                    q.0.store(false, Ordering::Release);
+                    q.1.read();
+                }
+                pusher.join().unwrap();
+            });
+            let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
+            assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        }
+    }
+
+    /// A try-lock whose acquiring swap is split into a load and a store: two threads can both
+    /// take it and write the guarded data unordered.
+    #[test]
+    fn split_try_lock_is_found_on_every_seed() {
+        for seed in 1..=10 {
+            let report = config(seed).iterations(1000).run(|| {
+                let lock = Arc::new((AtomicBool::new(false), Data::default()));
+                let work = |l: &(AtomicBool, Data)| {
+                    if !l.0.load(Ordering::Acquire) {
+                        l.0.store(true, Ordering::Relaxed);
+                        let v = l.1.read();
+                        l.1.write(v + 1);
+                        l.0.store(false, Ordering::Release);
+                    }
+                };
+                let l2 = lock.clone();
+                let t = thread::spawn(move || work(&l2));
+                work(&lock);
+                t.join().unwrap();
+            });
+            let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
+            assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+            assert!(f.execution < 1000);
+        }
+    }
+}
