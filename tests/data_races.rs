@@ -434,3 +434,18 @@ mod injected {
         }
     }
 }
+
+/// The race is found by the guarantee strategy a `#[pctvb::test]` with a target uses too
+/// (Combined, depth 2), and reported the same way.
+#[test]
+fn combined_strategy_finds_a_missing_lock_race() {
+    let report = config(3).depth(2).confidence(0.99).run(|| {
+        let shared = Arc::new(Data::default());
+        let s = shared.clone();
+        let t = thread::spawn(move || s.write(1));
+        shared.write(2);
+        t.join().unwrap();
+    });
+    let f = report.failure().expect("found");
+    assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+}
