@@ -8,6 +8,9 @@
 //!   bug is shallow. `long_schedule` has a schedule too long to print, so the report also
 //!   writes the whole schedule to a file.
 //!
+//! - `cell_access/*`: a checked `pctvb::cell::UnsafeCell` access (a write, then a read: each a
+//!   scheduling point that keeps the thread) with the data-race detector on and off.
+//!
 //! `cargo bench` runs it (it is the package `pctvb-benches`, a workspace default member);
 //! `scripts/bench-results.sh` runs it and writes the numbers to `docs/RESULTS-runtime.md`.
 
@@ -188,5 +191,32 @@ fn first_failure(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scheduling_points, executions, first_failure);
+/// Checked cell accesses, with the data-race detector on (the default) and off: the difference
+/// is the detector's cost per access (its clocks, its check and the record of the access).
+fn cell_accesses(c: &mut Criterion) {
+    let mut group = c.benchmark_group("cell_access");
+    group.throughput(Throughput::Elements(POINTS));
+    for (name, races) in [("race_detection_on", true), ("race_detection_off", false)] {
+        group.bench_function(name, |b| {
+            let config = random_config().iterations(1).workers(1).race_detection(races);
+            b.iter(|| {
+                config.run(|| {
+                    let cell = pctvb::sync::Arc::new(pctvb::cell::UnsafeCell::new(0u64));
+                    // A second thread, joined, so the clocks have two entries.
+                    let c2 = cell.clone();
+                    pctvb::thread::spawn(move || c2.with_mut(|p| unsafe { *p += 1 }))
+                        .join()
+                        .unwrap();
+                    for _ in 0..POINTS / 2 {
+                        cell.with_mut(|p| unsafe { *p += 1 });
+                        cell.with(|p| unsafe { std::hint::black_box(*p) });
+                    }
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, scheduling_points, executions, first_failure, cell_accesses);
 criterion_main!(benches);

@@ -1,12 +1,13 @@
 //! `UnsafeCell` whose reads and writes are variable accesses, for unsafe code such as
 //! lock-free data structures: `with` and `with_mut` are scheduling points, so the scheduler can
-//! preempt between a check and the write that depends on it.
+//! preempt between a check and the write that depends on it, and checked accesses: two of
+//! them from different threads, at least one a write, with no happens-before between them
+//! fail the execution as a data race (see the guide's "Data races").
 
 use std::fmt;
 use std::panic::Location;
 
-use crate::runtime::{with_current, EventKind, Handle};
-use crate::vars::VarKind;
+use crate::runtime::{with_current, Handle};
 
 /// A cell of shared mutable data, as `std::cell::UnsafeCell`, plus `with`/`with_mut` accessors
 /// that tell the scheduler about each access (loom's convention).
@@ -45,25 +46,27 @@ impl<T: ?Sized> UnsafeCell<T> {
         self.data.get_mut()
     }
 
-    /// Reads through a raw pointer; a scheduling point and a read of this cell's variable.
+    /// Reads through a raw pointer; a scheduling point and a read of this cell's variable,
+    /// checked for data races against the cell's writes.
     #[track_caller]
     pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         let location = Location::caller();
         with_current(|ex| {
             if let Some(ex) = ex {
-                ex.point(&self.handle, VarKind::Cell, EventKind::CellRead, location);
+                ex.cell_access(&self.handle, false, location);
             }
         });
         f(self.data.get())
     }
 
-    /// Writes through a raw pointer; a scheduling point and a write of this cell's variable.
+    /// Writes through a raw pointer; a scheduling point and a write of this cell's variable,
+    /// checked for data races against the cell's reads and writes.
     #[track_caller]
     pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         let location = Location::caller();
         with_current(|ex| {
             if let Some(ex) = ex {
-                ex.point(&self.handle, VarKind::Cell, EventKind::CellWrite, location);
+                ex.cell_access(&self.handle, true, location);
             }
         });
         f(self.data.get())

@@ -39,6 +39,9 @@ pub enum FailureKind {
     MaxSteps,
     /// The execution spawned more than `max_threads` threads.
     TooManyThreads,
+    /// Two accesses of a checked cell (`pctvb::cell::UnsafeCell`), at least one a write, by
+    /// different threads with no happens-before between them.
+    DataRace,
 }
 
 /// The first bug a run found: an execution that failed (or a replay that reproduced one).
@@ -350,7 +353,8 @@ pub(crate) fn could_not_test(
         | FailureCause::Deadlock { .. }
         | FailureCause::RecursiveLock { .. }
         | FailureCause::MaxSteps { .. }
-        | FailureCause::TooManyThreads { .. } => None,
+        | FailureCause::TooManyThreads { .. }
+        | FailureCause::DataRace { .. } => None,
     }
 }
 
@@ -396,6 +400,12 @@ pub(crate) fn explain(
             ),
             None,
             Some(location.to_string()),
+        ),
+        FailureCause::DataRace { what, first, second } => (
+            FailureKind::DataRace,
+            crate::runtime::race_message(what, first, second),
+            Some(second.thread.clone()),
+            Some(second.location.to_string()),
         ),
         FailureCause::Strategy { .. } | FailureCause::Internal { .. } => unreachable!(
             "the runner reports a strategy or internal error as an Error, never as a Failure"

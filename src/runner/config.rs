@@ -106,6 +106,7 @@ pub struct Config {
     pub(super) shard: Option<(u64, u64)>,
     pub(super) read_env: bool,
     pub(super) instrument_tracking: bool,
+    pub(super) races: bool,
     pub(super) walk_every: Option<u64>,
     pub(super) time_budget: Option<std::time::Duration>,
     /// When the time budget runs out, set when a run starts.
@@ -175,6 +176,7 @@ impl Config {
             shard: None,
             read_env: true,
             instrument_tracking: true,
+            races: true,
             walk_every: None,
             time_budget: None,
             deadline: None,
@@ -493,6 +495,18 @@ impl Config {
     /// programs without instrumented code.
     pub fn instrument_tracking(mut self, on: bool) -> Config {
         self.instrument_tracking = on;
+        self
+    }
+
+    /// Whether the data-race detector runs (default `true`): accesses of
+    /// [`pctvb::cell::UnsafeCell`](crate::cell::UnsafeCell) by different threads, at least
+    /// one a write, with no happens-before between them (through locks, channels, spawn and
+    /// join, or atomics with Release/Acquire orderings) fail the execution as a
+    /// [`FailureKind::DataRace`](crate::FailureKind::DataRace). `PCTVB_RACES=0` turns it off
+    /// from the command line (`PCTVB_RACES=1` on). Off, the accesses are still scheduling
+    /// points; only the check and the clocks are skipped.
+    pub fn race_detection(mut self, on: bool) -> Config {
+        self.races = on;
         self
     }
 

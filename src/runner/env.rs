@@ -19,6 +19,8 @@ pub(super) struct Overrides {
     pub(super) show_panics: Option<bool>,
     /// `PCTVB_WATCHDOG`, in seconds (0: off).
     pub(super) watchdog: Option<u64>,
+    /// `PCTVB_RACES`: the data-race detector off (`0`) or on (`1`).
+    pub(super) races: Option<bool>,
 }
 
 pub(super) fn read() -> Result<Overrides, Error> {
@@ -34,6 +36,7 @@ pub(super) fn read() -> Result<Overrides, Error> {
         // error, not a silent "off".
         show_panics: switch("PCTVB_SHOW_PANICS")?,
         watchdog: number("PCTVB_WATCHDOG")?,
+        races: switch("PCTVB_RACES")?,
     })
 }
 

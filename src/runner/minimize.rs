@@ -138,6 +138,7 @@ fn minimizable(cause: &FailureCause) -> bool {
         FailureCause::Panic { .. }
             | FailureCause::Deadlock { .. }
             | FailureCause::RecursiveLock { .. }
+            | FailureCause::DataRace { .. }
     )
 }
 
@@ -157,6 +158,15 @@ fn same_failure(new: &FailureCause, original: &FailureCause) -> bool {
             FailureCause::RecursiveLock { what: a, .. },
             FailureCause::RecursiveLock { what: b, .. },
         ) => a == b,
+        // The same cell, raced on at the same two sites (in either order).
+        (
+            FailureCause::DataRace { what: a, first: f, second: s },
+            FailureCause::DataRace { what: b, first: g, second: t },
+        ) => {
+            a == b
+                && ((f.location == g.location && s.location == t.location)
+                    || (f.location == t.location && s.location == g.location))
+        }
         _ => false,
     }
 }

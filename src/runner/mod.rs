@@ -55,6 +55,8 @@ enum Plan {
         origin: &'static str,
         /// `PCTVB_WATCHDOG`, in seconds.
         watchdog: Option<u64>,
+        /// `PCTVB_RACES`.
+        races: Option<bool>,
     },
 }
 
@@ -94,8 +96,9 @@ impl Config {
                 effective.finish_run();
                 report
             }
-            Ok(Plan::Replay { token, encoded, origin, watchdog }) => {
+            Ok(Plan::Replay { token, encoded, origin, watchdog, races }) => {
                 let mut this = self.clone();
+                this.races = races.unwrap_or(this.races);
                 if let Some(secs) = watchdog {
                     this.watchdog = Duration::from_secs(secs);
                 }
@@ -173,8 +176,8 @@ impl Config {
             })?;
             match self.token_for(&token, &text) {
                 Ok(None) => {
-                    let watchdog = overrides.watchdog;
-                    return Ok(Plan::Replay { token, encoded: text, origin, watchdog });
+                    let (watchdog, races) = (overrides.watchdog, overrides.races);
+                    return Ok(Plan::Replay { token, encoded: text, origin, watchdog, races });
                 }
                 Ok(Some(n)) => note = Some(n),
                 Err(error) => return Err(error),
@@ -199,6 +202,7 @@ impl Config {
         if let Some(secs) = overrides.watchdog {
             effective.watchdog = Duration::from_secs(secs);
         }
+        effective.races = overrides.races.unwrap_or(self.races);
         Ok(Plan::Search { seed, budget, kind, effective, note })
     }
 
@@ -299,7 +303,7 @@ impl Config {
             Some(run) => run.clone(),
             None => Arc::new(RunInfo::anonymous(self.stack_size)),
         };
-        Limits { max_steps: self.max_steps, max_threads: self.max_threads, run }
+        Limits { max_steps: self.max_steps, max_threads: self.max_threads, races: self.races, run }
     }
 }
 

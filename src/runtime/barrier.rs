@@ -42,6 +42,8 @@ impl RawBarrier {
             let Some(ex) = ex else { return self.outside.wait().is_leader() };
             let object = ex.point(&self.handle, VarKind::Barrier, EventKind::BarrierWait, location);
             let (my_generation, leader) = ex.with_state(|st| {
+                let me = st.current;
+                st.races.release(me, object);
                 let ObjectState::Barrier { arrived, generation } =
                     &mut st.objects[object.index()].state
                 else {
@@ -53,6 +55,7 @@ impl RawBarrier {
                     *arrived = 0;
                     *generation += 1;
                     st.wake_waiters(object);
+                    st.races.barrier_release(object);
                     (mine, true)
                 } else {
                     (mine, false)
@@ -70,6 +73,10 @@ impl RawBarrier {
                     ex.block(BlockedOn::Barrier(object), false, location);
                 }
             }
+            ex.with_state(|st| {
+                let me = st.current;
+                st.races.barrier_leave(me, object)
+            });
             leader
         })
     }

@@ -76,7 +76,8 @@ enum Sent {
 }
 
 enum Received<T> {
-    Got(T),
+    /// The message, and its number among the channel's received messages (its ticket).
+    Got(T, u64),
     Empty,
     Disconnected,
 }
@@ -184,7 +185,13 @@ impl<T> Channel<T> {
             let object = ex.point(&self.handle, VarKind::Channel, EventKind::Send, location);
             let ticket = loop {
                 match self.locked(Some(ex), |i| attempt(i, &mut value)) {
-                    Sent::Done(ticket) => break ticket,
+                    Sent::Done(ticket) => {
+                        ex.with_state(|st| {
+                            let me = st.current;
+                            st.races.send(me, object, ticket)
+                        });
+                        break ticket;
+                    }
                     Sent::Disconnected => {
                         return Err(TrySendError::Disconnected(unsent(&mut value)))
                     }
@@ -200,6 +207,10 @@ impl<T> Channel<T> {
                 while self.locked(Some(ex), |i| i.received < ticket && i.receiver_alive) {
                     ex.block(BlockedOn::Send(object), false, location);
                 }
+                ex.with_state(|st| {
+                    let me = st.current;
+                    st.races.rendezvous_sent(me, object)
+                });
             }
             Ok(())
         })
@@ -214,7 +225,7 @@ impl<T> Channel<T> {
         let attempt = |inner: &mut Inner<T>| match inner.queue.pop_front() {
             Some(v) => {
                 inner.received += 1;
-                Received::Got(v)
+                Received::Got(v, inner.received)
             }
             None if inner.senders == 0 => Received::Disconnected,
             None => Received::Empty,
@@ -236,7 +247,7 @@ impl<T> Channel<T> {
                     }
                 };
                 return match received {
-                    Some(Received::Got(v)) => {
+                    Some(Received::Got(v, _)) => {
                         self.changed(None, None);
                         Ok(v)
                     }
@@ -247,7 +258,16 @@ impl<T> Channel<T> {
             let object = ex.point(&self.handle, VarKind::Channel, EventKind::Recv, location);
             loop {
                 match self.locked(Some(ex), attempt) {
-                    Received::Got(v) => {
+                    Received::Got(v, ticket) => {
+                        // The message's send happens before its receipt.
+                        let rendezvous = self.bound == Some(0);
+                        ex.with_state(|st| {
+                            let me = st.current;
+                            st.races.recv(me, object, ticket);
+                            if rendezvous {
+                                st.races.rendezvous_receive(me, object);
+                            }
+                        });
                         self.changed(Some(ex), Some(object));
                         return Ok(v);
                     }

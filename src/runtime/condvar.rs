@@ -53,6 +53,13 @@ impl RawCondvar {
                     ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarWait, location);
                 mutex.release_for_wait(ex, hold);
                 let timed_out = ex.block(BlockedOn::Condvar(object), timeout.is_some(), location);
+                if !timed_out {
+                    // Woken by a notification: it happens before the wake-up.
+                    ex.with_state(|st| {
+                        let me = st.current;
+                        st.races.acquire(me, object)
+                    });
+                }
                 (mutex.acquire(ex, hold.object(), location), timed_out)
             }
             None if !hold.inside() => {
@@ -84,6 +91,8 @@ impl RawCondvar {
                     if !waiters.is_empty() {
                         let first = waiters.remove(0);
                         st.wake(first);
+                        let me = st.current;
+                        st.races.release(me, object);
                     }
                 });
             }
@@ -97,7 +106,13 @@ impl RawCondvar {
             if let Some(ex) = ex {
                 let object =
                     ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarNotify, location);
-                ex.with_state(|st| st.wake_waiters(object));
+                ex.with_state(|st| {
+                    if !st.objects[object.index()].waiters.is_empty() {
+                        let me = st.current;
+                        st.races.release(me, object);
+                    }
+                    st.wake_waiters(object)
+                });
             }
             self.room.notify_all();
         })

@@ -42,6 +42,8 @@ pub const PROFILE_INDEX_BASE: u64 = 1 << 63;
 pub(crate) struct Limits {
     pub(crate) max_steps: u64,
     pub(crate) max_threads: usize,
+    /// Whether the data-race detector runs (`race.rs`).
+    pub(crate) races: bool,
     pub(crate) run: Arc<RunInfo>,
 }
 
@@ -94,7 +96,12 @@ const DIGEST_PRIME: u64 = 0x0000_0100_0000_01b3;
 impl Execution {
     pub(crate) fn new(strategy: Box<dyn Strategy>, limits: Limits) -> Execution {
         Execution {
-            state: RefCell::new(State::new(strategy, limits.max_steps, limits.max_threads)),
+            state: RefCell::new(State::new(
+                strategy,
+                limits.max_steps,
+                limits.max_threads,
+                limits.races,
+            )),
             seen_threads: Cell::new(1),
             seen_steps: Cell::new(0),
             live: LiveSlot::register(),
@@ -210,6 +217,7 @@ impl Execution {
         st.choices.clear();
         st.failure = None;
         st.over = false;
+        st.races.begin(st.gen);
         st.rng = ScheduleRng::seed_from_u64(seed);
         st.rng.set_stream(index);
         st.vars.begin_execution();

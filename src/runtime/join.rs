@@ -55,6 +55,8 @@ impl Execution {
             st.pending.resize_with(id.index() + 1, || None);
             st.pending[id.index()] = Some(body);
             st.enabled.push(id);
+            let parent = st.current;
+            st.races.spawn(parent, id);
             id
         };
         self.schedule(EventKind::Spawn, None, location);
@@ -67,5 +69,9 @@ impl Execution {
         while self.state.borrow().threads[target.index()].status != Status::Finished {
             self.block(BlockedOn::Join(target), false, location);
         }
+        self.with_state(|st| {
+            let me = st.current;
+            st.races.join(me, target)
+        });
     }
 }

@@ -19,6 +19,8 @@
 //!   `park.rs`, `join.rs` (spawn and join), `local.rs` (thread-locals);
 //! - `data_lock.rs`: the real lock over a primitive's data, which keeps executions running at
 //!   the same time on other OS threads (and OS threads outside executions) out of it;
+//! - `clock.rs` and `race.rs`: vector clocks, the happens-before edges every object file
+//!   reports, and the data-race check of `pctvb::cell::UnsafeCell` accesses;
 //! - `outside.rs`: where OS threads outside executions wait;
 //! - `context.rs`: which execution runs on this OS thread, and the panic hook;
 //! - `hooks.rs`: checks `#[pctvb::instrument]` installs into the scheduling point;
@@ -33,6 +35,7 @@
 
 mod barrier;
 mod channel;
+mod clock;
 mod condvar;
 mod context;
 mod coroutine;
@@ -48,6 +51,7 @@ mod object;
 mod once;
 mod outside;
 mod park;
+mod race;
 mod rwlock;
 mod state;
 mod watchdog;
@@ -68,6 +72,7 @@ pub(crate) use object::Handle;
 use object::ObjectState;
 pub(crate) use once::{OnceCell, RawOnce};
 pub(crate) use park::{current as current_thread, park, unpark};
+pub(crate) use race::{race_message, AtomicSync};
 pub(crate) use rwlock::{RawRwLock, RwHold};
 pub(crate) use state::{describe_object, FailureCause};
 pub use state::{Step, ThreadInfo, Value};

@@ -144,6 +144,8 @@ impl RawMutex {
             {
                 *owner = None;
                 st.wake_waiters(hold.object);
+                let me = st.current;
+                st.races.release(me, hold.object);
             }
         });
         // The running execution holds it (it is alive, so nobody stole it).
@@ -197,6 +199,7 @@ fn try_acquire(ex: &Execution, object: ObjectId) -> Acquire {
         match &mut st.objects[object.index()].state {
             ObjectState::Mutex { owner: owner @ None } => {
                 *owner = Some(me);
+                st.races.acquire(me, object);
                 Acquire::Acquired(st.gen)
             }
             ObjectState::Mutex { owner: Some(o) } if *o == me => Acquire::Recursive,

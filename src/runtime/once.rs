@@ -59,7 +59,15 @@ impl RawOnce {
             Some(ex) => {
                 let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
                 ex.with_state(|st| {
-                    matches!(st.objects[object.index()].state, ObjectState::Once { done: true, .. })
+                    let done = matches!(
+                        st.objects[object.index()].state,
+                        ObjectState::Once { done: true, .. }
+                    );
+                    if done {
+                        let me = st.current;
+                        st.races.acquire(me, object);
+                    }
+                    done
                 })
             }
             None => self.outside.is_completed(),
@@ -123,7 +131,10 @@ impl<T> OnceCell<T> {
             // lives until the execution ends or the cell is dropped or taken from (`&mut`),
             // all after the borrow of `self` the caller holds within the execution.
             ObjectState::Once { value: Some(v), .. } => {
-                Some(unsafe { &*(v.get::<T>() as *const T) })
+                let value = unsafe { &*(v.get::<T>() as *const T) };
+                let me = st.current;
+                st.races.acquire(me, object);
+                Some(value)
             }
             _ => None,
         })
@@ -156,7 +167,10 @@ fn claim(ex: &Execution, object: ObjectId, location: &'static Location<'static>)
         let state = ex.with_state(|st| {
             let me = st.current;
             match &mut st.objects[object.index()].state {
-                ObjectState::Once { done: true, .. } => Some(false),
+                ObjectState::Once { done: true, .. } => {
+                    st.races.acquire(me, object);
+                    Some(false)
+                }
                 ObjectState::Once { running: running @ None, .. } => {
                     *running = Some(me);
                     Some(true)
@@ -182,6 +196,8 @@ fn complete(ex: &Execution, object: ObjectId, value: Option<ErasedValue>) {
             *done = true;
             *slot = value;
         }
+        let me = st.current;
+        st.races.release(me, object);
         st.wake_waiters(object);
     })
 }

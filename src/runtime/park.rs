@@ -16,6 +16,8 @@ pub(crate) fn unpark(id: ThreadId, location: &'static Location<'static>) {
     with_execution("Thread::unpark", |ex| {
         ex.schedule(EventKind::Unpark, None, location);
         ex.with_state(|st| {
+            let me = st.current;
+            st.races.unpark(me, id);
             let t = &mut st.threads[id.index()];
             t.park_token = true;
             if t.status == Status::Blocked(BlockedOn::Park) {
@@ -30,8 +32,11 @@ pub(crate) fn unpark(id: ThreadId, location: &'static Location<'static>) {
 pub(crate) fn park(timeout_able: bool, location: &'static Location<'static>) {
     with_execution("thread::park", |ex| {
         ex.schedule(EventKind::Park, None, location);
+        // Whether it consumes a token or is woken (or times out: conservatively, as if
+        // unparked), the unparks so far happen before `park` returns.
         let has_token = ex.with_state(|st| {
             let cur = st.current;
+            st.races.park(cur);
             std::mem::replace(&mut st.threads[cur.index()].park_token, false)
         });
         if !has_token {
@@ -39,6 +44,7 @@ pub(crate) fn park(timeout_able: bool, location: &'static Location<'static>) {
             ex.with_state(|st| {
                 let cur = st.current;
                 st.threads[cur.index()].park_token = false;
+                st.races.park(cur);
             });
         }
     })

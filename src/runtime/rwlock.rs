@@ -187,6 +187,10 @@ impl RawRwLock {
                             }
                         }
                         st.wake_waiters(hold.object);
+                        match mode {
+                            Mode::Write => st.races.release(me, hold.object),
+                            Mode::Read => st.races.release_read(me, hold.object),
+                        }
                     }
                 });
                 let released = match mode {
@@ -222,10 +226,12 @@ fn try_acquire(ex: &Execution, object: ObjectId, mode: Mode) -> Acquire {
         match mode {
             Mode::Read if writer.is_none() => {
                 readers.push(me);
+                st.races.acquire(me, object);
                 Acquire::Acquired(gen)
             }
             Mode::Write if writer.is_none() && readers.is_empty() => {
                 *writer = Some(me);
+                st.races.acquire_write(me, object);
                 Acquire::Acquired(gen)
             }
             _ => Acquire::Busy,

@@ -145,6 +145,9 @@ pub(crate) enum FailureCause {
     Strategy { message: String },
     /// The runtime could not continue (e.g. no memory for a stack).
     Internal { message: String },
+    /// Two accesses of a checked cell, at least one a write, with no happens-before between
+    /// them (`race.rs`): `first` is the earlier one.
+    DataRace { what: String, first: super::race::RaceAccess, second: super::race::RaceAccess },
 }
 
 impl FailureCause {
@@ -165,6 +168,7 @@ impl FailureCause {
             }
             FailureCause::Strategy { message } => message.clone(),
             FailureCause::Internal { message } => format!("pctvb internal error: {message}"),
+            FailureCause::DataRace { what, .. } => format!("a data race on {what}"),
         }
     }
 }
@@ -200,12 +204,20 @@ pub(super) struct State {
     pub(super) vars: VarTable,
     pub(super) max_steps: u64,
     pub(super) max_threads: usize,
+    /// The data-race detector's clocks and cell accesses.
+    pub(super) races: super::race::Races,
 }
 
 impl State {
-    pub(super) fn new(strategy: Box<dyn Strategy>, max_steps: u64, max_threads: usize) -> State {
+    pub(super) fn new(
+        strategy: Box<dyn Strategy>,
+        max_steps: u64,
+        max_threads: usize,
+        races: bool,
+    ) -> State {
         use rand::SeedableRng;
         State {
+            races: super::race::Races::new(races),
             strategy,
             rng: ScheduleRng::seed_from_u64(0),
             vars: VarTable::default(),

@@ -1,7 +1,9 @@
 //! `std::sync::atomic`, mirrored. Every operation is a scheduling point and an access to the
 //! atomic's variable (its creation site). All operations are sequentially consistent whatever
-//! `Ordering` is passed: pctvb explores interleavings, not weak-memory reorderings.
-//! `compare_exchange_weak` never fails spuriously.
+//! `Ordering` is passed: pctvb explores interleavings, not weak-memory reorderings. The
+//! `Ordering` still matters to the data-race detector: only Release/Acquire (and stronger)
+//! operations and fences order a `pctvb::cell::UnsafeCell`'s accesses (see the guide's "Data
+//! races"). `compare_exchange_weak` never fails spuriously.
 
 use std::fmt;
 use std::panic::Location;
@@ -9,26 +11,34 @@ use std::sync::atomic as std_atomic;
 
 pub use std::sync::atomic::Ordering;
 
-use crate::runtime::{with_current, EventKind, Handle, Value};
+use crate::runtime::{with_current, AtomicSync, EventKind, Handle, Value};
 use crate::vars::VarKind;
 
 const SC: Ordering = Ordering::SeqCst;
 
 /// A scheduling point for an operation of kind `kind` on the atomic behind `handle`, then the
-/// operation itself; the value it read or wrote goes into the trace for failure reports.
+/// operation itself; the value it read or wrote goes into the trace for failure reports, and
+/// its orderings (`order`: success and failure) into the race detector's happens-before.
 /// Outside executions, the operation alone (the value is a real std atomic).
 #[inline]
 fn access<R: Shown>(
     handle: &Handle,
     kind: EventKind,
+    order: (Ordering, Ordering),
     location: &'static Location<'static>,
     perform: impl FnOnce() -> R,
 ) -> R {
     with_current(|ex| match ex {
         Some(ex) => {
-            ex.point(handle, VarKind::Atomic, kind, location);
+            let object = ex.point(handle, VarKind::Atomic, kind, location);
             let result = perform();
-            ex.note_value(result.shown());
+            let sync = match kind {
+                EventKind::AtomicLoad => AtomicSync::Load(order.0),
+                EventKind::AtomicStore => AtomicSync::Store(order.0),
+                _ if result.wrote() => AtomicSync::Rmw(order.0),
+                _ => AtomicSync::Load(order.1),
+            };
+            ex.atomic_done(object, result.shown(), sync);
             result
         }
         // Outside executions: the std atomic operation alone.
@@ -39,6 +49,12 @@ fn access<R: Shown>(
 /// How an atomic operation's result appears in a failure report's trace.
 trait Shown {
     fn shown(&self) -> Value;
+
+    /// Whether a read-modify-write with this result wrote (a compare-exchange that failed
+    /// only read).
+    fn wrote(&self) -> bool {
+        true
+    }
 }
 
 macro_rules! shown_int {
@@ -71,15 +87,20 @@ impl<T: Shown> Shown for Result<T, T> {
             Ok(v) | Err(v) => v.shown(),
         }
     }
+
+    fn wrote(&self) -> bool {
+        self.is_ok()
+    }
 }
 
-/// A memory fence; a scheduling point (all operations are already sequentially consistent).
+/// A memory fence; a scheduling point (all operations are already sequentially consistent),
+/// and for the data-race detector the happens-before edges C11 gives fences.
 #[track_caller]
-pub fn fence(_order: Ordering) {
+pub fn fence(order: Ordering) {
     let location = Location::caller();
     with_current(|ex| match ex {
-        Some(ex) => ex.schedule(EventKind::Fence, None, location),
-        None => std_atomic::fence(_order),
+        Some(ex) => ex.fence(order, location),
+        None => std_atomic::fence(order),
     })
 }
 
@@ -105,14 +126,14 @@ macro_rules! atomic_type {
 
             /// Loads the value.
             #[track_caller]
-            pub fn load(&self, _order: Ordering) -> $val {
-                self.op(EventKind::AtomicLoad, || self.value.load(SC))
+            pub fn load(&self, order: Ordering) -> $val {
+                self.op(EventKind::AtomicLoad, (order, order), || self.value.load(SC))
             }
 
             /// Stores a value.
             #[track_caller]
-            pub fn store(&self, value: $val, _order: Ordering) {
-                self.op(EventKind::AtomicStore, || {
+            pub fn store(&self, value: $val, order: Ordering) {
+                self.op(EventKind::AtomicStore, (order, order), || {
                     self.value.store(value, SC);
                     value
                 });
@@ -120,8 +141,8 @@ macro_rules! atomic_type {
 
             /// Stores a value, returning the previous one.
             #[track_caller]
-            pub fn swap(&self, value: $val, _order: Ordering) -> $val {
-                self.op(EventKind::AtomicRmw, || self.value.swap(value, SC))
+            pub fn swap(&self, value: $val, order: Ordering) -> $val {
+                self.op(EventKind::AtomicRmw, (order, order), || self.value.swap(value, SC))
             }
 
             /// Stores `new` if the value is `current`; returns the previous value.
@@ -130,10 +151,10 @@ macro_rules! atomic_type {
                 &self,
                 current: $val,
                 new: $val,
-                _success: Ordering,
-                _failure: Ordering,
+                success: Ordering,
+                failure: Ordering,
             ) -> Result<$val, $val> {
-                self.op(EventKind::AtomicRmw, || {
+                self.op(EventKind::AtomicRmw, (success, failure), || {
                     self.value.compare_exchange(current, new, SC, SC)
                 })
             }
@@ -182,8 +203,13 @@ macro_rules! atomic_type {
             }
 
             #[track_caller]
-            fn op<R: Shown>(&self, kind: EventKind, perform: impl FnOnce() -> R) -> R {
-                access(&self.handle, kind, Location::caller(), perform)
+            fn op<R: Shown>(
+                &self,
+                kind: EventKind,
+                order: (Ordering, Ordering),
+                perform: impl FnOnce() -> R,
+            ) -> R {
+                access(&self.handle, kind, order, Location::caller(), perform)
             }
         }
 
@@ -211,8 +237,8 @@ macro_rules! fetch_ops {
             $(
                 $(#[$doc])*
                 #[track_caller]
-                pub fn $op(&self, value: $val, _order: Ordering) -> $val {
-                    self.op(EventKind::AtomicRmw, || self.value.$op(value, SC))
+                pub fn $op(&self, value: $val, order: Ordering) -> $val {
+                    self.op(EventKind::AtomicRmw, (order, order), || self.value.$op(value, SC))
                 }
             )*
         }

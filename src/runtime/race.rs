@@ -1,0 +1,530 @@
+//! The data-race detector: happens-before between logical threads, tracked with vector clocks,
+//! and the check of every `pctvb::cell::UnsafeCell` access against it.
+//!
+//! Every thread has a clock ([`VClock`], indexed by thread id). A thread's own entry starts at
+//! 1 and advances after each of its *release* operations, so an access made by thread `u` is
+//! identified by its epoch `(u, clock_u[u])`, and it happens before the current point of
+//! thread `t` exactly when `epoch <= clock_t[u]`.
+//!
+//! Edges (release: the object keeps the releaser's clock; acquire: the acquirer joins it):
+//! - spawn: the child starts with its parent's clock; join: the joiner joins the child's
+//!   final clock;
+//! - mutex: unlock releases, lock acquires (also a condition variable's re-lock);
+//! - rwlock: a write unlock releases to everyone, a read unlock releases to later writers only;
+//! - condvar: a notify releases to the waiters it wakes (`notify_all`: to all of them);
+//! - barrier: every arrival releases, and every thread leaving the barrier joins the clocks of
+//!   all who arrived (conservatively, of every earlier generation too);
+//! - once: the completion of the initialization releases to every later caller that finds it
+//!   done;
+//! - channel: each message carries its sender's clock to its receiver; on a rendezvous
+//!   channel, a receipt also releases to the blocking sends that complete after it;
+//! - park: `unpark` releases to the `park` that consumes the token;
+//! - atomics, by the `Ordering` the code passes: a Release/AcqRel/SeqCst store puts the
+//!   thread's clock on the atomic, an Acquire/AcqRel/SeqCst load joins it; a Relaxed store
+//!   puts the clock of the thread's latest release fence (none: nothing), which also ends the
+//!   release sequence; a read-modify-write keeps the atomic's clock (it continues the release
+//!   sequence) and adds its own if it releases; a failed compare-exchange is a load with the
+//!   failure ordering. Fences: an Acquire fence makes the clocks its thread's earlier relaxed
+//!   loads read take effect; a Release fence gives the thread's later relaxed stores its clock
+//!   at the fence; SeqCst fences are additionally ordered with each other in execution order
+//!   (more edges than C11 promises between SeqCst fences: on the side of no false race).
+//!
+//! Atomics keep their sequentially consistent values: only this check uses orderings, so a
+//! Relaxed flag that "protects" data is reported as the race it is on weak hardware, without
+//! modelling weak memory.
+//!
+//! All state is reused across executions: clocks are cleared, not freed, and per-object state
+//! is reset lazily when an object id is first used in a new execution. With the detector off
+//! (`Config::race_detection(false)`) every entry point returns after one branch.
+
+use std::collections::VecDeque;
+use std::panic::Location;
+use std::sync::atomic::Ordering;
+
+use super::clock::{join_within, VClock};
+use super::{EventKind, Execution, FailureCause, Handle, ObjectId, ThreadId, ThreadInfo};
+use crate::vars::VarKind;
+
+/// One access of a cell, as the detector remembers it.
+#[derive(Clone, Copy, Debug)]
+struct Access {
+    thread: u32,
+    epoch: u32,
+    location: &'static Location<'static>,
+    step: u64,
+}
+
+/// The two conflicting accesses of a data race, for the failure report.
+#[derive(Clone, Debug)]
+pub(crate) struct RaceAccess {
+    /// Who accessed.
+    pub(crate) thread: ThreadInfo,
+    /// Whether it wrote (else it read).
+    pub(crate) write: bool,
+    /// Where in user code.
+    pub(crate) location: &'static Location<'static>,
+    /// The index of its scheduling point in the schedule.
+    pub(crate) step: u64,
+}
+
+/// The detector's state of one object in one execution.
+#[derive(Default)]
+struct Slot {
+    /// The execution generation this slot was last reset for.
+    gen: u64,
+    /// The release clock: a lock's last release, an atomic's release sequence, a condition
+    /// variable's notifications, a barrier's arrivals, a `Once`'s completion.
+    release: VClock,
+    /// A second clock: a rwlock's read releases; a barrier's released arrivals.
+    other: VClock,
+    /// A channel's messages in flight: (ticket, sender's clock).
+    messages: VecDeque<(u64, VClock)>,
+    /// A cell's last write and, per thread, its last read since.
+    write: Option<Access>,
+    reads: Vec<Option<Access>>,
+}
+
+impl Slot {
+    fn reset(&mut self, gen: u64, spare: &mut Vec<VClock>) {
+        self.gen = gen;
+        self.release.clear();
+        self.other.clear();
+        for (_, c) in self.messages.drain(..) {
+            spare.push(c);
+        }
+        self.write = None;
+        self.reads.clear();
+    }
+}
+
+/// The per-execution state of the race detector (part of the execution's `State`).
+#[derive(Default)]
+pub(super) struct Races {
+    /// Whether the detector runs (`Config::race_detection`, `PCTVB_RACES`).
+    pub(super) on: bool,
+    gen: u64,
+    /// Each thread's clock.
+    threads: Vec<VClock>,
+    /// Each thread's clock at its latest release fence (empty: none).
+    fence_release: Vec<VClock>,
+    /// Each thread's clocks read by relaxed loads, for its next acquire fence.
+    pending_acquire: Vec<VClock>,
+    /// Each thread's clocks released to it by `unpark`.
+    unparked: Vec<VClock>,
+    /// The clocks of all SeqCst fences so far.
+    sc_fences: VClock,
+    /// Per object id.
+    objects: Vec<Slot>,
+    /// Clocks of received messages, for reuse.
+    spare: Vec<VClock>,
+}
+
+fn releases(order: Ordering) -> bool {
+    matches!(order, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst)
+}
+
+fn acquires(order: Ordering) -> bool {
+    matches!(order, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst)
+}
+
+/// What an atomic operation did, for the detector.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum AtomicSync {
+    /// A load (or a failed compare-exchange) with this ordering.
+    Load(Ordering),
+    /// A store with this ordering.
+    Store(Ordering),
+    /// A read-modify-write that wrote, with this ordering.
+    Rmw(Ordering),
+}
+
+impl Races {
+    /// A detector that runs if `on`.
+    pub(super) fn new(on: bool) -> Races {
+        Races { on, ..Races::default() }
+    }
+
+    /// Starts execution `gen`: thread 0 alone, nothing released.
+    pub(super) fn begin(&mut self, gen: u64) {
+        self.gen = gen;
+        self.sc_fences.clear();
+        if !self.on {
+            return;
+        }
+        self.start_thread(0);
+        self.threads[0].set(0, 1);
+    }
+
+    fn start_thread(&mut self, t: usize) {
+        for v in [&mut self.threads, &mut self.fence_release, &mut self.pending_acquire] {
+            if v.len() <= t {
+                v.resize_with(t + 1, VClock::default);
+            }
+            v[t].clear();
+        }
+        if self.unparked.len() <= t {
+            self.unparked.resize_with(t + 1, VClock::default);
+        }
+        self.unparked[t].clear();
+    }
+
+    /// The index of `object`'s slot, reset if this execution did not use it yet.
+    fn slot_index(&mut self, object: ObjectId) -> usize {
+        let i = object.index();
+        if self.objects.len() <= i {
+            self.objects.resize_with(i + 1, Slot::default);
+        }
+        let slot = &mut self.objects[i];
+        if slot.gen != self.gen {
+            slot.reset(self.gen, &mut self.spare);
+        }
+        i
+    }
+
+    fn slot(&mut self, object: ObjectId) -> &mut Slot {
+        let i = self.slot_index(object);
+        &mut self.objects[i]
+    }
+
+    /// Thread `parent` spawned `child`: the child starts with the parent's clock.
+    pub(super) fn spawn(&mut self, parent: ThreadId, child: ThreadId) {
+        if !self.on {
+            return;
+        }
+        let (p, c) = (parent.index(), child.index());
+        self.start_thread(c);
+        join_within(&mut self.threads, c, p);
+        self.threads[c].set(c, 1);
+        self.threads[p].tick(p);
+    }
+
+    /// Thread `joiner` joined the finished thread `child`.
+    pub(super) fn join(&mut self, joiner: ThreadId, child: ThreadId) {
+        if self.on {
+            join_within(&mut self.threads, joiner.index(), child.index());
+        }
+    }
+
+    /// `t` releases to `object`'s release clock (joined with what it had).
+    pub(super) fn release(&mut self, t: ThreadId, object: ObjectId) {
+        if !self.on {
+            return;
+        }
+        let t = t.index();
+        let clock = std::mem::take(&mut self.threads[t]);
+        self.slot(object).release.join(&clock);
+        self.threads[t] = clock;
+        self.threads[t].tick(t);
+    }
+
+    /// `t` acquires `object`'s release clock.
+    pub(super) fn acquire(&mut self, t: ThreadId, object: ObjectId) {
+        if !self.on {
+            return;
+        }
+        let mut clock = std::mem::take(&mut self.threads[t.index()]);
+        clock.join(&self.slot(object).release);
+        self.threads[t.index()] = clock;
+    }
+
+    /// `t` releases a read lock of the rwlock `object`: to later writers only.
+    pub(super) fn release_read(&mut self, t: ThreadId, object: ObjectId) {
+        if !self.on {
+            return;
+        }
+        let t = t.index();
+        let clock = std::mem::take(&mut self.threads[t]);
+        self.slot(object).other.join(&clock);
+        self.threads[t] = clock;
+        self.threads[t].tick(t);
+    }
+
+    /// `t` write-locked the rwlock `object`: it acquires writers' and readers' releases.
+    pub(super) fn acquire_write(&mut self, t: ThreadId, object: ObjectId) {
+        if !self.on {
+            return;
+        }
+        let mut clock = std::mem::take(&mut self.threads[t.index()]);
+        let slot = self.slot(object);
+        clock.join(&slot.release);
+        clock.join(&slot.other);
+        self.threads[t.index()] = clock;
+    }
+
+    /// The last thread arrived at the barrier `object`: the arrivals so far become what
+    /// leaving threads acquire.
+    pub(super) fn barrier_release(&mut self, object: ObjectId) {
+        if !self.on {
+            return;
+        }
+        let slot = self.slot(object);
+        let arrived = std::mem::take(&mut slot.release);
+        slot.other.join(&arrived);
+        slot.release = arrived;
+        slot.release.clear();
+    }
+
+    /// `t` leaves the barrier `object`: it acquires every arrival's clock.
+    pub(super) fn barrier_leave(&mut self, t: ThreadId, object: ObjectId) {
+        if !self.on {
+            return;
+        }
+        let mut clock = std::mem::take(&mut self.threads[t.index()]);
+        clock.join(&self.slot(object).other);
+        self.threads[t.index()] = clock;
+    }
+
+    /// `t` sent message `ticket` on the channel `object`.
+    pub(super) fn send(&mut self, t: ThreadId, object: ObjectId, ticket: u64) {
+        if !self.on {
+            return;
+        }
+        let t = t.index();
+        let mut clock = self.spare.pop().unwrap_or_default();
+        clock.copy_from(&self.threads[t]);
+        self.slot(object).messages.push_back((ticket, clock));
+        self.threads[t].tick(t);
+    }
+
+    /// `t` received message `ticket` on the channel `object` (messages sent before this
+    /// execution carry no clock).
+    pub(super) fn recv(&mut self, t: ThreadId, object: ObjectId, ticket: u64) {
+        if !self.on {
+            return;
+        }
+        let mut found = None;
+        let i = self.slot_index(object);
+        let messages = &mut self.objects[i].messages;
+        while let Some((k, _)) = messages.front() {
+            if *k > ticket {
+                break;
+            }
+            let (k, clock) = messages.pop_front().expect("front exists");
+            if k == ticket {
+                found = Some(clock);
+                break;
+            }
+            self.spare.push(clock);
+        }
+        if let Some(clock) = found {
+            self.threads[t.index()].join(&clock);
+            self.spare.push(clock);
+        }
+    }
+
+    /// `t` received on the rendezvous channel `object`: what it did before happens before
+    /// the completion of the blocking send it released (conservatively, of every later one).
+    pub(super) fn rendezvous_receive(&mut self, t: ThreadId, object: ObjectId) {
+        self.release_read(t, object)
+    }
+
+    /// `t`'s blocking send on the rendezvous channel `object` completed.
+    pub(super) fn rendezvous_sent(&mut self, t: ThreadId, object: ObjectId) {
+        if !self.on {
+            return;
+        }
+        let mut clock = std::mem::take(&mut self.threads[t.index()]);
+        clock.join(&self.slot(object).other);
+        self.threads[t.index()] = clock;
+    }
+
+    /// `t` unparked `target`.
+    pub(super) fn unpark(&mut self, t: ThreadId, target: ThreadId) {
+        if !self.on {
+            return;
+        }
+        let (t, target) = (t.index(), target.index());
+        let clock = std::mem::take(&mut self.threads[t]);
+        self.unparked[target].join(&clock);
+        self.threads[t] = clock;
+        self.threads[t].tick(t);
+    }
+
+    /// `t` consumed its park token.
+    pub(super) fn park(&mut self, t: ThreadId) {
+        if self.on {
+            let t = t.index();
+            let released = std::mem::take(&mut self.unparked[t]);
+            self.threads[t].join(&released);
+            self.unparked[t] = released;
+        }
+    }
+
+    /// `t` performed an atomic operation on `object`.
+    pub(super) fn atomic(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync) {
+        if !self.on {
+            return;
+        }
+        let t = t.index();
+        let (load, store) = match sync {
+            AtomicSync::Load(o) => (Some(o), None),
+            AtomicSync::Store(o) => (None, Some(o)),
+            AtomicSync::Rmw(o) => (Some(o), Some(o)),
+        };
+        let i = self.slot_index(object);
+        let mut clock = std::mem::take(&mut self.threads[t]);
+        if let Some(o) = load {
+            let released = &self.objects[i].release;
+            if acquires(o) {
+                clock.join(released);
+            } else {
+                self.pending_acquire[t].join(released);
+            }
+        }
+        let mut ticked = false;
+        if let Some(o) = store {
+            let carried = if releases(o) {
+                ticked = true;
+                &clock
+            } else {
+                &self.fence_release[t]
+            };
+            let slot = &mut self.objects[i];
+            if load.is_some() {
+                // A read-modify-write continues the release sequence it reads from.
+                slot.release.join(carried);
+            } else {
+                // A store starts a new one (C++20: a relaxed store by any thread ends it).
+                slot.release.copy_from(carried);
+            }
+        }
+        if ticked {
+            clock.tick(t);
+        }
+        self.threads[t] = clock;
+    }
+
+    /// `t` ran a fence with ordering `order`.
+    pub(super) fn fence(&mut self, t: ThreadId, order: Ordering) {
+        if !self.on {
+            return;
+        }
+        let t = t.index();
+        if acquires(order) {
+            let pending = std::mem::take(&mut self.pending_acquire[t]);
+            self.threads[t].join(&pending);
+            self.pending_acquire[t] = pending;
+        }
+        if order == Ordering::SeqCst {
+            self.threads[t].join(&self.sc_fences);
+            self.sc_fences.join(&self.threads[t]);
+        }
+        if releases(order) {
+            let clock = std::mem::take(&mut self.threads[t]);
+            self.fence_release[t].copy_from(&clock);
+            self.threads[t] = clock;
+            self.threads[t].tick(t);
+        }
+    }
+
+    /// Checks an access of the cell `object` by `t` at `location` (scheduling point `step`)
+    /// against the cell's earlier accesses, and records it. Returns the earlier access it
+    /// races with, if any.
+    fn cell_access(
+        &mut self,
+        t: ThreadId,
+        object: ObjectId,
+        write: bool,
+        location: &'static Location<'static>,
+        step: u64,
+    ) -> Option<(Access, bool)> {
+        let ti = t.index();
+        let clock = std::mem::take(&mut self.threads[ti]);
+        let slot = self.slot(object);
+        let ordered = |a: &Access| a.epoch <= clock.get(a.thread as usize);
+        let mut race = None;
+        if let Some(w) = slot.write.filter(|w| !ordered(w)) {
+            race = Some((w, true));
+        } else if write {
+            race = slot.reads.iter().flatten().find(|r| !ordered(r)).map(|r| (*r, false));
+        }
+        let me = Access { thread: t.0, epoch: clock.get(ti), location, step };
+        if race.is_none() {
+            if write {
+                slot.write = Some(me);
+                slot.reads.clear();
+            } else {
+                if slot.reads.len() <= ti {
+                    slot.reads.resize(ti + 1, None);
+                }
+                slot.reads[ti] = Some(me);
+            }
+        }
+        self.threads[ti] = clock;
+        race
+    }
+}
+
+impl Execution {
+    /// A checked access of the cell behind `handle` (`UnsafeCell::with`/`with_mut`): its
+    /// scheduling point, then the race check, which fails the execution on a data race.
+    #[inline]
+    pub(crate) fn cell_access(
+        &self,
+        handle: &Handle,
+        write: bool,
+        location: &'static Location<'static>,
+    ) {
+        let kind = if write { EventKind::CellWrite } else { EventKind::CellRead };
+        let object = self.point(handle, VarKind::Cell, kind, location);
+        let cause = self.with_state(|st| {
+            if !st.races.on {
+                return None;
+            }
+            let cur = st.current;
+            let step = st.threads[cur.index()].last_step as u64;
+            let (earlier, earlier_wrote) =
+                st.races.cell_access(cur, object, write, location, step)?;
+            let first = RaceAccess {
+                thread: st.thread_info(ThreadId(earlier.thread)),
+                write: earlier_wrote,
+                location: earlier.location,
+                step: earlier.step,
+            };
+            let second = RaceAccess { thread: st.thread_info(cur), write, location, step };
+            Some(FailureCause::DataRace { what: st.describe_object(object), first, second })
+        });
+        if let Some(cause) = cause {
+            self.fail(cause)
+        }
+    }
+
+    /// Records what the atomic operation on `object` the calling thread just ran did: the
+    /// value for the trace, and its synchronization for the race detector.
+    #[inline]
+    pub(crate) fn atomic_done(&self, object: ObjectId, value: super::Value, sync: AtomicSync) {
+        self.note_value(value);
+        self.with_state(|st| {
+            let cur = st.current;
+            st.races.atomic(cur, object, sync)
+        });
+    }
+
+    /// A fence of the calling thread with ordering `order`: its scheduling point, then its
+    /// effect on the race detector's clocks.
+    pub(crate) fn fence(&self, order: Ordering, location: &'static Location<'static>) {
+        self.schedule(EventKind::Fence, None, location);
+        self.with_state(|st| {
+            let cur = st.current;
+            st.races.fence(cur, order)
+        });
+    }
+}
+
+/// The failure message of a data race on `what`.
+pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) -> String {
+    let verb = |a: &RaceAccess| if a.write { "wrote" } else { "read" };
+    let at = |a: &RaceAccess| format!("{}:{}", a.location.file(), a.location.line());
+    format!(
+        "data race on {what}: {} {} it at {} (step {}), {} {} it at {} (step {}), with no \
+         happens-before between them",
+        first.thread,
+        verb(first),
+        at(first),
+        first.step,
+        second.thread,
+        verb(second),
+        at(second),
+        second.step
+    )
+}
