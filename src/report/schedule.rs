@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::panic::Location;
 use std::path::Path;
 
-use crate::runtime::{EventKind, ObjectId, Step, ThreadId, Value};
+use crate::runtime::{decimal, EventKind, ObjectId, Step, ThreadId, Value};
 
 /// One step of the failing execution's schedule, ready to print.
 #[derive(Clone, Debug)]
@@ -94,21 +94,6 @@ fn operation(s: &Step, object: Option<&str>) -> String {
         }
     }
     text
-}
-
-/// `n` in decimal (as `{n}` would, without the formatting machinery: a report writes a few
-/// numbers per step), in `digits`.
-fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&digits[i..]).expect("ASCII digits")
 }
 
 /// Appends `n` in decimal.

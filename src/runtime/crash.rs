@@ -199,19 +199,9 @@ impl RawMessage {
         self
     }
 
-    pub(crate) fn num(&mut self, mut n: u64) -> &mut RawMessage {
+    pub(crate) fn num(&mut self, n: u64) -> &mut RawMessage {
         let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        // The digits are ASCII.
-        self.str(std::str::from_utf8(&digits[i..]).unwrap_or("?"))
+        self.str(decimal(n, &mut digits))
     }
 
     pub(crate) fn location(&mut self, location: Option<&'static Location<'static>>) -> &mut Self {
@@ -678,4 +668,20 @@ pub(super) fn report_abort(
     let mut msg = RawMessage::new();
     msg.str(&out).flush();
     mark_reported();
+}
+
+/// `n` in decimal, written into `digits` without allocating (signal handlers use it, and the
+/// report writes a few numbers per step with it).
+pub(crate) fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // ASCII digits are UTF-8.
+    std::str::from_utf8(&digits[i..]).unwrap_or("?")
 }
