@@ -42,6 +42,7 @@ impl RawBarrier {
             let Some(ex) = ex else { return self.outside.wait().is_leader() };
             let object = ex.point(&self.handle, VarKind::Barrier, EventKind::BarrierWait, location);
             let (my_generation, leader) = ex.with_state(|st| {
+                st.progress();
                 let ObjectState::Barrier { arrived, generation } =
                     &mut st.objects[object.index()].state
                 else {

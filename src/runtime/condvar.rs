@@ -80,6 +80,7 @@ impl RawCondvar {
                 let object =
                     ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarNotify, location);
                 ex.with_state(|st| {
+                    st.progress();
                     let waiters = &mut st.objects[object.index()].waiters;
                     if !waiters.is_empty() {
                         let first = waiters.remove(0);
@@ -97,7 +98,10 @@ impl RawCondvar {
             if let Some(ex) = ex {
                 let object =
                     ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarNotify, location);
-                ex.with_state(|st| st.wake_waiters(object));
+                ex.with_state(|st| {
+                    st.progress();
+                    st.wake_waiters(object);
+                });
             }
             self.room.notify_all();
         })

@@ -55,6 +55,7 @@ impl Execution {
             st.pending.resize_with(id.index() + 1, || None);
             st.pending[id.index()] = Some(body);
             st.enabled.push(id);
+            st.progress();
             id
         };
         self.schedule(EventKind::Spawn, None, location);

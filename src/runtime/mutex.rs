@@ -143,6 +143,7 @@ impl RawMutex {
                 st.objects.get_mut(hold.object.index()).map(|o| &mut o.state)
             {
                 *owner = None;
+                st.progress();
                 st.wake_waiters(hold.object);
             }
         });
@@ -197,6 +198,7 @@ fn try_acquire(ex: &Execution, object: ObjectId) -> Acquire {
         match &mut st.objects[object.index()].state {
             ObjectState::Mutex { owner: owner @ None } => {
                 *owner = Some(me);
+                st.progress();
                 Acquire::Acquired(st.gen)
             }
             ObjectState::Mutex { owner: Some(o) } if *o == me => Acquire::Recursive,

@@ -159,6 +159,7 @@ fn claim(ex: &Execution, object: ObjectId, location: &'static Location<'static>)
                 ObjectState::Once { done: true, .. } => Some(false),
                 ObjectState::Once { running: running @ None, .. } => {
                     *running = Some(me);
+                    st.progress();
                     Some(true)
                 }
                 _ => None,
@@ -182,6 +183,7 @@ fn complete(ex: &Execution, object: ObjectId, value: Option<ErasedValue>) {
             *done = true;
             *slot = value;
         }
+        st.progress();
         st.wake_waiters(object);
     })
 }

@@ -186,6 +186,7 @@ impl RawRwLock {
                                 }
                             }
                         }
+                        st.progress();
                         st.wake_waiters(hold.object);
                     }
                 });
@@ -222,10 +223,12 @@ fn try_acquire(ex: &Execution, object: ObjectId, mode: Mode) -> Acquire {
         match mode {
             Mode::Read if writer.is_none() => {
                 readers.push(me);
+                st.progress();
                 Acquire::Acquired(gen)
             }
             Mode::Write if writer.is_none() && readers.is_empty() => {
                 *writer = Some(me);
+                st.progress();
                 Acquire::Acquired(gen)
             }
             _ => Acquire::Busy,

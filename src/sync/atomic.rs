@@ -15,24 +15,26 @@ use crate::vars::VarKind;
 const SC: Ordering = Ordering::SeqCst;
 
 /// A scheduling point for an operation of kind `kind` on the atomic behind `handle`, then the
-/// operation itself; the value it read or wrote goes into the trace for failure reports.
-/// Outside executions, the operation alone (the value is a real std atomic).
+/// operation itself, which returns its result and whether it changed the value (progress,
+/// which lets threads spinning in `yield_now` run again); the value it read or wrote goes into
+/// the trace for failure reports. Outside executions, the operation alone (the value is a real
+/// std atomic).
 #[inline]
 fn access<R: Shown>(
     handle: &Handle,
     kind: EventKind,
     location: &'static Location<'static>,
-    perform: impl FnOnce() -> R,
+    perform: impl FnOnce() -> (R, bool),
 ) -> R {
     with_current(|ex| match ex {
         Some(ex) => {
             ex.point(handle, VarKind::Atomic, kind, location);
-            let result = perform();
-            ex.note_value(result.shown());
+            let (result, changed) = perform();
+            ex.note_access(result.shown(), changed);
             result
         }
         // Outside executions: the std atomic operation alone.
-        None => perform(),
+        None => perform().0,
     })
 }
 
@@ -106,22 +108,26 @@ macro_rules! atomic_type {
             /// Loads the value.
             #[track_caller]
             pub fn load(&self, _order: Ordering) -> $val {
-                self.op(EventKind::AtomicLoad, || self.value.load(SC))
+                self.op(EventKind::AtomicLoad, || (self.value.load(SC), false))
             }
 
             /// Stores a value.
             #[track_caller]
             pub fn store(&self, value: $val, _order: Ordering) {
                 self.op(EventKind::AtomicStore, || {
-                    self.value.store(value, SC);
-                    value
+                    // A swap, to tell whether the store changed the value.
+                    let previous = self.value.swap(value, SC);
+                    (value, previous != value)
                 });
             }
 
             /// Stores a value, returning the previous one.
             #[track_caller]
             pub fn swap(&self, value: $val, _order: Ordering) -> $val {
-                self.op(EventKind::AtomicRmw, || self.value.swap(value, SC))
+                self.op(EventKind::AtomicRmw, || {
+                    let previous = self.value.swap(value, SC);
+                    (previous, previous != value)
+                })
             }
 
             /// Stores `new` if the value is `current`; returns the previous value.
@@ -134,7 +140,9 @@ macro_rules! atomic_type {
                 _failure: Ordering,
             ) -> Result<$val, $val> {
                 self.op(EventKind::AtomicRmw, || {
-                    self.value.compare_exchange(current, new, SC, SC)
+                    let result = self.value.compare_exchange(current, new, SC, SC);
+                    let changed = result.is_ok() && current != new;
+                    (result, changed)
                 })
             }
 
@@ -182,7 +190,7 @@ macro_rules! atomic_type {
             }
 
             #[track_caller]
-            fn op<R: Shown>(&self, kind: EventKind, perform: impl FnOnce() -> R) -> R {
+            fn op<R: Shown>(&self, kind: EventKind, perform: impl FnOnce() -> (R, bool)) -> R {
                 access(&self.handle, kind, Location::caller(), perform)
             }
         }
@@ -212,7 +220,10 @@ macro_rules! fetch_ops {
                 $(#[$doc])*
                 #[track_caller]
                 pub fn $op(&self, value: $val, _order: Ordering) -> $val {
-                    self.op(EventKind::AtomicRmw, || self.value.$op(value, SC))
+                    self.op(EventKind::AtomicRmw, || {
+                        let previous = self.value.$op(value, SC);
+                        (previous, self.value.load(SC) != previous)
+                    })
                 }
             )*
         }
