@@ -31,7 +31,7 @@
 //! # Architecture
 //! - [`runtime`]: the execution engine (logical threads as coroutines, scheduling points,
 //!   blocking, deadlock and runaway detection).
-//! - [`thread`], [`sync`], [`cell`]: the std-mirroring facade user code imports.
+//! - [`thread`], [`sync`], [`cell`], [`hint`]: the std-mirroring facade user code imports.
 //! - [`schedulers`]: who runs next (each strategy, and the crate-private trait they implement).
 //! - [`vars`]: variables (allocation sites) and their access profiles.
 //! - [`guarantee`]: the probability bounds and what a passing run proves.
@@ -44,6 +44,7 @@
 pub mod cell;
 pub mod error;
 pub mod guarantee;
+pub mod hint;
 pub mod instrument;
 pub mod replay;
 pub mod report;
