@@ -355,10 +355,11 @@ pub(crate) fn explain(
             None,
             None,
         ),
-        FailureCause::Livelock { spins, waits, limit } => {
+        FailureCause::Livelock { spins, waits, limit, window } => {
             let mut message = format!(
                 "livelock: every thread that can run spins, waiting for a change no thread \
-                 makes (no progress in the last scheduling points before max_steps = {limit}).\n  {}",
+                 makes (none in the last {window} scheduling points before max_steps = \
+                 {limit}).\n  {}",
                 spins.join("\n  ")
             );
             for wait in waits {

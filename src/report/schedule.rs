@@ -65,9 +65,12 @@ fn memo(cache: &mut Vec<Option<String>>, i: usize, make: impl FnOnce() -> String
     cache[i].get_or_insert_with(make)
 }
 
-/// Whether the step switched away from a thread that could have continued.
+/// Whether the step switched away from a thread that could have continued. A switch at a
+/// yield is not one: the thread gave up the processor itself (and usually could not continue:
+/// it spins until another thread makes progress).
 pub(crate) fn is_preemption(s: &Step) -> bool {
-    s.chosen != s.thread && !matches!(s.kind, EventKind::Block | EventKind::ThreadExit)
+    s.chosen != s.thread
+        && !matches!(s.kind, EventKind::Block | EventKind::ThreadExit | EventKind::Yield)
 }
 
 /// The operation of `s` on `object` (its short name), with the value it read or wrote.

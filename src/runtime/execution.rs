@@ -681,7 +681,7 @@ fn livelock(st: &State) -> Option<FailureCause> {
     if spins.is_empty() {
         return None;
     }
-    Some(FailureCause::Livelock { spins, waits, limit: st.max_steps })
+    Some(FailureCause::Livelock { spins, waits, limit: st.max_steps, window })
 }
 
 /// Handles a point where no thread is runnable: wakes threads waiting with a timeout (time

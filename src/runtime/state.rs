@@ -128,10 +128,10 @@ pub(crate) enum FailureCause {
     Panic { thread: ThreadInfo, message: String, location: Option<String> },
     /// No thread could run while some were unfinished; one line per blocked thread.
     Deadlock { waits: Vec<String> },
-    /// Every thread that could run only yielded, with no thread making progress, until the
-    /// execution ran out of steps: one line per spinning thread (with where it yields), then
-    /// one per blocked thread.
-    Livelock { spins: Vec<String>, waits: Vec<String>, limit: u64 },
+    /// Every thread that could run only yielded, with no thread making progress in the last
+    /// `window` scheduling points, until the execution ran out of its `limit` of steps: one
+    /// line per spinning thread (with where it yields), then one per blocked thread.
+    Livelock { spins: Vec<String>, waits: Vec<String>, limit: u64, window: u64 },
     /// A thread locked a mutex it already held.
     RecursiveLock { thread: ThreadInfo, what: String },
     /// More scheduling points than `max_steps`.

@@ -159,7 +159,8 @@ impl Engine {
         options
             .into_iter()
             .map(|prios| {
-                let key = if self.p.hb_pruning { run.key(cur, enabled, &prios, next_slots) } else { 0 };
+                let key =
+                    if self.p.hb_pruning { run.key(cur, enabled, &prios, next_slots) } else { 0 };
                 (prios, key)
             })
             .collect()
