@@ -397,9 +397,12 @@ fn a_real_livelock_is_reported_as_one_naming_each_spinning_thread() {
         assert!(m.contains("thread 2 spins at tests/spin_waits.rs:"), "{m}");
         assert!(m.contains("thread 0 (main) waits to join thread 1 'first'"), "{m}");
     }
-    // With the default max_steps too.
+    // With the default max_steps too; and its replay line reproduces it.
     let report = config().iterations(1).run(mutual_spin);
-    assert_eq!(report.failure().unwrap().kind, FailureKind::Livelock);
+    let f = report.failure().unwrap();
+    assert_eq!(f.kind, FailureKind::Livelock);
+    let replayed = config().replay(f.token.clone().unwrap()).run(mutual_spin);
+    assert_eq!(replayed.failure().unwrap().kind, FailureKind::Livelock);
 }
 
 /// A thread that polls a real clock with `yield_now` while no other thread can run (the test

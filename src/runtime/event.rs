@@ -75,8 +75,9 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    /// Whether this event only reads shared state (used by the yield rule: reads do not count
-    /// as progress of a spinning thread).
+    /// Whether this event only reads shared state (or, for a yield or a fence, none). Such an
+    /// event is never progress: it cannot end another thread's spinning (see
+    /// `thread::yield_now`).
     pub fn is_read_only(self) -> bool {
         matches!(
             self,
