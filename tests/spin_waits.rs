@@ -355,6 +355,20 @@ fn a_confidence_run_finds_the_depth_2_bug_behind_a_spin_wait() {
     }
 }
 
+/// The systematic search, whose happens-before pruning now also tells states apart by which
+/// threads are spinning, still finds both bugs: the depth-1 one with no preemption, the
+/// depth-2 one with one.
+#[test]
+fn the_systematic_search_finds_the_bugs_behind_spin_waits() {
+    for (body, preemptions) in
+        [(depth_1_behind_a_spin_wait as fn(), 0), (depth_2_behind_a_spin_wait as fn(), 1)]
+    {
+        let report = config().strategy(StrategyKind::systematic(preemptions, 1, 3)).run(body);
+        let f = report.failure().unwrap_or_else(|| panic!("c={preemptions}: missed"));
+        assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    }
+}
+
 /// Two threads each spin until the other sets a flag it never sets.
 fn mutual_spin() {
     let a = Arc::new(AtomicBool::new(false));
