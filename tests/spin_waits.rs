@@ -203,6 +203,42 @@ fn an_spsc_ring_waiting_on_its_indices_passes_under_every_strategy() {
     assert_passes_everywhere("spsc ring", spsc_ring);
 }
 
+/// Code written against std: `#[pctvb::instrument]` rewrites `std::hint::spin_loop` to
+/// `pctvb::hint::spin_loop`, a yield, so the test-and-set loop lets the holder run.
+#[pctvb::instrument(force)]
+mod std_code {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::thread;
+
+    pub fn spin_lock() {
+        let lock = Arc::new(AtomicBool::new(false));
+        let count = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..2)
+            .map(|_| {
+                let (lock, count) = (lock.clone(), count.clone());
+                thread::spawn(move || {
+                    while lock.swap(true, Ordering::Acquire) {
+                        std::hint::spin_loop();
+                    }
+                    let v = count.load(Ordering::Relaxed);
+                    count.store(v + 1, Ordering::Relaxed);
+                    lock.store(false, Ordering::Release);
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        assert_eq!(count.load(Ordering::SeqCst), 2);
+    }
+}
+
+#[test]
+fn std_hint_spin_loop_in_instrumented_code_is_a_yield() {
+    assert_passes_everywhere("instrumented spin lock", std_code::spin_lock);
+}
+
 /// Two threads that yield many times without waiting for anything: yields that are not waits
 /// cost a few scheduling points each and are never taken for a livelock.
 #[test]
