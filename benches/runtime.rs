@@ -94,31 +94,35 @@ const POINTS: u64 = 10_000;
 fn scheduling_points(c: &mut Criterion) {
     let mut group = c.benchmark_group("scheduling_point");
     group.throughput(Throughput::Elements(POINTS));
+    // The points are fences: a scheduling point with no object that leaves the thread
+    // runnable. (Not yields: a thread that yields while another can run waits until that
+    // thread makes progress, so two yielding threads switch at every yield.)
+    use pctvb::sync::atomic::{fence, Ordering::SeqCst};
     // One thread: every point is a decision that keeps the running thread.
     group.bench_function("same_thread", |b| {
         let config = random_config().iterations(1).workers(1);
         b.iter(|| {
             config.run(|| {
                 for _ in 0..POINTS {
-                    pctvb::thread::yield_now();
+                    fence(SeqCst);
                 }
             })
         })
     });
-    // Two threads yielding under the random strategy: at each point both can run, so the
-    // scheduler switches with probability 1/2; the script derives the cost of one switch as
-    // twice the difference to `same_thread`.
+    // Two threads under the random strategy: at each point both can run, so the scheduler
+    // switches with probability 1/2; the script derives the cost of one switch as twice the
+    // difference to `same_thread`.
     group.bench_function("random_two_threads", |b| {
         let config = random_config().iterations(1).workers(1);
         b.iter(|| {
             config.run(|| {
                 let h = pctvb::thread::spawn(|| {
                     for _ in 0..POINTS / 2 {
-                        pctvb::thread::yield_now();
+                        fence(SeqCst);
                     }
                 });
                 for _ in 0..POINTS / 2 {
-                    pctvb::thread::yield_now();
+                    fence(SeqCst);
                 }
                 h.join().unwrap();
             })

@@ -29,7 +29,7 @@
 //! ```
 //!
 //! # What is here
-//! - [`thread`], [`sync`], [`cell`]: the std-mirroring facade user code imports.
+//! - [`thread`], [`sync`], [`cell`], [`hint`]: the std-mirroring facade user code imports.
 //! - [`Config`] and [`StrategyKind`]: how to run; `#[pctvb::test]` sets them from its
 //!   arguments.
 //! - [`Report`]: what a run found, with its parts in [`report`]; a [`Failure`] is a bug found,
@@ -45,6 +45,7 @@
 pub mod cell;
 mod error;
 pub mod guarantee;
+pub mod hint;
 pub mod instrument;
 mod replay;
 pub mod report;

@@ -19,6 +19,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("sync", &["runtime", "vars"]),
     ("thread", &["runtime"]),
     ("cell", &["runtime", "vars"]),
+    ("hint", &["runtime", "thread"]),
 ];
 
 /// The `crate::<module>` names in the code (comment lines and `//` tails dropped) of a file.

@@ -95,8 +95,9 @@ fn spin_loops_terminate_under_every_priority_strategy() {
             .iterations(200)
             .run(spin_wait);
         report.assert_ok();
-        // Some executions really spun past the demotion threshold (101 yields).
-        assert!(report.stats.max_steps > 100, "{kind:?}: {}", report.stats.max_steps);
+        // The waiter spins (is not enabled) from its first yield until the setter's store:
+        // no execution burns steps in the loop.
+        assert!(report.stats.max_steps < 30, "{kind:?}: {}", report.stats.max_steps);
     }
 }
 

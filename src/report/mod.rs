@@ -35,6 +35,10 @@ pub enum FailureKind {
     Panic,
     /// No thread could run while some had not finished, or a thread locked a lock it held.
     Deadlock,
+    /// Every thread that could run kept yielding (`yield_now`, `sleep`, `hint::spin_loop`)
+    /// while no thread changed shared state, until the execution ran out of steps: each spins
+    /// waiting for progress that never comes.
+    Livelock,
     /// The execution ran more than `max_steps` scheduling points.
     MaxSteps,
     /// The execution spawned more than `max_threads` threads.
@@ -351,6 +355,7 @@ pub(crate) fn could_not_test(
         FailureCause::Internal { message } => Some(Error::Internal { message: message.clone() }),
         FailureCause::Panic { .. }
         | FailureCause::Deadlock { .. }
+        | FailureCause::Livelock { .. }
         | FailureCause::RecursiveLock { .. }
         | FailureCause::MaxSteps { .. }
         | FailureCause::TooManyThreads { .. }
@@ -373,6 +378,24 @@ pub(crate) fn explain(
             None,
             None,
         ),
+        FailureCause::Livelock { spins, waits, limit, window } => {
+            let mut message = format!(
+                "livelock: every thread that can run spins, waiting for a change no thread \
+                 makes (none in the last {window} scheduling points before max_steps = \
+                 {limit}).\n  {}",
+                spins.join("\n  ")
+            );
+            for wait in waits {
+                message.push_str("\n  ");
+                message.push_str(wait);
+            }
+            message.push_str(
+                "\n(A thread spins when it yields and no other thread has changed shared state \
+                 since: written an atomic or cell with a new value, locked or unlocked, sent, \
+                 received, notified, unparked, spawned or exited.)",
+            );
+            (FailureKind::Livelock, message, None, None)
+        }
         FailureCause::RecursiveLock { thread, what } => (
             FailureKind::Deadlock,
             format!("deadlock: {thread} tried to lock {what}, which it already holds"),

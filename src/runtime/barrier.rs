@@ -44,6 +44,7 @@ impl RawBarrier {
             let (my_generation, leader) = ex.with_state(|st| {
                 let me = st.current;
                 st.races.release(me, object);
+                st.progress();
                 let ObjectState::Barrier { arrived, generation } =
                     &mut st.objects[object.index()].state
                 else {

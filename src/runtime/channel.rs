@@ -132,7 +132,10 @@ impl<T> Channel<T> {
     fn changed(&self, ex: Option<&Execution>, object: Option<ObjectId>) {
         if let Some(ex) = ex {
             let object = object.unwrap_or_else(|| ex.object(&self.handle, VarKind::Channel));
-            ex.with_state(|st| st.wake_waiters(object));
+            ex.with_state(|st| {
+                st.progress();
+                st.wake_waiters(object);
+            });
         }
         self.room.notify_all();
     }

@@ -87,6 +87,7 @@ impl RawCondvar {
                 let object =
                     ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarNotify, location);
                 ex.with_state(|st| {
+                    st.progress();
                     let waiters = &mut st.objects[object.index()].waiters;
                     if !waiters.is_empty() {
                         let first = waiters.remove(0);
@@ -111,6 +112,7 @@ impl RawCondvar {
                         let me = st.current;
                         st.races.release(me, object);
                     }
+                    st.progress();
                     st.wake_waiters(object)
                 });
             }

@@ -75,15 +75,6 @@ pub enum EventKind {
 }
 
 impl EventKind {
-    /// Whether this event only reads shared state (used by the yield rule: reads do not count
-    /// as progress of a spinning thread).
-    pub fn is_read_only(self) -> bool {
-        matches!(
-            self,
-            EventKind::AtomicLoad | EventKind::CellRead | EventKind::Yield | EventKind::Fence
-        )
-    }
-
     /// A short lower-case name used in reports.
     pub fn name(self) -> &'static str {
         match self {

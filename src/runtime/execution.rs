@@ -212,6 +212,9 @@ impl Execution {
         st.by_address.clear();
         st.pending.clear();
         st.steps = 0;
+        st.last_progress = 0;
+        st.spinners.clear();
+        st.spin_epoch = 0;
         st.digest = DIGEST_SEED;
         st.trace.clear();
         st.choices.clear();
@@ -331,6 +334,7 @@ impl Execution {
         let cur = st.current;
         let location = st.threads[cur.index()].spawned_at;
         st.threads[cur.index()].status = Status::Finished;
+        st.progress();
         if let Ok(pos) = st.enabled.binary_search(&cur) {
             st.enabled.remove(pos);
         }
@@ -368,7 +372,9 @@ impl Execution {
     }
 
     /// Registers `handle` in this execution (if needed) and runs a scheduling point for an
-    /// operation on it.
+    /// operation on it. A cell write (`UnsafeCell::with_mut`, an instrumented write) is
+    /// progress (see `State::progress`): it is about to happen, and no other thread runs
+    /// before it does.
     #[inline]
     pub(crate) fn point(
         &self,
@@ -392,9 +398,15 @@ impl Execution {
             let mut st = self.state.borrow_mut();
             let (var, thread) = (st.objects[object.index()].var, st.current.0);
             st.vars.record_access(var, thread);
+            if kind == EventKind::CellWrite {
+                st.progress();
+            }
             return object;
         }
         self.schedule(kind, Some(object), location);
+        if kind == EventKind::CellWrite {
+            self.state.borrow_mut().progress();
+        }
         object
     }
 
@@ -433,10 +445,16 @@ impl Execution {
         }
     }
 
-    /// Records the value the calling thread's latest operation read or wrote, for the trace.
+    /// Records the value the calling thread's latest operation read or wrote, for the trace,
+    /// and whether the operation changed shared state (an atomic store or read-modify-write
+    /// that wrote a different value): that is progress, which ends other threads' spinning.
+    /// A failed compare-exchange, a swap of the same value, a load is not.
     #[inline]
-    pub(crate) fn note_value(&self, value: super::Value) {
+    pub(crate) fn note_access(&self, value: super::Value, changed: bool) {
         let mut st = self.state.borrow_mut();
+        if changed {
+            st.progress();
+        }
         let step = st.threads[st.current.index()].last_step;
         if let Some(s) = st.trace.get_mut(step) {
             s.value = Some(value);
@@ -596,6 +614,11 @@ fn decide(
     let cur = st.current;
     let step = st.steps;
     st.steps += 1;
+    // Threads spinning since before another thread's progress may run again (all spinners
+    // started at or before `spin_epoch`, and progress since then is at a later step).
+    if !st.spinners.is_empty() && st.last_progress >= st.spin_epoch {
+        st.release_spinners();
+    }
 
     let mut var = None;
     let mut var_access = 0;
@@ -606,28 +629,32 @@ fn decide(
             var = Some(v);
         }
     }
-    let thread = &mut st.threads[cur.index()];
-    if kind == EventKind::Yield {
-        thread.yield_streak = thread.yield_streak.saturating_add(1);
-    } else if !kind.is_read_only() {
-        thread.yield_streak = 0;
+    let mut current_enabled = st.threads[cur.index()].status == Status::Runnable;
+    if kind == EventKind::Yield && current_enabled {
+        current_enabled = yield_current(st, location);
     }
-    let yield_streak = thread.yield_streak;
-    let current_enabled = thread.status == Status::Runnable;
     let obj_bits = object.map_or(u32::MAX, |o| o.0) as u64;
     st.digest = (st.digest ^ (cur.0 as u64 | (kind as u64) << 24 | obj_bits << 32))
         .wrapping_mul(DIGEST_PRIME);
 
     if st.steps > st.max_steps {
-        st.failure = Some(FailureCause::MaxSteps {
-            limit: st.max_steps,
-            thread: st.thread_info(cur),
-            location,
+        st.failure = Some(match livelock(st) {
+            Some(cause) => cause,
+            None => FailureCause::MaxSteps {
+                limit: st.max_steps,
+                thread: st.thread_info(cur),
+                location,
+            },
         });
         return Next::Stop;
     }
-    if st.enabled.is_empty() && !nothing_runnable(st) {
-        return Next::Stop;
+    if st.enabled.is_empty() {
+        if !st.spinners.is_empty() {
+            // Only spinning threads are left to run: their wait is over.
+            st.release_spinners();
+        } else if !nothing_runnable(st) {
+            return Next::Stop;
+        }
     }
     let event = Event { kind, object, var, location };
     let decision = Decision {
@@ -637,7 +664,6 @@ fn decide(
         event: &event,
         step,
         var_access,
-        yield_streak,
     };
     let mut chosen = match st.strategy.choose(&decision, &mut st.rng) {
         Ok(t) => t,
@@ -669,6 +695,69 @@ fn decide(
         st.current = chosen;
         Next::Other
     }
+}
+
+/// The current thread yields (`yield_now`, `sleep`, `hint::spin_loop`): it spins, that is, it
+/// is not enabled until another thread makes progress, if another thread can run now.
+/// Otherwise the yield ends every spinner's wait, the current thread's included: nothing but
+/// spinning threads can run, so waiting longer cannot help (a lone thread polling a clock
+/// keeps running). Returns whether the current thread stays enabled.
+///
+/// This is what makes a yield part of the program the strategies' bounds are proved for:
+/// whether a thread is enabled is a function of the execution so far (its operations and
+/// whether they changed shared state), exactly as for a thread blocked on a lock, and a
+/// priority strategy runs the highest-priority enabled thread, as PCT's theorem assumes.
+fn yield_current(st: &mut State, location: &'static Location<'static>) -> bool {
+    let cur = st.current;
+    let thread = &mut st.threads[cur.index()];
+    thread.last_yield = st.steps;
+    thread.yield_location = Some(location);
+    // Never switch away from an unwinding thread (see `decide`).
+    if st.enabled.len() > 1 && !std::thread::panicking() {
+        st.spin_current();
+        false
+    } else {
+        if !st.spinners.is_empty() {
+            st.release_spinners();
+        }
+        true
+    }
+}
+
+/// Scheduling points without progress after which an execution that runs out of steps while
+/// every thread that can run spins is reported as a livelock (fewer when `max_steps` is small).
+const LIVELOCK_WINDOW: u64 = 1000;
+
+/// The livelock an execution that ran out of steps is in, if it is one: no thread made
+/// progress in the last `LIVELOCK_WINDOW` scheduling points (or the last half of `max_steps`,
+/// if that is fewer), and every thread that is neither blocked nor finished yielded since the
+/// last progress (it spins: it polls for a change no thread makes). A runaway thread that
+/// never yields is not a livelock: `MaxSteps` tells the user to add a yield.
+fn livelock(st: &State) -> Option<FailureCause> {
+    let window = LIVELOCK_WINDOW.min(st.max_steps / 2).max(1);
+    if st.steps - st.last_progress < window {
+        return None;
+    }
+    let mut spins = Vec::new();
+    let mut waits = Vec::new();
+    for (i, t) in st.threads.iter().enumerate() {
+        let id = ThreadId(i as u32);
+        match t.status {
+            Status::Finished => {}
+            Status::Blocked(on) => waits.push(describe_wait(st, id, on)),
+            Status::Runnable | Status::Spinning => {
+                if t.last_yield <= st.last_progress {
+                    return None;
+                }
+                let at = t.yield_location.map_or_else(String::new, |l| format!(" at {l}"));
+                spins.push(format!("{} spins{at}", st.thread_info(id)));
+            }
+        }
+    }
+    if spins.is_empty() {
+        return None;
+    }
+    Some(FailureCause::Livelock { spins, waits, limit: st.max_steps, window })
 }
 
 /// Handles a point where no thread is runnable: wakes threads waiting with a timeout (time

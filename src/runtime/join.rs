@@ -57,6 +57,7 @@ impl Execution {
             st.enabled.push(id);
             let parent = st.current;
             st.races.spawn(parent, id);
+            st.progress();
             id
         };
         self.schedule(EventKind::Spawn, None, location);

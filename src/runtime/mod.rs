@@ -5,7 +5,9 @@
 //! thread, so exactly one of them runs at a time, and the engine hands the processor to the
 //! thread a strategy ([`crate::schedulers`]) picks at every scheduling point. This module owns
 //! the thread table, the per-execution state of every synchronization object, blocking and
-//! waking, deadlock and runaway detection, panic capture, and the schedule trace. It does not
+//! waking, spinning (a thread that yields waits until another thread makes progress; see
+//! `execution.rs`), deadlock, livelock and runaway detection, panic capture, and the schedule
+//! trace. It does not
 //! decide who runs (that is the strategies') and does not implement the std-shaped API (that
 //! is `sync` and `thread`: each of their operations is one call into an object file here).
 //!

@@ -143,6 +143,7 @@ impl RawMutex {
                 st.objects.get_mut(hold.object.index()).map(|o| &mut o.state)
             {
                 *owner = None;
+                st.progress();
                 st.wake_waiters(hold.object);
                 let me = st.current;
                 st.races.release(me, hold.object);
@@ -200,6 +201,7 @@ fn try_acquire(ex: &Execution, object: ObjectId) -> Acquire {
             ObjectState::Mutex { owner: owner @ None } => {
                 *owner = Some(me);
                 st.races.acquire(me, object);
+                st.progress();
                 Acquire::Acquired(st.gen)
             }
             ObjectState::Mutex { owner: Some(o) } if *o == me => Acquire::Recursive,

@@ -173,6 +173,7 @@ fn claim(ex: &Execution, object: ObjectId, location: &'static Location<'static>)
                 }
                 ObjectState::Once { running: running @ None, .. } => {
                     *running = Some(me);
+                    st.progress();
                     Some(true)
                 }
                 _ => None,
@@ -198,6 +199,7 @@ fn complete(ex: &Execution, object: ObjectId, value: Option<ErasedValue>) {
         }
         let me = st.current;
         st.races.release(me, object);
+        st.progress();
         st.wake_waiters(object);
     })
 }

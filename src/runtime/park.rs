@@ -20,7 +20,8 @@ pub(crate) fn unpark(id: ThreadId, location: &'static Location<'static>) {
             st.races.unpark(me, id);
             let t = &mut st.threads[id.index()];
             t.park_token = true;
-            if t.status == Status::Blocked(BlockedOn::Park) {
+            st.progress();
+            if st.threads[id.index()].status == Status::Blocked(BlockedOn::Park) {
                 st.wake(id);
             }
         });

@@ -490,10 +490,17 @@ impl Execution {
     }
 
     /// Records what the atomic operation on `object` the calling thread just ran did: the
-    /// value for the trace, and its synchronization for the race detector.
+    /// value for the trace, whether it changed the value (progress, see `State::progress`),
+    /// and its synchronization for the race detector.
     #[inline]
-    pub(crate) fn atomic_done(&self, object: ObjectId, value: super::Value, sync: AtomicSync) {
-        self.note_value(value);
+    pub(crate) fn atomic_done(
+        &self,
+        object: ObjectId,
+        value: super::Value,
+        sync: AtomicSync,
+        changed: bool,
+    ) {
+        self.note_access(value, changed);
         self.with_state(|st| {
             let cur = st.current;
             st.races.atomic(cur, object, sync)

@@ -186,6 +186,7 @@ impl RawRwLock {
                                 }
                             }
                         }
+                        st.progress();
                         st.wake_waiters(hold.object);
                         match mode {
                             Mode::Write => st.races.release(me, hold.object),
@@ -227,11 +228,13 @@ fn try_acquire(ex: &Execution, object: ObjectId, mode: Mode) -> Acquire {
             Mode::Read if writer.is_none() => {
                 readers.push(me);
                 st.races.acquire(me, object);
+                st.progress();
                 Acquire::Acquired(gen)
             }
             Mode::Write if writer.is_none() && readers.is_empty() => {
                 *writer = Some(me);
                 st.races.acquire_write(me, object);
+                st.progress();
                 Acquire::Acquired(gen)
             }
             _ => Acquire::Busy,

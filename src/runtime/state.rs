@@ -19,6 +19,9 @@ use crate::vars::{VarKind, VarTable};
 pub(super) enum Status {
     Runnable,
     Blocked(BlockedOn),
+    /// Yielded while another thread could run: waits until another thread makes progress
+    /// (see `State::progress`), or until every thread that can run is spinning.
+    Spinning,
     Finished,
 }
 
@@ -27,7 +30,9 @@ pub(super) struct Thread {
     pub(super) name: Option<String>,
     pub(super) status: Status,
     pub(super) yielder: *const Yielder<(), ()>,
-    pub(super) yield_streak: u32,
+    /// `State::steps` at this thread's latest yield (0: never yielded), and where it was.
+    pub(super) last_yield: u64,
+    pub(super) yield_location: Option<&'static Location<'static>>,
     pub(super) park_token: bool,
     /// Blocked in an operation with a timeout: may be woken by "time passing" when nothing
     /// else can run.
@@ -47,7 +52,8 @@ impl Thread {
             name,
             status: Status::Runnable,
             yielder: std::ptr::null(),
-            yield_streak: 0,
+            last_yield: 0,
+            yield_location: None,
             park_token: false,
             timeout_able: false,
             timed_out: false,
@@ -83,10 +89,15 @@ impl Step {
     /// minimization. A switch where the thread blocks or exits is not one, and neither is a
     /// switch at a `join`: joining waits for another thread, so a thread at its join gives up
     /// the processor whenever the joined thread has not finished (and a join changes nothing
-    /// another thread can see, so a switch there is one right after it).
+    /// another thread can see, so a switch there is one right after it), nor a switch at a
+    /// yield: the thread gave up the processor itself (it spins until another thread makes
+    /// progress).
     pub(crate) fn is_preemption(&self) -> bool {
         self.chosen != self.thread
-            && !matches!(self.kind, EventKind::Block | EventKind::ThreadExit | EventKind::Join)
+            && !matches!(
+                self.kind,
+                EventKind::Block | EventKind::ThreadExit | EventKind::Join | EventKind::Yield
+            )
     }
 }
 
@@ -135,6 +146,10 @@ pub(crate) enum FailureCause {
     Panic { thread: ThreadInfo, message: String, location: Option<String> },
     /// No thread could run while some were unfinished; one line per blocked thread.
     Deadlock { waits: Vec<String> },
+    /// Every thread that could run only yielded, with no thread making progress in the last
+    /// `window` scheduling points, until the execution ran out of its `limit` of steps: one
+    /// line per spinning thread (with where it yields), then one per blocked thread.
+    Livelock { spins: Vec<String>, waits: Vec<String>, limit: u64, window: u64 },
     /// A thread locked a mutex it already held.
     RecursiveLock { thread: ThreadInfo, what: String },
     /// More scheduling points than `max_steps`.
@@ -157,6 +172,9 @@ impl FailureCause {
         match self {
             FailureCause::Panic { thread, message, .. } => format!("{thread} panicked: {message}"),
             FailureCause::Deadlock { .. } => "a deadlock: no thread could run".to_string(),
+            FailureCause::Livelock { .. } => {
+                "a livelock: every runnable thread spun without progress".to_string()
+            }
             FailureCause::RecursiveLock { thread, what } => {
                 format!("a deadlock: {thread} locked {what}, which it already held")
             }
@@ -191,6 +209,12 @@ pub(super) struct State {
     /// Closures of threads spawned but not started yet, by thread id.
     pub(super) pending: Vec<Option<Box<dyn FnOnce()>>>,
     pub(super) steps: u64,
+    /// `steps` when a thread last made progress (changed shared state: see `progress`).
+    pub(super) last_progress: u64,
+    /// Threads whose status is `Spinning`, in the order they started to spin.
+    pub(super) spinners: Vec<ThreadId>,
+    /// `steps` at the latest yield that made a thread spin.
+    pub(super) spin_epoch: u64,
     pub(super) digest: u64,
     pub(super) trace: Vec<Step>,
     pub(super) choices: Vec<u32>,
@@ -233,6 +257,9 @@ impl State {
             by_address: HashMap::new(),
             pending: Vec::with_capacity(INITIAL_THREADS),
             steps: 0,
+            last_progress: 0,
+            spinners: Vec::with_capacity(INITIAL_THREADS),
+            spin_epoch: 0,
             digest: 0,
             trace: Vec::with_capacity(INITIAL_STEPS),
             choices: Vec::with_capacity(INITIAL_STEPS),
@@ -255,6 +282,39 @@ impl State {
                 self.enabled.insert(pos, id);
             }
         }
+    }
+
+    /// Records that the running thread changed shared state (an atomic write that changed the
+    /// value, a lock or unlock, a send or receive, a notify, an unpark, a spawn, an exit, a
+    /// cell or instrumented write, ...): threads spinning since before now may run again. One
+    /// store; the spinners are released at the next scheduling point (`decide`).
+    #[inline]
+    pub(super) fn progress(&mut self) {
+        self.last_progress = self.steps;
+    }
+
+    /// Makes the running thread spin: it leaves the enabled threads until another thread makes
+    /// progress (or every thread that can run spins).
+    pub(super) fn spin_current(&mut self) {
+        let id = self.current;
+        self.threads[id.index()].status = Status::Spinning;
+        if let Ok(pos) = self.enabled.binary_search(&id) {
+            self.enabled.remove(pos);
+        }
+        self.spinners.push(id);
+        self.spin_epoch = self.steps;
+    }
+
+    /// Ends every spinning thread's wait: they can run again.
+    pub(super) fn release_spinners(&mut self) {
+        for i in 0..self.spinners.len() {
+            let id = self.spinners[i];
+            self.threads[id.index()].status = Status::Runnable;
+            if let Err(pos) = self.enabled.binary_search(&id) {
+                self.enabled.insert(pos, id);
+            }
+        }
+        self.spinners.clear();
     }
 
     /// Wakes every thread blocked on `object`; they retry their operation.

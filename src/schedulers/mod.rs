@@ -18,7 +18,8 @@
 //! (the paper's exhaustive search). The four priority strategies are each only their rules
 //! (the priority scheme, where change points go, how many, how they describe themselves); one
 //! core runs them all: strict priority scheduling, change points, extra threads below all
-//! others, and demotion of spinning threads. Users pick a strategy with
+//! others. (A thread that yields is not enabled until another thread makes progress: the
+//! runtime's rule, see `runtime/execution.rs`, so strategies only ever see enabled threads.) Users pick a strategy with
 //! [`StrategyKind`](crate::StrategyKind); the types here document the algorithms.
 //!
 //! # One description per strategy
@@ -120,14 +121,7 @@ pub(crate) struct Decision<'a> {
     /// For an access to a variable: how many accesses the execution has made to that variable,
     /// this one included (the `j` of the paper's `(q, j)` change points); 0 otherwise.
     pub var_access: u64,
-    /// How many `yield_now` calls `current` made since it last did something other than read
-    /// shared state. Priority strategies lower a thread's priority once this passes
-    /// [`YIELD_DEMOTION_THRESHOLD`], so spin loops terminate (paper, section 5).
-    pub yield_streak: u32,
 }
-
-/// Yields in a row after which a spinning thread is demoted (the paper uses 100).
-pub const YIELD_DEMOTION_THRESHOLD: u32 = 100;
 
 /// What a strategy may know at the start of an execution: what earlier executions of the run
 /// measured.

@@ -20,9 +20,9 @@ use crate::guarantee::BoundKind;
 /// This exposes every bug of depth `d` with probability at least `1/(n k^(d-1))`
 /// ([`crate::guarantee::pct_bound`]) as long as the execution has at most `n` threads and `k`
 /// scheduling points. A thread beyond the `n`-th gets a priority below all others (the runner
-/// counts such an execution as one that exceeded the measured counts), and a thread that
-/// yields more than [`super::YIELD_DEMOTION_THRESHOLD`] times in a row is moved below all
-/// others so spin loops terminate.
+/// counts such an execution as one that exceeded the measured counts). A thread that yields
+/// is not enabled until another thread makes progress (the runtime's rule for yields), so
+/// spin loops terminate without any change of priority outside the algorithm.
 #[derive(Clone, Debug)]
 pub struct Pct {
     depth: u32,

@@ -1,7 +1,9 @@
 //! The machinery shared by the priority strategies ([`super::Pct`], [`super::Pctvb`],
 //! [`super::ThreadBound`], [`super::Combined`]): strict priority scheduling, the two ways of
 //! drawing priorities (PCT's and thread bounding's), the two ways of drawing change points
-//! (scheduling steps, or accesses to chosen variables), extra threads and spin demotion.
+//! (scheduling steps, or accesses to chosen variables) and extra threads. Spinning threads need
+//! nothing here: a thread that yields is not enabled until another thread makes progress (the
+//! runtime's rule), so strict priority over the enabled threads never spins forever.
 //!
 //! A priority strategy is only its [`PriorityRules`]: how it describes itself, which
 //! [`PriorityScheme`], which [`ChangeDomain`] and how many change points. [`Prioritized`] runs
@@ -13,9 +15,7 @@
 use rand::seq::SliceRandom;
 use rand::RngExt;
 
-use super::{
-    Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError, YIELD_DEMOTION_THRESHOLD,
-};
+use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::ThreadId;
 use crate::vars::VarId;
 
@@ -120,7 +120,7 @@ pub(crate) struct PriorityCore {
     initial: Vec<i64>,
     /// Current priority by thread index (grows as threads appear).
     prio: Vec<i64>,
-    /// The next priority below everything given so far (extra threads, demoted spinners).
+    /// The next priority below everything given so far (extra threads).
     floor: i64,
     /// Change points not fired yet, sorted by `at`.
     points: Vec<ChangePoint>,
@@ -174,8 +174,7 @@ impl PriorityCore {
                 values[n..].to_vec()
             }
         };
-        // Every initial and change priority is >= 1: extra threads and demoted threads go
-        // below all of them.
+        // Every initial and change priority is >= 1: extra threads go below all of them.
         self.floor = 0;
         self.prio.clear();
         self.points.clear();
@@ -244,17 +243,13 @@ impl PriorityCore {
         self.floor
     }
 
-    /// Fires the change points of this scheduling point, demotes a spinning thread, and returns
-    /// the enabled thread with the highest priority.
+    /// Fires the change points of this scheduling point and returns the enabled thread with
+    /// the highest priority.
     pub(crate) fn choose(&mut self, decision: &Decision<'_>) -> ThreadId {
         let cur = decision.current;
         self.priority_of(cur);
         if !self.points.is_empty() {
             self.fire(decision);
-        }
-        if decision.yield_streak > YIELD_DEMOTION_THRESHOLD {
-            let low = self.lower();
-            self.prio[cur.index()] = low;
         }
         let enabled = decision.enabled;
         if enabled.len() == 1 {
@@ -344,17 +339,8 @@ mod tests {
         step: u64,
         ev: &Event,
         var_access: u64,
-        yield_streak: u32,
     ) -> ThreadId {
-        let d = Decision {
-            enabled,
-            current,
-            current_enabled: true,
-            event: ev,
-            step,
-            var_access,
-            yield_streak,
-        };
+        let d = Decision { enabled, current, current_enabled: true, event: ev, step, var_access };
         core.choose(&d)
     }
 
@@ -400,15 +386,15 @@ mod tests {
         let ev = event(EventKind::AtomicLoad, None);
         // Before the change point the top thread keeps running, whoever reached the point.
         for step in 0..at - 1 {
-            assert_eq!(decide(&mut core, &enabled, t(top), step, &ev, 0, 0), t(top));
+            assert_eq!(decide(&mut core, &enabled, t(top), step, &ev, 0), t(top));
         }
         // At step `at` (1-based) the runner drops to priority 1, below all initial ones.
-        let next = decide(&mut core, &enabled, t(top), at - 1, &ev, 0, 0);
+        let next = decide(&mut core, &enabled, t(top), at - 1, &ev, 0);
         assert_ne!(next, t(top));
         assert_eq!(core.prio[top as usize], 1);
         assert!(core.pending_points().is_empty());
         // Only a disabled rival lets it run again.
-        assert_eq!(decide(&mut core, &[t(top)], t(next.0), at, &ev, 0, 0), t(top));
+        assert_eq!(decide(&mut core, &[t(top)], t(next.0), at, &ev, 0), t(top));
     }
 
     #[test]
@@ -418,28 +404,12 @@ mod tests {
         let ev = event(EventKind::Spawn, None);
         // Threads 2 and 3 were not counted by profiling: they lose to 0 and 1, and 2 beats 3.
         assert!(matches!(
-            decide(&mut core, &[t(0), t(1), t(2), t(3)], t(0), 0, &ev, 0, 0),
+            decide(&mut core, &[t(0), t(1), t(2), t(3)], t(0), 0, &ev, 0),
             ThreadId(0) | ThreadId(1)
         ));
-        assert_eq!(decide(&mut core, &[t(2), t(3)], t(0), 1, &ev, 0, 0), t(2));
+        assert_eq!(decide(&mut core, &[t(2), t(3)], t(0), 1, &ev, 0), t(2));
         assert!(core.prio[2] < core.prio[0].min(core.prio[1]));
         assert!(core.prio[3] < core.prio[2]);
-    }
-
-    #[test]
-    fn a_thread_yielding_past_the_threshold_is_demoted_below_all_others() {
-        let mut core = PriorityCore::new(PriorityScheme::Permutation, ChangeDomain::Steps, 0);
-        core.begin(&start(3, 10, &[]), &mut rng(5));
-        let top = (0..3).max_by_key(|&i| core.initial[i]).unwrap() as u32;
-        let enabled = [t(0), t(1), t(2)];
-        let ev = event(EventKind::Yield, None);
-        let streak = YIELD_DEMOTION_THRESHOLD;
-        assert_eq!(decide(&mut core, &enabled, t(top), 0, &ev, 0, streak), t(top));
-        let next = decide(&mut core, &enabled, t(top), 1, &ev, 0, streak + 1);
-        assert_ne!(next, t(top));
-        assert!((0..3)
-            .filter(|&i| i != top as usize)
-            .all(|i| core.prio[i] > core.prio[top as usize]));
     }
 
     #[test]
@@ -472,10 +442,10 @@ mod tests {
                 .priority;
             let other = VarId(if chosen[0] == VarId(0) { 2 } else { 0 });
             let ev_other = event(EventKind::AtomicLoad, Some(other));
-            decide(&mut core, &[t(0), t(1)], t(0), 0, &ev_other, first.at, 0);
+            decide(&mut core, &[t(0), t(1)], t(0), 0, &ev_other, first.at);
             assert_eq!(core.pending_points().len(), 2);
             let ev = event(EventKind::AtomicLoad, first.var);
-            decide(&mut core, &[t(0), t(1)], t(1), 1, &ev, first.at, 0);
+            decide(&mut core, &[t(0), t(1)], t(1), 1, &ev, first.at);
             assert!(core.pending_points().len() < 2);
             assert_eq!(core.prio[1], expected);
         }

@@ -353,7 +353,6 @@ mod tests {
                 event: e,
                 step,
                 var_access: 0,
-                yield_streak: 0,
             };
             step += 1;
             s.choose(&d, rng).unwrap()
@@ -444,7 +443,6 @@ mod tests {
             event: &spawn,
             step: 0,
             var_access: 0,
-            yield_streak: 0,
         };
         walk.choose(&d, &mut r).unwrap();
         // Main made one point and handed thread 1's 3 over; thread 2's 99 are still its own.

@@ -17,32 +17,34 @@ use crate::vars::VarKind;
 const SC: Ordering = Ordering::SeqCst;
 
 /// A scheduling point for an operation of kind `kind` on the atomic behind `handle`, then the
-/// operation itself; the value it read or wrote goes into the trace for failure reports, and
-/// its orderings (`order`: success and failure) into the race detector's happens-before.
-/// Outside executions, the operation alone (the value is a real std atomic).
+/// operation itself, which returns its result and whether it changed the value (progress,
+/// which lets threads spinning in `yield_now` run again); the value it read or wrote goes into
+/// the trace for failure reports, and its orderings (`order`: success and failure) into the
+/// race detector's happens-before. Outside executions, the operation alone (the value is a
+/// real std atomic).
 #[inline]
 fn access<R: Shown>(
     handle: &Handle,
     kind: EventKind,
     order: (Ordering, Ordering),
     location: &'static Location<'static>,
-    perform: impl FnOnce() -> R,
+    perform: impl FnOnce() -> (R, bool),
 ) -> R {
     with_current(|ex| match ex {
         Some(ex) => {
             let object = ex.point(handle, VarKind::Atomic, kind, location);
-            let result = perform();
+            let (result, changed) = perform();
             let sync = match kind {
                 EventKind::AtomicLoad => AtomicSync::Load(order.0),
                 EventKind::AtomicStore => AtomicSync::Store(order.0),
                 _ if result.wrote() => AtomicSync::Rmw(order.0),
                 _ => AtomicSync::Load(order.1),
             };
-            ex.atomic_done(object, result.shown(), sync);
+            ex.atomic_done(object, result.shown(), sync, changed);
             result
         }
         // Outside executions: the std atomic operation alone.
-        None => perform(),
+        None => perform().0,
     })
 }
 
@@ -127,22 +129,26 @@ macro_rules! atomic_type {
             /// Loads the value.
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $val {
-                self.op(EventKind::AtomicLoad, (order, order), || self.value.load(SC))
+                self.op(EventKind::AtomicLoad, (order, order), || (self.value.load(SC), false))
             }
 
             /// Stores a value.
             #[track_caller]
             pub fn store(&self, value: $val, order: Ordering) {
                 self.op(EventKind::AtomicStore, (order, order), || {
-                    self.value.store(value, SC);
-                    value
+                    // A swap, to tell whether the store changed the value.
+                    let previous = self.value.swap(value, SC);
+                    (value, previous != value)
                 });
             }
 
             /// Stores a value, returning the previous one.
             #[track_caller]
             pub fn swap(&self, value: $val, order: Ordering) -> $val {
-                self.op(EventKind::AtomicRmw, (order, order), || self.value.swap(value, SC))
+                self.op(EventKind::AtomicRmw, (order, order), || {
+                    let previous = self.value.swap(value, SC);
+                    (previous, previous != value)
+                })
             }
 
             /// Stores `new` if the value is `current`; returns the previous value.
@@ -155,7 +161,9 @@ macro_rules! atomic_type {
                 failure: Ordering,
             ) -> Result<$val, $val> {
                 self.op(EventKind::AtomicRmw, (success, failure), || {
-                    self.value.compare_exchange(current, new, SC, SC)
+                    let result = self.value.compare_exchange(current, new, SC, SC);
+                    let changed = result.is_ok() && current != new;
+                    (result, changed)
                 })
             }
 
@@ -207,7 +215,7 @@ macro_rules! atomic_type {
                 &self,
                 kind: EventKind,
                 order: (Ordering, Ordering),
-                perform: impl FnOnce() -> R,
+                perform: impl FnOnce() -> (R, bool),
             ) -> R {
                 access(&self.handle, kind, order, Location::caller(), perform)
             }
@@ -238,7 +246,10 @@ macro_rules! fetch_ops {
                 $(#[$doc])*
                 #[track_caller]
                 pub fn $op(&self, value: $val, order: Ordering) -> $val {
-                    self.op(EventKind::AtomicRmw, (order, order), || self.value.$op(value, SC))
+                    self.op(EventKind::AtomicRmw, (order, order), || {
+                        let previous = self.value.$op(value, SC);
+                        (previous, self.value.load(SC) != previous)
+                    })
                 }
             )*
         }

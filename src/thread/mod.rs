@@ -88,9 +88,13 @@ pub fn current() -> Thread {
     Thread { id, name, os: None }
 }
 
-/// A scheduling point where the calling thread offers to let others run. Spin loops must call
-/// it (or `std::hint::spin_loop` replaced by it): after 100 yields in a row without doing
-/// anything but reads, priority strategies lower the thread's priority so the loop ends.
+/// A scheduling point where the calling thread lets others run. Spin loops must call it (or
+/// [`crate::hint::spin_loop`], or `sleep`): under every strategy the calling thread then
+/// spins, that is, it is not enabled again until another thread makes progress (changes
+/// shared state: writes an atomic or cell with a new value, locks, unlocks, sends, receives,
+/// notifies, unparks, spawns or exits). If no other thread can run, the yield returns at once
+/// and ends every other thread's spinning too. A run whose every runnable thread spins until
+/// `max_steps` fails as a livelock.
 #[track_caller]
 pub fn yield_now() {
     let location = Location::caller();

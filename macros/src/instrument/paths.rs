@@ -1,8 +1,8 @@
 //! Rewriting of std concurrency paths to pctvb's inside an instrumented item.
 //!
 //! `std::sync::*`, `std::sync::atomic::*` (also `core::sync::atomic::*`), `std::thread::*`,
-//! `std::thread_local!` (and the prelude's `thread_local!`) and `std::cell::UnsafeCell` become
-//! the `::pctvb` equivalents, in `use`
+//! `std::thread_local!` (and the prelude's `thread_local!`), `std::cell::UnsafeCell` and
+//! `std::hint::spin_loop` (also `core::hint::spin_loop`) become the `::pctvb` equivalents, in `use`
 //! declarations, type and expression paths, and inside the token streams of macro invocations.
 //! A path to an item pctvb does not model (for example `std::sync::Exclusive`) is a compile
 //! error pointing at it, and so are imports that would hide which paths to rewrite
@@ -160,6 +160,11 @@ fn classify(segments: &[String], span: Span) -> syn::Result<Rewrite> {
             }
         }
         ["thread_local"] => Ok(Rewrite::Replace { consumed: 2, with: &["pctvb", "thread_local"] }),
+        // Only `spin_loop`: the rest of `std::hint` does not schedule (so `use std::hint;`
+        // followed by `hint::spin_loop()` keeps std's, which does not yield).
+        ["hint", "spin_loop"] => {
+            Ok(Rewrite::Replace { consumed: 3, with: &["pctvb", "hint", "spin_loop"] })
+        }
         ["cell", "UnsafeCell", ..] => {
             Ok(Rewrite::Replace { consumed: 3, with: &["pctvb", "cell", "UnsafeCell"] })
         }
@@ -575,6 +580,28 @@ mod tests {
         );
         assert!(out.contains(":: pctvb :: thread :: spawn"), "{out}");
         assert!(!out.contains("std"), "{out}");
+    }
+
+    /// `std::hint::spin_loop` (and `core`'s) becomes pctvb's, a yield; the rest of
+    /// `std::hint` stays std's.
+    #[test]
+    fn spin_loop_hint_is_pctvbs() {
+        let out = rw(quote! {
+            mod m {
+                use std::hint::spin_loop;
+                use core::hint::{black_box, spin_loop as relax};
+                fn f() {
+                    std::hint::spin_loop();
+                    ::core::hint::spin_loop();
+                    std::hint::black_box(1);
+                }
+            }
+        });
+        assert!(out.contains("use :: pctvb :: hint :: spin_loop ;"), "{out}");
+        assert!(out.contains("use :: pctvb :: hint :: spin_loop as relax ;"), "{out}");
+        assert!(out.contains("use core :: hint :: black_box ;"), "{out}");
+        assert_eq!(out.matches(":: pctvb :: hint :: spin_loop ()").count(), 2, "{out}");
+        assert!(out.contains("std :: hint :: black_box (1)"), "{out}");
     }
 
     /// Paths inside macro calls' tokens are rewritten, and so is the macro path itself.

@@ -14,9 +14,7 @@ use super::work::{
     MAX_RECORDED_STEPS,
 };
 use crate::runtime::{EventKind, ThreadId};
-use crate::schedulers::{
-    Decision, ExecutionStart, ScheduleRng, StrategyError, YIELD_DEMOTION_THRESHOLD,
-};
+use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, StrategyError};
 
 impl Engine {
     pub(super) fn begin(&mut self, start: &ExecutionStart<'_>) {
@@ -82,10 +80,6 @@ impl Engine {
             run.priority_of(t);
         }
         run.priority_of(cur);
-        if d.yield_streak > YIELD_DEMOTION_THRESHOLD {
-            let low = run.lower();
-            run.prios[cur.index()] = low;
-        }
         let top = run.top(enabled);
         let used = run.item.used;
         let slots: Vec<i64> = match self.perms.get(run.item.order) {
@@ -94,7 +88,7 @@ impl Engine {
             }
             _ => Vec::new(),
         };
-        let key = if self.p.hb_pruning { run.key(cur, &run.prios, &slots) } else { 0 };
+        let key = if self.p.hb_pruning { run.key(cur, enabled, &run.prios, &slots) } else { 0 };
         let cand = match tracked {
             Some(tv)
                 if top == cur
@@ -165,7 +159,8 @@ impl Engine {
         options
             .into_iter()
             .map(|prios| {
-                let key = if self.p.hb_pruning { run.key(cur, &prios, next_slots) } else { 0 };
+                let key =
+                    if self.p.hb_pruning { run.key(cur, enabled, &prios, next_slots) } else { 0 };
                 (prios, key)
             })
             .collect()

@@ -58,9 +58,9 @@
 //!   those of the `v=1` subsets) is not run again: its recorded states and preemption points
 //!   are replayed against the current subset's explored states, which still decide what is
 //!   pruned (counted as `reused` in [`LevelStats`]).
-//! - **Spin loops.** A thread that yields more than [`super::YIELD_DEMOTION_THRESHOLD`] times
-//!   in a row drops below every other thread, as in the randomized strategies, so strict
-//!   priority never spins forever.
+//! - **Spin loops.** A thread that yields is not enabled until another thread makes progress
+//!   (the runtime's rule for every strategy), so strict priority never spins forever; the
+//!   enabled threads are part of a state's fingerprint.
 //!
 //! # Files
 //!

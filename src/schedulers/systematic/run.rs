@@ -127,7 +127,16 @@ impl Run {
 
     /// The fingerprint of the state before this decision under priorities `prios`, with the
     /// remaining change priorities `slots` (random orders).
-    pub(super) fn key(&self, cur: ThreadId, prios: &[i64], slots: &[i64]) -> u128 {
+    /// The enabled threads are part of it: a spinning thread's wait depends on whether
+    /// another thread made progress since its yield, which the happens-before graph does not
+    /// order (a yield touches no object).
+    pub(super) fn key(
+        &self,
+        cur: ThreadId,
+        enabled: &[ThreadId],
+        prios: &[i64],
+        slots: &[i64],
+    ) -> u128 {
         let mut ranked: Vec<(i64, u64)> = prios
             .iter()
             .enumerate()
@@ -137,7 +146,7 @@ impl Run {
         ranked.extend(slots.iter().enumerate().map(|(i, &p)| (p, (1 << 32) + i as u64)));
         ranked.sort_unstable_by_key(|&(p, _)| std::cmp::Reverse(p));
         let tags: Vec<u64> = ranked.into_iter().map(|(_, tag)| tag).collect();
-        let h = hash2(&(self.hb.sums, cur.0, tags));
+        let h = hash2(&(self.hb.sums, cur.0, tags, enabled));
         (u128::from(h.0) << 64) | u128::from(h.1)
     }
 }
