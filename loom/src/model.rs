@@ -169,7 +169,8 @@ impl Builder {
         if self.max_branches != DEFAULT_MAX_BRANCHES {
             note_once(&BRANCHES, "model::Builder::max_branches (LOOM_MAX_BRANCHES) is not honoured; pctvb's limit of scheduling points per execution applies");
         }
-        if self.checkpoint_file.is_some() || self.checkpoint_interval != DEFAULT_CHECKPOINT_INTERVAL {
+        if self.checkpoint_file.is_some() || self.checkpoint_interval != DEFAULT_CHECKPOINT_INTERVAL
+        {
             note_once(&CHECKPOINT, "model::Builder::checkpoint_file/checkpoint_interval (LOOM_CHECKPOINT_*) are not supported; no checkpoint is read or written (replay a failure with its PCTVB_REPLAY line instead)");
         }
         if self.log {

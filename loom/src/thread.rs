@@ -4,6 +4,6 @@
 //! [`LocalKey`] with one value per logical thread.
 
 pub use pctvb::thread::{
-    current, panicking, park, spawn, yield_now, AccessError, Builder, JoinHandle, LocalKey,
-    Thread, ThreadId,
+    current, panicking, park, spawn, yield_now, AccessError, Builder, JoinHandle, LocalKey, Thread,
+    ThreadId,
 };
