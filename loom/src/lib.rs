@@ -27,7 +27,7 @@
 //! ```
 //!
 //! # What maps to what
-//! - [`model`], [`model::Builder`]: a [`pctvb::Config`] run; see [`model`] for the
+//! - [`model()`], [`model::Builder`]: a [`pctvb::Config`] run; see [`mod@model`] for the
 //!   environment variables (`PCTVB_*`, including `PCTVB_STRATEGY` and `PCTVB_CONFIDENCE`,
 //!   and loom's `LOOM_*`) and the builder fields pctvb honours.
 //! - [`thread`], [`sync`] (but [`sync::atomic`] and [`sync::Notify`]): pctvb's types,
