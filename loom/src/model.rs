@@ -117,6 +117,8 @@ impl Builder {
         if let Some(failure) = report.failure() {
             panic!("pctvb found a bug in this model:\n{failure}{notes}");
         }
+        // As `#[pctvb::test]`: what the run covered, shown with `--nocapture`.
+        println!("{}", report.summary());
     }
 
     /// The pctvb configuration this builder and the environment ask for.
