@@ -1,0 +1,260 @@
+//! `std::cell`, as loom mocks it: an [`UnsafeCell`] whose accesses are scheduling points and
+//! race checks ([`pctvb::cell::UnsafeCell`]'s `with`/`with_mut`), with loom's pointer types
+//! [`ConstPtr`] and [`MutPtr`], and a [`Cell`] built on it.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+/// loom's `UnsafeCell`: [`UnsafeCell::with`] and [`UnsafeCell::get`] are reads of the cell,
+/// [`UnsafeCell::with_mut`] and [`UnsafeCell::get_mut`] writes; each is a scheduling point
+/// and goes through [`pctvb::cell::UnsafeCell`]'s access checks.
+///
+/// loom also tracks how long the [`ConstPtr`] or [`MutPtr`] of `get`/`get_mut` lives; here
+/// the access is checked when the pointer is taken.
+pub struct UnsafeCell<T: ?Sized>(pctvb::cell::UnsafeCell<T>);
+
+impl<T> UnsafeCell<T> {
+    /// A new cell.
+    #[track_caller]
+    pub const fn new(data: T) -> UnsafeCell<T> {
+        UnsafeCell(pctvb::cell::UnsafeCell::new(data))
+    }
+
+    /// Consumes the cell and returns its value.
+    pub fn into_inner(self) -> T {
+        self.0.into_inner()
+    }
+}
+
+impl<T: ?Sized> UnsafeCell<T> {
+    /// Reads through a raw pointer: a scheduling point and a read of the cell.
+    #[track_caller]
+    pub fn with<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(*const T) -> R,
+    {
+        self.0.with(f)
+    }
+
+    /// Writes through a raw pointer: a scheduling point and a write of the cell.
+    #[track_caller]
+    pub fn with_mut<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(*mut T) -> R,
+    {
+        self.0.with_mut(f)
+    }
+
+    /// An immutable access to the cell: a scheduling point and a read of the cell now, and a
+    /// pointer to read through later.
+    #[track_caller]
+    pub fn get(&self) -> ConstPtr<T> {
+        ConstPtr { ptr: self.0.with(|p| p) }
+    }
+
+    /// A mutable access to the cell: a scheduling point and a write of the cell now, and a
+    /// pointer to write through later.
+    #[track_caller]
+    pub fn get_mut(&self) -> MutPtr<T> {
+        MutPtr { ptr: self.0.with_mut(|p| p) }
+    }
+}
+
+impl<T: Default> Default for UnsafeCell<T> {
+    #[track_caller]
+    fn default() -> UnsafeCell<T> {
+        UnsafeCell::new(T::default())
+    }
+}
+
+impl<T> From<T> for UnsafeCell<T> {
+    #[track_caller]
+    fn from(value: T) -> UnsafeCell<T> {
+        UnsafeCell::new(value)
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for UnsafeCell<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+/// An immutable pointer into an [`UnsafeCell`], from [`UnsafeCell::get`].
+pub struct ConstPtr<T: ?Sized> {
+    ptr: *const T,
+}
+
+impl<T: ?Sized> ConstPtr<T> {
+    /// Dereferences the pointer.
+    ///
+    /// # Safety
+    /// As dereferencing a `*const T` from `std::cell::UnsafeCell::get`: no mutable access to
+    /// the cell may exist while the reference lives.
+    pub unsafe fn deref(&self) -> &T {
+        // SAFETY: the caller's promise; the pointer came from a live cell.
+        unsafe { &*self.ptr }
+    }
+
+    /// Runs `f` with the raw pointer.
+    pub fn with<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(*const T) -> R,
+    {
+        f(self.ptr)
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for ConstPtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Pointer::fmt(&self.ptr, f)
+    }
+}
+
+/// A mutable pointer into an [`UnsafeCell`], from [`UnsafeCell::get_mut`].
+pub struct MutPtr<T: ?Sized> {
+    ptr: *mut T,
+}
+
+impl<T: ?Sized> MutPtr<T> {
+    /// Dereferences the pointer mutably.
+    ///
+    /// # Safety
+    /// As dereferencing a `*mut T` from `std::cell::UnsafeCell::get`: no other access to the
+    /// cell may exist while the reference lives.
+    // loom names this method `deref`, returning `&mut T`, so users' code calls it so.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn deref(&self) -> &mut T {
+        // SAFETY: the caller's promise; the pointer came from a live cell.
+        unsafe { &mut *self.ptr }
+    }
+
+    /// Runs `f` with the raw pointer.
+    pub fn with<F, R>(&self, f: F) -> R
+    where
+        F: FnOnce(*mut T) -> R,
+    {
+        f(self.ptr)
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for MutPtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Pointer::fmt(&self.ptr, f)
+    }
+}
+
+/// loom's `Cell`: `std::cell::Cell` whose `get` is a read and whose `set`, `replace`, `swap`
+/// and `take` are writes of an [`UnsafeCell`], each a scheduling point.
+pub struct Cell<T> {
+    cell: UnsafeCell<T>,
+    /// Not `Sync`, as std's `Cell` (this crate's `UnsafeCell` is).
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+}
+
+impl<T> Cell<T> {
+    /// A new cell.
+    #[track_caller]
+    pub const fn new(value: T) -> Cell<T> {
+        Cell { cell: UnsafeCell::new(value), _not_sync: PhantomData }
+    }
+
+    /// Stores a value, dropping the old one.
+    #[track_caller]
+    pub fn set(&self, value: T) {
+        drop(self.replace(value));
+    }
+
+    /// Swaps the values of two cells.
+    #[track_caller]
+    pub fn swap(&self, other: &Cell<T>) {
+        if std::ptr::eq(self, other) {
+            return;
+        }
+        self.cell.with_mut(|a| {
+            other.cell.with_mut(|b| {
+                // SAFETY: a `Cell` is not `Sync`, so no other thread reaches either cell, and
+                // the two are distinct.
+                unsafe { std::ptr::swap(a, b) }
+            })
+        })
+    }
+
+    /// Stores a value and returns the old one.
+    #[track_caller]
+    pub fn replace(&self, value: T) -> T {
+        // SAFETY: a `Cell` is not `Sync`, and no reference into it escapes its methods.
+        self.cell.with_mut(|p| unsafe { std::mem::replace(&mut *p, value) })
+    }
+
+    /// A copy of the value.
+    #[track_caller]
+    pub fn get(&self) -> T
+    where
+        T: Copy,
+    {
+        // SAFETY: as in `replace`.
+        self.cell.with(|p| unsafe { *p })
+    }
+
+    /// Takes the value, leaving `T::default()`.
+    #[track_caller]
+    pub fn take(&self) -> T
+    where
+        T: Default,
+    {
+        self.replace(T::default())
+    }
+
+    /// Consumes the cell and returns its value.
+    pub fn into_inner(self) -> T {
+        self.cell.into_inner()
+    }
+}
+
+impl<T: Default> Default for Cell<T> {
+    #[track_caller]
+    fn default() -> Cell<T> {
+        Cell::new(T::default())
+    }
+}
+
+impl<T: Copy> Clone for Cell<T> {
+    #[track_caller]
+    fn clone(&self) -> Cell<T> {
+        Cell::new(self.get())
+    }
+}
+
+impl<T> From<T> for Cell<T> {
+    #[track_caller]
+    fn from(value: T) -> Cell<T> {
+        Cell::new(value)
+    }
+}
+
+impl<T: PartialEq + Copy> PartialEq for Cell<T> {
+    fn eq(&self, other: &Cell<T>) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl<T: Eq + Copy> Eq for Cell<T> {}
+
+impl<T: PartialOrd + Copy> PartialOrd for Cell<T> {
+    fn partial_cmp(&self, other: &Cell<T>) -> Option<std::cmp::Ordering> {
+        self.get().partial_cmp(&other.get())
+    }
+}
+
+impl<T: Ord + Copy> Ord for Cell<T> {
+    fn cmp(&self, other: &Cell<T>) -> std::cmp::Ordering {
+        self.get().cmp(&other.get())
+    }
+}
+
+impl<T: Copy + fmt::Debug> fmt::Debug for Cell<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cell").field("value", &self.get()).finish()
+    }
+}

@@ -1,0 +1,109 @@
+//! The live allocations and [`Track`](crate::alloc::Track)s of the running execution, for
+//! loom's leak report at the end of each execution.
+//!
+//! Every logical thread of a pctvb execution runs on the OS thread that runs the execution,
+//! and one OS thread runs one execution at a time, so an OS-thread-local registry reset when
+//! an execution's body starts holds exactly that execution's objects. `model` checks it when
+//! the body returns (see `crate::model`).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::panic::Location;
+
+/// What a live object is, for the report.
+struct Live {
+    what: String,
+    location: &'static Location<'static>,
+}
+
+#[derive(Default)]
+struct Registry {
+    /// Whether a `model` body is running on this OS thread.
+    active: bool,
+    next: u64,
+    live: HashMap<u64, Live>,
+}
+
+thread_local! {
+    static REGISTRY: RefCell<Registry> = RefCell::new(Registry::default());
+}
+
+/// Starts counting for a new execution.
+pub(crate) fn begin() {
+    REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        r.active = true;
+        r.live.clear();
+    })
+}
+
+/// Stops counting (the body returned or unwound).
+pub(crate) fn end() {
+    REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        r.active = false;
+        r.live.clear();
+    })
+}
+
+/// Records a live object; the key to give [`remove`], or 0 outside a `model` body.
+pub(crate) fn add(what: String, location: &'static Location<'static>) -> u64 {
+    REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        if !r.active {
+            return 0;
+        }
+        r.next += 1;
+        let key = r.next;
+        r.live.insert(key, Live { what, location });
+        key
+    })
+}
+
+/// Records an object with a key of the caller's (an allocation's address).
+pub(crate) fn add_at(key: u64, what: String, location: &'static Location<'static>) {
+    REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        if r.active {
+            r.live.insert(key | 1 << 63, Live { what, location });
+        }
+    })
+}
+
+/// Forgets an object of [`add_at`].
+pub(crate) fn remove_at(key: u64) {
+    remove(key | 1 << 63)
+}
+
+/// Forgets an object of [`add`].
+pub(crate) fn remove(key: u64) {
+    if key == 0 {
+        return;
+    }
+    // `try_with`: a `Track` may be dropped while the OS thread's locals are torn down.
+    let _ = REGISTRY.try_with(|r| {
+        r.borrow_mut().live.remove(&key);
+    });
+}
+
+/// How many objects are live.
+pub(crate) fn live() -> usize {
+    REGISTRY.with(|r| r.borrow().live.len())
+}
+
+/// The leak report, if objects are still live: one line per object, oldest first.
+pub(crate) fn report() -> Option<String> {
+    REGISTRY.with(|r| {
+        let r = r.borrow();
+        if r.live.is_empty() {
+            return None;
+        }
+        let mut live: Vec<_> = r.live.iter().collect();
+        live.sort_by_key(|(k, _)| **k);
+        let lines: Vec<String> = live
+            .iter()
+            .map(|(_, l)| format!("leaked: {} created at {}", l.what, l.location))
+            .collect();
+        Some(lines.join("\n"))
+    })
+}

@@ -1,0 +1,141 @@
+//! loom 0.7's public API on top of [pctvb]: a crate switches its loom tests to pctvb with one
+//! line in its `Cargo.toml` and no source edit,
+//!
+//! ```toml
+//! [target.'cfg(loom)'.dev-dependencies]
+//! loom = { package = "pctvb-loom", version = "0.1" }
+//! ```
+//!
+//! in place of its `loom = "0.7"` line. Every `loom::model(|| ...)` then runs pctvb's default
+//! strategy (the uniform random walk, 1000 executions) instead of loom's exhaustive search,
+//! and a failure panics with pctvb's report: the original panic, the schedule, and a
+//! `PCTVB_REPLAY=...` line that reruns exactly that execution.
+//!
+//! ```
+//! use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+//! use loom::sync::Arc;
+//! # use pctvb_loom as loom;
+//!
+//! loom::model(|| {
+//!     let n = Arc::new(AtomicUsize::new(0));
+//!     let n2 = n.clone();
+//!     let h = loom::thread::spawn(move || n2.fetch_add(1, SeqCst));
+//!     n.fetch_add(1, SeqCst);
+//!     h.join().unwrap();
+//!     assert_eq!(n.load(SeqCst), 2);
+//! });
+//! ```
+//!
+//! # What maps to what
+//! - [`model()`], [`model::Builder`]: a [`pctvb::Config`] run; see [`mod@model`] for the
+//!   environment variables (`PCTVB_*`, including `PCTVB_STRATEGY` and `PCTVB_CONFIDENCE`,
+//!   and loom's `LOOM_*`) and the builder fields pctvb honours.
+//! - [`thread`], [`sync`] (but [`sync::atomic`] and [`sync::Notify`]): pctvb's types,
+//!   re-exported.
+//! - [`sync::atomic`]: newtypes over pctvb's atomics that add loom's inherent `with_mut`,
+//!   `unsync_load` and `compare_and_swap`, and dereference to pctvb's for the rest.
+//! - [`cell`]: loom's `UnsafeCell` shape (`get`/`get_mut` returning [`cell::ConstPtr`] and
+//!   [`cell::MutPtr`]) over [`pctvb::cell::UnsafeCell`], whose `with`/`with_mut` are the
+//!   scheduling points and race checks.
+//! - [`alloc`]: loom's allocation functions and [`alloc::Track`], with loom's leak report
+//!   at the end of each execution.
+//! - [`hint`], [`future`], [`lazy_static!`], [`thread_local!`], [`explore`],
+//!   [`stop_exploring`], [`skip_branch`]: see each.
+//!
+//! Semantics are pctvb's, not loom's: atomics are sequentially consistent whatever ordering
+//! is passed (loom explores some weak-memory behaviours), and the executions are sampled, not
+//! enumerated (set `PCTVB_STRATEGY=systematic` for a bounded exhaustive search, or
+//! `PCTVB_CONFIDENCE=0.99` for a computed guarantee).
+
+#![deny(missing_docs)]
+
+pub mod alloc;
+pub mod cell;
+pub mod future;
+pub mod hint;
+pub mod lazy_static;
+mod leaks;
+pub mod model;
+pub mod sync;
+pub mod thread;
+
+#[doc(inline)]
+pub use crate::model::model;
+
+/// loom's thread limit, the default of [`model::Builder::max_threads`] (the test body's
+/// thread included). pctvb itself has no such cap: raise the builder's field to spawn more.
+pub const MAX_THREADS: usize = 5;
+
+/// loom's hint to start exploring interleavings again after [`stop_exploring`]. pctvb's
+/// strategies sample every scheduling point, so this does nothing.
+pub fn explore() {}
+
+/// loom's hint to stop exploring interleavings from here on (until [`explore`]). pctvb's
+/// strategies sample every scheduling point, so this does nothing: the code after it is still
+/// interleaved.
+pub fn stop_exploring() {}
+
+/// loom's hint to stop exploring interleavings from here on, for good. pctvb's strategies
+/// sample every scheduling point, so this does nothing.
+pub fn skip_branch() {}
+
+/// `std::thread_local!`, with one value per logical thread of an execution (pctvb's
+/// [`pctvb::thread_local!`]); the key is a [`thread::LocalKey`].
+#[doc(inline)]
+pub use pctvb::thread_local;
+
+/// `lazy_static::lazy_static!`, with values reset in every execution, as loom's: each
+/// `static ref` is a [`lazy_static::Lazy`], built on [`pctvb::sync::LazyLock`], whose value
+/// is initialized afresh in each execution.
+///
+/// ```
+/// # use pctvb_loom as loom;
+/// use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+/// loom::lazy_static! {
+///     static ref HITS: AtomicUsize = AtomicUsize::new(0);
+/// }
+/// loom::model(|| {
+///     // Every execution starts from 0.
+///     assert_eq!(HITS.fetch_add(1, SeqCst), 0);
+/// });
+/// ```
+#[macro_export]
+macro_rules! lazy_static {
+    ($(#[$attr:meta])* static ref $N:ident : $T:ty = $e:expr; $($t:tt)*) => {
+        $crate::__lazy_static_one!($(#[$attr])* () $N, $T, $e);
+        $crate::lazy_static!($($t)*);
+    };
+    ($(#[$attr:meta])* pub static ref $N:ident : $T:ty = $e:expr; $($t:tt)*) => {
+        $crate::__lazy_static_one!($(#[$attr])* (pub) $N, $T, $e);
+        $crate::lazy_static!($($t)*);
+    };
+    ($(#[$attr:meta])* pub ($($vis:tt)+) static ref $N:ident : $T:ty = $e:expr; $($t:tt)*) => {
+        $crate::__lazy_static_one!($(#[$attr])* (pub ($($vis)+)) $N, $T, $e);
+        $crate::lazy_static!($($t)*);
+    };
+    () => {};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __lazy_static_one {
+    ($(#[$attr:meta])* ($($vis:tt)*) $N:ident, $T:ty, $e:expr) => {
+        #[allow(non_camel_case_types, missing_copy_implementations, dead_code)]
+        $(#[$attr])*
+        $($vis)* struct $N {
+            __private_field: (),
+        }
+        #[doc(hidden)]
+        $($vis)* static $N: $N = $N { __private_field: () };
+        impl ::core::ops::Deref for $N {
+            type Target = $T;
+            fn deref(&self) -> &$T {
+                fn __init() -> $T {
+                    $e
+                }
+                static LAZY: $crate::lazy_static::Lazy<$T> = $crate::lazy_static::Lazy::new(__init);
+                LAZY.get()
+            }
+        }
+    };
+}

@@ -1,0 +1,249 @@
+//! Model checking entry points, as loom's: [`model`] and [`Builder`], running pctvb.
+//!
+//! # Settings
+//! A model runs [`pctvb::Config::new`]: pctvb's default strategy (the uniform random walk)
+//! for 1000 executions. The environment changes it without a source edit:
+//! - pctvb's own variables, which `Config` reads itself: `PCTVB_SEED`, `PCTVB_ITERATIONS`,
+//!   `PCTVB_TIME`, `PCTVB_REPLAY`, `PCTVB_WORKERS`, `PCTVB_SHARD`, `PCTVB_PROGRESS`,
+//!   `PCTVB_WATCHDOG`, `PCTVB_SHOW_PANICS`;
+//! - `PCTVB_STRATEGY=<name>` (a [`pctvb::StrategyKind::from_name`] name, e.g. `pct`,
+//!   `combined`, `systematic`, `random`) and `PCTVB_CONFIDENCE=<p>` (e.g. `0.99`: run as many
+//!   executions as pctvb's bound needs for that guarantee), read here;
+//! - loom's `LOOM_MAX_PREEMPTIONS`, `LOOM_MAX_PERMUTATIONS`, `LOOM_MAX_DURATION`,
+//!   `LOOM_MAX_BRANCHES`, `LOOM_CHECKPOINT_FILE`, `LOOM_CHECKPOINT_INTERVAL`, `LOOM_LOCATION`
+//!   and `LOOM_LOG`, read by [`Builder::new`] into its fields as loom does.
+//!
+//! [`Builder`]'s fields map as follows:
+//! - `max_threads` → [`pctvb::Config::max_threads`];
+//! - `max_permutations` → [`pctvb::Config::iterations`] (unless a confidence is asked for);
+//! - `max_duration` → [`pctvb::Config::time_budget`];
+//! - `preemption_bound` → the systematic search's preemption bound, when
+//!   `PCTVB_STRATEGY=systematic`; other strategies take no such bound;
+//! - `location`: pctvb always records locations;
+//! - `max_branches`, `checkpoint_file`, `checkpoint_interval`, `log` and
+//!   `expect_explicit_explore` are not honoured: set to other than loom's defaults, each says
+//!   so once per process on stderr. (pctvb's limit on scheduling points per execution,
+//!   100,000, stays.)
+//!
+//! A failing model panics with pctvb's report: the original panic message, the schedule, and
+//! the line that replays that execution.
+
+use std::path::PathBuf;
+use std::sync::Once;
+use std::time::Duration;
+
+use pctvb::{Config, StrategyKind};
+
+/// loom's default of [`Builder::max_branches`].
+const DEFAULT_MAX_BRANCHES: usize = 1_000;
+/// loom's default of [`Builder::checkpoint_interval`].
+const DEFAULT_CHECKPOINT_INTERVAL: usize = 20_000;
+
+/// Configures a model run, as loom's `Builder`; see the [module documentation](self) for
+/// what each field means under pctvb.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Builder {
+    /// Most threads an execution may create, the test body's included (default
+    /// [`crate::MAX_THREADS`]).
+    pub max_threads: usize,
+    /// loom's limit on branches per execution; not honoured.
+    pub max_branches: usize,
+    /// Most executions to run (loom: permutations to explore).
+    pub max_permutations: Option<usize>,
+    /// Most time to spend.
+    pub max_duration: Option<Duration>,
+    /// Most preemptions per execution, for the systematic search.
+    pub preemption_bound: Option<usize>,
+    /// loom's checkpoint file; not honoured.
+    pub checkpoint_file: Option<PathBuf>,
+    /// loom's checkpoint interval; not honoured.
+    pub checkpoint_interval: usize,
+    /// loom's switch making exploration start only at [`crate::explore`]; not honoured.
+    pub expect_explicit_explore: bool,
+    /// Whether to record locations; pctvb always does.
+    pub location: bool,
+    /// loom's execution log; not honoured (pctvb prints the failing schedule).
+    pub log: bool,
+}
+
+impl Builder {
+    /// A builder with loom's defaults and loom's `LOOM_*` environment variables.
+    pub fn new() -> Builder {
+        Builder {
+            max_threads: crate::MAX_THREADS,
+            max_branches: loom_env("LOOM_MAX_BRANCHES").unwrap_or(DEFAULT_MAX_BRANCHES),
+            max_permutations: loom_env("LOOM_MAX_PERMUTATIONS"),
+            max_duration: loom_env("LOOM_MAX_DURATION").map(Duration::from_secs),
+            preemption_bound: loom_env("LOOM_MAX_PREEMPTIONS"),
+            checkpoint_file: std::env::var_os("LOOM_CHECKPOINT_FILE").map(PathBuf::from),
+            checkpoint_interval: loom_env("LOOM_CHECKPOINT_INTERVAL")
+                .unwrap_or(DEFAULT_CHECKPOINT_INTERVAL),
+            expect_explicit_explore: false,
+            location: std::env::var_os("LOOM_LOCATION").is_some(),
+            log: std::env::var_os("LOOM_LOG").is_some(),
+        }
+    }
+
+    /// Sets the checkpoint file (not honoured: said once on stderr).
+    pub fn checkpoint_file(&mut self, file: &str) -> &mut Self {
+        self.checkpoint_file = Some(file.into());
+        self
+    }
+
+    /// Runs the model: `f` in many executions, each under another schedule. Panics with
+    /// pctvb's report when an execution fails, and when the run could not test (a bad
+    /// setting).
+    #[track_caller]
+    pub fn check<F>(&self, f: F)
+    where
+        F: Fn() + Sync + Send + 'static,
+    {
+        let config = match self.config() {
+            Ok(config) => config,
+            Err(why) => panic!("pctvb-loom could not run this model: {why}"),
+        };
+        let report = config.run(|| {
+            crate::leaks::begin();
+            let guard = EndOnDrop;
+            f();
+            check_leaks();
+            drop(guard);
+        });
+        let notes: String = report.notes.iter().map(|n| format!("\npctvb: {n}")).collect();
+        if let Some(error) = report.error() {
+            panic!("pctvb could not run this model: {error}{notes}");
+        }
+        if let Some(failure) = report.failure() {
+            panic!("pctvb found a bug in this model:\n{failure}{notes}");
+        }
+        // As `#[pctvb::test]`: what the run covered, shown with `--nocapture`.
+        println!("{}", report.summary());
+    }
+
+    /// The pctvb configuration this builder and the environment ask for.
+    fn config(&self) -> Result<Config, String> {
+        let mut config = Config::new().max_threads(self.max_threads);
+        let strategy = match std::env::var("PCTVB_STRATEGY") {
+            Ok(name) if !name.trim().is_empty() => {
+                Some(StrategyKind::from_name(name.trim()).ok_or_else(|| {
+                    format!("PCTVB_STRATEGY={name:?} names no pctvb strategy (e.g. pct, combined, systematic, random)")
+                })?)
+            }
+            _ => None,
+        };
+        let confidence = match std::env::var("PCTVB_CONFIDENCE") {
+            Ok(text) if !text.trim().is_empty() => match text.trim().parse::<f64>() {
+                Ok(p) if p > 0.0 && p < 1.0 => Some(p),
+                _ => {
+                    return Err(format!(
+                        "PCTVB_CONFIDENCE={text:?} is not a probability strictly between 0 and 1 (e.g. 0.99)"
+                    ))
+                }
+            },
+            _ => None,
+        };
+        match strategy {
+            Some(mut kind) => {
+                if let (StrategyKind::Systematic { preemptions, .. }, Some(bound)) =
+                    (&mut kind, self.preemption_bound)
+                {
+                    *preemptions = u32::try_from(bound).unwrap_or(u32::MAX);
+                } else if self.preemption_bound.is_some() {
+                    note_once(&PREEMPTIONS, "model::Builder::preemption_bound (LOOM_MAX_PREEMPTIONS) applies only with PCTVB_STRATEGY=systematic; ignored");
+                }
+                config = config.strategy(kind);
+            }
+            None if self.preemption_bound.is_some() => {
+                note_once(&PREEMPTIONS, "model::Builder::preemption_bound (LOOM_MAX_PREEMPTIONS) applies only with PCTVB_STRATEGY=systematic; ignored");
+            }
+            None => {}
+        }
+        if let Some(n) = self.max_permutations {
+            config = config.iterations(n.max(1) as u64);
+        }
+        if let Some(p) = confidence {
+            config = config.confidence(p);
+        }
+        if let Some(d) = self.max_duration {
+            config = config.time_budget(d);
+        }
+        if self.max_branches != DEFAULT_MAX_BRANCHES {
+            note_once(&BRANCHES, "model::Builder::max_branches (LOOM_MAX_BRANCHES) is not honoured; pctvb's limit of scheduling points per execution applies");
+        }
+        if self.checkpoint_file.is_some() || self.checkpoint_interval != DEFAULT_CHECKPOINT_INTERVAL
+        {
+            note_once(&CHECKPOINT, "model::Builder::checkpoint_file/checkpoint_interval (LOOM_CHECKPOINT_*) are not supported; no checkpoint is read or written (replay a failure with its PCTVB_REPLAY line instead)");
+        }
+        if self.log {
+            note_once(&LOG, "model::Builder::log (LOOM_LOG) is not supported; a failure's report shows its schedule");
+        }
+        if self.expect_explicit_explore {
+            note_once(&EXPLORE, "model::Builder::expect_explicit_explore is not honoured; every scheduling point is explored");
+        }
+        if let Some(test) = std::thread::current().name().filter(|n| *n != "main") {
+            // libtest names a test's thread by its path without the crate; pctvb's name
+            // carries a crate segment, which the replay line drops again.
+            config = config
+                .name(format!("crate::{test}"))
+                .rerun_command(format!("cargo test -- --exact {test}"));
+        }
+        Ok(config)
+    }
+}
+
+impl Default for Builder {
+    fn default() -> Builder {
+        Builder::new()
+    }
+}
+
+/// Runs `f` under pctvb with [`Builder::new`]'s settings, as `loom::model`.
+#[track_caller]
+pub fn model<F>(f: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
+    Builder::new().check(f)
+}
+
+/// Ends leak counting when the body returns or unwinds.
+struct EndOnDrop;
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        crate::leaks::end();
+    }
+}
+
+/// Fails the execution if allocations or `Track`s of it are still live when the body
+/// returns, after letting threads it did not join run (up to 1000 yields).
+fn check_leaks() {
+    let mut yields = 0;
+    while crate::leaks::live() > 0 && yields < 1000 {
+        pctvb::thread::yield_now();
+        yields += 1;
+    }
+    if let Some(report) = crate::leaks::report() {
+        panic!("{report}");
+    }
+}
+
+static PREEMPTIONS: Once = Once::new();
+static BRANCHES: Once = Once::new();
+static CHECKPOINT: Once = Once::new();
+static LOG: Once = Once::new();
+static EXPLORE: Once = Once::new();
+
+fn note_once(once: &Once, what: &str) {
+    once.call_once(|| eprintln!("pctvb-loom: {what}"));
+}
+
+/// A `LOOM_*` number, as loom reads it (a malformed value panics, as in loom).
+fn loom_env<T: std::str::FromStr>(name: &str) -> Option<T> {
+    let text = std::env::var(name).ok()?;
+    match text.trim().parse() {
+        Ok(v) => Some(v),
+        Err(_) => panic!("invalid value for `{name}`: {text:?}"),
+    }
+}

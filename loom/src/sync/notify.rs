@@ -1,0 +1,53 @@
+use std::fmt;
+
+use pctvb::sync::{Condvar, Mutex};
+
+/// loom's `Notify`: a one-permit signal. [`Notify::notify`] stores a permit (at most one) and
+/// wakes a waiter; [`Notify::wait`] blocks until a permit is there and consumes it.
+///
+/// loom's `wait` may also return spuriously; this one does not (pctvb's `Condvar` has no
+/// spurious wakeups), which code written for loom's contract tolerates.
+pub struct Notify {
+    permit: Mutex<bool>,
+    signal: Condvar,
+}
+
+impl Notify {
+    /// A `Notify` without a permit.
+    #[track_caller]
+    pub fn new() -> Notify {
+        Notify { permit: Mutex::new(false), signal: Condvar::new() }
+    }
+
+    /// Stores the permit and wakes one waiting thread.
+    #[track_caller]
+    pub fn notify(&self) {
+        let mut permit = self.permit.lock().unwrap_or_else(|e| e.into_inner());
+        *permit = true;
+        drop(permit);
+        self.signal.notify_one();
+    }
+
+    /// Waits for the permit and consumes it.
+    #[track_caller]
+    pub fn wait(&self) {
+        let mut permit = self.permit.lock().unwrap_or_else(|e| e.into_inner());
+        while !*permit {
+            permit = self.signal.wait(permit).unwrap_or_else(|e| e.into_inner());
+        }
+        *permit = false;
+    }
+}
+
+impl Default for Notify {
+    #[track_caller]
+    fn default() -> Notify {
+        Notify::new()
+    }
+}
+
+impl fmt::Debug for Notify {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Notify").finish_non_exhaustive()
+    }
+}
