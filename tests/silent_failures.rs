@@ -45,7 +45,14 @@ mod outside {
 fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
     let mut command = Command::new(std::env::current_exe().unwrap());
     command.args(args).arg("--test-threads=2").env("PCTVB_SILENT_CHILD", "1");
-    for var in ["PCTVB_REPLAY", "PCTVB_ITERATIONS", "PCTVB_TIME", "PCTVB_PROGRESS"] {
+    for var in [
+        "PCTVB_REPLAY",
+        "PCTVB_ITERATIONS",
+        "PCTVB_TIME",
+        "PCTVB_PROGRESS",
+        "PCTVB_STRATEGY",
+        "PCTVB_CONFIDENCE",
+    ] {
         command.env_remove(var);
     }
     for (k, v) in env {
@@ -96,6 +103,24 @@ fn malformed_switches_and_time_budgets_are_errors() {
     }
     let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_PROGRESS", "0")]);
     assert!(output.status.success(), "{text}");
+}
+
+/// `PCTVB_STRATEGY` and `PCTVB_CONFIDENCE` let CI ask a whole suite for a guarantee without
+/// editing a test; malformed values are errors naming the variable.
+#[test]
+fn the_strategy_and_a_confidence_target_come_from_the_environment() {
+    let (output, text) = run_child(
+        &["--exact", "child::fixed_update", "--nocapture"],
+        &[("PCTVB_STRATEGY", "pct"), ("PCTVB_CONFIDENCE", "0.9")],
+    );
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("probability >= 0.9"), "a guarantee at the asked confidence:\n{text}");
+    assert!(text.contains("PCT"), "the strategy asked for:\n{text}");
+    for (var, value) in [("PCTVB_STRATEGY", "banana"), ("PCTVB_CONFIDENCE", "1.5")] {
+        let (output, text) = run_child(&["--exact", "child::fixed_update"], &[(var, value)]);
+        assert!(!output.status.success(), "{var}={value}:\n{text}");
+        assert!(text.contains(&format!("{var}=\"{value}\"")), "{text}");
+    }
 }
 
 #[test]

@@ -144,12 +144,14 @@ fn try_lock_loop() {
 /// producer waits while it is full, the consumer while it is empty.
 fn spsc_ring() {
     struct Ring {
-        slots: UnsafeCell<[usize; 2]>,
+        // One cell per slot: the race check works per cell, and the two threads touch
+        // different slots at once.
+        slots: [UnsafeCell<usize>; 2],
         head: AtomicUsize,
         tail: AtomicUsize,
     }
     let ring = Arc::new(Ring {
-        slots: UnsafeCell::new([0; 2]),
+        slots: [UnsafeCell::new(0), UnsafeCell::new(0)],
         head: AtomicUsize::new(0),
         tail: AtomicUsize::new(0),
     });
@@ -162,7 +164,7 @@ fn spsc_ring() {
                 hint::spin_loop();
             }
             // SAFETY: the slot is free (the consumer has moved past it) and only we write it.
-            r.slots.with_mut(|p| unsafe { (*p)[tail % 2] = i + 1 });
+            r.slots[tail % 2].with_mut(|p| unsafe { *p = i + 1 });
             r.tail.store(tail + 1, Release);
         }
     });
@@ -174,7 +176,7 @@ fn spsc_ring() {
                 thread::yield_now();
             }
             // SAFETY: the producer published this slot and does not write it until we move on.
-            let v = r.slots.with(|p| unsafe { (*p)[head % 2] });
+            let v = r.slots[head % 2].with(|p| unsafe { *p });
             assert_eq!(v, i + 1);
             r.head.store(head + 1, Release);
         }

@@ -1,11 +1,10 @@
 //! `std::hint`, as loom mocks it.
 
-/// A spin-wait hint; under pctvb it is [`pctvb::thread::yield_now`], a scheduling point where
-/// the spinning thread lets others run (priority strategies lower a thread that keeps
-/// yielding, so spin-waits end).
+/// A spin-wait hint: [`pctvb::hint::spin_loop`], a yield (the spinning thread waits until
+/// another thread makes progress, so spin-waits end and the guarantees stay true).
 #[track_caller]
 pub fn spin_loop() {
-    pctvb::thread::yield_now()
+    pctvb::hint::spin_loop()
 }
 
 /// Marks code that is never reached. Reaching it fails the execution with a panic (as loom

@@ -21,6 +21,10 @@ pub(super) struct Overrides {
     pub(super) watchdog: Option<u64>,
     /// `PCTVB_RACES`: the data-race detector off (`0`) or on (`1`).
     pub(super) races: Option<bool>,
+    /// `PCTVB_STRATEGY=<name>`: the strategy, as `strategy = "<name>"` names it.
+    pub(super) strategy: Option<super::StrategyKind>,
+    /// `PCTVB_CONFIDENCE=<p>`: a confidence target, strictly between 0 and 1.
+    pub(super) confidence: Option<f64>,
 }
 
 pub(super) fn read() -> Result<Overrides, Error> {
@@ -37,6 +41,8 @@ pub(super) fn read() -> Result<Overrides, Error> {
         show_panics: switch("PCTVB_SHOW_PANICS")?,
         watchdog: number("PCTVB_WATCHDOG")?,
         races: switch("PCTVB_RACES")?,
+        strategy: strategy()?,
+        confidence: confidence()?,
     })
 }
 
@@ -51,6 +57,43 @@ fn switch(name: &str) -> Result<Option<bool>, Error> {
         _ => Err(Error::config(
             name,
             format!("{name}={text:?} is not a switch: use 0 (off) or 1 (on), or unset it"),
+        )),
+    }
+}
+
+/// `PCTVB_STRATEGY=<name>`, a name `#[pctvb::test(strategy = ...)]` takes.
+fn strategy() -> Result<Option<super::StrategyKind>, Error> {
+    let Ok(text) = std::env::var("PCTVB_STRATEGY") else {
+        return Ok(None);
+    };
+    match super::StrategyKind::from_name(text.trim()) {
+        Some(kind) => Ok(Some(kind)),
+        None => {
+            let names: Vec<&str> = super::kind::STRATEGIES.iter().map(|s| s.name).collect();
+            Err(Error::config(
+                "PCTVB_STRATEGY",
+                format!(
+                    "PCTVB_STRATEGY={text:?} names no strategy: use one of {}, or unset it",
+                    names.join(", ")
+                ),
+            ))
+        }
+    }
+}
+
+/// `PCTVB_CONFIDENCE=<p>`, strictly between 0 and 1.
+fn confidence() -> Result<Option<f64>, Error> {
+    let Ok(text) = std::env::var("PCTVB_CONFIDENCE") else {
+        return Ok(None);
+    };
+    match text.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p < 1.0 => Ok(Some(p)),
+        _ => Err(Error::config(
+            "PCTVB_CONFIDENCE",
+            format!(
+                "PCTVB_CONFIDENCE={text:?} is not a probability strictly between 0 and 1: use \
+                 e.g. 0.99, or unset it"
+            ),
         )),
     }
 }

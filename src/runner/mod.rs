@@ -183,9 +183,20 @@ impl Config {
                 Err(error) => return Err(error),
             }
         }
-        let kind = self.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
+        let mut effective = Box::new(self.clone());
+        // PCTVB_STRATEGY replaces the code's strategy unless the code already runs that one
+        // (its parameters then stay, e.g. a preemption bound the code set).
+        if let Some(kind) = overrides.strategy {
+            if effective.strategy.as_ref().map(StrategyKind::name) != Some(kind.name()) {
+                effective.strategy = Some(kind);
+            }
+        }
+        if let Some(p) = overrides.confidence {
+            effective.budget = Budget::Confidence(p);
+        }
+        let kind = effective.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
         let seed = overrides.seed.or(self.seed).unwrap_or_else(rand::random);
-        let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(self.budget);
+        let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(effective.budget);
         if budget == Budget::Iterations(0) {
             return Err(Error::config(
                 "iterations",
@@ -193,7 +204,6 @@ impl Config {
                  or more",
             ));
         }
-        let mut effective = Box::new(self.clone());
         effective.workers =
             Some(overrides.workers.or(self.workers).unwrap_or_else(default_workers));
         effective.shard = overrides.shard.or(self.shard);

@@ -43,8 +43,12 @@ pub(crate) struct RunInfo {
     /// Encodes the replay token of an execution cut short by a crash: (strategy, execution,
     /// choices, digest) with this run's name and seed. The runner provides it (tokens are
     /// replay's business, not the engine's); `None` prints the rerun line instead.
-    pub(crate) encode_token: Option<fn(&RunInfo, String, u64, Vec<u32>, u64) -> String>,
+    pub(crate) encode_token: Option<EncodeToken>,
 }
+
+/// Encodes the replay token of an execution: the run, then (strategy, execution, choices,
+/// digest).
+pub(crate) type EncodeToken = fn(&RunInfo, String, u64, Vec<u32>, u64) -> String;
 
 impl std::fmt::Debug for RunInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
