@@ -406,7 +406,7 @@ impl Config {
     }
 
     /// Stack size of every logical thread, the test body's included (default
-    /// [`DEFAULT_STACK_SIZE`], 2 MiB as std's test threads). A stack is reserved address space
+    /// 2 MiB as std's test threads). A stack is reserved address space
     /// with a guard page below it; only the pages a thread touches take memory. A thread that
     /// overflows its stack ends the process (as in std), after a message that names the test,
     /// the logical thread and this setting.
@@ -416,7 +416,7 @@ impl Config {
     }
 
     /// How long an execution may run without reaching a scheduling point (default
-    /// [`DEFAULT_WATCHDOG`], 10 s; `Duration::ZERO` turns the watchdog off;
+    /// 10 s; `Duration::ZERO` turns the watchdog off;
     /// `PCTVB_WATCHDOG=<seconds>` overrides it).
     ///
     /// Every logical thread of an execution runs on one OS thread, so a thread that blocks
