@@ -72,6 +72,10 @@ pub enum EventKind {
     CellWrite,
     /// The thread blocked and gave up the processor.
     Block,
+    /// `future::block_on` is about to poll its future (every poll is a scheduling point).
+    Poll,
+    /// A task's `Waker` was called by another thread.
+    Wake,
 }
 
 impl EventKind {
@@ -80,7 +84,11 @@ impl EventKind {
     pub fn is_read_only(self) -> bool {
         matches!(
             self,
-            EventKind::AtomicLoad | EventKind::CellRead | EventKind::Yield | EventKind::Fence
+            EventKind::AtomicLoad
+                | EventKind::CellRead
+                | EventKind::Yield
+                | EventKind::Fence
+                | EventKind::Poll
         )
     }
 
@@ -112,6 +120,8 @@ impl EventKind {
             EventKind::CellRead => "read",
             EventKind::CellWrite => "write",
             EventKind::Block => "blocked",
+            EventKind::Poll => "poll",
+            EventKind::Wake => "wake",
         }
     }
 }
@@ -152,6 +162,8 @@ pub enum BlockedOn {
     Once(ObjectId),
     /// Parked, waiting for `unpark`.
     Park,
+    /// In `future::block_on`: its future returned `Pending`, waiting for its `Waker`.
+    Waker,
 }
 
 impl BlockedOn {
@@ -166,7 +178,7 @@ impl BlockedOn {
             | BlockedOn::Recv(o)
             | BlockedOn::Send(o)
             | BlockedOn::Once(o) => Some(o),
-            BlockedOn::Join(_) | BlockedOn::Park => None,
+            BlockedOn::Join(_) | BlockedOn::Park | BlockedOn::Waker => None,
         }
     }
 }

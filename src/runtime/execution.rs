@@ -5,7 +5,7 @@
 //! blocking, failing, object registration, and the few named accessors the runner and
 //! `#[pctvb::instrument]` use (they never see `State`). The semantics of each kind of object
 //! live beside it, one file per kind (`mutex.rs`, `rwlock.rs`, `condvar.rs`, `barrier.rs`,
-//! `once.rs`, `channel.rs`, `park.rs`, `join.rs`, `local.rs`); this file must not grow
+//! `once.rs`, `channel.rs`, `park.rs`, `join.rs`, `local.rs`, `task.rs`); this file must not grow
 //! object-specific rules beyond describing what a blocked thread waits for.
 
 use std::cell::{Cell, RefCell};
@@ -699,7 +699,14 @@ fn nothing_runnable(st: &mut State) -> bool {
             _ => None,
         })
         .collect();
-    st.failure = Some(FailureCause::Deadlock { waits });
+    // A lost wake-up: a task no one holds a waker of, or only tasks waiting for wake-ups
+    // (then no one will ever call a waker).
+    let waiting = |i: usize| st.threads[i].status == Status::Blocked(BlockedOn::Waker);
+    let blocked = |i: usize| matches!(st.threads[i].status, Status::Blocked(_));
+    let lost_wakeup = (0..st.threads.len())
+        .any(|i| waiting(i) && super::task::is_lost(st, ThreadId(i as u32)))
+        || (0..st.threads.len()).all(|i| waiting(i) || !blocked(i));
+    st.failure = Some(FailureCause::Deadlock { waits, lost_wakeup });
     false
 }
 
@@ -722,6 +729,7 @@ fn describe_wait(st: &State, id: ThreadId, on: BlockedOn) -> String {
         BlockedOn::Send(o) => format!("waits to send on {}", st.describe_object(o)),
         BlockedOn::Once(o) => format!("waits for initialization of {}", st.describe_object(o)),
         BlockedOn::Park => "is parked and never unparked".to_string(),
+        BlockedOn::Waker => return super::task::describe_wait(st, id),
     };
     format!("{who} {what}")
 }
