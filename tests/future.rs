@@ -295,3 +295,27 @@ fn wakers_outside_executions_and_after_them_are_harmless() {
     waker.wake_by_ref();
     std::thread::spawn(move || waker.wake()).join().unwrap();
 }
+
+// `#[pctvb::test] async fn`: the body runs under `block_on` (fixed seeds).
+
+#[pctvb::test(iterations = 200, seed = 5, regressions = false)]
+async fn async_test_bodies_run_under_block_on() {
+    let h = spawn(async {
+        yield_now().await;
+        21
+    });
+    assert_eq!(h.await * 2, 42);
+}
+
+#[pctvb::test(iterations = 50, seed = 5, regressions = false)]
+async fn async_test_bodies_may_return_results() -> Result<(), String> {
+    let v: u32 = spawn(async { "7".parse::<u32>() }).await.map_err(|e| e.to_string())?;
+    assert_eq!(v, 7);
+    Ok(())
+}
+
+#[pctvb::test(iterations = 2000, seed = 11, regressions = false)]
+#[should_panic(expected = "lost wake-up: task ")]
+async fn async_test_bodies_report_lost_wakeups() {
+    two_receivers(true)();
+}
