@@ -247,7 +247,7 @@ fn channel_that_drops_a_waker_is_reported_as_a_lost_wakeup_that_replays() {
         "{message}"
     );
     // The main thread waits in block_on for a waker the stuck task's handle holds.
-    assert!(message.contains("thread 0 (main) (in block_on at tests/future.rs:"), "{message}");
+    assert!(message.contains("thread 0 (main) waits in block_on at tests/future.rs:"), "{message}");
     let token = failure.token.clone().expect("a replay token");
     assert!(failure.replay_command.as_deref().unwrap().starts_with("PCTVB_REPLAY="));
     let replay = config().replay(token).run(two_receivers(true));

@@ -693,19 +693,22 @@ fn nothing_runnable(st: &mut State) -> bool {
         st.over = true;
         return false;
     }
-    let waits = (0..st.threads.len())
-        .filter_map(|i| match st.threads[i].status {
+    // A lost wake-up: a task no one holds a waker of (listed first), or only tasks waiting
+    // for wake-ups (then no one will ever call a waker).
+    let waiting = |i: usize| st.threads[i].status == Status::Blocked(BlockedOn::Waker);
+    let lost = |i: usize| waiting(i) && super::task::is_lost(st, ThreadId(i as u32));
+    let mut blocked: Vec<usize> = (0..st.threads.len())
+        .filter(|&i| matches!(st.threads[i].status, Status::Blocked(_)))
+        .collect();
+    blocked.sort_by_key(|&i| !lost(i));
+    let lost_wakeup = blocked.iter().any(|&i| lost(i)) || blocked.iter().all(|&i| waiting(i));
+    let waits = blocked
+        .iter()
+        .filter_map(|&i| match st.threads[i].status {
             Status::Blocked(on) => Some(describe_wait(st, ThreadId(i as u32), on)),
             _ => None,
         })
         .collect();
-    // A lost wake-up: a task no one holds a waker of, or only tasks waiting for wake-ups
-    // (then no one will ever call a waker).
-    let waiting = |i: usize| st.threads[i].status == Status::Blocked(BlockedOn::Waker);
-    let blocked = |i: usize| matches!(st.threads[i].status, Status::Blocked(_));
-    let lost_wakeup = (0..st.threads.len())
-        .any(|i| waiting(i) && super::task::is_lost(st, ThreadId(i as u32)))
-        || (0..st.threads.len()).all(|i| waiting(i) || !blocked(i));
     st.failure = Some(FailureCause::Deadlock { waits, lost_wakeup });
     false
 }

@@ -128,26 +128,28 @@ pub(super) fn is_lost(st: &State, id: ThreadId) -> bool {
 pub(super) fn describe_wait(st: &State, id: ThreadId) -> String {
     let thread = &st.threads[id.index()];
     let task = &thread.task;
+    let block_on = task.waiting_at.map_or(String::new(), |at| format!(" at {at}"));
+    // Where its poll returned `Pending`: its last scheduling point inside the poll, if any.
+    let (place, in_block_on) = match task.last_op {
+        Some((kind, at)) if kind != EventKind::Poll => {
+            (format!("in poll at {at} (its last operation: {kind})"), true)
+        }
+        _ => (format!("in block_on{block_on} (its last poll ran no pctvb operation)"), false),
+    };
     let who = if task.is_task {
         format!("task {id} (spawned at {})", thread.spawned_at)
+    } else if in_block_on {
+        format!("{} (in block_on{block_on})", st.thread_info(id))
     } else {
-        match task.waiting_at {
-            Some(at) => format!("{} (in block_on at {at})", st.thread_info(id)),
-            None => st.thread_info(id).to_string(),
-        }
+        st.thread_info(id).to_string()
     };
-    let place = match task.last_op {
-        Some((EventKind::Poll, at)) => format!("in poll at {at} (the poll ran no operation)"),
-        Some((kind, at)) => format!("in poll at {at} (its last operation: {kind})"),
-        None => "in poll".to_string(),
-    };
-    let holders = task.waker.as_ref().map_or(0, |w| w.strong_count().saturating_sub(1));
     if is_lost(st, id) {
         format!(
             "lost wake-up: {who} waits {place} and no one holds its waker, so no one will \
              wake it"
         )
     } else {
+        let holders = task.waker.as_ref().map_or(0, |w| w.strong_count().saturating_sub(1));
         let clones = match holders {
             1 => "a clone of its waker is held".to_string(),
             n => format!("{n} clones of its waker are held"),
