@@ -30,6 +30,7 @@
 //!
 //! # What is here
 //! - [`thread`], [`sync`], [`cell`], [`hint`]: the std-mirroring facade user code imports.
+//! - [`future`]: async code: `block_on`, tasks (`spawn`), `yield_now`; lost wake-ups found.
 //! - [`Config`] and [`StrategyKind`]: how to run; `#[pctvb::test]` sets them from its
 //!   arguments.
 //! - [`Report`]: what a run found, with its parts in [`report`]; a [`Failure`] is a bug found,
@@ -44,6 +45,7 @@
 
 pub mod cell;
 mod error;
+pub mod future;
 pub mod guarantee;
 pub mod hint;
 pub mod instrument;

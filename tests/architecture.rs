@@ -18,6 +18,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("report", &["runtime", "schedulers", "guarantee", "vars", "error"]),
     ("sync", &["runtime", "vars"]),
     ("thread", &["runtime"]),
+    ("future", &["runtime", "thread"]),
     ("cell", &["runtime", "vars"]),
     ("hint", &["runtime", "thread"]),
 ];

@@ -7,6 +7,9 @@
 
 use pctvb::{Config, Failure, FailureKind};
 
+#[path = "../examples/async_lost_wakeup.rs"]
+#[allow(dead_code)]
+mod async_lost_wakeup;
 #[path = "../examples/bank_transfer.rs"]
 #[allow(dead_code)]
 mod bank_transfer;
@@ -161,4 +164,23 @@ fn correct_counter_passes() {
     assert_eq!(report.executions, correct_counter::ITERATIONS);
     assert!(guarantee.confidence > 0.99, "{}", report.summary());
     assert!(report.summary().contains("pctvb: guarantee:"), "{}", report.summary());
+}
+
+#[test]
+fn async_channel_loses_a_wakeup_and_the_fix_passes() {
+    let f = find(
+        "async_lost_wakeup::two_receivers",
+        async_lost_wakeup::ITERATIONS,
+        async_lost_wakeup::two_receivers,
+    );
+    assert_eq!(f.kind, FailureKind::Deadlock);
+    assert!(f.message.starts_with("lost wake-up"), "{f}");
+    assert!(f.message.contains("no one holds its waker"), "{f}");
+    assert!(f.message.contains("(spawned at tests/../examples/async_lost_wakeup.rs:"), "{f}");
+    let report = async_lost_wakeup::fixed_config()
+        .seed(SEED)
+        .ignore_env()
+        .run(async_lost_wakeup::two_receivers_fixed);
+    report.assert_ok();
+    assert!(report.guarantee.is_some(), "{}", report.summary());
 }

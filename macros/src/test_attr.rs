@@ -53,16 +53,30 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
     let cfgs = attrs.iter().filter(|a| a.path().is_ident("cfg"));
     let cfgs = quote! { #(#cfgs)* };
     let name = &sig.ident;
-    let body = match &sig.output {
-        ReturnType::Default => quote! { || #block },
-        ReturnType::Type(_, ty) => quote_spanned! { ty.span() =>
+    // An async body runs under `pctvb::future::block_on` on the test body's logical thread.
+    let body = match (&sig.output, sig.asyncness.is_some()) {
+        (ReturnType::Default, false) => quote! { || #block },
+        (ReturnType::Default, true) => quote! {
             || {
-                fn body() -> #ty #block
-                if let ::core::result::Result::Err(error) = body() {
-                    ::core::panic!("test body returned an error: {:?}", error);
-                }
+                async fn body() #block
+                ::pctvb::future::block_on(body())
             }
         },
+        (ReturnType::Type(_, ty), asyncness) => {
+            let (asyncness, call) = if asyncness {
+                (quote! { async }, quote! { ::pctvb::future::block_on(body()) })
+            } else {
+                (quote! {}, quote! { body() })
+            };
+            quote_spanned! { ty.span() =>
+                || {
+                    #asyncness fn body() -> #ty #block
+                    if let ::core::result::Result::Err(error) = #call {
+                        ::core::panic!("test body returned an error: {:?}", error);
+                    }
+                }
+            }
+        }
     };
     let target = CargoTarget::from_build(
         |name| std::env::var(name).ok(),
@@ -174,12 +188,6 @@ impl CargoTarget {
 
 fn check_signature(function: &ItemFn) -> syn::Result<()> {
     let sig = &function.sig;
-    if let Some(a) = &sig.asyncness {
-        return Err(syn::Error::new(
-            a.span(),
-            "#[pctvb::test] functions cannot be async: pctvb runs threads, not futures",
-        ));
-    }
     if !sig.inputs.is_empty() {
         return Err(syn::Error::new(
             sig.inputs.span(),
@@ -554,8 +562,10 @@ mod tests {
     #[test]
     fn signatures_that_cannot_be_tests_are_rejected() {
         let none = TokenStream::new();
-        let e = expand(none.clone(), "async fn t() {}".parse().unwrap()).unwrap_err().to_string();
-        assert!(e.contains("cannot be async"));
+        assert!(expand(none.clone(), "async fn t() {}".parse().unwrap()).is_ok());
+        let e =
+            expand(none.clone(), "async fn t(x: u8) {}".parse().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("take no arguments"));
         let e = expand(none, "fn t(x: u8) {}".parse().unwrap()).unwrap_err().to_string();
         assert!(e.contains("take no arguments"));
     }

@@ -372,7 +372,17 @@ pub(crate) fn explain(
         FailureCause::Panic { thread, message, location } => {
             (FailureKind::Panic, message.clone(), Some(thread.clone()), location.clone())
         }
-        FailureCause::Deadlock { waits } => (
+        FailureCause::Deadlock { waits, lost_wakeup: true } => (
+            FailureKind::Deadlock,
+            format!(
+                "lost wake-up: a task waits for a wake-up no one will give, and no thread can \
+                 run.\n  {}",
+                waits.join("\n  ")
+            ),
+            None,
+            None,
+        ),
+        FailureCause::Deadlock { waits, lost_wakeup: false } => (
             FailureKind::Deadlock,
             format!("deadlock: no thread can run.\n  {}", waits.join("\n  ")),
             None,

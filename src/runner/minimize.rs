@@ -153,7 +153,10 @@ fn same_failure(new: &FailureCause, original: &FailureCause) -> bool {
             (Some(a), Some(b)) => a == b,
             _ => m == n,
         },
-        (FailureCause::Deadlock { .. }, FailureCause::Deadlock { .. }) => true,
+        (
+            FailureCause::Deadlock { lost_wakeup: a, .. },
+            FailureCause::Deadlock { lost_wakeup: b, .. },
+        ) => a == b,
         (
             FailureCause::RecursiveLock { what: a, .. },
             FailureCause::RecursiveLock { what: b, .. },

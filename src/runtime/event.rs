@@ -72,6 +72,10 @@ pub enum EventKind {
     CellWrite,
     /// The thread blocked and gave up the processor.
     Block,
+    /// `future::block_on` is about to poll its future (every poll is a scheduling point).
+    Poll,
+    /// A task's `Waker` was called by another thread.
+    Wake,
 }
 
 impl EventKind {
@@ -103,6 +107,8 @@ impl EventKind {
             EventKind::CellRead => "read",
             EventKind::CellWrite => "write",
             EventKind::Block => "blocked",
+            EventKind::Poll => "poll",
+            EventKind::Wake => "wake",
         }
     }
 }
@@ -143,6 +149,8 @@ pub enum BlockedOn {
     Once(ObjectId),
     /// Parked, waiting for `unpark`.
     Park,
+    /// In `future::block_on`: its future returned `Pending`, waiting for its `Waker`.
+    Waker,
 }
 
 impl BlockedOn {
@@ -157,7 +165,7 @@ impl BlockedOn {
             | BlockedOn::Recv(o)
             | BlockedOn::Send(o)
             | BlockedOn::Once(o) => Some(o),
-            BlockedOn::Join(_) | BlockedOn::Park => None,
+            BlockedOn::Join(_) | BlockedOn::Park | BlockedOn::Waker => None,
         }
     }
 }

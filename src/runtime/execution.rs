@@ -5,7 +5,7 @@
 //! blocking, failing, object registration, and the few named accessors the runner and
 //! `#[pctvb::instrument]` use (they never see `State`). The semantics of each kind of object
 //! live beside it, one file per kind (`mutex.rs`, `rwlock.rs`, `condvar.rs`, `barrier.rs`,
-//! `once.rs`, `channel.rs`, `park.rs`, `join.rs`, `local.rs`); this file must not grow
+//! `once.rs`, `channel.rs`, `park.rs`, `join.rs`, `local.rs`, `task.rs`); this file must not grow
 //! object-specific rules beyond describing what a blocked thread waits for.
 
 use std::cell::{Cell, RefCell};
@@ -790,13 +790,23 @@ fn nothing_runnable(st: &mut State) -> bool {
         st.over = true;
         return false;
     }
-    let waits = (0..st.threads.len())
-        .filter_map(|i| match st.threads[i].status {
+    // A lost wake-up: a task no one holds a waker of (listed first), or only tasks waiting
+    // for wake-ups (then no one will ever call a waker).
+    let waiting = |i: usize| st.threads[i].status == Status::Blocked(BlockedOn::Waker);
+    let lost = |i: usize| waiting(i) && super::task::is_lost(st, ThreadId(i as u32));
+    let mut blocked: Vec<usize> = (0..st.threads.len())
+        .filter(|&i| matches!(st.threads[i].status, Status::Blocked(_)))
+        .collect();
+    blocked.sort_by_key(|&i| !lost(i));
+    let lost_wakeup = blocked.iter().any(|&i| lost(i)) || blocked.iter().all(|&i| waiting(i));
+    let waits = blocked
+        .iter()
+        .filter_map(|&i| match st.threads[i].status {
             Status::Blocked(on) => Some(describe_wait(st, ThreadId(i as u32), on)),
             _ => None,
         })
         .collect();
-    st.failure = Some(FailureCause::Deadlock { waits });
+    st.failure = Some(FailureCause::Deadlock { waits, lost_wakeup });
     false
 }
 
@@ -819,6 +829,7 @@ fn describe_wait(st: &State, id: ThreadId, on: BlockedOn) -> String {
         BlockedOn::Send(o) => format!("waits to send on {}", st.describe_object(o)),
         BlockedOn::Once(o) => format!("waits for initialization of {}", st.describe_object(o)),
         BlockedOn::Park => "is parked and never unparked".to_string(),
+        BlockedOn::Waker => return super::task::describe_wait(st, id),
     };
     format!("{who} {what}")
 }

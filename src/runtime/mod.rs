@@ -18,7 +18,8 @@
 //! - `object.rs`: a primitive's identity (`Handle`) and per-execution model state;
 //! - one file per kind of object, each owning that kind's model: `mutex.rs`, `rwlock.rs`,
 //!   `condvar.rs`, `barrier.rs`, `once.rs` (`Once`, `OnceLock`, `LazyLock`), `channel.rs`,
-//!   `park.rs`, `join.rs` (spawn and join), `local.rs` (thread-locals);
+//!   `park.rs`, `join.rs` (spawn and join), `local.rs` (thread-locals), `task.rs` (async
+//!   tasks: wake tokens, and what a task waiting for its waker is waiting for);
 //! - `data_lock.rs`: the real lock over a primitive's data, which keeps executions running at
 //!   the same time on other OS threads (and OS threads outside executions) out of it;
 //! - `clock.rs` and `race.rs`: vector clocks, the happens-before edges every object file
@@ -56,6 +57,7 @@ mod park;
 mod race;
 mod rwlock;
 mod state;
+mod task;
 mod watchdog;
 
 pub(crate) use barrier::RawBarrier;
@@ -78,6 +80,9 @@ pub(crate) use race::{race_message, AtomicSync};
 pub(crate) use rwlock::{RawRwLock, RwHold};
 pub(crate) use state::{describe_object, FailureCause};
 pub use state::{Step, ThreadInfo, Value};
+pub(crate) use task::{
+    identity as task_identity, mark_task, poll_point, wait_for_wake, wake as wake_task,
+};
 
 /// Id of a logical thread within one execution: 0 is the test body's thread, spawned threads
 /// count up in spawn order.

@@ -44,6 +44,8 @@ pub(super) struct Thread {
     pub(super) spawned_at: &'static Location<'static>,
     /// Index in the trace of this thread's latest scheduling point.
     pub(super) last_step: usize,
+    /// The thread as an async task: its wake token and what it waits for (`task.rs`).
+    pub(super) task: super::task::TaskState,
 }
 
 impl Thread {
@@ -61,6 +63,7 @@ impl Thread {
             locals: Vec::new(),
             spawned_at,
             last_step: 0,
+            task: super::task::TaskState::default(),
         }
     }
 }
@@ -145,7 +148,8 @@ pub(crate) enum FailureCause {
     /// A thread panicked and did not catch it.
     Panic { thread: ThreadInfo, message: String, location: Option<String> },
     /// No thread could run while some were unfinished; one line per blocked thread.
-    Deadlock { waits: Vec<String> },
+    /// `lost_wakeup`: some of them are tasks waiting for a wake-up no one can give.
+    Deadlock { waits: Vec<String>, lost_wakeup: bool },
     /// Every thread that could run only yielded, with no thread making progress in the last
     /// `window` scheduling points, until the execution ran out of its `limit` of steps: one
     /// line per spinning thread (with where it yields), then one per blocked thread.
@@ -171,6 +175,9 @@ impl FailureCause {
     pub(crate) fn summary(&self) -> String {
         match self {
             FailureCause::Panic { thread, message, .. } => format!("{thread} panicked: {message}"),
+            FailureCause::Deadlock { lost_wakeup: true, .. } => {
+                "a lost wake-up: a task waits for a wake-up no one will give".to_string()
+            }
             FailureCause::Deadlock { .. } => "a deadlock: no thread could run".to_string(),
             FailureCause::Livelock { .. } => {
                 "a livelock: every runnable thread spun without progress".to_string()
@@ -341,7 +348,7 @@ impl State {
         }
         match on {
             BlockedOn::Join(target) => self.threads[target.index()].joiners.push(id),
-            BlockedOn::Park => {}
+            BlockedOn::Park | BlockedOn::Waker => {}
             other => {
                 if let Some(obj) = other.object() {
                     self.objects[obj.index()].waiters.push(id);

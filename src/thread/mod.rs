@@ -167,9 +167,14 @@ impl<T> JoinHandle<T> {
     /// switches by import.
     #[track_caller]
     pub fn join(self) -> std::thread::Result<T> {
+        self.join_at(Location::caller())
+    }
+
+    /// [`JoinHandle::join`], with the caller's location given (for `future::JoinHandle`).
+    pub(crate) fn join_at(self, location: &'static Location<'static>) -> std::thread::Result<T> {
         match self.inner {
             Joined::Logical(packet) => {
-                crate::runtime::join(self.thread.id, Location::caller());
+                crate::runtime::join(self.thread.id, location);
                 let value = packet.lock().unwrap_or_else(|e| e.into_inner()).take();
                 Ok(value.expect("pctvb: a finished thread left no result"))
             }
@@ -199,6 +204,15 @@ where
     F: FnOnce() -> T + Send + 'static,
     T: Send + 'static,
 {
+    spawn_at(f, Location::caller())
+}
+
+/// [`spawn`], with the caller's location given (for `future::spawn`).
+pub(crate) fn spawn_at<F, T>(f: F, location: &'static Location<'static>) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
     if !in_execution() {
         let handle = std::thread::spawn(f);
         return JoinHandle {
@@ -206,7 +220,7 @@ where
             inner: Joined::Os(handle),
         };
     }
-    spawn_named(f, None, Location::caller())
+    spawn_named(f, None, location)
 }
 
 /// Spawns a logical thread of the running execution.

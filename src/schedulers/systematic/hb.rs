@@ -81,7 +81,15 @@ impl Hb {
                 }
                 self.writes[o]
             }
-            None if matches!(op.kind, EventKind::Spawn | EventKind::Park | EventKind::Unpark) => {
+            None if matches!(
+                op.kind,
+                EventKind::Spawn
+                    | EventKind::Park
+                    | EventKind::Unpark
+                    | EventKind::Poll
+                    | EventKind::Wake
+            ) =>
+            {
                 self.global_writes += 1;
                 self.global_writes
             }

@@ -1,0 +1,321 @@
+//! `pctvb::future` under every strategy, with fixed seeds: tasks joined and awaited, an async
+//! mutex and a channel built on `pctvb::sync::Mutex` and wakers pass every execution, and a
+//! channel that loses a wake-up is reported as a lost wake-up that replays.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use pctvb::future::{block_on, spawn, yield_now};
+use pctvb::sync::atomic::{AtomicUsize, Ordering};
+use pctvb::sync::{Arc, Mutex};
+use pctvb::{Config, FailureKind, StrategyKind};
+
+fn strategies() -> Vec<StrategyKind> {
+    vec![
+        StrategyKind::UniformWalk,
+        StrategyKind::Random,
+        StrategyKind::Pct { depth: 3 },
+        StrategyKind::Pctvb { depth: 3, vars: 2 },
+        StrategyKind::ThreadBound { threads: 2, preemptions: 2 },
+        StrategyKind::Combined { depth: 3, vars: 2, threads: 2 },
+        StrategyKind::systematic(2, 2, 2),
+    ]
+}
+
+/// Runs `body` 300 times (seed 7) under every strategy and asserts every execution passes.
+fn passes_everywhere(body: impl Fn() + Sync) {
+    for strategy in strategies() {
+        let name = format!("{strategy:?}");
+        let report =
+            Config::new().ignore_env().seed(7).iterations(300).strategy(strategy).run(&body);
+        assert!(report.is_ok(), "{name}: unexpected failure:\n{}", report.failure().unwrap());
+        assert!(report.executions > 1, "{name}: ran {} executions", report.executions);
+    }
+}
+
+#[test]
+fn spawned_tasks_are_awaited_and_joined() {
+    passes_everywhere(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let total = block_on(async {
+            let handles: Vec<_> = (1..=3)
+                .map(|i| {
+                    let n = n.clone();
+                    spawn(async move {
+                        n.fetch_add(i, Ordering::SeqCst);
+                        yield_now().await;
+                        i * 10
+                    })
+                })
+                .collect();
+            let mut total = 0;
+            for h in handles {
+                total += h.await;
+            }
+            total
+        });
+        assert_eq!(total, 60);
+        assert_eq!(n.load(Ordering::SeqCst), 6);
+        // A blocking join from a thread that is not in block_on.
+        let h = spawn(async { 5 });
+        assert_eq!(h.join(), 5);
+    });
+}
+
+#[test]
+fn the_schedule_varies_between_tasks() {
+    let report = Config::new().ignore_env().seed(3).iterations(200).run(|| {
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let hs: Vec<_> = (0..2)
+            .map(|i| {
+                let order = order.clone();
+                spawn(async move { order.lock().unwrap().push(i) })
+            })
+            .collect();
+        block_on(async {
+            for h in hs {
+                h.await
+            }
+        });
+        let order = order.lock().unwrap().clone();
+        assert_eq!(order, vec![0, 1], "task 1 ran first");
+    });
+    let failure = report.failure().expect("both orders of two tasks are explored");
+    assert!(failure.message.contains("task 1 ran first"), "{}", failure.message);
+}
+
+/// An async mutex: a `pctvb::sync::Mutex` over "locked" and the wakers of waiting tasks.
+struct AsyncMutex<T> {
+    state: Mutex<(bool, VecDeque<Waker>)>,
+    value: Mutex<T>,
+}
+
+impl<T> AsyncMutex<T> {
+    fn new(value: T) -> Self {
+        AsyncMutex { state: Mutex::new((false, VecDeque::new())), value: Mutex::new(value) }
+    }
+
+    fn lock(&self) -> Acquire<'_, T> {
+        Acquire { mutex: self }
+    }
+
+    fn unlock(&self) {
+        let next = {
+            let mut st = self.state.lock().unwrap();
+            st.0 = false;
+            st.1.pop_front()
+        };
+        if let Some(w) = next {
+            w.wake();
+        }
+    }
+}
+
+struct Acquire<'a, T> {
+    mutex: &'a AsyncMutex<T>,
+}
+
+impl<T> Future for Acquire<'_, T> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut st = self.mutex.state.lock().unwrap();
+        if !st.0 {
+            st.0 = true;
+            return Poll::Ready(());
+        }
+        // Registered in the same critical section as the check: no wake-up can be missed.
+        st.1.push_back(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+#[test]
+fn async_mutex_counter_never_loses_an_update() {
+    passes_everywhere(|| {
+        let counter = Arc::new(AsyncMutex::new(0));
+        let tasks: Vec<_> = (0..3)
+            .map(|_| {
+                let counter = counter.clone();
+                spawn(async move {
+                    counter.lock().await;
+                    let v = *counter.value.lock().unwrap();
+                    yield_now().await;
+                    *counter.value.lock().unwrap() = v + 1;
+                    counter.unlock();
+                })
+            })
+            .collect();
+        block_on(async {
+            for t in tasks {
+                t.await;
+            }
+        });
+        assert_eq!(*counter.value.lock().unwrap(), 3);
+    });
+}
+
+/// A channel: a queue under a `pctvb::sync::Mutex` and the receivers' wakers. `one_slot`
+/// keeps a single waker, so a second receiver's registration drops the first's: the bug.
+struct Channel {
+    state: Mutex<(VecDeque<u32>, VecDeque<Waker>)>,
+    one_slot: bool,
+}
+
+impl Channel {
+    fn new(one_slot: bool) -> Arc<Channel> {
+        Arc::new(Channel { state: Mutex::new((VecDeque::new(), VecDeque::new())), one_slot })
+    }
+
+    fn send(&self, v: u32) {
+        let waiter = {
+            let mut st = self.state.lock().unwrap();
+            st.0.push_back(v);
+            st.1.pop_front()
+        };
+        if let Some(w) = waiter {
+            w.wake();
+        }
+    }
+
+    fn recv(self: &Arc<Self>) -> Recv {
+        Recv { channel: self.clone() }
+    }
+}
+
+struct Recv {
+    channel: Arc<Channel>,
+}
+
+impl Future for Recv {
+    type Output = u32;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
+        let mut st = self.channel.state.lock().unwrap();
+        if let Some(v) = st.0.pop_front() {
+            return Poll::Ready(v);
+        }
+        if self.channel.one_slot {
+            st.1.clear(); // the bug: drops (and never calls) another receiver's waker
+        }
+        st.1.push_back(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+fn two_receivers(one_slot: bool) -> impl Fn() + Sync {
+    move || {
+        let channel = Channel::new(one_slot);
+        let receivers: Vec<_> = (0..2)
+            .map(|_| {
+                let channel = channel.clone();
+                spawn(async move { channel.recv().await })
+            })
+            .collect();
+        channel.send(1);
+        channel.send(2);
+        let mut got = block_on(async {
+            let mut got = Vec::new();
+            for r in receivers {
+                got.push(r.await);
+            }
+            got
+        });
+        got.sort();
+        assert_eq!(got, vec![1, 2]);
+    }
+}
+
+#[test]
+fn channel_with_a_waker_per_receiver_never_loses_a_wakeup() {
+    passes_everywhere(two_receivers(false));
+}
+
+#[test]
+fn channel_that_drops_a_waker_is_reported_as_a_lost_wakeup_that_replays() {
+    let config = || Config::new().ignore_env().seed(11).iterations(2000).name("future::lost");
+    let report = config().run(two_receivers(true));
+    let failure = report.failure().expect("the lost wake-up is found");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    let message = &failure.message;
+    assert!(message.starts_with("lost wake-up"), "{message}");
+    assert!(
+        message.contains("lost wake-up: task ")
+            && message.contains("(spawned at tests/future.rs:")
+            && message.contains("waits in poll at tests/future.rs:")
+            && message.contains("no one holds its waker"),
+        "{message}"
+    );
+    // The main thread waits in block_on for a waker the stuck task's handle holds.
+    assert!(message.contains("thread 0 (main) waits in block_on at tests/future.rs:"), "{message}");
+    let token = failure.token.clone().expect("a replay token");
+    assert!(failure.replay_command.as_deref().unwrap().starts_with("PCTVB_REPLAY="));
+    let replay = config().replay(token).run(two_receivers(true));
+    let again = replay.failure().expect("the replay reproduces the lost wake-up");
+    assert!(again.message.starts_with("lost wake-up"), "{}", again.message);
+    let text = failure.to_string();
+    assert!(text.contains("wake") && text.contains("poll"), "the schedule shows polls:\n{text}");
+}
+
+#[test]
+fn a_waker_held_but_never_called_is_a_lost_wakeup_too() {
+    let report = Config::new().ignore_env().seed(1).iterations(10).run(|| {
+        let stash: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
+        block_on(std::future::poll_fn(|cx| {
+            *stash.lock().unwrap() = Some(cx.waker().clone());
+            Poll::<()>::Pending
+        }));
+    });
+    let failure = report.failure().expect("the wait never ends");
+    assert!(failure.message.starts_with("lost wake-up"), "{}", failure.message);
+    assert!(failure.message.contains("a clone of its waker is held"), "{}", failure.message);
+}
+
+#[test]
+fn wakers_outside_executions_and_after_them_are_harmless() {
+    // Outside executions: block_on and spawn run on OS threads.
+    let h = spawn(async { 2 });
+    assert_eq!(
+        block_on(async {
+            yield_now().await;
+            h.await
+        }),
+        2
+    );
+    // A waker kept from an execution and called after it (and from another OS thread).
+    let kept: std::sync::Mutex<Option<Waker>> = std::sync::Mutex::new(None);
+    let report = Config::new().ignore_env().seed(1).iterations(20).run(|| {
+        block_on(std::future::poll_fn(|cx| {
+            *kept.lock().unwrap() = Some(cx.waker().clone());
+            Poll::Ready(())
+        }))
+    });
+    assert!(report.is_ok());
+    let waker = kept.lock().unwrap().take().unwrap();
+    waker.wake_by_ref();
+    std::thread::spawn(move || waker.wake()).join().unwrap();
+}
+
+// `#[pctvb::test] async fn`: the body runs under `block_on` (fixed seeds).
+
+#[pctvb::test(iterations = 200, seed = 5, regressions = false)]
+async fn async_test_bodies_run_under_block_on() {
+    let h = spawn(async {
+        yield_now().await;
+        21
+    });
+    assert_eq!(h.await * 2, 42);
+}
+
+#[pctvb::test(iterations = 50, seed = 5, regressions = false)]
+async fn async_test_bodies_may_return_results() -> Result<(), String> {
+    let v: u32 = spawn(async { "7".parse::<u32>() }).await.map_err(|e| e.to_string())?;
+    assert_eq!(v, 7);
+    Ok(())
+}
+
+#[pctvb::test(iterations = 2000, seed = 11, regressions = false)]
+#[should_panic(expected = "lost wake-up: task ")]
+async fn async_test_bodies_report_lost_wakeups() {
+    two_receivers(true)();
+}
