@@ -3,39 +3,16 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::Waker;
 
 use pctvb::sync::Mutex;
-use pctvb::thread::Thread;
 
-/// Runs a future to completion on the calling logical thread: polls it, and parks the thread
-/// while it is pending; its waker unparks the thread.
+/// Runs a future to completion on the calling logical thread: [`pctvb::future::block_on`],
+/// whose wakers are scheduling points and which reports a lost wake-up (a task waiting for a
+/// wake no one will give) like a deadlock.
 #[track_caller]
 pub fn block_on<F: Future>(f: F) -> F::Output {
-    let mut future = pin!(f);
-    let waker = Waker::from(Arc::new(Unparker(pctvb::thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-        pctvb::thread::park();
-    }
-}
-
-/// A waker that unparks the thread that blocks on the future.
-struct Unparker(Thread);
-
-impl Wake for Unparker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
-    }
+    pctvb::future::block_on(f)
 }
 
 /// loom's `AtomicWaker` (futures' `AtomicWaker`): holds the waker of one task, which
