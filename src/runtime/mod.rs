@@ -76,7 +76,7 @@ pub(crate) use once::{OnceCell, RawOnce};
 pub(crate) use park::{current as current_thread, park, unpark};
 pub(crate) use race::{race_message, AtomicSync};
 pub(crate) use rwlock::{RawRwLock, RwHold};
-pub(crate) use state::{describe_object, FailureCause};
+pub(crate) use state::{describe_object, FailureCause, Pending};
 pub use state::{Step, ThreadInfo, Value};
 
 /// Id of a logical thread within one execution: 0 is the test body's thread, spawned threads
