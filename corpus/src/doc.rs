@@ -45,6 +45,7 @@ pub fn short(tool: &Tool) -> String {
     match tool.name().as_str() {
         "random" => "random".into(),
         "uniform" => "uniform".into(),
+        "pos" => "pos".into(),
         "pct d=2" => "pct2".into(),
         "pct d=3" => "pct3".into(),
         "pctvb d=2 v=1" => "pctvb".into(),
@@ -147,7 +148,7 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
         let _ = writeln!(d, "- {line}");
     }
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
-          pctvb's default without a target), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
+          pctvb's default without a target), `pos` (partial order sampling, Fray's default), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
           (thread bounding t=2 c=1), `comb` (the combined strategy d=2 v=1 t=2, alone), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
           the uniform walk in profiling and in every second search execution), `sys` (systematic c<=2 v<=2 t=2), `sh-rand`, `sh-pct3`, \

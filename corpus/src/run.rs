@@ -43,6 +43,7 @@ impl Tool {
         vec![
             Tool::Pctvb(StrategyKind::Random),
             Tool::Pctvb(StrategyKind::UniformWalk),
+            Tool::Pctvb(StrategyKind::Pos),
             Tool::Pctvb(StrategyKind::Pct { depth: 2 }),
             Tool::Pctvb(StrategyKind::Pct { depth: 3 }),
             Tool::Pctvb(StrategyKind::Pctvb { depth: 2, vars: 1 }),
@@ -64,6 +65,7 @@ impl Tool {
             Tool::Pctvb(k) => match k {
                 StrategyKind::Random => "random".into(),
                 StrategyKind::UniformWalk => "uniform".into(),
+                StrategyKind::Pos => "pos".into(),
                 StrategyKind::Pct { depth } => format!("pct d={depth}"),
                 StrategyKind::Pctvb { depth, vars } => format!("pctvb d={depth} v={vars}"),
                 StrategyKind::ThreadBound { threads, preemptions } => {

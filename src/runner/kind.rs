@@ -13,7 +13,8 @@
 use crate::guarantee::BoundKind;
 use crate::schedulers::registry::{same_name, Param, StrategyInfo, StrategyParams};
 use crate::schedulers::{
-    combined, pct, pctvb, random, systematic, thread_bound, uniform_walk, Strategy, UnknownStrategy,
+    combined, pct, pctvb, pos, random, systematic, thread_bound, uniform_walk, Strategy,
+    UnknownStrategy,
 };
 
 /// Defines [`StrategyKind`] from the list of strategies: the enum as written, [`STRATEGIES`],
@@ -146,6 +147,13 @@ pub enum StrategyKind {
         /// Wall-time budget; the report then says which levels were completed.
         max_time: Option<std::time::Duration>,
     } => systematic::INFO,
+    /// Partial order sampling (Yuan et al., CAV 2018; Fray's default): every thread has a
+    /// random priority and the highest-priority runnable thread runs; after each step the
+    /// priorities of the thread that ran and of every thread whose pending operation races
+    /// with that step (same object, one of them modifying it) are drawn again. No guarantee,
+    /// no parameters, no profiling; its executions run on every core like the random
+    /// strategy's.
+    Pos => pos::INFO,
 }
 }
 
@@ -323,7 +331,7 @@ mod tests {
         assert_eq!(
             message.as_str(),
             "unknown strategy \"pctt\"; expected one of: random, uniform, pct, pctvb, \
-             threadbound, combined, systematic"
+             threadbound, combined, systematic, pos"
         );
         let long = "x".repeat(1000);
         let message = StrategyKind::__named(&long).unwrap_err();

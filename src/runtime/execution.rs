@@ -664,6 +664,7 @@ fn decide(
         event: &event,
         step,
         var_access,
+        pending: super::Pending::new(&st.threads, &st.trace),
     };
     let mut chosen = match st.strategy.choose(&decision, &mut st.rng) {
         Ok(t) => t,

@@ -78,7 +78,7 @@ pub(crate) use once::{OnceCell, RawOnce};
 pub(crate) use park::{current as current_thread, park, unpark};
 pub(crate) use race::{race_message, AtomicSync};
 pub(crate) use rwlock::{RawRwLock, RwHold};
-pub(crate) use state::{describe_object, FailureCause};
+pub(crate) use state::{describe_object, FailureCause, Pending};
 pub use state::{Step, ThreadInfo, Value};
 pub(crate) use task::{
     identity as task_identity, mark_task, poll_point, wait_for_wake, wake as wake_task,

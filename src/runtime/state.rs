@@ -368,3 +368,51 @@ impl State {
 pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
     format!("{}@{}", kind.name(), site)
 }
+
+/// Each thread's pending operation, for strategies that look at more than the current thread's
+/// event (POS re-draws the priorities of threads whose pending operations race with the one
+/// that runs): what each thread announced at its latest scheduling point, read from the trace
+/// the runtime keeps anyway, so a decision builds it from two slices without allocating.
+///
+/// A suspended thread resumes by performing the operation it announced, so that is its pending
+/// operation: a blocked thread's is `Block` on the object it waits for (woken, it retries the
+/// operation on it), a spinning thread's is its `Yield`. The current thread's pending operation
+/// is the decision's event, which is not in the trace yet: ask the decision, not this.
+#[derive(Clone, Copy)]
+pub(crate) struct Pending<'a> {
+    threads: &'a [Thread],
+    trace: &'a [Step],
+}
+
+impl<'a> Pending<'a> {
+    /// No thread has announced anything (for strategies' unit tests).
+    #[allow(dead_code)] // used by unit tests of strategies
+    pub(crate) const NONE: Pending<'static> = Pending { threads: &[], trace: &[] };
+
+    pub(super) fn new(threads: &'a [Thread], trace: &'a [Step]) -> Pending<'a> {
+        Pending { threads, trace }
+    }
+
+    /// How many threads the execution has created so far (ids `0..count`).
+    pub(crate) fn count(&self) -> usize {
+        self.threads.len()
+    }
+
+    /// What `thread` announced at its latest scheduling point (its kind and object), or `None`
+    /// for a thread that has not reached one yet (it has not started) or is unknown. Stale for
+    /// the current thread (see the type's documentation).
+    #[inline]
+    pub(crate) fn of(&self, thread: ThreadId) -> Option<(EventKind, Option<ObjectId>)> {
+        let last = self.threads.get(thread.index())?.last_step;
+        // A thread that never reached a scheduling point still has `last_step` 0, the first
+        // step of the trace, which is another thread's (or absent).
+        let step = self.trace.get(last).filter(|s| s.thread == thread)?;
+        Some((step.kind, step.object))
+    }
+}
+
+impl std::fmt::Debug for Pending<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending").field("threads", &self.threads.len()).finish_non_exhaustive()
+    }
+}

@@ -15,7 +15,9 @@
 //! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
 //! bounding, section 4), [`Combined`] (variable bounding with thread-bounding priorities,
 //! the paper's randomized RankChecker and pctvb's default for guarantees) and [`Systematic`]
-//! (the paper's exhaustive search). The four priority strategies are each only their rules
+//! (the paper's exhaustive search), and [`Pos`](pos::Pos) (partial order sampling, Yuan et al.,
+//! CAV 2018: random priorities, re-drawn after each step for the threads whose pending
+//! operations race with it; no guarantee). The four priority strategies are each only their rules
 //! (the priority scheme, where change points go, how many, how they describe themselves); one
 //! core runs them all: strict priority scheduling, change points, extra threads below all
 //! others. (A thread that yields is not enabled until another thread makes progress: the
@@ -77,6 +79,7 @@ pub(crate) mod combined;
 mod guided;
 pub(crate) mod pct;
 pub(crate) mod pctvb;
+pub(crate) mod pos;
 mod priority;
 pub(crate) mod random;
 pub(crate) mod registry;
@@ -97,7 +100,7 @@ pub use systematic::{
 
 use rand_chacha::ChaCha8Rng;
 
-use crate::runtime::{Event, ThreadId};
+use crate::runtime::{Event, Pending, ThreadId};
 use crate::vars::{VarId, VarInfo, VarProfile};
 
 /// The random number generator every strategy draws from: ChaCha8 seeded with the run seed and
@@ -121,6 +124,9 @@ pub(crate) struct Decision<'a> {
     /// For an access to a variable: how many accesses the execution has made to that variable,
     /// this one included (the `j` of the paper's `(q, j)` change points); 0 otherwise.
     pub var_access: u64,
+    /// Every other thread's pending operation (what it announced at its latest scheduling
+    /// point); the current thread's is `event`.
+    pub pending: Pending<'a>,
 }
 
 /// What a strategy may know at the start of an execution: what earlier executions of the run

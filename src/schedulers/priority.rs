@@ -340,7 +340,15 @@ mod tests {
         ev: &Event,
         var_access: u64,
     ) -> ThreadId {
-        let d = Decision { enabled, current, current_enabled: true, event: ev, step, var_access };
+        let d = Decision {
+            enabled,
+            current,
+            current_enabled: true,
+            event: ev,
+            step,
+            var_access,
+            pending: crate::runtime::Pending::NONE,
+        };
         core.choose(&d)
     }
 

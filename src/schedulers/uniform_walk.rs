@@ -353,6 +353,7 @@ mod tests {
                 event: e,
                 step,
                 var_access: 0,
+                pending: crate::runtime::Pending::NONE,
             };
             step += 1;
             s.choose(&d, rng).unwrap()
@@ -443,6 +444,7 @@ mod tests {
             event: &spawn,
             step: 0,
             var_access: 0,
+            pending: crate::runtime::Pending::NONE,
         };
         walk.choose(&d, &mut r).unwrap();
         // Main made one point and handed thread 1's 3 over; thread 2's 99 are still its own.

@@ -1,0 +1,243 @@
+//! Partial order sampling (`strategy = "pos"`, `StrategyKind::Pos`) through the public API: it
+//! finds every paper-figure bug and the quickstart's lost update within a modest budget, never
+//! fails a correct program, replays its failures exactly from their token, runs the same on
+//! any number of workers, and is a strategy without guarantee, parameters or profiling.
+//!
+//! Every run uses a fixed seed (seeds 0-4 unless a test says otherwise) and `ignore_env`;
+//! where a bug must be found the budget is well above what the seeds need (measured when the
+//! test was written: at most 161 executions for a figure, figure 10; POS is slower than the
+//! random walk on these small figures, whose bugs need one thread to overtake another twice),
+//! and assertions are on behaviour, not on a seed's particulars.
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use pctvb::sync::{Arc, Condvar, Mutex};
+use pctvb::{thread, Config, Error, FailureKind, StrategyKind};
+
+#[path = "common/paper_figures.rs"]
+mod paper_figures;
+#[path = "common/replays.rs"]
+mod replays;
+use paper_figures::{figure_10, figure_3, FIGURES};
+
+fn config(seed: u64) -> Config {
+    Config::new().ignore_env().seed(seed).strategy(StrategyKind::Pos).workers(1)
+}
+
+/// Executions until the first failure of `body` under POS, or `None` within `budget`.
+fn executions_to_bug(body: fn(), seed: u64, budget: u64) -> Option<u64> {
+    let report = config(seed).minimize_runs(0).iterations(budget).run(body);
+    report.failure().map(|f| f.execution + 1)
+}
+
+/// The quickstart example's lost update: two threads each load and then store `n + 1`.
+fn lost_update() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let n = n.clone();
+            thread::spawn(move || {
+                let v = n.load(SeqCst);
+                n.store(v + 1, SeqCst);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(n.load(SeqCst), 2, "an increment was lost");
+}
+
+#[test]
+fn finds_every_paper_figure_bug() {
+    for figure in FIGURES {
+        for seed in 0..5 {
+            let found = executions_to_bug(figure.body, seed, 1000);
+            assert!(found.is_some(), "{}, seed {seed}: not found in 1000 executions", figure.name);
+        }
+    }
+}
+
+#[test]
+fn finds_the_quickstart_lost_update_within_a_few_executions() {
+    let mut total = 0;
+    for seed in 0..5 {
+        let found = executions_to_bug(lost_update, seed, 100);
+        total += found.unwrap_or_else(|| panic!("seed {seed}: not found in 100 executions"));
+    }
+    // The bug is one of the few partial orders of the program: a few executions each.
+    assert!(total <= 5 * 20, "{total} executions over 5 seeds");
+}
+
+/// Correct programs of different shapes: atomic increments, a mutex, a condition variable, a
+/// spin-wait with `yield_now`, nested spawns.
+fn correct_programs() -> Vec<(&'static str, fn())> {
+    vec![
+        ("atomic increments", || {
+            let n = Arc::new(AtomicUsize::new(0));
+            let hs: Vec<_> = (0..3)
+                .map(|_| {
+                    let n = n.clone();
+                    thread::spawn(move || {
+                        n.fetch_add(1, SeqCst);
+                        n.fetch_add(1, SeqCst);
+                    })
+                })
+                .collect();
+            hs.into_iter().for_each(|h| h.join().unwrap());
+            assert_eq!(n.load(SeqCst), 6);
+        }),
+        ("mutex counter", || {
+            let m = Arc::new(Mutex::new(0));
+            let hs: Vec<_> = (0..3)
+                .map(|_| {
+                    let m = m.clone();
+                    thread::spawn(move || {
+                        let mut g = m.lock().unwrap();
+                        let v = *g;
+                        *g = v + 1;
+                    })
+                })
+                .collect();
+            hs.into_iter().for_each(|h| h.join().unwrap());
+            assert_eq!(*m.lock().unwrap(), 3);
+        }),
+        ("condvar handoff", || {
+            let pair = Arc::new((Mutex::new(None), Condvar::new()));
+            let p2 = pair.clone();
+            let producer = thread::spawn(move || {
+                *p2.0.lock().unwrap() = Some(7);
+                p2.1.notify_one();
+            });
+            let mut slot = pair.0.lock().unwrap();
+            while slot.is_none() {
+                slot = pair.1.wait(slot).unwrap();
+            }
+            assert_eq!(*slot, Some(7));
+            drop(slot);
+            producer.join().unwrap();
+        }),
+        ("spin-wait on a flag", || {
+            let ready = Arc::new(pctvb::sync::atomic::AtomicBool::new(false));
+            let data = Arc::new(AtomicUsize::new(0));
+            let (r2, d2) = (ready.clone(), data.clone());
+            let writer = thread::spawn(move || {
+                for i in 1..=5 {
+                    d2.store(i, SeqCst);
+                }
+                r2.store(true, SeqCst);
+            });
+            while !ready.load(SeqCst) {
+                thread::yield_now();
+            }
+            assert_eq!(data.load(SeqCst), 5);
+            writer.join().unwrap();
+        }),
+        ("nested spawns", || {
+            let n = Arc::new(AtomicUsize::new(0));
+            let hs: Vec<_> = (0..2)
+                .map(|_| {
+                    let n = n.clone();
+                    thread::spawn(move || {
+                        let inner: Vec<_> = (0..2)
+                            .map(|_| {
+                                let n = n.clone();
+                                thread::spawn(move || {
+                                    n.fetch_add(1, SeqCst);
+                                })
+                            })
+                            .collect();
+                        inner.into_iter().for_each(|h| h.join().unwrap());
+                        n.fetch_add(10, SeqCst);
+                    })
+                })
+                .collect();
+            hs.into_iter().for_each(|h| h.join().unwrap());
+            assert_eq!(n.load(SeqCst), 24);
+        }),
+    ]
+}
+
+#[test]
+fn never_fails_a_correct_program() {
+    for (name, body) in correct_programs() {
+        for seed in 0..3 {
+            let report = config(seed).iterations(300).run(body);
+            assert!(report.is_ok(), "{name}, seed {seed}: {:?}", report.failure());
+            assert_eq!(report.executions, 300, "{name}");
+        }
+    }
+}
+
+#[test]
+fn failures_replay_exactly_from_their_token() {
+    let bodies: [(&str, fn()); 3] = [
+        ("pos::figure_3", figure_3),
+        ("pos::figure_10", figure_10),
+        ("pos::lost_update", lost_update),
+    ];
+    for (name, body) in bodies {
+        let report = config(4).name(name).iterations(1000).run(body);
+        let failure = report.failure().unwrap_or_else(|| panic!("{name}: not found"));
+        assert_eq!(failure.kind, FailureKind::Panic);
+        assert_eq!(report.strategy, "pos");
+        let token = failure.token.clone().expect("a token");
+        for _ in 0..2 {
+            let replay = config(99).name(name).replay(token.clone()).run(body);
+            replays::assert_reproduces(&replay, failure);
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_run_on_any_number_of_workers() {
+    let run = |seed: u64, workers: usize| {
+        let report = config(seed).workers(workers).iterations(1000).run(figure_10);
+        let f = report.failure().expect("found").clone();
+        (f.execution, f.token)
+    };
+    let first = run(1, 1);
+    assert_eq!(first, run(1, 1));
+    // Each execution depends only on the seed and its index.
+    assert_eq!(first, run(1, 2));
+    assert_eq!(first, run(1, 4));
+}
+
+#[test]
+fn is_a_strategy_without_guarantee_parameters_or_profiling() {
+    assert_eq!(StrategyKind::from_name("pos"), Some(StrategyKind::Pos));
+    assert_eq!(StrategyKind::Pos.name(), "pos");
+    assert!(!StrategyKind::Pos.is_priority());
+
+    let report = config(0).iterations(50).run(correct_pair);
+    assert!(report.is_ok(), "{:?}", report.failure());
+    assert_eq!(report.executions, 50, "no profiling executions");
+    assert_eq!(report.strategy, "pos");
+    assert!(report.guarantee.is_none() && report.bound.is_none() && report.profile.is_none());
+
+    for (refused, what) in [
+        (config(0).confidence(0.9), "no probability bound"),
+        (config(0).depth(2), "does not take a depth bound"),
+    ] {
+        let report = refused.run(correct_pair);
+        assert!(report.failure().is_none(), "{what}: a refused configuration is not a bug");
+        let error = report.error().expect("refused");
+        assert!(matches!(error, Error::Config { .. }), "{what}: {error:?}");
+        assert!(error.message().contains(what), "{error}");
+    }
+}
+
+fn correct_pair() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = thread::spawn(move || {
+        n2.fetch_add(1, SeqCst);
+    });
+    n.fetch_add(1, SeqCst);
+    h.join().unwrap();
+    assert_eq!(n.load(SeqCst), 2);
+}
+
+#[pctvb::test(strategy = "pos", iterations = 200, seed = 3)]
+fn the_attribute_takes_the_pos_strategy() {
+    correct_pair();
+}
