@@ -17,8 +17,9 @@
 //! another of them exists), [`STRATEGIES`] the priority strategies with how each reads those
 //! parameters. [`every_program_under_every_strategy`] checks the whole product. To add a
 //! case, write its body, add a [`Program`] row (its `pct_depth`, `c`, `v`, `t`), and it is
-//! checked under every strategy. (Spin-wait, instrumentation-sharing and k-varying cases
-//! belong here too.)
+//! checked under every strategy. Spin-wait cases with other shapes are in
+//! `tests/spin_waits.rs`, variables first shared in the search under `#[pctvb::instrument]`
+//! (heap data behind raw pointers) in `tests/instrument_sharing.rs`.
 //!
 //! The CI part runs [`EXECUTIONS`] executions per cell and takes well under a minute
 //! (`cargo test --test guarantee_adversarial`). The longer measurement is `#[ignore]`d:
@@ -129,6 +130,22 @@ const PROGRAMS: &[Program] = &[
     Program {
         name: "fig2: reader spawned only if the writer has not run",
         body: fig2_conditional_reader,
+        c: 1,
+        v: 1,
+        t: 3,
+        pct_depth: 2,
+    },
+    Program {
+        name: "fig2: k of a shared variable varies 10x between executions",
+        body: fig2_k_varies,
+        c: 1,
+        v: 1,
+        t: 3,
+        pct_depth: 2,
+    },
+    Program {
+        name: "fig2: the writer spin-waits (yield) for the reader before the bug",
+        body: fig2_writer_spins_first,
         c: 1,
         v: 1,
         t: 3,
@@ -245,6 +262,54 @@ fn fig2_conditional_reader() {
     if let Some(r) = r {
         r.join().unwrap();
     }
+}
+
+/// The writer touches a second shared variable `b` once, or ten times when the reader has
+/// already started: `k` and `b`'s `k_q` differ 10x between executions, depending on the
+/// schedule (profiling may see either; a higher count seen later counts as exceeding).
+fn fig2_k_varies() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let b = Arc::new(AtomicUsize::new(0));
+    let started = Arc::new(AtomicBool::new(false));
+    let (wa, wb, ws) = (a.clone(), b.clone(), started.clone());
+    let w = thread::spawn(move || {
+        let reps = if ws.load(SeqCst) { 10 } else { 1 };
+        for _ in 0..reps {
+            wb.fetch_add(1, SeqCst);
+        }
+        wa.fetch_add(1, SeqCst);
+    });
+    let rs = started.clone();
+    let read = reader(a);
+    let r = thread::spawn(move || {
+        rs.store(true, SeqCst);
+        read();
+    });
+    w.join().unwrap();
+    r.join().unwrap();
+    assert!(b.load(SeqCst) >= 1);
+}
+
+/// The writer waits, yielding, until the reader has started, then increments: the bug sits
+/// behind a spin-wait (a yielding thread waits until another makes progress).
+fn fig2_writer_spins_first() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let started = Arc::new(AtomicBool::new(false));
+    let (wa, ws) = (a.clone(), started.clone());
+    let w = thread::spawn(move || {
+        while !ws.load(SeqCst) {
+            thread::yield_now();
+        }
+        wa.fetch_add(1, SeqCst);
+    });
+    let rs = started.clone();
+    let read = reader(a);
+    let r = thread::spawn(move || {
+        rs.store(true, SeqCst);
+        read();
+    });
+    w.join().unwrap();
+    r.join().unwrap();
 }
 
 fn checker(a: Arc<AtomicUsize>) -> impl FnOnce() + Send + 'static {
