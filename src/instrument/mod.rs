@@ -439,7 +439,7 @@ pub fn sites() -> Vec<SiteInfo> {
 
 /// How many variables the static pass registered (cheaper than `variables().len()`: no list
 /// is built).
-pub fn variable_count() -> usize {
+pub(crate) fn variable_count() -> usize {
     registry().var_count()
 }
 
