@@ -286,3 +286,35 @@ fn a_strategy_that_cannot_continue_is_an_error_not_a_bug() {
     assert!(matches!(error, Error::Strategy { .. }), "{error:?}");
     assert!(error.message().contains("diverged"), "{error}");
 }
+
+/// A lock-order deadlock between two spawned threads that yield between their locks needs no
+/// preemption (a yield is a voluntary switch): its shape counts the two blocked threads and the
+/// body that spawned the second while the first existed, never t=0.
+#[test]
+fn a_deadlock_without_preemptions_counts_its_blocked_threads() {
+    let report = config().name("failures::yield_deadlock").iterations(1000).run(|| {
+        let locks = Arc::new((Mutex::new(()), Mutex::new(())));
+        let spawn = |forward: bool| {
+            let locks = locks.clone();
+            thread::spawn(move || {
+                let (first, second) =
+                    if forward { (&locks.0, &locks.1) } else { (&locks.1, &locks.0) };
+                let _a = first.lock().unwrap();
+                thread::yield_now();
+                let _b = second.lock().unwrap();
+            })
+        };
+        let (a, b) = (spawn(true), spawn(false));
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+    let failure = report.failure().expect("the lock-order deadlock is found");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    let shape = failure.shape.expect("a shape");
+    let text = failure.to_string();
+    assert!(!text.contains("t=0"), "{text}");
+    if shape.preemptions == 0 {
+        assert_eq!((shape.threads, shape.spawners), (3, 1), "{shape}");
+    }
+    assert!(shape.threads >= 2, "{shape}");
+}
