@@ -318,3 +318,42 @@ fn a_deadlock_without_preemptions_counts_its_blocked_threads() {
     }
     assert!(shape.threads >= 2, "{shape}");
 }
+
+/// Two threads handing a token back and forth 40 times, then a panic: every execution fails
+/// with a schedule too long to print whole.
+fn long_ping_pong() {
+    use pctvb::sync::mpsc::channel;
+    let (to_echo, echo_in) = channel::<()>();
+    let (echo_out, back) = channel::<()>();
+    let echo = thread::spawn(move || {
+        for _ in 0..40 {
+            echo_in.recv().unwrap();
+            echo_out.send(()).unwrap();
+        }
+    });
+    for _ in 0..40 {
+        to_echo.send(()).unwrap();
+        back.recv().unwrap();
+    }
+    echo.join().unwrap();
+    panic!("always fails");
+}
+
+#[test]
+fn trace_files_can_be_switched_off_and_unnamed_runs_do_not_overwrite_each_other() {
+    let file = |seed: u64| {
+        let report = config().seed(seed).iterations(10).run(long_ping_pong);
+        let failure = report.failure().expect("always fails");
+        failure.trace_file.clone().expect("a long schedule is written to a file")
+    };
+    let (a, b) = (file(1), file(2));
+    assert_ne!(a, b, "unnamed runs with other seeds write other files");
+    let pid = std::process::id().to_string();
+    assert!(a.contains(&pid), "{a}");
+    assert!(std::path::Path::new(&a).exists(), "{a}");
+
+    let off = config().trace_files(false).iterations(10).run(long_ping_pong);
+    let failure = off.failure().expect("always fails");
+    assert_eq!(failure.trace_file, None);
+    assert!(!failure.to_string().contains("target/pctvb"), "{failure}");
+}
