@@ -286,3 +286,74 @@ fn a_strategy_that_cannot_continue_is_an_error_not_a_bug() {
     assert!(matches!(error, Error::Strategy { .. }), "{error:?}");
     assert!(error.message().contains("diverged"), "{error}");
 }
+
+/// A lock-order deadlock between two spawned threads that yield between their locks needs no
+/// preemption (a yield is a voluntary switch): its shape counts the two blocked threads and the
+/// body that spawned the second while the first existed, never t=0.
+#[test]
+fn a_deadlock_without_preemptions_counts_its_blocked_threads() {
+    let report = config().name("failures::yield_deadlock").iterations(1000).run(|| {
+        let locks = Arc::new((Mutex::new(()), Mutex::new(())));
+        let spawn = |forward: bool| {
+            let locks = locks.clone();
+            thread::spawn(move || {
+                let (first, second) =
+                    if forward { (&locks.0, &locks.1) } else { (&locks.1, &locks.0) };
+                let _a = first.lock().unwrap();
+                thread::yield_now();
+                let _b = second.lock().unwrap();
+            })
+        };
+        let (a, b) = (spawn(true), spawn(false));
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+    let failure = report.failure().expect("the lock-order deadlock is found");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    let shape = failure.shape.expect("a shape");
+    let text = failure.to_string();
+    assert!(!text.contains("t=0"), "{text}");
+    if shape.preemptions == 0 {
+        assert_eq!((shape.threads, shape.spawners), (3, 1), "{shape}");
+    }
+    assert!(shape.threads >= 2, "{shape}");
+}
+
+/// Two threads handing a token back and forth 40 times, then a panic: every execution fails
+/// with a schedule too long to print whole.
+fn long_ping_pong() {
+    use pctvb::sync::mpsc::channel;
+    let (to_echo, echo_in) = channel::<()>();
+    let (echo_out, back) = channel::<()>();
+    let echo = thread::spawn(move || {
+        for _ in 0..40 {
+            echo_in.recv().unwrap();
+            echo_out.send(()).unwrap();
+        }
+    });
+    for _ in 0..40 {
+        to_echo.send(()).unwrap();
+        back.recv().unwrap();
+    }
+    echo.join().unwrap();
+    panic!("always fails");
+}
+
+#[test]
+fn trace_files_can_be_switched_off_and_unnamed_runs_do_not_overwrite_each_other() {
+    let file = |seed: u64| {
+        let report = config().seed(seed).iterations(10).run(long_ping_pong);
+        let failure = report.failure().expect("always fails");
+        failure.trace_file.clone().expect("a long schedule is written to a file")
+    };
+    let (a, b) = (file(1), file(2));
+    assert_ne!(a, b, "unnamed runs with other seeds write other files");
+    let pid = std::process::id().to_string();
+    assert!(a.contains(&pid), "{a}");
+    assert!(std::path::Path::new(&a).exists(), "{a}");
+
+    let off = config().trace_files(false).iterations(10).run(long_ping_pong);
+    let failure = off.failure().expect("always fails");
+    assert_eq!(failure.trace_file, None);
+    assert!(!failure.to_string().contains("target/pctvb"), "{failure}");
+}

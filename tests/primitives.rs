@@ -181,6 +181,83 @@ fn once_runs_its_initializer_exactly_once_per_execution() {
     });
 }
 
+/// The message of a caught panic.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+const POISONED: &str = "Once instance has previously been poisoned";
+
+#[test]
+fn a_once_poisoned_by_a_caught_panic_panics_as_std_not_a_deadlock() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    passes(500, || {
+        let once = Arc::new(Once::new());
+        let spawn = |init_panics: bool| {
+            let once = once.clone();
+            thread::spawn(move || {
+                catch_unwind(AssertUnwindSafe(|| {
+                    once.call_once(|| {
+                        if init_panics {
+                            panic!("init failed");
+                        }
+                    })
+                }))
+                .map_err(|p| panic_message(&*p))
+            })
+        };
+        let (panicking, waiting) = (spawn(true), spawn(false));
+        let (a, b) = (panicking.join().unwrap(), waiting.join().unwrap());
+        match (&a, &b) {
+            // The panicking initializer ran first: the other call (blocked on it or later)
+            // panics with std's message.
+            (Err(first), Err(second)) => {
+                assert_eq!(first, "init failed");
+                assert_eq!(second, POISONED);
+                assert!(!once.is_completed());
+                let mut saw_poison = false;
+                once.call_once_force(|state| saw_poison = state.is_poisoned());
+                assert!(saw_poison, "call_once_force runs again and sees the poison");
+                assert!(once.is_completed());
+                once.call_once(|| unreachable!("completed"));
+            }
+            // The other initializer ran first: nothing panics.
+            (Ok(()), Ok(())) => assert!(once.is_completed()),
+            _ => panic!("unexpected outcome {a:?} {b:?}"),
+        }
+    });
+}
+
+#[test]
+fn a_poisoned_once_outside_executions_is_stds() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    let once = Once::new();
+    let first = catch_unwind(AssertUnwindSafe(|| once.call_once(|| panic!("init failed"))));
+    assert!(first.is_err());
+    let second = catch_unwind(AssertUnwindSafe(|| once.call_once(|| ())));
+    assert_eq!(panic_message(&*second.unwrap_err()), POISONED);
+    let mut saw_poison = false;
+    once.call_once_force(|state| saw_poison = state.is_poisoned());
+    assert!(saw_poison && once.is_completed());
+}
+
+#[test]
+fn available_parallelism_is_fixed_inside_executions_and_std_outside() {
+    assert_eq!(
+        thread::available_parallelism().unwrap(),
+        std::thread::available_parallelism().unwrap()
+    );
+    passes(20, || {
+        let n = thread::available_parallelism().unwrap().get();
+        assert_eq!(n, thread::EXECUTION_PARALLELISM);
+        thread::spawn(|| ()).join().unwrap();
+    });
+}
+
 pctvb::thread_local! {
     static LOCAL: std::cell::Cell<u32> = std::cell::Cell::new(7);
 }

@@ -31,6 +31,25 @@ mod child {
     }
 }
 
+mod shown {
+    /// A run that catches a panic in every execution; `ignore_env` when `PCTVB_SHOWN_IGNORE`
+    /// is set.
+    #[test]
+    fn caught_panics() {
+        if std::env::var_os("PCTVB_SILENT_CHILD").is_none() {
+            return;
+        }
+        let mut config = pctvb::Config::new().seed(1).iterations(3);
+        if std::env::var_os("PCTVB_SHOWN_IGNORE").is_some() {
+            config = config.ignore_env();
+        }
+        let report = config.run(|| {
+            let _ = std::panic::catch_unwind(|| panic!("a caught panic"));
+        });
+        assert!(report.is_ok());
+    }
+}
+
 mod outside {
     /// Not a `#[pctvb::test]`: uses a primitive outside any execution.
     #[test]
@@ -52,6 +71,8 @@ fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
         "PCTVB_PROGRESS",
         "PCTVB_STRATEGY",
         "PCTVB_CONFIDENCE",
+        "PCTVB_TRACE",
+        "PCTVB_SHOW_PANICS",
     ] {
         command.env_remove(var);
     }
@@ -96,7 +117,12 @@ fn zero_iterations_from_the_environment_is_a_configuration_error() {
 
 #[test]
 fn malformed_switches_and_time_budgets_are_errors() {
-    for (var, value) in [("PCTVB_PROGRESS", "banana"), ("PCTVB_TIME", "soon")] {
+    for (var, value) in [
+        ("PCTVB_PROGRESS", "banana"),
+        ("PCTVB_TIME", "soon"),
+        ("PCTVB_TRACE", "banana"),
+        ("PCTVB_SHOW_PANICS", "banana"),
+    ] {
         let (output, text) = run_child(&["--exact", "child::fixed_update"], &[(var, value)]);
         assert!(!output.status.success(), "{var}={value}:\n{text}");
         assert!(text.contains(&format!("{var}=\"{value}\"")), "{text}");
@@ -321,4 +347,18 @@ fn a_primitive_used_outside_an_execution_points_at_the_users_line() {
         assert!(text.contains("called outside a pctvb execution"), "{text}");
         assert!(text.contains("panicked at tests/silent_failures.rs:"), "{text}");
     }
+}
+
+/// `PCTVB_SHOW_PANICS=1` prints panics inside executions as they happen, but not for a run
+/// that ignores the environment: the panic hook asks each run.
+#[test]
+fn ignore_env_covers_show_panics() {
+    let test = ["--exact", "shown::caught_panics", "--nocapture"];
+    let (output, text) = run_child(&test, &[("PCTVB_SHOW_PANICS", "1")]);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("a caught panic"), "{text}");
+    let (output, text) =
+        run_child(&test, &[("PCTVB_SHOW_PANICS", "1"), ("PCTVB_SHOWN_IGNORE", "1")]);
+    assert!(output.status.success(), "{text}");
+    assert!(!text.contains("a caught panic"), "{text}");
 }

@@ -312,9 +312,10 @@ impl Report {
         let q = match static_only {
             0 => format!("Q={shared}"),
             s => format!(
-                "Q={}: these and {s} variables of #[pctvb::instrument]ed code that no profiling \
-                 execution accessed",
-                shared as u64 + s
+                "Q={}: these and {} of #[pctvb::instrument]ed code that no profiling execution \
+                 accessed",
+                shared as u64 + s,
+                plural(s as usize, "variable")
             ),
         };
         let mut out = format!(

@@ -23,7 +23,8 @@ pub struct BugShape {
     /// Distinct variables accessed at the preemption points (v).
     pub variables: usize,
     /// Distinct threads involved (t): those preempted or preempting; with no preemption, the
-    /// failing thread and the threads whose writes it read; and, with either, each thread
+    /// failing thread and the threads whose writes it read, or, for a deadlock, the threads
+    /// blocked at the end on an object (every blocked one if none is); and, with either, each thread
     /// that spawned one of them while another of them existed (counted in
     /// [`BugShape::spawners`] too).
     pub threads: usize,
@@ -73,8 +74,11 @@ pub(crate) fn measure(
     let mut preemptions = 0;
     let mut nonlocal_reads = 0;
     let mut lives = Lifetimes::default();
+    // Each thread's last step: a thread whose last step blocked it is blocked at the end.
+    let mut last_step: Vec<Option<&Step>> = Vec::new();
     for (i, s) in trace.iter().enumerate() {
         lives.record(i, s);
+        *slot(&mut last_step, s.thread.index()) = Some(s);
         let var = s.object.filter(|_| s.kind != EventKind::Block).map(&var_of);
         if s.is_preemption() {
             preemptions += 1;
@@ -107,6 +111,25 @@ pub(crate) fn measure(
             if writes {
                 *slot(&mut last_writer, o.index()) = Some(s.thread);
             }
+        }
+    }
+    if failing.is_none() && threads.len == 0 {
+        // A deadlock without preemptions: the bug is in the order the threads took what they
+        // block on. Count the threads blocked at the end on an object (a lock-order deadlock's
+        // two threads, not the body blocked joining them); if none waits on an object (a lost
+        // unpark), every thread blocked at the end.
+        // The trace's last step is the operation that blocked the last runnable thread (its
+        // block is not recorded as a step of its own).
+        let end = trace.last().map(|s| s.thread);
+        let blocked = |on_object: bool| {
+            last_step.iter().flatten().filter(move |s| {
+                (s.kind == EventKind::Block || Some(s.thread) == end)
+                    && (!on_object || s.object.is_some())
+            })
+        };
+        let on_object = blocked(true).next().is_some();
+        for s in blocked(on_object) {
+            read_from.insert(s.thread.index());
         }
     }
     let mut involved = if threads.len == 0 { read_from } else { threads };

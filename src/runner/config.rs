@@ -107,6 +107,10 @@ pub struct Config {
     pub(super) read_env: bool,
     pub(super) instrument_tracking: bool,
     pub(super) races: bool,
+    /// Whether long failing schedules are written to `target/pctvb/` (`PCTVB_TRACE`).
+    pub(super) trace_files: bool,
+    /// Whether panics inside executions are printed as they happen (`PCTVB_SHOW_PANICS`).
+    pub(super) show_panics: bool,
     pub(super) walk_every: Option<u64>,
     pub(super) time_budget: Option<std::time::Duration>,
     /// When the time budget runs out, set when a run starts.
@@ -177,6 +181,8 @@ impl Config {
             read_env: true,
             instrument_tracking: true,
             races: true,
+            trace_files: true,
+            show_panics: false,
             walk_every: None,
             time_budget: None,
             deadline: None,
@@ -507,6 +513,25 @@ impl Config {
     /// points; only the check and the clocks are skipped.
     pub fn race_detection(mut self, on: bool) -> Config {
         self.races = on;
+        self
+    }
+
+    /// Whether a failure whose schedule is too long to print whole writes it to a file
+    /// (default `true`): `$CARGO_TARGET_DIR/pctvb/` (or `target/pctvb/`), named after the run
+    /// ([`Config::name`]; an unnamed run's file name has the seed and the process id, so
+    /// unnamed runs do not overwrite each other). The report names the file.
+    /// `PCTVB_TRACE=0` turns it off from the command line (`PCTVB_TRACE=1` on).
+    pub fn trace_files(mut self, on: bool) -> Config {
+        self.trace_files = on;
+        self
+    }
+
+    /// Whether panics raised inside executions are printed as they happen (default `false`:
+    /// the failure report prints the failing one once, with its schedule; caught panics and
+    /// those of passing executions are not printed). `PCTVB_SHOW_PANICS=1` turns it on from
+    /// the command line (`0` off); [`Config::ignore_env`] ignores it as every `PCTVB_*`.
+    pub fn show_panics(mut self, on: bool) -> Config {
+        self.show_panics = on;
         self
     }
 

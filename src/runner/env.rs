@@ -14,9 +14,10 @@ pub(super) struct Overrides {
     /// `PCTVB_PROGRESS`: `Some(false)` off, `Some(true)` on even when stderr is not a
     /// terminal.
     pub(super) progress: Option<bool>,
-    /// `PCTVB_SHOW_PANICS`, validated (the runtime's panic hook reads it).
-    #[allow(dead_code)]
+    /// `PCTVB_SHOW_PANICS`: panics inside executions printed as they happen (`1`) or not.
     pub(super) show_panics: Option<bool>,
+    /// `PCTVB_TRACE`: long failing schedules written to files (`1`) or not (`0`).
+    pub(super) trace_files: Option<bool>,
     /// `PCTVB_WATCHDOG`, in seconds (0: off).
     pub(super) watchdog: Option<u64>,
     /// `PCTVB_RACES`: the data-race detector off (`0`) or on (`1`).
@@ -36,9 +37,8 @@ pub(super) fn read() -> Result<Overrides, Error> {
         shard: shard()?,
         time: time()?,
         progress: switch("PCTVB_PROGRESS")?,
-        // Read where panics are hooked (once per process); checked here so a typo is an
-        // error, not a silent "off".
         show_panics: switch("PCTVB_SHOW_PANICS")?,
+        trace_files: switch("PCTVB_TRACE")?,
         watchdog: number("PCTVB_WATCHDOG")?,
         races: switch("PCTVB_RACES")?,
         strategy: strategy()?,

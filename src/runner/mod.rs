@@ -57,6 +57,9 @@ enum Plan {
         watchdog: Option<u64>,
         /// `PCTVB_RACES`.
         races: Option<bool>,
+        /// `PCTVB_TRACE` and `PCTVB_SHOW_PANICS`.
+        trace_files: Option<bool>,
+        show_panics: Option<bool>,
     },
 }
 
@@ -96,9 +99,19 @@ impl Config {
                 effective.finish_run();
                 report
             }
-            Ok(Plan::Replay { token, encoded, origin, watchdog, races }) => {
+            Ok(Plan::Replay {
+                token,
+                encoded,
+                origin,
+                watchdog,
+                races,
+                trace_files,
+                show_panics,
+            }) => {
                 let mut this = self.clone();
                 this.races = races.unwrap_or(this.races);
+                this.trace_files = trace_files.unwrap_or(this.trace_files);
+                this.show_panics = show_panics.unwrap_or(this.show_panics);
                 if let Some(secs) = watchdog {
                     this.watchdog = Duration::from_secs(secs);
                 }
@@ -176,8 +189,15 @@ impl Config {
             })?;
             match self.token_for(&token, &text) {
                 Ok(None) => {
-                    let (watchdog, races) = (overrides.watchdog, overrides.races);
-                    return Ok(Plan::Replay { token, encoded: text, origin, watchdog, races });
+                    return Ok(Plan::Replay {
+                        token,
+                        encoded: text,
+                        origin,
+                        watchdog: overrides.watchdog,
+                        races: overrides.races,
+                        trace_files: overrides.trace_files,
+                        show_panics: overrides.show_panics,
+                    });
                 }
                 Ok(Some(n)) => note = Some(n),
                 Err(error) => return Err(error),
@@ -213,6 +233,8 @@ impl Config {
             effective.watchdog = Duration::from_secs(secs);
         }
         effective.races = overrides.races.unwrap_or(self.races);
+        effective.trace_files = overrides.trace_files.unwrap_or(self.trace_files);
+        effective.show_panics = overrides.show_panics.unwrap_or(self.show_panics);
         Ok(Plan::Search { seed, budget, kind, effective, note })
     }
 
@@ -313,7 +335,13 @@ impl Config {
             Some(run) => run.clone(),
             None => Arc::new(RunInfo::anonymous(self.stack_size)),
         };
-        Limits { max_steps: self.max_steps, max_threads: self.max_threads, races: self.races, run }
+        Limits {
+            max_steps: self.max_steps,
+            max_threads: self.max_threads,
+            races: self.races,
+            show_panics: self.show_panics,
+            run,
+        }
     }
 }
 

@@ -155,8 +155,11 @@ impl Config {
                 thread.as_ref().map(|t| t.id),
             )
         });
-        let trace_file =
-            if report::is_long(&schedule) { self.write_trace(found, &schedule) } else { None };
+        let trace_file = if self.trace_files && report::is_long(&schedule) {
+            self.write_trace(found, &schedule)
+        } else {
+            None
+        };
         Failure {
             kind,
             execution: found.index,
@@ -175,19 +178,25 @@ impl Config {
         }
     }
 
-    /// Writes the whole schedule of a long failure to `target/pctvb/`, returning the path.
+    /// Writes the whole schedule of a long failure to `target/pctvb/`, returning the path. The
+    /// file is named after the run; an unnamed run's name has the seed and the process id, so
+    /// unnamed runs (of one process, or of several) do not overwrite each other's files.
     fn write_trace(&self, found: &Found, schedule: &[report::ScheduleStep]) -> Option<String> {
         let target = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("target"));
         let dir = target.join("pctvb");
-        let name: String = self
-            .name
-            .as_deref()
-            .unwrap_or("run")
-            .chars()
-            .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' })
-            .collect();
+        let unnamed;
+        let name: String = match self.name.as_deref() {
+            Some(name) => name,
+            None => {
+                unnamed = format!("run-seed{:x}-pid{}", found.seed, std::process::id());
+                &unnamed
+            }
+        }
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' })
+        .collect();
         let path = dir.join(format!("{name}-execution-{}.txt", found.index));
         overwrite(&dir, &path, report::full_text(schedule).as_bytes()).ok()?;
         Some(path.display().to_string())

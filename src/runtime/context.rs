@@ -109,12 +109,13 @@ pub(crate) fn take_panic_location() -> Option<String> {
 
 /// Installs, once per process, a hook that records panics raised inside executions instead of
 /// printing them (the failure report prints them once, with the schedule), and defers to the
-/// previous hook everywhere else. Set `PCTVB_SHOW_PANICS=1` to print them as well.
+/// previous hook everywhere else. A run that shows panics (`Config::show_panics`, or
+/// `PCTVB_SHOW_PANICS=1` read with the run's other overrides) prints them as well: the hook
+/// asks the execution it runs in, so each run decides for itself.
 fn install_panic_hook() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let previous = panic::take_hook();
-        let show = std::env::var_os("PCTVB_SHOW_PANICS").is_some_and(|v| v != "0");
         panic::set_hook(Box::new(move |info: &PanicHookInfo<'_>| {
             if in_execution() {
                 let location = info.location().map(|l| l.to_string());
@@ -135,7 +136,7 @@ fn install_panic_hook() {
                     r[0] = r[1].take();
                     r[1] = Some(PanicRecord { message, location, thread });
                 });
-                if !show {
+                if !with_current(|exec| exec.is_some_and(|e| e.show_panics())) {
                     return;
                 }
             }

@@ -44,6 +44,8 @@ pub(crate) struct Limits {
     pub(crate) max_threads: usize,
     /// Whether the data-race detector runs (`race.rs`).
     pub(crate) races: bool,
+    /// Whether panics inside the execution are printed as they happen (the panic hook).
+    pub(crate) show_panics: bool,
     pub(crate) run: Arc<RunInfo>,
 }
 
@@ -88,6 +90,8 @@ pub(crate) struct Execution {
     live: LiveSlot,
     /// What the crash handlers and the watchdog see of the running execution.
     watch: Arc<Watch>,
+    /// Whether the panic hook prints panics raised in this execution ([`Limits::show_panics`]).
+    show_panics: bool,
 }
 
 const DIGEST_SEED: u64 = 0xcbf2_9ce4_8422_2325;
@@ -95,7 +99,9 @@ const DIGEST_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 impl Execution {
     pub(crate) fn new(strategy: Box<dyn Strategy>, limits: Limits) -> Execution {
+        let show_panics = limits.show_panics;
         Execution {
+            show_panics,
             state: RefCell::new(State::new(
                 strategy,
                 limits.max_steps,
@@ -107,6 +113,11 @@ impl Execution {
             live: LiveSlot::register(),
             watch: Watch::new(limits.run),
         }
+    }
+
+    /// Whether the panic hook prints panics raised in this execution as they happen.
+    pub(crate) fn show_panics(&self) -> bool {
+        self.show_panics
     }
 
     /// What the crash handlers and the watchdog see of this engine's execution.

@@ -85,8 +85,9 @@ pub(super) enum ObjectState {
     RwLock { writer: Option<ThreadId>, readers: Vec<ThreadId> },
     /// A barrier: how many arrived in the current generation.
     Barrier { arrived: usize, generation: u64 },
-    /// `Once`, `OnceLock`, `LazyLock`.
-    Once { running: Option<ThreadId>, done: bool, value: Option<ErasedValue> },
+    /// `Once`, `OnceLock`, `LazyLock`. `poisoned`: a `Once` initializer panicked (a
+    /// `OnceLock`'s never poisons: its cell just stays empty, as std's).
+    Once { running: Option<ThreadId>, done: bool, poisoned: bool, value: Option<ErasedValue> },
 }
 
 impl ObjectState {
@@ -95,7 +96,9 @@ impl ObjectState {
             VarKind::Mutex => ObjectState::Mutex { owner: None },
             VarKind::RwLock => ObjectState::RwLock { writer: None, readers: Vec::new() },
             VarKind::Barrier => ObjectState::Barrier { arrived: 0, generation: 0 },
-            VarKind::Once => ObjectState::Once { running: None, done: false, value: None },
+            VarKind::Once => {
+                ObjectState::Once { running: None, done: false, poisoned: false, value: None }
+            }
             _ => ObjectState::Plain,
         }
     }

@@ -39,17 +39,31 @@ impl RawOnce {
         self.handle.site()
     }
 
-    /// Runs `f` unless a `call_once` completed (in this execution, or outside: std's).
-    pub(crate) fn call_once<F: FnOnce()>(&self, f: F, location: &'static Location<'static>) {
+    /// Runs `f` unless a `call_once` completed (in this execution, or outside: std's). `f` gets
+    /// whether an earlier initializer panicked (poisoning the `Once`); only with `force` (std's
+    /// `call_once_force`) does it run then: without, the call panics as std's does.
+    pub(crate) fn call_once<F: FnOnce(bool)>(
+        &self,
+        force: bool,
+        f: F,
+        location: &'static Location<'static>,
+    ) {
         with_current(|ex| match ex {
             Some(ex) => {
                 let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
-                if claim(ex, object, location) {
-                    f();
-                    complete(ex, object, None);
+                match claim(ex, object, force, location) {
+                    Claim::Done => {}
+                    Claim::Poisoned => panic!("{POISONED}"),
+                    Claim::Run { poisoned } => {
+                        let guard = Running { ex, object, poison: true };
+                        f(poisoned);
+                        std::mem::forget(guard);
+                        complete(ex, object, None);
+                    }
                 }
             }
-            None => self.outside.call_once(f),
+            None if force => self.outside.call_once_force(|state| f(state.is_poisoned())),
+            None => self.outside.call_once(|| f(false)),
         })
     }
 
@@ -114,8 +128,10 @@ impl<T> OnceCell<T> {
         with_current(|ex| match ex {
             Some(ex) => {
                 let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
-                if claim(ex, object, location) {
+                if let Claim::Run { .. } = claim(ex, object, true, location) {
+                    let guard = Running { ex, object, poison: false };
                     let value = f();
+                    std::mem::forget(guard);
                     complete(ex, object, Some(ErasedValue::new(value)));
                 }
                 self.value(ex, object).expect("initialized above")
@@ -160,27 +176,51 @@ impl<T> OnceCell<T> {
     }
 }
 
-/// Claims the initialization: true if the caller must run it, false if it is already done
-/// (after waiting for a thread that is running it).
-fn claim(ex: &Execution, object: ObjectId, location: &'static Location<'static>) -> bool {
+/// std's message for `call_once` on a poisoned `Once`.
+const POISONED: &str = "Once instance has previously been poisoned";
+
+/// What `claim` found.
+enum Claim {
+    /// Already initialized: nothing to run.
+    Done,
+    /// The caller runs the initializer; `poisoned` if an earlier one panicked.
+    Run { poisoned: bool },
+    /// An earlier initializer panicked and the caller did not force: it must panic.
+    Poisoned,
+}
+
+/// Claims the initialization (after waiting for a thread that is running it). A poisoned
+/// object is claimed only with `force`.
+fn claim(
+    ex: &Execution,
+    object: ObjectId,
+    force: bool,
+    location: &'static Location<'static>,
+) -> Claim {
     loop {
         let state = ex.with_state(|st| {
             let me = st.current;
             match &mut st.objects[object.index()].state {
                 ObjectState::Once { done: true, .. } => {
                     st.races.acquire(me, object);
-                    Some(false)
+                    Some(Claim::Done)
                 }
-                ObjectState::Once { running: running @ None, .. } => {
+                ObjectState::Once { running: None, poisoned: true, .. } if !force => {
+                    st.races.acquire(me, object);
+                    Some(Claim::Poisoned)
+                }
+                ObjectState::Once { running: running @ None, poisoned, .. } => {
                     *running = Some(me);
+                    let poisoned = *poisoned;
+                    st.races.acquire(me, object);
                     st.progress();
-                    Some(true)
+                    Some(Claim::Run { poisoned })
                 }
                 _ => None,
             }
         });
         match state {
-            Some(mine) => return mine,
+            Some(claim) => return claim,
             None => {
                 ex.block(BlockedOn::Once(object), false, location);
             }
@@ -188,13 +228,40 @@ fn claim(ex: &Execution, object: ObjectId, location: &'static Location<'static>)
     }
 }
 
+/// Held while an initializer runs: if it panics, the object is released (and a `Once`
+/// poisoned) and its waiters woken, as std's, instead of leaving them blocked for good.
+struct Running<'a> {
+    ex: &'a Execution,
+    object: ObjectId,
+    poison: bool,
+}
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        let (object, poison) = (self.object, self.poison);
+        self.ex.with_state(|st| {
+            if let ObjectState::Once { running, poisoned, .. } =
+                &mut st.objects[object.index()].state
+            {
+                *running = None;
+                *poisoned |= poison;
+            }
+            let me = st.current;
+            st.races.release(me, object);
+            st.progress();
+            st.wake_waiters(object);
+        })
+    }
+}
+
 fn complete(ex: &Execution, object: ObjectId, value: Option<ErasedValue>) {
     ex.with_state(|st| {
-        if let ObjectState::Once { running, done, value: slot } =
+        if let ObjectState::Once { running, done, poisoned, value: slot } =
             &mut st.objects[object.index()].state
         {
             *running = None;
             *done = true;
+            *poisoned = false;
             *slot = value;
         }
         let me = st.current;

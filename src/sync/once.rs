@@ -27,12 +27,27 @@ impl Once {
 
     /// Runs `f` if no thread has completed a `call_once` in this execution; other callers
     /// block until it finishes.
+    ///
+    /// # Panics
+    ///
+    /// As std's: if an earlier initializer panicked (the `Once` is poisoned), with "Once
+    /// instance has previously been poisoned"; waiters blocked on that initializer panic too.
+    /// [`call_once_force`](Once::call_once_force) runs the initializer again instead.
     #[track_caller]
     pub fn call_once<F: FnOnce()>(&self, f: F) {
-        self.raw.call_once(f, Location::caller())
+        self.raw.call_once(false, |_| f(), Location::caller())
     }
 
-    /// Whether a `call_once` completed in this execution.
+    /// As [`call_once`](Once::call_once), but runs `f` also when the `Once` is poisoned (an
+    /// earlier initializer panicked), telling it so through [`OnceState::is_poisoned`], as
+    /// std's `call_once_force`. If `f` returns, the `Once` is complete and no longer
+    /// poisoned.
+    #[track_caller]
+    pub fn call_once_force<F: FnOnce(&OnceState)>(&self, f: F) {
+        self.raw.call_once(true, |poisoned| f(&OnceState { poisoned }), Location::caller())
+    }
+
+    /// Whether a `call_once` completed in this execution (false while poisoned, as std's).
     #[track_caller]
     pub fn is_completed(&self) -> bool {
         self.raw.is_completed(Location::caller())
@@ -49,6 +64,19 @@ impl Default for Once {
 impl fmt::Debug for Once {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Once@{}", self.raw.site())
+    }
+}
+
+/// What [`Once::call_once_force`] tells its initializer, as `std::sync::OnceState`.
+#[derive(Debug)]
+pub struct OnceState {
+    poisoned: bool,
+}
+
+impl OnceState {
+    /// Whether an earlier initializer of this `Once` panicked (poisoning it).
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned
     }
 }
 

@@ -136,6 +136,27 @@ pub fn park_timeout(duration: Duration) {
     }
 }
 
+/// The parallelism a body sees inside an execution: [`available_parallelism`]'s value there.
+pub const EXECUTION_PARALLELISM: usize = 2;
+
+/// As std's `available_parallelism`, but fixed inside an execution: there it returns
+/// [`EXECUTION_PARALLELISM`] (2), on every machine. A body that sizes a pool by it then spawns
+/// the same threads everywhere, so a replay token recorded on a 64-core machine replays on a
+/// laptop or in CI, and the search is not spread over as many threads as the machine has
+/// cores (two threads are enough to show most bugs; spawn more explicitly to test more).
+/// Outside executions, std's value.
+///
+/// # Errors
+///
+/// Outside executions, std's error when the parallelism cannot be determined; never inside.
+pub fn available_parallelism() -> std::io::Result<std::num::NonZeroUsize> {
+    if in_execution() {
+        Ok(std::num::NonZeroUsize::new(EXECUTION_PARALLELISM).expect("non-zero"))
+    } else {
+        std::thread::available_parallelism()
+    }
+}
+
 /// Whether the calling thread is unwinding because of a panic.
 pub fn panicking() -> bool {
     std::thread::panicking()

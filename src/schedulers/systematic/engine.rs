@@ -285,10 +285,12 @@ impl Engine {
                     self.vars.push(tv);
                 }
             }
+            let grew = self.vars.len() - before;
+            let (noun, them) =
+                if grew == 1 { ("variable", "it is") } else { ("variables", "they are") };
             self.notes.push(format!(
-                "{} variables became shared only after the v=0 level; they are searched from \
-                 v={v} on",
-                self.vars.len() - before
+                "{grew} {noun} became shared only after the v=0 level; {them} searched from \
+                 v={v} on"
             ));
         }
         if v > self.p.vars || self.p.preemptions == 0 || v as usize > self.vars.len() {
