@@ -83,7 +83,7 @@ pub(crate) fn measure(
         if s.is_preemption() {
             preemptions += 1;
             threads.insert(s.thread.index());
-            threads.insert(s.chosen.index());
+            add_preempting(trace, i, &mut threads);
             // The paper counts a preemption against the variable accessed at that point (the
             // operation about to run), or else the one the thread accessed last.
             let last = last_var.get(s.thread.index()).copied().flatten();
@@ -140,6 +140,27 @@ pub(crate) fn measure(
         threads: involved.len,
         spawners,
         nonlocal_reads,
+    }
+}
+
+/// Adds the threads a preemption at step `i` is ordered against: those that, before the
+/// preempted thread runs again, operate on the object it was about to use (the operations
+/// the preemption lets in between). The thread chosen at the preemption may only pass
+/// through (block at once, or run unrelated work) and is counted only when no such thread
+/// exists, or the preempted operation has no object.
+fn add_preempting(trace: &[Step], i: usize, threads: &mut DenseSet) {
+    let s = &trace[i];
+    let mut found = false;
+    if let Some(object) = s.object {
+        for later in trace[i + 1..].iter().take_while(|l| l.thread != s.thread) {
+            if later.object == Some(object) && later.kind != EventKind::Block {
+                threads.insert(later.thread.index());
+                found = true;
+            }
+        }
+    }
+    if !found {
+        threads.insert(s.chosen.index());
     }
 }
 

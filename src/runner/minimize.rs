@@ -2,8 +2,10 @@
 //! steps) that fails the same way, by replay-based delta debugging over its switches.
 //!
 //! The failing schedule is rewritten as blocks ("thread T runs n scheduling points, then U
-//! runs m, ..."; see `schedulers::Guided`). Each attempt removes one preemption by merging a
-//! preempted thread's next block into the block it was preempted in, and replays; the result
+//! runs m, ..."; see `schedulers::Guided`). Each attempt removes one preemption, either by
+//! merging a preempted thread's next block into the block it was preempted in (it keeps
+//! running) or by moving the preempted block into that next block (it runs later), and
+//! replays; the result
 //! is kept when the execution still fails the same way (same kind, same panic location) with
 //! fewer preemptions, or as many and fewer steps. The search restarts from every kept schedule
 //! and stops when no merge helps or the budget is spent. The original failure is never lost:
@@ -101,12 +103,16 @@ impl Config {
         let mut runs = 0;
         'restart: loop {
             let blocks = Blocks::of(&best.captured.choices);
-            for (i, j) in blocks.preemptions(&best.captured.trace) {
+            let moves = blocks
+                .preemptions(&best.captured.trace)
+                .into_iter()
+                .flat_map(|(i, j)| [blocks.merged(i, j), blocks.postponed(i, j)]);
+            for candidate_blocks in moves {
                 if runs >= self.minimize_runs || started.elapsed() > TIME_BUDGET {
                     break 'restart;
                 }
                 runs += 1;
-                let guided = Guided::new(blocks.merged(i, j), describe.clone());
+                let guided = Guided::new(candidate_blocks, describe.clone());
                 exec.replace_strategy(Box::new(guided));
                 let outcome = exec.run_one(pool, best.seed, best.index, body, at);
                 let Some(cause) = outcome.failure else { continue };

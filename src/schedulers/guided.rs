@@ -42,11 +42,23 @@ impl Blocks {
         out
     }
 
-    /// The blocks with block `j` merged into block `i`.
+    /// The blocks with block `j` merged into block `i`: the preempted thread keeps running
+    /// instead of being preempted at the end of `i`.
     pub(crate) fn merged(&self, i: usize, j: usize) -> Blocks {
         let mut blocks = self.0.clone();
         blocks[i].1 += blocks[j].1;
         blocks.remove(j);
+        Blocks(blocks)
+    }
+
+    /// The blocks with block `i` moved into the start of block `j` (the same thread's next
+    /// one): the preempted thread does not run at `i` at all, and runs those steps when its
+    /// turn `j` comes. The other way to remove the preemption at the end of `i`: when keeping
+    /// the thread running changes the outcome, running it later may not.
+    pub(crate) fn postponed(&self, i: usize, j: usize) -> Blocks {
+        let mut blocks = self.0.clone();
+        blocks[j].1 += blocks[i].1;
+        blocks.remove(i);
         Blocks(blocks)
     }
 }
