@@ -319,3 +319,47 @@ async fn async_test_bodies_may_return_results() -> Result<(), String> {
 async fn async_test_bodies_report_lost_wakeups() {
     two_receivers(true)();
 }
+
+/// Async bodies run on every core as thread bodies do: the same first failure (index, message)
+/// on one worker and on three, and a passing run counts every execution (fixed seeds).
+#[test]
+fn async_bodies_run_in_parallel_with_the_serial_result() {
+    let config = || Config::new().ignore_env().seed(3).iterations(2000).name("future::parallel");
+    let serial = config().workers(1).run(two_receivers(true));
+    let parallel = config().workers(3).run(two_receivers(true));
+    let (s, p) = (serial.failure().expect("found serially"), parallel.failure().expect("found"));
+    assert_eq!((s.execution, &s.message), (p.execution, &p.message));
+
+    let correct = || Config::new().ignore_env().seed(3).iterations(600);
+    let serial = correct().workers(1).run(two_receivers(false));
+    let parallel = correct().workers(3).run(two_receivers(false));
+    assert!(serial.is_ok() && parallel.is_ok());
+    assert_eq!((serial.executions, parallel.executions), (600, 600));
+}
+
+/// A lost wake-up found in an async body is saved to the regression file and replayed first
+/// by the next run, which fails the same way before any search (fixed seed).
+#[test]
+fn async_failures_are_saved_and_replayed_as_regressions() {
+    let dir = std::env::temp_dir().join(format!("pctvb-future-regressions-{}", std::process::id()));
+    let path = dir.join("lost.txt");
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = || {
+        Config::new()
+            .ignore_env()
+            .seed(11)
+            .iterations(2000)
+            .name("future::regression")
+            .regressions(&path)
+    };
+    let first = config().run(two_receivers(true));
+    assert!(first.failure().is_some(), "found");
+    assert!(std::fs::read_to_string(&path).is_ok_and(|t| t.contains("pctvb1-")), "saved");
+    let second = config().run(two_receivers(true));
+    assert!(second.replayed, "the saved token was replayed first");
+    assert_eq!(second.executions, 1, "and failed on its first replay");
+    assert!(second.notes.iter().any(|n| n.contains("still fails")), "{:?}", second.notes);
+    let failure = second.failure().expect("the saved failure fails again");
+    assert!(failure.message.starts_with("lost wake-up"), "{}", failure.message);
+    let _ = std::fs::remove_dir_all(&dir);
+}
