@@ -1,6 +1,7 @@
-//! The execution in progress: its priorities (strict priority scheduling, extra threads and
-//! demoted spinners below all others), the variables it names and their sharing, and its
-//! happens-before state, whose fingerprint identifies the state before each decision.
+//! The execution in progress: its priorities (strict priority scheduling, extra threads below
+//! all others; spinning threads are simply not enabled), the variables it names and their
+//! sharing, and its happens-before state, whose fingerprint identifies the state before each
+//! decision.
 
 use std::collections::HashMap;
 
