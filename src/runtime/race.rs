@@ -1,5 +1,7 @@
 //! The data-race detector: happens-before between logical threads, tracked with vector clocks,
-//! and the check of every `pctvb::cell::UnsafeCell` access against it.
+//! and the check of every `pctvb::cell::UnsafeCell` access (per cell) and every instrumented
+//! pointer access `#[pctvb::instrument]` reports (per start address of the access; an
+//! instrumented allocation forgets the accesses of the range it returns) against it.
 //!
 //! Every thread has a clock ([`VClock`], indexed by thread id). A thread's own entry starts at
 //! 1 and advances after each of its *release* operations, so an access made by thread `u` is
@@ -33,8 +35,9 @@
 //! Relaxed flag that "protects" data is reported as the race it is on weak hardware, without
 //! modelling weak memory.
 //!
-//! All state is reused across executions: clocks are cleared, not freed, and per-object state
-//! is reset lazily when an object id is first used in a new execution. With the detector off
+//! All state is reused across executions: clocks are cleared, not freed, per-object state
+//! is reset lazily when an object id is first used in a new execution, and the per-address map
+//! is drained when an execution begins (its capacity and read vectors kept for reuse). With the detector off
 //! (`Config::race_detection(false)`) every entry point returns after one branch.
 
 use std::collections::{HashMap, VecDeque};
