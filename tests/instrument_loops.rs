@@ -1,6 +1,10 @@
 //! Loop-iteration bounding (PCTVB paper, Figure 5): an allocation is tracked only if its site
 //! allocated at most `l` times before with the same call stack in the execution; call stacks
 //! come from the shadow stack instrumented functions maintain.
+//!
+//! The programs race on purpose (the lost update or stale read the assertions look for): the
+//! data-race check of instrumented pointer accesses (`tests/instrument_races.rs`) would report
+//! the race before the bug's value shows, so these runs turn it off (`race_detection(false)`).
 
 use pctvb::instrument::{self, Selection};
 use pctvb::sync::Arc;
@@ -67,7 +71,7 @@ fn race_on(which: usize) -> impl Fn() {
 fn loop_iteration_numbers_follow_call_stacks() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tracking = instrument::track(Selection::All).loop_bound(Some(0));
-    let report = pctvb::Config::new().iterations(10).seed(1).run(|| {
+    let report = pctvb::Config::new().race_detection(false).iterations(10).seed(1).run(|| {
         let _many = cells::make(3);
         let _one = cells::make_one();
     });
@@ -86,18 +90,21 @@ fn a_bug_in_a_later_iteration_needs_a_higher_bound() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     {
         let _tracking = instrument::track(Selection::All).loop_bound(Some(1));
-        let report = pctvb::Config::new().iterations(300).seed(2).run(race_on(2));
+        let report =
+            pctvb::Config::new().race_detection(false).iterations(300).seed(2).run(race_on(2));
         assert!(report.failure().is_none(), "cell 2 has loop-iteration number 2 > 1");
     }
     {
         let _tracking = instrument::track(Selection::All).loop_bound(Some(2));
-        let report = pctvb::Config::new().iterations(300).seed(2).run(race_on(2));
+        let report =
+            pctvb::Config::new().race_detection(false).iterations(300).seed(2).run(race_on(2));
         let failure = report.failure().expect("with l = 2 cell 2 is tracked");
         assert!(failure.message.contains("an increment was lost"), "{}", failure.message);
     }
     {
         let _tracking = instrument::track(Selection::All).loop_bound(Some(0));
-        let report = pctvb::Config::new().iterations(300).seed(2).run(race_on(0));
+        let report =
+            pctvb::Config::new().race_detection(false).iterations(300).seed(2).run(race_on(0));
         assert!(report.failure().is_some(), "cell 0 has loop-iteration number 0");
     }
 }
@@ -106,7 +113,7 @@ fn a_bug_in_a_later_iteration_needs_a_higher_bound() {
 fn without_a_loop_bound_every_instance_is_tracked() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tracking = instrument::track(Selection::All);
-    let report = pctvb::Config::new().iterations(5).seed(1).run(|| {
+    let report = pctvb::Config::new().race_detection(false).iterations(5).seed(1).run(|| {
         let _many = cells::make(3);
     });
     assert!(report.failure().is_none());
@@ -117,7 +124,7 @@ fn without_a_loop_bound_every_instance_is_tracked() {
 #[test]
 fn a_rising_bound_finds_the_bug_at_its_iteration() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let config = pctvb::Config::new().iterations(200).seed(2);
+    let config = pctvb::Config::new().race_detection(false).iterations(200).seed(2);
     let search = instrument::search_loop_bounds(&config, Selection::All, 5, race_on(2));
     assert_eq!(search.failed_at, Some(2), "cell 2 is tracked from l = 2 on");
     let search = instrument::search_loop_bounds(&config, Selection::All, 5, race_on(0));
@@ -135,6 +142,7 @@ fn the_exhaustive_search_with_a_rising_bound_proves_the_smaller_bounds_clean() {
     // One preemption at one variable is enough for the lost update; every schedule within those
     // bounds is run at each l, so the clean levels below l = 2 are proofs, not samples.
     let config = pctvb::Config::new()
+        .race_detection(false)
         .ignore_env()
         .seed(2)
         .iterations(10_000)

@@ -4,6 +4,10 @@
 //! variables its strategy chose, and a failure's replay token carries that session.
 //!
 //! Every run here uses a fixed seed; the assertions that a bug is found hold for those seeds.
+//!
+//! The programs race on purpose (the lost update or stale read the assertions look for): the
+//! data-race check of instrumented pointer accesses (`tests/instrument_races.rs`) would report
+//! the race before the bug's value shows, so these runs turn it off (`race_detection(false)`).
 
 use pctvb::instrument;
 use pctvb::Config;
@@ -68,7 +72,14 @@ mod counter {
 }
 
 fn search(seed: u64) -> Config {
-    Config::new().ignore_env().seed(seed).depth(2).vars(1).iterations(3000).minimize_runs(50)
+    Config::new()
+        .race_detection(false)
+        .ignore_env()
+        .seed(seed)
+        .depth(2)
+        .vars(1)
+        .iterations(3000)
+        .minimize_runs(50)
 }
 
 /// The strategy text of a failure's token.
@@ -111,7 +122,11 @@ fn failures_replay_under_the_session_their_token_names() {
             assert!(noise.is_empty(), "{failure}");
         }
         let token = failure.token.clone().unwrap();
-        let replay = Config::new().ignore_env().replay(token).run(|| counter::lost_update(3));
+        let replay = Config::new()
+            .race_detection(false)
+            .ignore_env()
+            .replay(token)
+            .run(|| counter::lost_update(3));
         let again = replay.failure().expect("the replay fails again");
         assert_eq!(again.message, failure.message);
         assert_eq!(again.kind, failure.kind, "{again}");
@@ -132,7 +147,11 @@ fn a_failure_of_the_default_runs_walk_tracked_every_variable_and_replays() {
         }
         walked += 1;
         let token = failure.token.clone().unwrap();
-        let replay = Config::new().ignore_env().replay(token).run(|| counter::lost_update(3));
+        let replay = Config::new()
+            .race_detection(false)
+            .ignore_env()
+            .replay(token)
+            .run(|| counter::lost_update(3));
         assert_eq!(replay.failure().expect("the replay fails again").message, failure.message);
     }
     assert!(walked > 0, "no seed found the bug in a search execution of the walk");
@@ -145,7 +164,11 @@ fn a_token_naming_a_variable_this_program_lacks_is_a_clear_error() {
         choices: vec![0, 0],
         ..Default::default()
     });
-    let report = Config::new().ignore_env().replay(token).run(|| counter::lost_update(1));
+    let report = Config::new()
+        .race_detection(false)
+        .ignore_env()
+        .replay(token)
+        .run(|| counter::lost_update(1));
     let error = report.error().expect("an error report");
     assert!(matches!(error, pctvb::Error::Token { .. }), "{error:?}");
     assert!(error.message().contains("src/elsewhere.rs:1:1"), "{error}");
@@ -160,6 +183,7 @@ fn q_counts_the_variables_of_entered_items_that_profiling_never_accessed() {
         .expect("the never-called function's atomic");
     let run = |tracking: bool| {
         Config::new()
+            .race_detection(false)
             .ignore_env()
             .seed(3)
             .depth(2)
@@ -200,6 +224,7 @@ fn the_systematic_search_interleaves_raw_pointer_accesses_without_a_session_of_t
     use pctvb::StrategyKind;
     let systematic = |tracking: bool| {
         Config::new()
+            .race_detection(false)
             .ignore_env()
             .seed(5)
             .profile_runs(1)
@@ -220,6 +245,10 @@ fn the_systematic_search_interleaves_raw_pointer_accesses_without_a_session_of_t
     let failure = tracked.failure().expect("the lost update");
     assert!(token_strategy(&tracked).ends_with(" [instrument: all]"));
     let token = failure.token.clone().unwrap();
-    let replay = Config::new().ignore_env().replay(token).run(|| counter::lost_update(2));
+    let replay = Config::new()
+        .race_detection(false)
+        .ignore_env()
+        .replay(token)
+        .run(|| counter::lost_update(2));
     assert_eq!(replay.failure().expect("the replay fails again").message, failure.message);
 }

@@ -9,7 +9,7 @@ use super::checks::describe_var;
 use super::registry::{registry, REGISTRY};
 use super::session::{access, session, with_local, with_session, Reached, LOOP_SESSIONS};
 use super::{SiteId, StaticVarId};
-use crate::runtime::{in_execution, with_execution, EventKind, Handle};
+use crate::runtime::{describe_object, in_execution, with_execution, EventKind, Handle};
 use crate::vars::VarKind;
 
 pub use super::{SiteKind, StaticVarKind};
@@ -246,7 +246,7 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
     }
     // The common cases (not a pointer access, an address of no variable, a variable the
     // execution does not track) borrow the session without taking a reference.
-    let tracked = with_session(|s| {
+    let reached = with_session(|s| {
         let s = s?;
         // The site may be armed by another thread's session only.
         if !s.arms(module, site) {
@@ -258,11 +258,52 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
         }
         let gen = with_execution("instrumented access", |ex| ex.generation());
         match access(s, gen, probe.addr) {
-            Reached::Tracked(var, handle) => Some((var, handle)),
-            Reached::Counted | Reached::Nothing => None,
+            Reached::Tracked(var, handle) => Some((var, Some(handle))),
+            Reached::Counted(var) => Some((var, None)),
+            Reached::Nothing => None,
         }
     });
-    let Some((var, handle)) = tracked else { return };
+    let Some((var, handle)) = reached else { return };
+    if let Some(handle) = handle {
+        schedule(module, site, location, var, handle);
+    }
+    // The race check: every pointer access of a variable's memory, tracked or not (the
+    // happens-before edges come from the synchronization, not from this access's scheduling).
+    with_execution("instrumented access", |ex| {
+        ex.pointer_access(probe.addr, desc.write, location, || race_name(var))
+    });
+}
+
+/// How a data race names the variable `var`: `Heap@src/lib.rs:10:5` (the allocation site) or
+/// `static@src/lib.rs:3:12`, like a `pctvb::cell::UnsafeCell`'s `UnsafeCell@...`.
+#[cold]
+fn race_name(var: StaticVarId) -> String {
+    let reg = registry();
+    let mut i = var.0 as usize;
+    for m in &reg.modules {
+        if i < m.vars.len() {
+            let v = &m.vars[i];
+            return match v.kind {
+                StaticVarKind::Static => format!("static@{}", v.location),
+                _ => describe_object(VarKind::Heap, v.location),
+            };
+        }
+        i -= m.vars.len();
+    }
+    describe_var(&reg, var)
+}
+
+/// The scheduling point of an access of the tracked variable `var` (named by `handle`) at
+/// site `site` of `module`, after the soundness check when it is on.
+#[track_caller]
+fn schedule(
+    module: &'static Module,
+    site: usize,
+    location: &'static Location<'static>,
+    var: StaticVarId,
+    handle: *const Handle,
+) {
+    let desc = &module.sites[site];
     let Some(s) = session() else { return };
     s.stats().scheduled += 1;
     if s.soundness.load(Ordering::Relaxed) {
@@ -348,6 +389,8 @@ fn alloc_slow(module: &'static Module, site: usize, (start, size): (usize, usize
     if !in_execution() {
         return;
     }
+    // New memory: the race detector forgets the accesses of whatever was there before.
+    with_execution("instrumented allocation", |ex| ex.forget_memory(start, size));
     let Some(s) = session() else { return };
     let Some(&local) = module.sites[site].may.first() else { return };
     let Some(var) = s.var_of(module, local) else { return };

@@ -463,7 +463,7 @@ pub(super) enum Reached {
     /// A variable the execution tracks, and the handle naming it: a scheduling point.
     Tracked(StaticVarId, *const Handle),
     /// A variable the execution does not track: counted, not scheduled.
-    Counted,
+    Counted(StaticVarId),
     /// No variable (memory of no instrumented allocation or static).
     Nothing,
 }
@@ -515,7 +515,7 @@ pub(super) fn access(session: &Session, gen: u64, addr: usize) -> Reached {
         }
     };
     with_execution("instrumented access", |ex| ex.count_access(id));
-    Reached::Counted
+    Reached::Counted(var)
 }
 
 pub(super) use crate::runtime::hooks::{GATE_SESSIONS, SOUNDNESS_SESSIONS};

@@ -1,5 +1,7 @@
 //! The data-race detector: happens-before between logical threads, tracked with vector clocks,
-//! and the check of every `pctvb::cell::UnsafeCell` access against it.
+//! and the check of every `pctvb::cell::UnsafeCell` access (per cell) and every instrumented
+//! pointer access `#[pctvb::instrument]` reports (per start address of the access; an
+//! instrumented allocation forgets the accesses of the range it returns) against it.
 //!
 //! Every thread has a clock ([`VClock`], indexed by thread id). A thread's own entry starts at
 //! 1 and advances after each of its *release* operations, so an access made by thread `u` is
@@ -33,11 +35,12 @@
 //! Relaxed flag that "protects" data is reported as the race it is on weak hardware, without
 //! modelling weak memory.
 //!
-//! All state is reused across executions: clocks are cleared, not freed, and per-object state
-//! is reset lazily when an object id is first used in a new execution. With the detector off
+//! All state is reused across executions: clocks are cleared, not freed, per-object state
+//! is reset lazily when an object id is first used in a new execution, and the per-address map
+//! is drained when an execution begins (its capacity and read vectors kept for reuse). With the detector off
 //! (`Config::race_detection(false)`) every entry point returns after one branch.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
@@ -117,6 +120,19 @@ pub(super) struct Races {
     objects: Vec<Slot>,
     /// Clocks of received messages, for reuse.
     spare: Vec<VClock>,
+    /// Memory reached through instrumented pointer accesses (`#[pctvb::instrument]`), by the
+    /// start address of the access: its last write and, per thread, its last read since.
+    /// Emptied when an execution begins (the map keeps its capacity) and, for an address
+    /// range, when an instrumented allocation returns memory there.
+    addrs: HashMap<usize, AddrState>,
+    /// Read vectors of forgotten addresses, for reuse.
+    spare_reads: Vec<Vec<Option<Access>>>,
+}
+
+/// The detector's state of one address (`Races::addrs`).
+struct AddrState {
+    write: Option<Access>,
+    reads: Vec<Option<Access>>,
 }
 
 fn releases(order: Ordering) -> bool {
@@ -148,6 +164,12 @@ impl Races {
     pub(super) fn begin(&mut self, gen: u64) {
         self.gen = gen;
         self.sc_fences.clear();
+        if !self.addrs.is_empty() {
+            for (_, mut a) in self.addrs.drain() {
+                a.reads.clear();
+                self.spare_reads.push(a.reads);
+            }
+        }
         if !self.on {
             return;
         }
@@ -431,28 +453,93 @@ impl Races {
         let ti = t.index();
         let clock = std::mem::take(&mut self.threads[ti]);
         let slot = self.slot(object);
-        let ordered = |a: &Access| a.epoch <= clock.get(a.thread as usize);
-        let mut race = None;
-        if let Some(w) = slot.write.filter(|w| !ordered(w)) {
-            race = Some((w, true));
-        } else if write {
-            race = slot.reads.iter().flatten().find(|r| !ordered(r)).map(|r| (*r, false));
-        }
-        let me = Access { thread: t.0, epoch: clock.get(ti), location, step };
-        if race.is_none() {
-            if write {
-                slot.write = Some(me);
-                slot.reads.clear();
-            } else {
-                if slot.reads.len() <= ti {
-                    slot.reads.resize(ti + 1, None);
-                }
-                slot.reads[ti] = Some(me);
-            }
-        }
+        let race = check(&clock, t, &mut slot.write, &mut slot.reads, write, location, step);
         self.threads[ti] = clock;
         race
     }
+
+    /// Checks an instrumented pointer access of the memory at `addr` by `t`, like
+    /// [`Races::cell_access`] with the address in place of the cell.
+    fn addr_access(
+        &mut self,
+        t: ThreadId,
+        addr: usize,
+        write: bool,
+        location: &'static Location<'static>,
+        step: u64,
+    ) -> Option<(Access, bool)> {
+        let ti = t.index();
+        let clock = std::mem::take(&mut self.threads[ti]);
+        let spare = &mut self.spare_reads;
+        let state = self
+            .addrs
+            .entry(addr)
+            .or_insert_with(|| AddrState { write: None, reads: spare.pop().unwrap_or_default() });
+        let race = check(&clock, t, &mut state.write, &mut state.reads, write, location, step);
+        self.threads[ti] = clock;
+        race
+    }
+
+    /// Forgets the accesses of `start..start + size`: new memory there (an instrumented
+    /// allocation) is not ordered after the freed memory's accesses by anything the detector
+    /// sees (the allocator's synchronization is not modelled).
+    pub(super) fn forget_range(&mut self, start: usize, size: usize) {
+        if self.addrs.is_empty() {
+            return;
+        }
+        let end = start.saturating_add(size.max(1));
+        let spare = &mut self.spare_reads;
+        let mut recycle = |mut a: AddrState| {
+            a.reads.clear();
+            spare.push(a.reads);
+        };
+        if size <= self.addrs.len() {
+            for addr in start..end {
+                if let Some(a) = self.addrs.remove(&addr) {
+                    recycle(a);
+                }
+            }
+        } else {
+            // A large allocation over a small table: scan the table (the removed entries' read
+            // vectors are dropped, not recycled).
+            self.addrs.retain(|&k, _| !(start..end).contains(&k));
+        }
+    }
+}
+
+/// The race check of one access by `t` (clock `clock`) against a memory location's last write
+/// and reads since, recording it when it does not race. Returns the earlier access it races
+/// with and whether that one wrote.
+fn check(
+    clock: &VClock,
+    t: ThreadId,
+    last_write: &mut Option<Access>,
+    reads: &mut Vec<Option<Access>>,
+    write: bool,
+    location: &'static Location<'static>,
+    step: u64,
+) -> Option<(Access, bool)> {
+    let ti = t.index();
+    let ordered = |a: &Access| a.epoch <= clock.get(a.thread as usize);
+    let mut race = None;
+    if let Some(w) = last_write.filter(|w| !ordered(w)) {
+        race = Some((w, true));
+    } else if write {
+        race = reads.iter().flatten().find(|r| !ordered(r)).map(|r| (*r, false));
+    }
+    let me = Access { thread: t.0, epoch: clock.get(ti), location, step };
+    if race.is_none() {
+        if write {
+            *last_write = Some(me);
+            reads.clear();
+        } else {
+            if reads.len() <= ti {
+                reads.resize(ti + 1, None);
+            }
+            reads[ti] = Some(me);
+        }
+    }
+    race
 }
 
 impl Execution {
@@ -487,6 +574,45 @@ impl Execution {
         if let Some(cause) = cause {
             self.fail(cause)
         }
+    }
+
+    /// The race check of an instrumented pointer access (`#[pctvb::instrument]`) by the
+    /// calling thread of the memory at `addr`, at `location`: after its scheduling point when it
+    /// has one (a tracked variable), else at the thread's latest step. `what` names the memory
+    /// for the report (called only on a race). Fails the execution on a data race.
+    pub(crate) fn pointer_access(
+        &self,
+        addr: usize,
+        write: bool,
+        location: &'static Location<'static>,
+        what: impl FnOnce() -> String,
+    ) {
+        let race = self.with_state(|st| {
+            if !st.races.on {
+                return None;
+            }
+            let cur = st.current;
+            let step = st.threads[cur.index()].last_step as u64;
+            let (earlier, earlier_wrote) =
+                st.races.addr_access(cur, addr, write, location, step)?;
+            let first = RaceAccess {
+                thread: st.thread_info(ThreadId(earlier.thread)),
+                write: earlier_wrote,
+                location: earlier.location,
+                step: earlier.step,
+            };
+            let second = RaceAccess { thread: st.thread_info(cur), write, location, step };
+            Some((first, second))
+        });
+        if let Some((first, second)) = race {
+            self.fail(FailureCause::DataRace { what: what(), first, second })
+        }
+    }
+
+    /// An instrumented allocation returned `start..start + size`: earlier pointer accesses of
+    /// that memory (before it was freed) no longer race with anything.
+    pub(crate) fn forget_memory(&self, start: usize, size: usize) {
+        self.with_state(|st| st.races.forget_range(start, size));
     }
 
     /// Records what the atomic operation on `object` the calling thread just ran did: the

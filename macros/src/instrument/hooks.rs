@@ -30,8 +30,15 @@ pub(crate) fn instrument(
     module: &dyn Fn(usize) -> TokenStream,
     base_depth: usize,
 ) {
-    let mut h =
-        Hooker { sites, analysis, module, depth: base_depth, frames: Vec::new(), functions: 0 };
+    let mut h = Hooker {
+        sites,
+        analysis,
+        module,
+        depth: base_depth,
+        frames: Vec::new(),
+        functions: 0,
+        projection: None,
+    };
     h.visit_item_mut(item);
 }
 
@@ -45,6 +52,9 @@ struct Hooker<'a> {
     frames: Vec<Vec<TokenStream>>,
     /// Functions given a shadow-stack frame so far (their local ids).
     functions: u32,
+    /// The projection (`.a[1]`) applied to the dereference or `static mut` whose marker is being
+    /// replaced: its probe gives the field's address, so the race check tells fields apart.
+    projection: Option<TokenStream>,
 }
 
 /// Whether a site gets hook code: when the alias pass found it may access some variable, and
@@ -54,6 +64,41 @@ pub(crate) fn emits_hook(kind: SiteKind, may: &May) -> bool {
     match may {
         May::Anything => true,
         May::Vars(v) => !v.is_empty() || kind == SiteKind::Deref,
+    }
+}
+
+/// The base of a chain of field projections and indexing by a literal or a path (through
+/// parentheses), and the chain's projections as tokens (`.a`, `[i]`), innermost first.
+fn projection_base<'e>(e: &'e mut Expr, out: &mut Vec<TokenStream>) -> &'e mut Expr {
+    let projects = match &*e {
+        Expr::Field(_) | Expr::Paren(_) => true,
+        Expr::Index(i) => matches!(&*i.index, Expr::Lit(_) | Expr::Path(_)),
+        _ => false,
+    };
+    if !projects {
+        return e;
+    }
+    match e {
+        Expr::Field(f) => {
+            let member = &f.member;
+            let step = quote!(. #member);
+            let base = projection_base(&mut f.base, out);
+            out.push(step);
+            base
+        }
+        Expr::Index(i) => {
+            let index = &i.index;
+            // A path index is cloned: the probe must not move it before the access.
+            let step = match &**index {
+                Expr::Lit(_) => quote!([#index]),
+                _ => quote!([::core::clone::Clone::clone(&#index)]),
+            };
+            let base = projection_base(&mut i.expr, out);
+            out.push(step);
+            base
+        }
+        Expr::Paren(p) => projection_base(&mut p.expr, out),
+        _ => unreachable!("checked above"),
     }
 }
 
@@ -120,6 +165,7 @@ impl Hooker<'_> {
     /// `__rt::alloc`, or `inner` with a probe deferred before the statement (a plain-place receiver
     /// or pointer) or wrapped around the receiver or pointer value.
     fn replace_marker(&mut self, id: usize, mut inner: Expr) -> Expr {
+        let projection = self.projection.take().unwrap_or_default();
         // Inner sites first.
         self.visit_expr_mut(&mut inner);
         if !self.needs_hook(id) {
@@ -152,14 +198,32 @@ impl Hooker<'_> {
                 Expr::MethodCall(mc)
             }
             (_, Expr::Unary(mut u)) => {
+                // With a field projection (`(*p).a.b`), the probe is the field's address
+                // (`addr_of!`, no read); the dereference is in unsafe code already.
                 let operand = (*u.expr).clone();
+                let target = |p: TokenStream| {
+                    if projection.is_empty() {
+                        quote!(&(#p))
+                    } else {
+                        quote!(&{
+                            #[allow(unused_unsafe)]
+                            unsafe {
+                                ::core::ptr::addr_of!((*(#p)) #projection)
+                            }
+                        })
+                    }
+                };
                 if simple_place(&operand) {
-                    let probe = self.probe(id, quote!(&(#operand)));
+                    let probe = self.probe(id, target(quote!(#operand)));
                     if let Some(probe) = self.defer(probe) {
                         *u.expr = syn::parse_quote_spanned! {span=> { #probe #operand } };
                     }
                 } else {
-                    let probe = self.probe(id, quote!(&__pctvb_p));
+                    let probe = if projection.is_empty() {
+                        self.probe(id, quote!(&__pctvb_p))
+                    } else {
+                        self.probe(id, target(quote!(__pctvb_p)))
+                    };
                     *u.expr = syn::parse_quote_spanned! {span=>
                         { let __pctvb_p = #operand; #probe __pctvb_p }
                     };
@@ -186,7 +250,15 @@ impl Hooker<'_> {
             (_, Expr::Path(path)) => {
                 // A `static mut`: probe its address before the statement (as a place it
                 // cannot be wrapped in a block).
-                let probe = self.probe(id, quote!(&::core::ptr::addr_of!(#path)));
+                let probe = self.probe(
+                    id,
+                    quote!(&{
+                        #[allow(unused_unsafe)]
+                        unsafe {
+                            ::core::ptr::addr_of!(#path #projection)
+                        }
+                    }),
+                );
                 let _unplaced = self.defer(probe);
                 Expr::Path(path)
             }
@@ -273,6 +345,23 @@ impl VisitMut for Hooker<'_> {
         if let Some((id, inner)) = sites::marker_of(e) {
             *e = self.replace_marker(id, inner);
             return;
+        }
+        if let Expr::Field(_) | Expr::Index(_) = e {
+            // A field or element of a dereference or `static mut` (`(*p).a`, `(*p)[i]`,
+            // `TABLE[1]`): the site's probe gives that place's address, so the race check
+            // tells fields and slots apart.
+            let mut steps = Vec::new();
+            let base = projection_base(e, &mut steps);
+            if !steps.is_empty() {
+                if let Some((id, inner @ (Expr::Unary(_) | Expr::Path(_)))) = sites::marker_of(base)
+                {
+                    if self.sites[id].kind == SiteKind::Deref {
+                        self.projection = Some(quote!(#(#steps)*));
+                        *base = self.replace_marker(id, inner);
+                        return;
+                    }
+                }
+            }
         }
         match e {
             Expr::Closure(c) => {
