@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/RESULTS-runtime.md from the criterion benchmark `benches/runtime.rs` (the
-# workspace package pctvb-benches; criterion writes to the workspace's target/criterion).
+# workspace package pctvb-benches; criterion writes to $CARGO_TARGET_DIR/criterion, by default
+# the workspace's target/criterion, and this script reads it from there).
 # Usage: scripts/bench-results.sh   (takes about a minute on a 2-core machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,16 +16,25 @@ def mean_ns(path):
 
 points = 10_000
 executions = 1000
+# scheduling_point/*: POINTS fences per iteration (a fence is a scheduling point that leaves
+# the thread runnable; the bench used yields before, which now wait for another thread's
+# progress and so switch at every yield). same_thread: one thread; random_two_threads: two
+# threads of POINTS/2 fences each under the random strategy, both runnable at (nearly) every
+# point, so half the points switch and one switch costs 2 x the difference.
 same = mean_ns("scheduling_point/same_thread") / points
 pingpong = mean_ns("scheduling_point/switch_ping_pong") / points
 two = mean_ns("scheduling_point/random_two_threads") / points
 switch = 2 * (two - same)
+# cell_access/*: POINTS checked UnsafeCell accesses per iteration (POINTS/2 writes and reads).
+cell_on = mean_ns("cell_access/race_detection_on") / points
+cell_off = mean_ns("cell_access/race_detection_off") / points
 pctvb = executions / (mean_ns("executions_2x10_mutex/pctvb_random") / 1e9)
 shuttle = executions / (mean_ns("executions_2x10_mutex/shuttle_random") / 1e9)
 parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_random_all_cores") / 1e9)
 uniform = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform") / 1e9)
 uniform_parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform_all_cores") / 1e9)
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
+load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "unknown"
 cpu = "unknown"
 try:
     for line in open("/proc/cpuinfo"):
@@ -36,8 +46,11 @@ except OSError:
 lines = [
     "# Runtime core: measured speed",
     "",
-    "Regenerate with `scripts/bench-results.sh` (criterion, `benches/runtime.rs`).",
-    f"Measured {datetime.date.today()} on {os.cpu_count()} cores ({cpu}), {rustc}, release build.",
+    "Regenerate with `scripts/bench-results.sh` (criterion, `benches/runtime.rs`). The scheduling",
+    "points of the first two rows are fences (`scheduling_point/*`).",
+    f"Measured {datetime.date.today()} on {os.cpu_count()} cores ({cpu}), {rustc}, release build;",
+    f"load average when the benchmark finished: {load} (the benchmark keeps one core busy, two in",
+    "the `all cores` rows; load beyond that is other work on the machine).",
     "",
     "| measure | target | result |",
     "|---|---|---|",
@@ -51,10 +64,19 @@ lines = [
     f"| executions/s, pctvb random on all {os.cpu_count()} cores | - | {parallel:,.0f}/s |",
     f"| executions/s, pctvb uniform walk (the default without a target), one OS thread | - | {uniform:,.0f}/s |",
     f"| executions/s, pctvb uniform walk on all {os.cpu_count()} cores (the default) | - | {uniform_parallel:,.0f}/s |",
+    f"| checked `UnsafeCell` access (a scheduling point that keeps the thread), data-race detector on | - | {cell_on:.1f} ns |",
+    f"| the same, detector off (`Config::race_detection(false)`) | - | {cell_off:.1f} ns |",
+    f"| the detector's cost per access (the difference) | - | {cell_on - cell_off:.1f} ns |",
     "",
     "A handoff costs more than one switch (two operations, a block and a wake), so the",
     "per-switch cost is below the handoff figure.",
 ]
+if parallel < pctvb or uniform_parallel < uniform:
+    lines += [
+        "",
+        "Here an `all cores` row is below its one-OS-thread row: the cores were not free (see the",
+        "load average), so those rows measure the machine's load more than pctvb's parallel runs.",
+    ]
 with open("docs/RESULTS-runtime.md", "w") as f:
     f.write("\n".join(lines) + "\n")
 print("\n".join(lines))

@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 examples=("$@")
 if [ ${#examples[@]} -eq 0 ]; then
-    examples=(bank_transfer bounded_channel_lost_wakeup lazy_init_race lock_order_deadlock treiber_aba)
+    examples=(async_lost_wakeup bank_transfer bounded_channel_lost_wakeup lazy_init_race
+              lock_order_deadlock treiber_aba)
 fi
 cargo build --release -q --examples
 target="${CARGO_TARGET_DIR:-target}"

@@ -49,8 +49,8 @@ pub fn short(tool: &Tool) -> String {
         "pct d=2" => "pct2".into(),
         "pct d=3" => "pct3".into(),
         "pctvb d=2 v=1" => "pctvb".into(),
-        "tb t=2 c=1" => "tb".into(),
-        "combined d=2 v=1 t=2" => "comb".into(),
+        "tb t=3 c=1" => "tb".into(),
+        "combined d=2 v=1 t=3" => "comb".into(),
         "pctvb default" => "**default**".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
@@ -149,11 +149,19 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     }
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
           pctvb's default without a target), `pos` (partial order sampling, Fray's default), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
-          (thread bounding t=2 c=1), `comb` (the combined strategy d=2 v=1 t=2, alone), \
+          (thread bounding t=3 c=1, `strategy = \"threadbound\"`'s defaults), `comb` (the \
+          combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
-          the uniform walk in profiling and in every second search execution), `sys` (systematic c<=2 v<=2 t=2), `sh-rand`, `sh-pct3`, \
-          `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk schedulers), \
-          `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and unbounded).\n\n";
+          the uniform walk in profiling and in every second search execution), `sys` \
+          (systematic c<=2 v<=2 t<=2), `sh-rand`, \
+          `sh-pct3`, `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk \
+          schedulers), `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and \
+          unbounded). `tb`, `comb` and `default` use t = 3, the thread bound a user gets \
+          (`DEFAULT_THREADS`): pctvb counts the test body, which spawns a bug's two threads \
+          one after the other, among the `t` (guide section 3a). `sys` keeps t <= 2, \
+          below the `t` of every bug here as pctvb counts it (each has t >= 3), so what it \
+          finds is outside its coverage statement; `strategy = \"systematic\"`'s default \
+          t <= 3 is not a column.\n\n";
 
     // Programs.
     d += "## Programs\n\n| program | group | threads | bug | (c, v, t) | measured | PCT depth | what |\n\
@@ -177,9 +185,15 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     }
     d += "\n`threads` counts the test body's thread. `(c, v, t)`: the preemptions, variables \
           and threads the bug needs, by construction (the paper's labels for its figures and \
-          Table 1); `measured`: the (c, v, t) pctvb's minimizer reports for the smallest failing \
-          schedule it found (random strategy, 3 seeds; an upper bound, and the spawning thread \
-          counts among the threads); `PCT depth`: the number of ordering constraints where it differs from or \
+          Table 1, with `t` counted as pctvb counts it: the test body, which spawns the bug's \
+          threads one after the other, is among the `t`, so `t` is the paper's label plus one; \
+          `Config::threads`, guide section 3a); `measured`: the (c, v, t) pctvb's minimizer \
+          reports for the smallest failing schedule it found (random strategy, 3 seeds; `t` \
+          counted the same way). It is read off one schedule: with preemptions it bounds the \
+          bug's shape from above, but with none it counts only the failing thread, the \
+          threads whose atomic or cell writes it read and their spawners, so a bug made by \
+          blocking and waking can measure fewer threads than it needs (`prodcons` and \
+          `bufwriter` measure t = 1); `PCT depth`: the number of ordering constraints where it differs from or \
           is known beside c + 1.\n\n";
 
     d += &targets(rows, tools);
