@@ -10,13 +10,16 @@
 //! and assertions are on behaviour, not on a seed's particulars.
 
 use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use pctvb::sync::{Arc, Condvar, Mutex};
+use pctvb::sync::Arc;
 use pctvb::{thread, Config, Error, FailureKind, StrategyKind};
 
+#[path = "common/correct_programs.rs"]
+mod correct_programs;
 #[path = "common/paper_figures.rs"]
 mod paper_figures;
 #[path = "common/replays.rs"]
 mod replays;
+use correct_programs::correct_programs;
 use paper_figures::{figure_10, figure_3, FIGURES};
 
 fn config(seed: u64) -> Config {
@@ -66,95 +69,6 @@ fn finds_the_quickstart_lost_update_within_a_few_executions() {
     }
     // The bug is one of the few partial orders of the program: a few executions each.
     assert!(total <= 5 * 20, "{total} executions over 5 seeds");
-}
-
-/// Correct programs of different shapes: atomic increments, a mutex, a condition variable, a
-/// spin-wait with `yield_now`, nested spawns.
-fn correct_programs() -> Vec<(&'static str, fn())> {
-    vec![
-        ("atomic increments", || {
-            let n = Arc::new(AtomicUsize::new(0));
-            let hs: Vec<_> = (0..3)
-                .map(|_| {
-                    let n = n.clone();
-                    thread::spawn(move || {
-                        n.fetch_add(1, SeqCst);
-                        n.fetch_add(1, SeqCst);
-                    })
-                })
-                .collect();
-            hs.into_iter().for_each(|h| h.join().unwrap());
-            assert_eq!(n.load(SeqCst), 6);
-        }),
-        ("mutex counter", || {
-            let m = Arc::new(Mutex::new(0));
-            let hs: Vec<_> = (0..3)
-                .map(|_| {
-                    let m = m.clone();
-                    thread::spawn(move || {
-                        let mut g = m.lock().unwrap();
-                        let v = *g;
-                        *g = v + 1;
-                    })
-                })
-                .collect();
-            hs.into_iter().for_each(|h| h.join().unwrap());
-            assert_eq!(*m.lock().unwrap(), 3);
-        }),
-        ("condvar handoff", || {
-            let pair = Arc::new((Mutex::new(None), Condvar::new()));
-            let p2 = pair.clone();
-            let producer = thread::spawn(move || {
-                *p2.0.lock().unwrap() = Some(7);
-                p2.1.notify_one();
-            });
-            let mut slot = pair.0.lock().unwrap();
-            while slot.is_none() {
-                slot = pair.1.wait(slot).unwrap();
-            }
-            assert_eq!(*slot, Some(7));
-            drop(slot);
-            producer.join().unwrap();
-        }),
-        ("spin-wait on a flag", || {
-            let ready = Arc::new(pctvb::sync::atomic::AtomicBool::new(false));
-            let data = Arc::new(AtomicUsize::new(0));
-            let (r2, d2) = (ready.clone(), data.clone());
-            let writer = thread::spawn(move || {
-                for i in 1..=5 {
-                    d2.store(i, SeqCst);
-                }
-                r2.store(true, SeqCst);
-            });
-            while !ready.load(SeqCst) {
-                thread::yield_now();
-            }
-            assert_eq!(data.load(SeqCst), 5);
-            writer.join().unwrap();
-        }),
-        ("nested spawns", || {
-            let n = Arc::new(AtomicUsize::new(0));
-            let hs: Vec<_> = (0..2)
-                .map(|_| {
-                    let n = n.clone();
-                    thread::spawn(move || {
-                        let inner: Vec<_> = (0..2)
-                            .map(|_| {
-                                let n = n.clone();
-                                thread::spawn(move || {
-                                    n.fetch_add(1, SeqCst);
-                                })
-                            })
-                            .collect();
-                        inner.into_iter().for_each(|h| h.join().unwrap());
-                        n.fetch_add(10, SeqCst);
-                    })
-                })
-                .collect();
-            hs.into_iter().for_each(|h| h.join().unwrap());
-            assert_eq!(n.load(SeqCst), 24);
-        }),
-    ]
 }
 
 #[test]
