@@ -1,6 +1,8 @@
-//! `pctvb::future` composes with the executor-independent `futures` crate: its oneshot
-//! channel and `join!` run under pctvb's control (fixed seeds), and a dropped sender is a
-//! canceled receive, not a hang.
+//! `pctvb::future` composes with executor-independent crates: `futures`'s oneshot channel
+//! and `join!` run under pctvb's control (fixed seeds), and a dropped sender is a canceled
+//! receive, not a hang; `event-listener`'s `Event` and `async-lock`'s `Mutex` run under
+//! every strategy, and a notification sent before its flag is found (with the limits stated
+//! above those tests).
 
 use futures::channel::oneshot;
 use pctvb::future::{block_on, spawn, yield_now};
@@ -58,4 +60,113 @@ fn a_lost_wakeup_through_futures_is_found() {
     });
     let failure = report.failure().expect("the receiver waits forever");
     assert!(failure.message.starts_with("lost wake-up"), "{}", failure.message);
+}
+
+// smol-rs's executor-independent `event-listener` (5.x) and `async-lock` (3.x, built on it).
+//
+// What pctvb controls here, and what it does not: these crates synchronize with std's
+// atomics and a std `Mutex` (event-listener's list of listeners), which pctvb does not see.
+// Its scheduling points in these tests are only its own: the polls `block_on` makes, the
+// wakes the crates' notifications make (a waker called from another task), the operations on
+// pctvb's atomics the programs do themselves, and `yield_now`. So pctvb explores the orders
+// of those points, not the interleavings inside `listen`, `notify` or the lock's
+// compare-exchanges; a bug whose window lies entirely between two of the crates' own atomic
+// operations is invisible to it. A notification lost between the program's own state and
+// the event, as below, is in reach.
+//
+// A limit (why these tests keep to one waiter per event): event-listener calls a listener's
+// waker while it holds its std `Mutex`, and a pctvb wake is a scheduling point taken before
+// the wake. If pctvb switches there to a task that then listens to or notifies the same event,
+// that task blocks its OS thread on the std mutex while the notifier waits for its turn: no
+// logical thread reaches a scheduling point, and pctvb's watchdog ends the process after 10 s
+// (exit code 101, naming the stuck thread and std mutexes as a likely cause). Two tasks
+// running `wait_for` below and one notifier do that in the first execution of seed 9. With
+// one waiter and one notifier per event (and async-lock's Mutex between two tasks), every
+// task that could be switched to at that wake is blocked or outside the crate.
+
+use async_lock::Mutex as AsyncMutex;
+use event_listener::Event;
+use pctvb::sync::atomic::AtomicBool;
+
+/// Waits for `ready` with event-listener's documented pattern: check, listen, check again,
+/// await.
+async fn wait_for(ready: &AtomicBool, event: &Event) {
+    loop {
+        if ready.load(Ordering::SeqCst) {
+            return;
+        }
+        let listener = event.listen();
+        if ready.load(Ordering::SeqCst) {
+            return;
+        }
+        listener.await;
+    }
+}
+
+/// A flag published through an `Event`; `publish_first` is the correct order (the flag, then
+/// the notification), false the lost-notification bug.
+fn flag_and_event(publish_first: bool) {
+    let ready = Arc::new(AtomicBool::new(false));
+    let event = Arc::new(Event::new());
+    let (r, e) = (ready.clone(), event.clone());
+    let waiter = spawn(async move { wait_for(&r, &e).await });
+    if publish_first {
+        ready.store(true, Ordering::SeqCst);
+        event.notify(usize::MAX);
+    } else {
+        event.notify(usize::MAX);
+        ready.store(true, Ordering::SeqCst);
+    }
+    waiter.join();
+}
+
+#[test]
+fn event_listener_runs_under_every_strategy() {
+    for strategy in
+        [StrategyKind::UniformWalk, StrategyKind::Random, StrategyKind::Pct { depth: 3 }]
+    {
+        passes(strategy, || flag_and_event(true));
+    }
+}
+
+#[test]
+fn an_event_notified_before_its_flag_is_found() {
+    // The notification comes before the flag: sent while the waiter has no listener yet (or
+    // taken by a listener it then replaces), it is lost, the waiter sees no flag after
+    // listening and waits forever. Seed 9 finds it in the first execution (1 preemption).
+    let report = Config::new().ignore_env().seed(9).iterations(500).run(|| flag_and_event(false));
+    let failure = report.failure().expect("the notification is lost");
+    assert!(
+        failure.message.starts_with("lost wake-up") || failure.message.contains("deadlock"),
+        "{}",
+        failure.message
+    );
+}
+
+#[test]
+fn async_lock_mutex_runs_under_every_strategy() {
+    for strategy in
+        [StrategyKind::UniformWalk, StrategyKind::Random, StrategyKind::Pct { depth: 3 }]
+    {
+        passes(strategy, || {
+            let counter = std::sync::Arc::new(AsyncMutex::new(0u32));
+            let tasks: Vec<_> = (0..2)
+                .map(|_| {
+                    let counter = counter.clone();
+                    spawn(async move {
+                        // Holding the guard across an await: the other task's `lock` waits on
+                        // the mutex's event and is woken by the unlock.
+                        let mut guard = counter.lock().await;
+                        let seen = *guard;
+                        yield_now().await;
+                        *guard = seen + 1;
+                    })
+                })
+                .collect();
+            for task in tasks {
+                task.join();
+            }
+            assert_eq!(*block_on(counter.lock()), 2);
+        });
+    }
 }
