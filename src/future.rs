@@ -6,8 +6,9 @@
 //! regression files and parallel runs work for async code as for threads. [`block_on`] polls
 //! its future on the calling logical thread with a waker that wakes that thread; when the
 //! future returns `Pending` the thread blocks until one of its wakers is called. Every poll
-//! and every call of a waker from another thread is a scheduling point, as is every operation
-//! the future performs on pctvb's primitives.
+//! is a scheduling point, as is every operation the future performs on pctvb's primitives; a
+//! wake only makes the woken task runnable (wakers are often called under locks pctvb does
+//! not see, where switching threads could hang the OS thread).
 //!
 //! A task that waits for a wake-up while no thread can run is reported like a deadlock, and
 //! as a **lost wake-up** when no one holds its waker any more (the future dropped it, or

@@ -67,22 +67,19 @@ fn a_lost_wakeup_through_futures_is_found() {
 // What pctvb controls here, and what it does not: these crates synchronize with std's
 // atomics and a std `Mutex` (event-listener's list of listeners), which pctvb does not see.
 // Its scheduling points in these tests are only its own: the polls `block_on` makes, the
-// wakes the crates' notifications make (a waker called from another task), the operations on
-// pctvb's atomics the programs do themselves, and `yield_now`. So pctvb explores the orders
+// operations on pctvb's atomics the programs do themselves, and `yield_now` (a wake is not
+// one: it only makes the woken task runnable). So pctvb explores the orders
 // of those points, not the interleavings inside `listen`, `notify` or the lock's
 // compare-exchanges; a bug whose window lies entirely between two of the crates' own atomic
 // operations is invisible to it. A notification lost between the program's own state and
 // the event, as below, is in reach.
 //
-// A limit (why these tests keep to one waiter per event): event-listener calls a listener's
-// waker while it holds its std `Mutex`, and a pctvb wake is a scheduling point taken before
-// the wake. If pctvb switches there to a task that then listens to or notifies the same event,
-// that task blocks its OS thread on the std mutex while the notifier waits for its turn: no
-// logical thread reaches a scheduling point, and pctvb's watchdog ends the process after 10 s
-// (exit code 101, naming the stuck thread and std mutexes as a likely cause). Two tasks
-// running `wait_for` below and one notifier do that in the first execution of seed 9. With
-// one waiter and one notifier per event (and async-lock's Mutex between two tasks), every
-// task that could be switched to at that wake is blocked or outside the crate.
+// event-listener calls a listener's waker while it holds its std `Mutex`. When a wake was a
+// scheduling point, pctvb could switch there to a task that then listens to or notifies the
+// same event and blocks its OS thread on that std mutex: two tasks running `wait_for` and one
+// notifier hung in the first execution of seed 9 until the watchdog ended the process. A wake
+// is no longer a scheduling point (the waking thread's next pctvb operation is), and
+// `several_waiters_on_one_event_do_not_hang` below checks that case.
 
 use async_lock::Mutex as AsyncMutex;
 use event_listener::Event;
@@ -126,6 +123,32 @@ fn event_listener_runs_under_every_strategy() {
         [StrategyKind::UniformWalk, StrategyKind::Random, StrategyKind::Pct { depth: 3 }]
     {
         passes(strategy, || flag_and_event(true));
+    }
+}
+
+/// Two tasks wait on one event and the body notifies it: a wake under event-listener's std
+/// `Mutex` must not hand the processor to a task that takes that mutex (fixed seed 9, which
+/// hung when a wake was a scheduling point).
+#[test]
+fn several_waiters_on_one_event_do_not_hang() {
+    for strategy in
+        [StrategyKind::UniformWalk, StrategyKind::Random, StrategyKind::Pct { depth: 3 }]
+    {
+        passes(strategy, || {
+            let ready = Arc::new(AtomicBool::new(false));
+            let event = Arc::new(Event::new());
+            let waiters: Vec<_> = (0..2)
+                .map(|_| {
+                    let (r, e) = (ready.clone(), event.clone());
+                    spawn(async move { wait_for(&r, &e).await })
+                })
+                .collect();
+            ready.store(true, Ordering::SeqCst);
+            event.notify(usize::MAX);
+            for w in waiters {
+                w.join();
+            }
+        });
     }
 }
 

@@ -74,8 +74,6 @@ pub enum EventKind {
     Block,
     /// `future::block_on` is about to poll its future (every poll is a scheduling point).
     Poll,
-    /// A task's `Waker` was called by another thread.
-    Wake,
 }
 
 impl EventKind {
@@ -108,7 +106,6 @@ impl EventKind {
             EventKind::CellWrite => "write",
             EventKind::Block => "blocked",
             EventKind::Poll => "poll",
-            EventKind::Wake => "wake",
         }
     }
 }

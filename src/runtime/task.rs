@@ -83,27 +83,21 @@ pub(crate) fn wait_for_wake(
     })
 }
 
-/// A call of a waker of thread `target` of the execution of generation `generation`: a
-/// scheduling point (unless a task wakes itself, which no other thread can observe) that makes
-/// the target's next wait return at once, or wakes it. Does nothing outside that execution
-/// (after it ended, in another one, or on an OS thread outside executions).
+/// A call of a waker of thread `target` of the execution of generation `generation`: makes
+/// the target's next wait return at once, or wakes it. Not a scheduling point: a waker is
+/// often called while its caller holds a lock pctvb does not see (event-listener calls wakers
+/// under its std `Mutex`), and switching there to a thread that takes the same lock would hang
+/// the OS thread; the waking thread's next pctvb operation is the interleaving point instead.
+/// Does nothing outside that execution (after it ended, in another one, or on an OS thread
+/// outside executions).
 pub(crate) fn wake(generation: u64, target: ThreadId) {
     with_current(|ex| {
         let Some(ex) = ex else { return };
         // The state is borrowed only inside the engine: a waker called from a destructor the
         // engine runs (a thread-local's) sees it free; if not, there is nothing to wake safely.
-        let (current, location) = match ex.state.try_borrow() {
-            Ok(st) if st.gen == generation && target.index() < st.threads.len() => {
-                let cur = st.current;
-                // A waker is called through a vtable, so its caller's location is unknown: the
-                // step names where the waking thread last ran a scheduling point.
-                let at = st.trace.get(st.threads[cur.index()].last_step).map(|s| s.location);
-                (cur, at)
-            }
+        match ex.state.try_borrow() {
+            Ok(st) if st.gen == generation && target.index() < st.threads.len() => {}
             _ => return,
-        };
-        if target != current {
-            ex.schedule(EventKind::Wake, None, location.unwrap_or(Location::caller()));
         }
         // A wake is a happens-before edge from the waking thread to `target`'s next poll (the
         // race detector keeps it with what `unpark` releases to `target`, which `block_on`

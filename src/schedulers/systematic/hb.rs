@@ -83,11 +83,7 @@ impl Hb {
             }
             None if matches!(
                 op.kind,
-                EventKind::Spawn
-                    | EventKind::Park
-                    | EventKind::Unpark
-                    | EventKind::Poll
-                    | EventKind::Wake
+                EventKind::Spawn | EventKind::Park | EventKind::Unpark | EventKind::Poll
             ) =>
             {
                 self.global_writes += 1;
