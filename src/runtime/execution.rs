@@ -236,7 +236,6 @@ impl Execution {
         st.rng.set_stream(index);
         st.vars.begin_execution();
         let start = ExecutionStart {
-            index,
             max_threads: self.seen_threads.get(),
             max_steps: self.seen_steps.get(),
             vars: st.vars.infos(),

@@ -386,7 +386,7 @@ pub(crate) struct Pending<'a> {
 
 impl<'a> Pending<'a> {
     /// No thread has announced anything (for strategies' unit tests).
-    #[allow(dead_code)] // used by unit tests of strategies
+    #[cfg(test)]
     pub(crate) const NONE: Pending<'static> = Pending { threads: &[], trace: &[] };
 
     pub(super) fn new(threads: &'a [Thread], trace: &'a [Step]) -> Pending<'a> {

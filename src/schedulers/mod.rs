@@ -133,9 +133,6 @@ pub(crate) struct Decision<'a> {
 /// measured.
 #[derive(Debug)]
 pub(crate) struct ExecutionStart<'a> {
-    /// Index of the execution within the run.
-    #[allow(dead_code)] // the runtime fills it in; no strategy needs it today
-    pub index: u64,
     /// Most threads any earlier execution had (the paper's n), at least 1.
     pub max_threads: usize,
     /// Most scheduling points any earlier execution had (the paper's k).

@@ -321,7 +321,7 @@ mod tests {
     }
 
     fn start<'a>(n: usize, k: u64, profiles: &'a [VarProfile]) -> ExecutionStart<'a> {
-        ExecutionStart { index: 0, max_threads: n, max_steps: k, vars: &[], profiles }
+        ExecutionStart { max_threads: n, max_steps: k, vars: &[], profiles }
     }
 
     fn profile(max_accesses: u64, shared: bool) -> VarProfile {

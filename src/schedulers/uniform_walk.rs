@@ -334,7 +334,7 @@ mod tests {
     }
 
     fn start() -> ExecutionStart<'static> {
-        ExecutionStart { index: 0, max_threads: 1, max_steps: 0, vars: &[], profiles: &[] }
+        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[] }
     }
 
     /// A fake program: the main thread spawns threads 1 and 2 and joins them; thread 1 makes
