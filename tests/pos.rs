@@ -11,15 +11,18 @@
 
 use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use pctvb::sync::Arc;
-use pctvb::{thread, Config, Error, FailureKind, StrategyKind};
+use pctvb::{thread, Config, FailureKind, StrategyKind};
 
 #[path = "common/correct_programs.rs"]
 mod correct_programs;
+#[path = "common/no_guarantee.rs"]
+mod no_guarantee;
 #[path = "common/paper_figures.rs"]
 mod paper_figures;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
+use no_guarantee::{assert_runs_without_guarantee, correct_pair};
 use paper_figures::{figure_10, figure_3, FIGURES};
 
 fn config(seed: u64) -> Config {
@@ -118,37 +121,15 @@ fn same_seed_same_run_on_any_number_of_workers() {
 
 #[test]
 fn is_a_strategy_without_guarantee_parameters_or_profiling() {
-    assert_eq!(StrategyKind::from_name("pos"), Some(StrategyKind::Pos));
-    assert_eq!(StrategyKind::Pos.name(), "pos");
-    assert!(!StrategyKind::Pos.is_priority());
-
-    let report = config(0).iterations(50).run(correct_pair);
-    assert!(report.is_ok(), "{:?}", report.failure());
-    assert_eq!(report.executions, 50, "no profiling executions");
-    assert_eq!(report.strategy, "pos");
-    assert!(report.guarantee.is_none() && report.bound.is_none() && report.profile.is_none());
-
-    for (refused, what) in [
-        (config(0).confidence(0.9), "no probability bound"),
-        (config(0).depth(2), "does not take a depth bound"),
-    ] {
-        let report = refused.run(correct_pair);
-        assert!(report.failure().is_none(), "{what}: a refused configuration is not a bug");
-        let error = report.error().expect("refused");
-        assert!(matches!(error, Error::Config { .. }), "{what}: {error:?}");
-        assert!(error.message().contains(what), "{error}");
-    }
-}
-
-fn correct_pair() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    let h = thread::spawn(move || {
-        n2.fetch_add(1, SeqCst);
-    });
-    n.fetch_add(1, SeqCst);
-    h.join().unwrap();
-    assert_eq!(n.load(SeqCst), 2);
+    assert_runs_without_guarantee(
+        StrategyKind::Pos,
+        "pos",
+        &[
+            (|c| c.confidence(0.9), "no probability bound"),
+            (|c| c.depth(2), "does not take a depth bound"),
+        ],
+        false,
+    );
 }
 
 #[pctvb::test(strategy = "pos", iterations = 200, seed = 3)]

@@ -8,9 +8,7 @@
 //! The programs are the paper figures of `tests/common/paper_figures.rs` and the corpus's
 //! thread-scaling family (`corpus/src/programs/families.rs`).
 
-use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use pctvb::sync::Arc;
-use pctvb::{thread, Config, Error, FailureKind, StrategyKind};
+use pctvb::{Config, FailureKind, StrategyKind};
 
 fn config(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).strategy(StrategyKind::UniformWalk).workers(1)
@@ -31,11 +29,14 @@ fn executions_to_bug(kind: StrategyKind, body: fn(), seed: u64, budget: u64) -> 
 
 #[path = "common/correct_programs.rs"]
 mod correct_programs;
+#[path = "common/no_guarantee.rs"]
+mod no_guarantee;
 #[path = "common/paper_figures.rs"]
 mod paper_figures;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
+use no_guarantee::{assert_runs_without_guarantee, correct_pair};
 use paper_figures::{figure_10, figure_3, figure_4};
 
 /// The corpus's programs import threads and synchronization from a facade named `rt`.
@@ -139,7 +140,7 @@ fn same_seed_same_run_and_workers_do_not_change_it() {
 #[test]
 fn a_passing_parallel_run_is_the_serial_run() {
     let run = |workers: usize| {
-        let report = config(3).workers(workers).iterations(600).run(figure_correct_pair);
+        let report = config(3).workers(workers).iterations(600).run(correct_pair);
         assert!(report.is_ok(), "{:?}", report.failure());
         (report.executions, report.stats.distinct_schedules, report.stats.max_steps)
     };
@@ -153,9 +154,8 @@ fn a_passing_parallel_run_is_the_serial_run() {
 fn every_shard_learns_from_execution_0() {
     // Shard 2 of 2 owns the odd indices; it runs execution 0 as well, to learn from it, so its
     // executions choose as they do in the unsharded run.
-    let sharded = |workers: usize| {
-        config(4).workers(workers).shard(2, 2).iterations(600).run(figure_correct_pair)
-    };
+    let sharded =
+        |workers: usize| config(4).workers(workers).shard(2, 2).iterations(600).run(correct_pair);
     let serial = sharded(1);
     assert!(serial.is_ok(), "{:?}", serial.failure());
     assert_eq!(serial.executions, 1 + 300);
@@ -166,43 +166,20 @@ fn every_shard_learns_from_execution_0() {
 
 #[test]
 fn is_a_strategy_without_guarantee_parameters_or_profiling() {
-    assert_eq!(StrategyKind::from_name("uniform"), Some(StrategyKind::UniformWalk));
-    assert_eq!(StrategyKind::UniformWalk.name(), "uniform");
-    assert!(!StrategyKind::UniformWalk.is_priority());
-
-    let report = config(0).iterations(50).run(figure_correct_pair);
-    assert!(report.is_ok(), "{:?}", report.failure());
-    assert_eq!(report.executions, 50, "no profiling executions before the walk");
-    assert_eq!(report.strategy, "uniform");
-    assert!(report.guarantee.is_none() && report.bound.is_none() && report.profile.is_none());
-
-    for (refused, what) in [
-        (config(0).confidence(0.9), "no probability bound"),
-        (config(0).depth(2), "does not take a depth bound"),
-        (config(0).vars(1), "does not take a vars bound"),
-        (config(0).threads(2), "does not take a threads bound"),
-    ] {
-        let report = refused.run(figure_correct_pair);
-        assert!(report.failure().is_none(), "{what}: a refused configuration is not a bug");
-        let error = report.error().expect("refused");
-        assert!(matches!(error, Error::Config { .. }), "{what}: {error:?}");
-        assert!(error.message().contains(what), "{error}");
-        assert!(error.message().contains("uniform"), "{error}");
-    }
-}
-
-fn figure_correct_pair() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    let h = thread::spawn(move || {
-        n2.fetch_add(1, SeqCst);
-    });
-    n.fetch_add(1, SeqCst);
-    h.join().unwrap();
-    assert_eq!(n.load(SeqCst), 2);
+    assert_runs_without_guarantee(
+        StrategyKind::UniformWalk,
+        "uniform",
+        &[
+            (|c| c.confidence(0.9), "no probability bound"),
+            (|c| c.depth(2), "does not take a depth bound"),
+            (|c| c.vars(1), "does not take a vars bound"),
+            (|c| c.threads(2), "does not take a threads bound"),
+        ],
+        true,
+    );
 }
 
 #[pctvb::test(strategy = "uniform", iterations = 200, seed = 3)]
 fn the_attribute_takes_the_uniform_strategy() {
-    figure_correct_pair();
+    correct_pair();
 }

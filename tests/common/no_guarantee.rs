@@ -1,0 +1,53 @@
+//! What every strategy without a guarantee must do, shared by the strategies' test files: run
+//! no profiling, print no bound, and refuse the parameters and targets of a bound.
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use pctvb::sync::Arc;
+use pctvb::{thread, Config, Error, StrategyKind};
+
+/// Two threads each add one to a counter atomically: correct under every schedule.
+pub fn correct_pair() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = thread::spawn(move || {
+        n2.fetch_add(1, SeqCst);
+    });
+    n.fetch_add(1, SeqCst);
+    h.join().unwrap();
+    assert_eq!(n.load(SeqCst), 2);
+}
+
+/// A configuration change a strategy refuses, and words its error must contain.
+pub type Refusal = (fn(Config) -> Config, &'static str);
+
+/// `kind`, named `name`, runs without profiling or bound, and refuses each configuration of
+/// `refused` (applied to a run of it) with an `Error::Config` whose message contains the
+/// given words, and names the strategy when `names_itself`.
+pub fn assert_runs_without_guarantee(
+    kind: StrategyKind,
+    name: &str,
+    refused: &[Refusal],
+    names_itself: bool,
+) {
+    assert_eq!(StrategyKind::from_name(name), Some(kind.clone()));
+    assert_eq!(kind.name(), name);
+    assert!(!kind.is_priority());
+
+    let config = || Config::new().ignore_env().seed(0).strategy(kind.clone()).workers(1);
+    let report = config().iterations(50).run(correct_pair);
+    assert!(report.is_ok(), "{:?}", report.failure());
+    assert_eq!(report.executions, 50, "no profiling executions");
+    assert_eq!(report.strategy, name);
+    assert!(report.guarantee.is_none() && report.bound.is_none() && report.profile.is_none());
+
+    for (refuse, what) in refused {
+        let report = refuse(config()).run(correct_pair);
+        assert!(report.failure().is_none(), "{what}: a refused configuration is not a bug");
+        let error = report.error().expect("refused");
+        assert!(matches!(error, Error::Config { .. }), "{what}: {error:?}");
+        assert!(error.message().contains(what), "{error}");
+        if names_itself {
+            assert!(error.message().contains(name), "{error}");
+        }
+    }
+}
