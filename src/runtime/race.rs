@@ -229,36 +229,40 @@ impl Races {
 
     /// `t` releases to `object`'s release clock (joined with what it had).
     pub(super) fn release(&mut self, t: ThreadId, object: ObjectId) {
-        if !self.on {
-            return;
-        }
-        let t = t.index();
-        let clock = std::mem::take(&mut self.threads[t]);
-        self.slot(object).release.join(&clock);
-        self.threads[t] = clock;
-        self.threads[t].tick(t);
+        self.release_into(t, object, |slot| &mut slot.release);
     }
 
     /// `t` acquires `object`'s release clock.
     pub(super) fn acquire(&mut self, t: ThreadId, object: ObjectId) {
-        if !self.on {
-            return;
-        }
-        let mut clock = std::mem::take(&mut self.threads[t.index()]);
-        clock.join(&self.slot(object).release);
-        self.threads[t.index()] = clock;
+        self.acquire_from(t, object, |slot| &slot.release);
     }
 
     /// `t` releases a read lock of the rwlock `object`: to later writers only.
     pub(super) fn release_read(&mut self, t: ThreadId, object: ObjectId) {
+        self.release_into(t, object, |slot| &mut slot.other);
+    }
+
+    /// `t` joins its clock into the clock `which` picks of `object`'s slot, then starts a new
+    /// epoch of its own (its later operations are not covered by this release).
+    fn release_into(&mut self, t: ThreadId, object: ObjectId, which: fn(&mut Slot) -> &mut VClock) {
         if !self.on {
             return;
         }
         let t = t.index();
         let clock = std::mem::take(&mut self.threads[t]);
-        self.slot(object).other.join(&clock);
+        which(self.slot(object)).join(&clock);
         self.threads[t] = clock;
         self.threads[t].tick(t);
+    }
+
+    /// `t` joins the clock `which` picks of `object`'s slot into its own.
+    fn acquire_from(&mut self, t: ThreadId, object: ObjectId, which: fn(&Slot) -> &VClock) {
+        if !self.on {
+            return;
+        }
+        let mut clock = std::mem::take(&mut self.threads[t.index()]);
+        clock.join(which(self.slot(object)));
+        self.threads[t.index()] = clock;
     }
 
     /// `t` write-locked the rwlock `object`: it acquires writers' and readers' releases.
@@ -288,12 +292,7 @@ impl Races {
 
     /// `t` leaves the barrier `object`: it acquires every arrival's clock.
     pub(super) fn barrier_leave(&mut self, t: ThreadId, object: ObjectId) {
-        if !self.on {
-            return;
-        }
-        let mut clock = std::mem::take(&mut self.threads[t.index()]);
-        clock.join(&self.slot(object).other);
-        self.threads[t.index()] = clock;
+        self.acquire_from(t, object, |slot| &slot.other);
     }
 
     /// `t` sent message `ticket` on the channel `object`.
