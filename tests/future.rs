@@ -1,6 +1,9 @@
 //! `pctvb::future` under every strategy, with fixed seeds: tasks joined and awaited, an async
 //! mutex and a channel built on `pctvb::sync::Mutex` and wakers pass every execution, and a
-//! channel that loses a wake-up is reported as a lost wake-up that replays.
+//! channel that loses a wake-up is reported as a lost wake-up that replays. A wake is not a
+//! scheduling point, and the tests at the end show that no interleaving is lost by that (guide
+//! section 13): the woken task runs before and after the waker's next operation, and what the
+//! waker does after the wake races with the woken task.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
@@ -518,4 +521,68 @@ fn a_wake_before_the_value_is_stored_is_found_and_the_fix_passes() {
     let fixed = systematic().run(oneshot(false));
     assert!(fixed.is_ok(), "{}", fixed.failure().unwrap());
     assert!(fixed.systematic.as_ref().unwrap().complete, "{:?}", fixed.systematic);
+}
+
+/// A cell shared without synchronization (its accesses race).
+struct Shared(pctvb::cell::UnsafeCell<u32>);
+// SAFETY: the test is about the race; pctvb's checked cell reports it.
+unsafe impl Sync for Shared {}
+
+/// Which side of [`wake_then_race`] accessed the cell first (a static: a task is `'static`;
+/// only one test uses it).
+static FIRST: StdMutex<String> = StdMutex::new(String::new());
+
+/// The waker writes a checked cell after the wake; the woken task reads it in the poll the
+/// wake allows. [`FIRST`] gets the side whose access ran first (the second access fails the
+/// execution as a data race before its side can write).
+fn wake_then_race() {
+    FIRST.lock().unwrap().clear();
+    let (tx, rx) = mpsc::channel::<Waker>();
+    let cell = Arc::new(Shared(pctvb::cell::UnsafeCell::new(0)));
+    let task = {
+        let cell = cell.clone();
+        spawn(async move {
+            let mut parked = false;
+            std::future::poll_fn(|cx| {
+                if parked {
+                    return Poll::Ready(());
+                }
+                parked = true;
+                tx.send(cx.waker().clone()).unwrap();
+                Poll::Pending
+            })
+            .await;
+            // SAFETY: a plain read; the race is the point.
+            cell.0.with(|p| unsafe { *p });
+            FIRST.lock().unwrap().push('B');
+        })
+    };
+    let waker = rx.recv().unwrap();
+    waker.wake();
+    // SAFETY: a plain write; the race is the point.
+    cell.0.with_mut(|p| unsafe { *p = 1 });
+    FIRST.lock().unwrap().push('A');
+    task.join();
+}
+
+#[test]
+fn an_access_after_a_wake_races_with_the_woken_task_whichever_runs_first() {
+    // The wake orders only what the waker did before it. Fixed seeds 0..20, 300 executions
+    // each, no minimization (so the last execution is the failing one).
+    let mut seen = BTreeMap::new();
+    for seed in 0..20 {
+        let report = Config::new()
+            .ignore_env()
+            .seed(seed)
+            .iterations(300)
+            .strategy(StrategyKind::Random)
+            .minimize_runs(0)
+            .run(wake_then_race);
+        let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race found"));
+        assert_eq!(failure.kind, FailureKind::DataRace, "seed {seed}: {}", failure.message);
+        let first = FIRST.lock().unwrap().clone();
+        assert!(first == "A" || first == "B", "seed {seed}: {first:?}");
+        *seen.entry(first).or_insert(0) += 1;
+    }
+    assert_eq!(seen.keys().collect::<Vec<_>>(), ["A", "B"], "{seen:?}");
 }
