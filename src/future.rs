@@ -8,7 +8,9 @@
 //! future returns `Pending` the thread blocks until one of its wakers is called. Every poll
 //! is a scheduling point, as is every operation the future performs on pctvb's primitives; a
 //! wake only makes the woken task runnable (wakers are often called under locks pctvb does
-//! not see, where switching threads could hang the OS thread).
+//! not see, where switching threads could hang the OS thread). The waker's next scheduling
+//! point stands in for the wake, which loses no interleaving of pctvb's operations: between
+//! the two the waker changes nothing pctvb models (guide section 13; `tests/future.rs`).
 //!
 //! A task that waits for a wake-up while no thread can run is reported like a deadlock, and
 //! as a **lost wake-up** when no one holds its waker any more (the future dropped it, or

@@ -1,15 +1,19 @@
 //! `pctvb::future` under every strategy, with fixed seeds: tasks joined and awaited, an async
 //! mutex and a channel built on `pctvb::sync::Mutex` and wakers pass every execution, and a
-//! channel that loses a wake-up is reported as a lost wake-up that replays.
+//! channel that loses a wake-up is reported as a lost wake-up that replays. A wake is not a
+//! scheduling point, and the tests at the end show that no interleaving is lost by that (guide
+//! section 13): the woken task runs before and after the waker's next operation, and what the
+//! waker does after the wake races with the woken task.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Mutex as StdMutex;
 use std::task::{Context, Poll, Waker};
 
 use pctvb::future::{block_on, spawn, yield_now};
 use pctvb::sync::atomic::{AtomicUsize, Ordering};
-use pctvb::sync::{Arc, Mutex};
+use pctvb::sync::{mpsc, Arc, Mutex};
 use pctvb::{Config, FailureKind, StrategyKind};
 
 fn strategies() -> Vec<StrategyKind> {
@@ -362,4 +366,223 @@ fn async_failures_are_saved_and_replayed_as_regressions() {
     let failure = second.failure().expect("the saved failure fails again");
     assert!(failure.message.starts_with("lost wake-up"), "{}", failure.message);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+// A wake is not a scheduling point of its own (wakers run under locks pctvb does not see); the
+// waker's next scheduling point stands in for it. These tests show that nothing is lost: the
+// woken task's first operation runs before the waker's next operation in some executions and
+// after it in others, under every strategy and in the systematic search alone.
+
+/// Task B parks its waker (sent over a channel) and, once woken, logs `B`; the main thread
+/// takes the waker, wakes B, and logs `A` as its next operation. Each execution adds the log
+/// to `orders`, with how many executions produced it.
+fn wake_then_log(orders: &StdMutex<BTreeMap<String, u64>>) -> impl Fn() + Sync + '_ {
+    move || {
+        let (tx, rx) = mpsc::channel::<Waker>();
+        let log = Arc::new(Mutex::new(String::new()));
+        let task = {
+            let log = log.clone();
+            spawn(async move {
+                let mut parked = false;
+                std::future::poll_fn(|cx| {
+                    if parked {
+                        return Poll::Ready(());
+                    }
+                    parked = true;
+                    tx.send(cx.waker().clone()).unwrap();
+                    Poll::Pending
+                })
+                .await;
+                log.lock().unwrap().push('B');
+            })
+        };
+        let waker = rx.recv().unwrap();
+        waker.wake();
+        // The waker's next scheduling point: where the woken task may run first.
+        log.lock().unwrap().push('A');
+        task.join();
+        let log = log.lock().unwrap().clone();
+        *orders.lock().unwrap().entry(log).or_default() += 1;
+    }
+}
+
+fn orders_seen(orders: &StdMutex<BTreeMap<String, u64>>) -> Vec<String> {
+    orders.lock().unwrap().keys().cloned().collect()
+}
+
+#[test]
+fn a_woken_task_runs_before_and_after_the_wakers_next_operation() {
+    // Every strategy, fixed seed 7, 300 executions each.
+    for strategy in strategies() {
+        let name = format!("{strategy:?}");
+        let orders = StdMutex::new(BTreeMap::new());
+        let report = Config::new()
+            .ignore_env()
+            .seed(7)
+            .iterations(300)
+            .strategy(strategy)
+            .run(wake_then_log(&orders));
+        assert!(report.is_ok(), "{name}: {}", report.failure().unwrap());
+        assert_eq!(orders_seen(&orders), ["AB", "BA"], "{name}");
+    }
+}
+
+#[test]
+fn the_systematic_search_reaches_both_orders_of_a_wake() {
+    // Exhaustive: c <= 1 is enough (the switch at the waker's next operation is one
+    // preemption, or none when the woken task has the higher priority). The search needs one
+    // profiling execution (a random one); each order is seen in more executions than that one,
+    // so the search itself produced both.
+    let orders = StdMutex::new(BTreeMap::new());
+    let report = Config::new()
+        .ignore_env()
+        .seed(7)
+        .strategy(StrategyKind::systematic(1, 1, 2))
+        .profile_runs(1)
+        .iterations(10_000)
+        .run(wake_then_log(&orders));
+    assert!(report.is_ok(), "{:?} {:?}", report.error(), report.failure());
+    let systematic = report.systematic.as_ref().expect("a systematic report");
+    assert!(systematic.complete, "{systematic:?}");
+    assert_eq!(systematic.profile_runs, 1);
+    let orders = orders.lock().unwrap();
+    assert_eq!(orders.keys().collect::<Vec<_>>(), ["AB", "BA"]);
+    assert!(orders.values().all(|&n| n >= 2), "{orders:?}");
+}
+
+/// A oneshot whose sender wakes the receiver before it stores the value (`wake_first`), or
+/// after (the fix). With `wake_first`, a receiver that polls between the wake and the store
+/// parks its waker again and is never woken: a bug only an interleaving with the woken task
+/// running before the waker's next operation (the store's lock) shows.
+fn oneshot(wake_first: bool) -> impl Fn() + Sync {
+    move || {
+        let state: Arc<Mutex<(Option<u32>, Option<Waker>)>> = Arc::new(Mutex::new((None, None)));
+        let consumer = {
+            let state = state.clone();
+            spawn(std::future::poll_fn(move |cx| {
+                let mut st = state.lock().unwrap();
+                match st.0.take() {
+                    Some(v) => Poll::Ready(v),
+                    None => {
+                        st.1 = Some(cx.waker().clone());
+                        Poll::Pending
+                    }
+                }
+            }))
+        };
+        let waiter = if wake_first {
+            state.lock().unwrap().1.take()
+        } else {
+            let mut st = state.lock().unwrap();
+            st.0 = Some(7);
+            st.1.take()
+        };
+        if let Some(w) = waiter {
+            w.wake();
+        }
+        if wake_first {
+            state.lock().unwrap().0 = Some(7);
+        }
+        assert_eq!(consumer.join(), 7);
+    }
+}
+
+#[test]
+fn a_wake_before_the_value_is_stored_is_found_and_the_fix_passes() {
+    for strategy in strategies() {
+        let name = format!("{strategy:?}");
+        let config =
+            || Config::new().ignore_env().seed(7).iterations(300).strategy(strategy.clone());
+        let report = config().run(oneshot(true));
+        let failure = report.failure().unwrap_or_else(|| panic!("{name}: not found"));
+        assert_eq!(failure.kind, FailureKind::Deadlock, "{name}: {}", failure.message);
+        assert!(
+            failure.message.contains("a clone of its waker is held"),
+            "{name}: {}",
+            failure.message
+        );
+        let fixed = config().run(oneshot(false));
+        assert!(fixed.is_ok(), "{name}: {}", fixed.failure().unwrap());
+    }
+    // The systematic search (fixed seed for its one profiling execution): finds the bug, and
+    // exhausts the fix.
+    let systematic = || {
+        Config::new()
+            .ignore_env()
+            .seed(7)
+            .strategy(StrategyKind::systematic(1, 1, 2))
+            .profile_runs(1)
+            .iterations(10_000)
+    };
+    let report = systematic().run(oneshot(true));
+    assert_eq!(report.failure().expect("found").kind, FailureKind::Deadlock);
+    // Found by the search, not by its one profiling execution.
+    assert!(report.systematic.as_ref().unwrap().found_at.is_some(), "{:?}", report.systematic);
+    let fixed = systematic().run(oneshot(false));
+    assert!(fixed.is_ok(), "{}", fixed.failure().unwrap());
+    assert!(fixed.systematic.as_ref().unwrap().complete, "{:?}", fixed.systematic);
+}
+
+/// A cell shared without synchronization (its accesses race).
+struct Shared(pctvb::cell::UnsafeCell<u32>);
+// SAFETY: the test is about the race; pctvb's checked cell reports it.
+unsafe impl Sync for Shared {}
+
+/// Which side of [`wake_then_race`] accessed the cell first (a static: a task is `'static`;
+/// only one test uses it).
+static FIRST: StdMutex<String> = StdMutex::new(String::new());
+
+/// The waker writes a checked cell after the wake; the woken task reads it in the poll the
+/// wake allows. [`FIRST`] gets the side whose access ran first (the second access fails the
+/// execution as a data race before its side can write).
+fn wake_then_race() {
+    FIRST.lock().unwrap().clear();
+    let (tx, rx) = mpsc::channel::<Waker>();
+    let cell = Arc::new(Shared(pctvb::cell::UnsafeCell::new(0)));
+    let task = {
+        let cell = cell.clone();
+        spawn(async move {
+            let mut parked = false;
+            std::future::poll_fn(|cx| {
+                if parked {
+                    return Poll::Ready(());
+                }
+                parked = true;
+                tx.send(cx.waker().clone()).unwrap();
+                Poll::Pending
+            })
+            .await;
+            // SAFETY: a plain read; the race is the point.
+            cell.0.with(|p| unsafe { *p });
+            FIRST.lock().unwrap().push('B');
+        })
+    };
+    let waker = rx.recv().unwrap();
+    waker.wake();
+    // SAFETY: a plain write; the race is the point.
+    cell.0.with_mut(|p| unsafe { *p = 1 });
+    FIRST.lock().unwrap().push('A');
+    task.join();
+}
+
+#[test]
+fn an_access_after_a_wake_races_with_the_woken_task_whichever_runs_first() {
+    // The wake orders only what the waker did before it. Fixed seeds 0..20, 300 executions
+    // each, no minimization (so the last execution is the failing one).
+    let mut seen = BTreeMap::new();
+    for seed in 0..20 {
+        let report = Config::new()
+            .ignore_env()
+            .seed(seed)
+            .iterations(300)
+            .strategy(StrategyKind::Random)
+            .minimize_runs(0)
+            .run(wake_then_race);
+        let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race found"));
+        assert_eq!(failure.kind, FailureKind::DataRace, "seed {seed}: {}", failure.message);
+        let first = FIRST.lock().unwrap().clone();
+        assert!(first == "A" || first == "B", "seed {seed}: {first:?}");
+        *seen.entry(first).or_insert(0) += 1;
+    }
+    assert_eq!(seen.keys().collect::<Vec<_>>(), ["A", "B"], "{seen:?}");
 }

@@ -94,12 +94,14 @@ fn table(out: &mut String, rows: &[Row], tools: &[Tool], cell: impl Fn(&Cell) ->
     *out += &header(tools);
     for row in rows {
         let _ = write!(out, "| {} |", row.program.name);
-        for c in &row.cells {
+        for (c, tool) in row.cells.iter().zip(tools) {
             match c {
                 Some(c) => {
                     let _ = write!(out, " {} |", cell(c));
                 }
-                None => *out += " - |",
+                None => {
+                    let _ = write!(out, " {} |", tool.unsupported(row.program).unwrap_or("-"));
+                }
             }
         }
         *out += "\n";
@@ -195,6 +197,14 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           blocking and waking can measure fewer threads than it needs (`prodcons` and \
           `bufwriter` measure t = 1); `PCT depth`: the number of ordering constraints where it differs from or \
           is known beside c + 1.\n\n";
+    if rows.iter().any(|r| r.program.group == Group::Async) {
+        d += "The `Async` programs (`corpus/src/programs/async_programs.rs`) are written with \
+              tasks and wakers, compiled against pctvb's `future` and shuttle's `future` \
+              (`spawn`, `block_on`: both run each task as a thread of their scheduler); loom 0.7 \
+              has `block_on` but no `spawn`, so its columns read `n/a`. `threads` counts the \
+              test body and every task; in their `(c, v, t)` the test body is one of the \
+              bug's threads only where it takes part (`async-channel`'s receiver).\n\n";
+    }
 
     d += &targets(rows, tools);
 
@@ -253,6 +263,10 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
                     .filter(|r| r.program.bug)
                     .filter_map(|r| r.cells[i].as_ref())
                     .collect();
+                if cells.is_empty() {
+                    d += " - |";
+                    continue;
+                }
                 let capped = cells.iter().any(|c| c.mean().1);
                 let sum: f64 = cells.iter().map(|c| c.mean().0).sum();
                 let _ = write!(d, " {}{} |", if capped { ">" } else { "" }, fmt_count(sum));
@@ -262,11 +276,12 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
         if title.starts_with("Wall time") {
             d += "| **total** |";
             for i in 0..tools.len() {
-                let s: f64 = rows
-                    .iter()
-                    .filter_map(|r| r.cells[i].as_ref())
-                    .map(|c| c.elapsed().as_secs_f64())
-                    .sum();
+                let cells: Vec<&Cell> = rows.iter().filter_map(|r| r.cells[i].as_ref()).collect();
+                if cells.is_empty() {
+                    d += " - |";
+                    continue;
+                }
+                let s: f64 = cells.iter().map(|c| c.elapsed().as_secs_f64()).sum();
                 let _ = write!(d, " {s:.1} |");
             }
             d += "\n";
@@ -275,6 +290,10 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
             d += "| **all programs** |";
             for i in 0..tools.len() {
                 let cells: Vec<&Cell> = rows.iter().filter_map(|r| r.cells[i].as_ref()).collect();
+                if cells.is_empty() {
+                    d += " - |";
+                    continue;
+                }
                 let e: u64 = cells.iter().map(|c| c.executions()).sum();
                 let s: f64 = cells.iter().map(|c| c.elapsed().as_secs_f64()).sum();
                 let _ = write!(d, " {} |", fmt_rate(e as f64 / s.max(1e-9)));

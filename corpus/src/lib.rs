@@ -3,7 +3,10 @@
 //!
 //! The program sources live in `src/programs/*.rs`. They import threads and synchronization
 //! from `super::rt`, and [`on_tool!`] includes them into one module per tool whose `rt` is that
-//! tool's `thread` and `sync`: [`on_pctvb`], [`on_shuttle`], [`on_loom`]. [`catalog`] lists every
+//! tool's `thread` and `sync`: [`on_pctvb`], [`on_shuttle`], [`on_loom`]. The async programs
+//! (`src/programs/async_programs.rs`, tasks and wakers) have a second include path,
+//! [`on_async_tool!`], for pctvb and shuttle only ([`async_on_pctvb`], [`async_on_shuttle`]):
+//! loom 0.7 has no `spawn`. [`catalog`] lists every
 //! program with its thread count, whether it has a bug and the bug's expected `(c, v, t)`;
 //! [`run`] runs one program under one tool; `src/main.rs` (`cargo run --release -p
 //! pctvb-corpus -- --all`) runs the whole matrix and writes `docs/RESULTS.md`.
@@ -66,6 +69,9 @@ pub enum Group {
     LockFree,
     /// Correct programs: any failure is a false alarm.
     Correct,
+    /// Async programs (tasks and wakers), under pctvb and shuttle only: loom has no `spawn`.
+    /// Buggy and correct ones; [`Program::bug`] says which.
+    Async,
 }
 
 impl Group {
@@ -78,6 +84,7 @@ impl Group {
             Group::AccessFrequency => "Access frequency",
             Group::LockFree => "Lock-free",
             Group::Correct => "Correct programs",
+            Group::Async => "Async",
         }
     }
 }
@@ -491,5 +498,109 @@ pub fn catalog() -> Vec<Program> {
             bodies!(correct::ws_deque_fixed),
         ),
     ]);
+    p.extend(async_catalog());
     p
+}
+
+/// Includes the async programs (`src/programs/async_programs.rs`) into a module whose `rt` is
+/// `$tool`'s threads, synchronization and `future` (`spawn`, `block_on`), plus `join`, which
+/// awaits a task's handle and yields its value (`|$h| $join` is that body; shuttle's handle
+/// yields a `Result`). For pctvb and shuttle only: loom 0.7 has no `spawn`.
+#[macro_export]
+macro_rules! on_async_tool {
+    ($name:ident, $tool:ident, $doc:literal, |$h:ident| $join:expr) => {
+        #[doc = $doc]
+        #[allow(dead_code, missing_docs)]
+        pub mod $name {
+            /// The tool's threads, synchronization and executor, which the programs import.
+            pub mod rt {
+                pub use $tool::{future, sync, thread};
+                /// Awaits a task and yields its value.
+                pub async fn join<T>($h: future::JoinHandle<T>) -> T {
+                    $join
+                }
+            }
+            /// Async programs.
+            pub mod async_programs {
+                include!("programs/async_programs.rs");
+            }
+        }
+    };
+}
+
+on_async_tool!(async_on_pctvb, pctvb, "The async programs compiled against pctvb.", |h| h.await);
+on_async_tool!(
+    async_on_shuttle,
+    shuttle,
+    "The async programs compiled against shuttle 0.9.",
+    |h| h.await.expect("the task panicked")
+);
+
+/// The loom body of an async program: never run ([`run::Tool::supports`] keeps loom off
+/// [`Group::Async`]); a clear panic if it ever is.
+fn loom_has_no_spawn(_: usize) {
+    panic!("loom 0.7 has no spawn: async programs run under pctvb and shuttle only");
+}
+
+macro_rules! async_bodies {
+    ($f:ident) => {
+        Bodies {
+            pctvb: async_on_pctvb::async_programs::$f,
+            shuttle: async_on_shuttle::async_programs::$f,
+            loom: loom_has_no_spawn,
+        }
+    };
+}
+
+/// The async programs, appended to [`catalog`]. Threads count the test body and every task
+/// (a task is a logical thread under both tools).
+fn async_catalog() -> Vec<Program> {
+    use Group::Async;
+    let correct = |mut p: Program| {
+        p.bug = false;
+        p.shape = None;
+        p
+    };
+    vec![
+        program(
+            "async-counter",
+            Async,
+            0,
+            5,
+            Some((0, 0, 3)),
+            None,
+            "2 tasks read a counter, await a subtask, write it back",
+            async_bodies!(lost_update),
+        ),
+        program(
+            "async-channel",
+            Async,
+            0,
+            2,
+            Some((1, 1, 2)),
+            None,
+            "Mutex + waker channel, receiver checks and registers in two critical sections",
+            async_bodies!(channel_lost_wakeup),
+        ),
+        program(
+            "async-oneshot",
+            Async,
+            0,
+            3,
+            Some((1, 1, 3)),
+            None,
+            "Mutex + waker oneshot, sender wakes before it stores the value",
+            async_bodies!(oneshot_wake_before_store),
+        ),
+        correct(program(
+            "async-channel-fixed",
+            Async,
+            0,
+            2,
+            None,
+            None,
+            "async-channel, check and registration in one critical section",
+            async_bodies!(channel_fixed),
+        )),
+    ]
 }

@@ -105,9 +105,21 @@ impl Tool {
         matches!(self, Tool::Loom(_))
     }
 
-    /// Whether the tool can run `program` (loom: at most 5 threads, the main one included).
+    /// Whether the tool can run `program` (loom: at most 5 threads, the main one included,
+    /// and no async program: loom has no `spawn`).
     pub fn supports(&self, program: &Program) -> bool {
-        !matches!(self, Tool::Loom(_)) || program.threads <= 5
+        self.unsupported(program).is_none()
+    }
+
+    /// Why the tool cannot run `program`, for the results document's cell; `None` if it can.
+    pub fn unsupported(&self, program: &Program) -> Option<&'static str> {
+        match self {
+            Tool::Loom(_) if program.group == crate::Group::Async => {
+                Some("n/a (loom has no spawn)")
+            }
+            Tool::Loom(_) if program.threads > 5 => Some("-"),
+            _ => None,
+        }
     }
 }
 

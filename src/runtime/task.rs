@@ -87,7 +87,10 @@ pub(crate) fn wait_for_wake(
 /// the target's next wait return at once, or wakes it. Not a scheduling point: a waker is
 /// often called while its caller holds a lock pctvb does not see (event-listener calls wakers
 /// under its std `Mutex`), and switching there to a thread that takes the same lock would hang
-/// the OS thread; the waking thread's next pctvb operation is the interleaving point instead.
+/// the OS thread; the waking thread's next scheduling point is the interleaving point instead.
+/// That loses no interleaving of modelled operations: until that point the waker runs only
+/// code pctvb does not see, so a switch there yields the same operations in the same order
+/// as a switch at the wake (guide section 13).
 /// Does nothing outside that execution (after it ended, in another one, or on an OS thread
 /// outside executions).
 pub(crate) fn wake(generation: u64, target: ThreadId) {
