@@ -219,6 +219,7 @@ pub(crate) use runs::{
     profiling_session, session_for_token, static_ids, static_var_infos, token_suffix,
     unmet_in_entered_items,
 };
+pub(crate) use __rt::arm_pointer_checks;
 pub(crate) use session::{current as current_session, enter as enter_session, follow_strategy};
 pub use session::{search_loop_bounds, track, LoopSearch, Tracking};
 

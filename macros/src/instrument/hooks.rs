@@ -58,12 +58,14 @@ struct Hooker<'a> {
 }
 
 /// Whether a site gets hook code: when the alias pass found it may access some variable, and
-/// always for a raw-pointer dereference (the soundness check arms those too, so a dereference
-/// the pass wrongly found touches nothing is caught instead of missed).
+/// always for a raw-pointer dereference or a `read`/`write` method (which may be a raw
+/// pointer's): the race detector checks pointer accesses of any address, and the soundness
+/// check arms them too, so a dereference the pass wrongly found touches nothing is caught
+/// instead of missed.
 pub(crate) fn emits_hook(kind: SiteKind, may: &May) -> bool {
     match may {
         May::Anything => true,
-        May::Vars(v) => !v.is_empty() || kind == SiteKind::Deref,
+        May::Vars(v) => !v.is_empty() || matches!(kind, SiteKind::Deref | SiteKind::ReadWrite),
     }
 }
 
@@ -110,6 +112,15 @@ fn has_let(e: &Expr) -> bool {
         Expr::Paren(p) => has_let(&p.expr),
         _ => false,
     }
+}
+
+/// `e` without its outer parentheses: `*(p as *mut u32) = 1` binds `p as *mut u32`, which
+/// in parentheses would draw `unused_parens` on the user's code.
+fn unparenthesized(mut e: Expr) -> Expr {
+    while let Expr::Paren(p) = e {
+        e = *p.expr;
+    }
+    e
 }
 
 /// A place expression that can be borrowed again without side effects or moves.
@@ -224,6 +235,7 @@ impl Hooker<'_> {
                     } else {
                         self.probe(id, target(quote!(__pctvb_p)))
                     };
+                    let operand = unparenthesized(operand);
                     *u.expr = syn::parse_quote_spanned! {span=>
                         { let __pctvb_p = #operand; #probe __pctvb_p }
                     };
