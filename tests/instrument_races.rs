@@ -247,6 +247,37 @@ mod overlap {
     }
 }
 
+/// A value that owns heap memory behind a raw pointer and reads it in its destructor.
+#[pctvb::instrument(force)]
+mod owner {
+    pub struct Owner {
+        p: *mut u64,
+    }
+
+    // SAFETY: the tests share it through an `Arc` and write it from one thread at a time.
+    unsafe impl Send for Owner {}
+    // SAFETY: as `Send`.
+    unsafe impl Sync for Owner {}
+
+    impl Owner {
+        pub fn new() -> Owner {
+            Owner { p: Box::into_raw(Box::new(0)) }
+        }
+
+        pub fn set(&self, v: u64) {
+            unsafe { *self.p = v };
+        }
+    }
+
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            let v = unsafe { *self.p };
+            assert!(v <= 2);
+            drop(unsafe { Box::from_raw(self.p) });
+        }
+    }
+}
+
 use std::sync::atomic::Ordering;
 
 const NO_RACE_RUNS: u64 = 2000;
@@ -389,4 +420,27 @@ fn a_write_and_a_read_of_its_upper_half_overlap() {
 #[test]
 fn writes_of_the_two_halves_of_a_u64_do_not_race() {
     assert_no_race(&config(0x0dace).iterations(NO_RACE_RUNS).run(|| with_u64(overlap::two_halves)));
+}
+
+#[test]
+fn a_destructor_run_by_the_last_arc_clone_on_another_thread_does_not_race() {
+    // The `Arc`'s reference count (std's, no pctvb atomic) is what orders main's write before
+    // the destructor when the spawned thread drops the last clone.
+    let dropped_in_thread = std::sync::atomic::AtomicU64::new(0);
+    let report = config(0x0dace).iterations(NO_RACE_RUNS).run(|| {
+        let o = std::sync::Arc::new(owner::Owner::new());
+        let o2 = o.clone();
+        let h = pctvb::thread::spawn(move || {
+            let last = std::sync::Arc::strong_count(&o2) == 1;
+            drop(o2);
+            last
+        });
+        o.set(2);
+        drop(o);
+        if h.join().unwrap() {
+            dropped_in_thread.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    assert_no_race(&report);
+    assert!(dropped_in_thread.load(Ordering::Relaxed) > 0, "the thread never dropped last");
 }

@@ -289,6 +289,20 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
     });
 }
 
+/// The start of an instrumented `Drop::drop`: `&mut self` proves the value is no longer
+/// shared, so whatever ordered its last shared use before this drop happened, though the
+/// detector may not see it (the last `std::sync::Arc` clone dropped on another thread orders
+/// through the reference count, which is no pctvb atomic). The race detector orders every
+/// thread's accesses so far before the calling thread's next ones: no false race between a
+/// destructor and the value's earlier users; races of the destructor with other threads'
+/// accesses made before it (of other memory) go unreported.
+#[inline(never)]
+pub fn dropping() {
+    if in_execution() {
+        with_execution("instrumented drop", |ex| ex.acquire_all());
+    }
+}
+
 /// How a data race names memory of no instrumented variable: its address and the access that
 /// reached it, with the caveat about reused addresses unless every free is seen
 /// ([`crate::alloc::WatchFrees`]).
@@ -297,8 +311,8 @@ fn memory_name(addr: usize, label: &str) -> String {
     let caveat = if crate::runtime::frees::all_seen() {
         ""
     } else {
-        " (allocated outside instrumented code: if it was freed and its address reused during \
-         this execution, this can be the old and the new memory; install \
+        " (pctvb does not see every free: if this memory was freed and its address reused \
+         during this execution, these can be accesses of the old and the new memory; install \
          pctvb::alloc::WatchFrees as the global allocator to rule that out)"
     };
     format!("memory at {addr:#x} reached through `{label}`{caveat}")

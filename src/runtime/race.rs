@@ -106,8 +106,10 @@ pub(super) struct Races {
     /// Whether the detector runs (`Config::race_detection`, `PCTVB_RACES`).
     pub(super) on: bool,
     gen: u64,
-    /// Each thread's clock.
+    /// Each thread's clock (entries past `started` are left from earlier executions).
     threads: Vec<VClock>,
+    /// The threads this execution started.
+    started: usize,
     /// Each thread's clock at its latest release fence (empty: none).
     fence_release: Vec<VClock>,
     /// Each thread's clocks read by relaxed loads, for its next acquire fence.
@@ -175,6 +177,7 @@ impl Races {
             self.spare_reads.push(a.reads);
         }
         self.longest = 0;
+        self.started = 0;
         frees::reset();
         if !self.on {
             return;
@@ -184,6 +187,7 @@ impl Races {
     }
 
     fn start_thread(&mut self, t: usize) {
+        self.started = self.started.max(t + 1);
         for v in [&mut self.threads, &mut self.fence_release, &mut self.pending_acquire] {
             if v.len() <= t {
                 v.resize_with(t + 1, VClock::default);
@@ -224,6 +228,16 @@ impl Races {
         join_within(&mut self.threads, c, p);
         self.threads[c].set(c, 1);
         self.threads[p].tick(p);
+    }
+
+    /// `t` acquires every thread's current clock.
+    pub(super) fn acquire_all(&mut self, t: ThreadId) {
+        if !self.on {
+            return;
+        }
+        for u in 0..self.started {
+            join_within(&mut self.threads, t.index(), u);
+        }
     }
 
     /// Thread `joiner` joined the finished thread `child`.
@@ -675,6 +689,15 @@ impl Execution {
         if let Some((first, second)) = race {
             self.fail(FailureCause::DataRace { what: what(), first, second })
         }
+    }
+
+    /// The calling thread now happens after everything every thread did so far (an
+    /// instrumented `Drop::drop`: see `instrument::__rt::dropping`).
+    pub(crate) fn acquire_all(&self) {
+        self.with_state(|st| {
+            let cur = st.current;
+            st.races.acquire_all(cur)
+        });
     }
 
     /// An instrumented allocation returned `start..start + size`: earlier pointer accesses of

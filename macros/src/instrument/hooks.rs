@@ -38,6 +38,7 @@ pub(crate) fn instrument(
         frames: Vec::new(),
         functions: 0,
         projection: None,
+        in_drop: false,
     };
     h.visit_item_mut(item);
 }
@@ -55,6 +56,8 @@ struct Hooker<'a> {
     /// The projection (`.a[1]`) applied to the dereference or `static mut` whose marker is being
     /// replaced: its probe gives the field's address, so the race check tells fields apart.
     projection: Option<TokenStream>,
+    /// Whether the impl block being visited implements `Drop`.
+    in_drop: bool,
 }
 
 /// Whether a site gets hook code: when the alias pass found it may access some variable, and
@@ -320,10 +323,27 @@ impl VisitMut for Hooker<'_> {
         self.frame(&f.sig, &mut f.block);
     }
 
-    /// A method: as a function.
+    /// A method: as a function. `Drop::drop` also starts with `__rt::dropping()`: the race
+    /// detector orders everything before it (see there).
     fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
         visit_mut::visit_impl_item_fn_mut(self, f);
         self.frame(&f.sig, &mut f.block);
+        if self.in_drop && f.sig.ident == "drop" {
+            let stmt: syn::Stmt = syn::parse_quote! { ::pctvb::instrument::__rt::dropping(); };
+            f.block.stmts.insert(0, stmt);
+        }
+    }
+
+    /// An impl block: whether it implements `Drop`, for its methods.
+    fn visit_item_impl_mut(&mut self, i: &mut syn::ItemImpl) {
+        let drop = i
+            .trait_
+            .as_ref()
+            .and_then(|(_, path, _)| path.segments.last())
+            .is_some_and(|s| s.ident == "Drop");
+        let saved = std::mem::replace(&mut self.in_drop, drop);
+        visit_mut::visit_item_impl_mut(self, i);
+        self.in_drop = saved;
     }
 
     /// A nested module: one level deeper (paths to the table module gain a `super::`); the
