@@ -105,9 +105,14 @@ impl Tool {
         matches!(self, Tool::Loom(_))
     }
 
-    /// Whether the tool can run `program` (loom: at most 5 threads, the main one included).
+    /// Whether the tool can run `program` (loom: at most 5 threads, the main one included;
+    /// shuttle: no race-only program, it has no race detection).
     pub fn supports(&self, program: &Program) -> bool {
-        !matches!(self, Tool::Loom(_)) || program.threads <= 5
+        match self {
+            Tool::Loom(_) => program.threads <= 5,
+            _ if self.family() == "shuttle" => program.group != crate::Group::Races,
+            _ => true,
+        }
     }
 }
 

@@ -23,6 +23,12 @@ fn catalog_is_complete() {
     assert_eq!(count(Group::AccessFrequency), ACCESS_FREQUENCIES.len());
     assert!(count(Group::LockFree) >= 2);
     assert!(count(Group::Correct) >= 3);
+    assert!(count(Group::Races) >= 4);
+    for p in programs.iter().filter(|p| p.group == Group::Races) {
+        // shuttle has no race detection: its cells say so instead of counting a miss.
+        assert!(!Tool::ShuttleRandom.supports(p), "{}", p.name);
+        assert!(Tool::Loom(None).supports(p), "{}", p.name);
+    }
     for p in &programs {
         assert_eq!(p.bug, p.group != Group::Correct);
         assert_eq!(p.bug, p.shape.is_some(), "{}: buggy programs carry a (c, v, t)", p.name);
