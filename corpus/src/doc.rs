@@ -148,13 +148,8 @@ Programs whose only symptom is a \
                 Some(c) => {
                     let (m, capped) = c.mean();
                     let capped = if capped { ">" } else { "" };
-                    let _ = write!(
-                        d,
-                        " {}/{}, {capped}{} |",
-                        c.found(),
-                        c.trials.len(),
-                        fmt_count(m)
-                    );
+                    let _ =
+                        write!(d, " {}/{}, {capped}{} |", c.found(), c.trials.len(), fmt_count(m));
                 }
                 None => d += " - |",
             }

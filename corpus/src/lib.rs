@@ -21,8 +21,8 @@ macro_rules! on_tool {
         pub mod $name {
             /// The tool's threads and synchronization, which the programs import.
             pub mod rt {
-                pub use $tool::{sync, thread};
                 pub use $crate::race_cells::$tool as cell;
+                pub use $tool::{sync, thread};
             }
             /// The paper's figures.
             pub mod figures {

@@ -1,7 +1,9 @@
 //! The data-race detector: happens-before between logical threads, tracked with vector clocks,
 //! and the check of every `pctvb::cell::UnsafeCell` access (per cell) and every instrumented
-//! pointer access `#[pctvb::instrument]` reports (per start address of the access; an
-//! instrumented allocation forgets the accesses of the range it returns) against it.
+//! pointer access `#[pctvb::instrument]` reports (per byte range: overlapping ranges are
+//! compared) against it. The detector forgets the accesses of memory it sees become new: an
+//! instrumented allocation, a coroutine stack given to another thread, every free the watching
+//! allocator logs ([`frees`], `crate::alloc::WatchFrees`), and everything between executions.
 //!
 //! Every thread has a clock ([`VClock`], indexed by thread id). A thread's own entry starts at
 //! 1 and advances after each of its *release* operations, so an access made by thread `u` is
@@ -36,8 +38,8 @@
 //! modelling weak memory.
 //!
 //! All state is reused across executions: clocks are cleared, not freed, per-object state
-//! is reset lazily when an object id is first used in a new execution, and the per-address map
-//! is drained when an execution begins (its capacity and read vectors kept for reuse). With the detector off
+//! is reset lazily when an object id is first used in a new execution, and the per-range
+//! table is drained when an execution begins (its capacity and read vectors kept for reuse). With the detector off
 //! (`Config::race_detection(false)`) every entry point returns after one branch.
 
 use std::collections::VecDeque;

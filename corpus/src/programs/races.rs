@@ -99,8 +99,11 @@ pub fn double_checked_relaxed(_: usize) {
         lock: Mutex<()>,
         value: UnsafeCell<u64>,
     }
-    let lazy =
-        Arc::new(Lazy { init: AtomicBool::new(false), lock: Mutex::new(()), value: UnsafeCell::new(0) });
+    let lazy = Arc::new(Lazy {
+        init: AtomicBool::new(false),
+        lock: Mutex::new(()),
+        value: UnsafeCell::new(0),
+    });
     let hs: Vec<_> = (0..2)
         .map(|_| {
             let l = lazy.clone();
