@@ -269,6 +269,18 @@ mod owner {
         }
     }
 
+    /// A guard whose destructor does nothing but be instrumented.
+    pub struct Guard;
+
+    impl Drop for Guard {
+        fn drop(&mut self) {}
+    }
+
+    /// Writes through `p`.
+    pub fn poke(p: *mut u64) {
+        unsafe { *p = 3 };
+    }
+
     impl Drop for Owner {
         fn drop(&mut self) {
             let v = unsafe { *self.p };
@@ -443,4 +455,32 @@ fn a_destructor_run_by_the_last_arc_clone_on_another_thread_does_not_race() {
     });
     assert_no_race(&report);
     assert!(dropped_in_thread.load(Ordering::Relaxed) > 0, "the thread never dropped last");
+}
+
+#[test]
+fn accesses_after_a_destructor_are_still_checked() {
+    // The spawned thread writes first (main waits on a Relaxed flag: no happens-before), then
+    // main drops an instrumented guard and writes: the destructor must not hide the race.
+    for seed in 1..=5 {
+        let report = config(seed).iterations(200).run(|| {
+            let p = overlap::P(Box::into_raw(Box::new(0u64)));
+            let done = std::sync::Arc::new(pctvb::sync::atomic::AtomicBool::new(false));
+            let d = done.clone();
+            let t = pctvb::thread::spawn(move || {
+                let q = p;
+                owner::poke(q.0);
+                d.store(true, Ordering::Relaxed);
+            });
+            while !done.load(Ordering::Relaxed) {
+                pctvb::thread::yield_now();
+            }
+            drop(owner::Guard);
+            owner::poke(p.0);
+            t.join().unwrap();
+            drop(unsafe { Box::from_raw(p.0) });
+        });
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        assert_eq!(report.executions, 1, "seed {seed}: every execution races");
+    }
 }

@@ -292,14 +292,28 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
 /// The start of an instrumented `Drop::drop`: `&mut self` proves the value is no longer
 /// shared, so whatever ordered its last shared use before this drop happened, though the
 /// detector may not see it (the last `std::sync::Arc` clone dropped on another thread orders
-/// through the reference count, which is no pctvb atomic). The race detector orders every
-/// thread's accesses so far before the calling thread's next ones: no false race between a
-/// destructor and the value's earlier users; races of the destructor with other threads'
-/// accesses made before it (of other memory) go unreported.
+/// through the reference count, which is no pctvb atomic). Until the returned guard drops (at
+/// the end of `drop`), the calling thread's accesses are recorded but not checked against
+/// earlier ones: no false race between a destructor and the value's earlier users; a race of
+/// the destructor with an earlier access of other memory goes unreported. Nothing else
+/// changes: the thread's clock and what it releases stay its own.
 #[inline(never)]
-pub fn dropping() {
-    if in_execution() {
-        with_execution("instrumented drop", |ex| ex.acquire_all());
+pub fn dropping() -> Dropping {
+    if !in_execution() {
+        return Dropping(false);
+    }
+    with_execution("instrumented drop", |ex| ex.dropping(true));
+    Dropping(true)
+}
+
+/// Ends what [`dropping`] started, when dropped.
+pub struct Dropping(bool);
+
+impl Drop for Dropping {
+    fn drop(&mut self) {
+        if self.0 && in_execution() {
+            with_execution("instrumented drop", |ex| ex.dropping(false));
+        }
     }
 }
 

@@ -108,10 +108,11 @@ pub(super) struct Races {
     /// Whether the detector runs (`Config::race_detection`, `PCTVB_RACES`).
     pub(super) on: bool,
     gen: u64,
-    /// Each thread's clock (entries past `started` are left from earlier executions).
+    /// Each thread's clock.
     threads: Vec<VClock>,
-    /// The threads this execution started.
-    started: usize,
+    /// Per thread, the instrumented `Drop::drop` calls it is inside (see
+    /// `instrument::__rt::dropping`): its accesses there are recorded, not checked.
+    in_drop: Vec<u32>,
     /// Each thread's clock at its latest release fence (empty: none).
     fence_release: Vec<VClock>,
     /// Each thread's clocks read by relaxed loads, for its next acquire fence.
@@ -179,7 +180,6 @@ impl Races {
             self.spare_reads.push(a.reads);
         }
         self.longest = 0;
-        self.started = 0;
         frees::reset();
         if !self.on {
             return;
@@ -189,7 +189,10 @@ impl Races {
     }
 
     fn start_thread(&mut self, t: usize) {
-        self.started = self.started.max(t + 1);
+        if self.in_drop.len() <= t {
+            self.in_drop.resize(t + 1, 0);
+        }
+        self.in_drop[t] = 0;
         for v in [&mut self.threads, &mut self.fence_release, &mut self.pending_acquire] {
             if v.len() <= t {
                 v.resize_with(t + 1, VClock::default);
@@ -232,14 +235,13 @@ impl Races {
         self.threads[p].tick(p);
     }
 
-    /// `t` acquires every thread's current clock.
-    pub(super) fn acquire_all(&mut self, t: ThreadId) {
+    /// `t` enters (`enter`) or leaves an instrumented `Drop::drop`.
+    pub(super) fn dropping(&mut self, t: ThreadId, enter: bool) {
         if !self.on {
             return;
         }
-        for u in 0..self.started {
-            join_within(&mut self.threads, t.index(), u);
-        }
+        let d = &mut self.in_drop[t.index()];
+        *d = if enter { d.saturating_add(1) } else { d.saturating_sub(1) };
     }
 
     /// Thread `joiner` joined the finished thread `child`.
@@ -472,9 +474,15 @@ impl Races {
         step: u64,
     ) -> Option<(Access, bool)> {
         let ti = t.index();
+        let unchecked = self.in_drop[ti] > 0;
         let clock = std::mem::take(&mut self.threads[ti]);
         let slot = self.slot(object);
-        let race = check(&clock, t, &mut slot.write, &mut slot.reads, write, location, step);
+        let race = if unchecked {
+            record(&clock, t, &mut slot.write, &mut slot.reads, write, location, step);
+            None
+        } else {
+            check(&clock, t, &mut slot.write, &mut slot.reads, write, location, step)
+        };
         self.threads[ti] = clock;
         race
     }
@@ -503,14 +511,17 @@ impl Races {
         let (start, end) = (addr, addr.saturating_add(size.max(1)));
         let ti = t.index();
         let clock = &self.threads[ti];
+        let unchecked = self.in_drop[ti] > 0;
         let mut exact = None;
         for i in self.overlapping(start, end) {
             let s = &self.spans[i];
             if s.end <= start {
                 continue;
             }
-            if let Some(race) = conflict(clock, &s.write, &s.reads, write) {
-                return Some(race);
+            if !unchecked {
+                if let Some(race) = conflict(clock, &s.write, &s.reads, write) {
+                    return Some(race);
+                }
             }
             if (s.start, s.end) == (start, end) {
                 exact = Some(i);
@@ -693,12 +704,12 @@ impl Execution {
         }
     }
 
-    /// The calling thread now happens after everything every thread did so far (an
-    /// instrumented `Drop::drop`: see `instrument::__rt::dropping`).
-    pub(crate) fn acquire_all(&self) {
+    /// The calling thread enters (`enter`) or leaves an instrumented `Drop::drop` (see
+    /// `instrument::__rt::dropping`).
+    pub(crate) fn dropping(&self, enter: bool) {
         self.with_state(|st| {
             let cur = st.current;
-            st.races.acquire_all(cur)
+            st.races.dropping(cur, enter)
         });
     }
 

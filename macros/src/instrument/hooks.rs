@@ -324,12 +324,14 @@ impl VisitMut for Hooker<'_> {
     }
 
     /// A method: as a function. `Drop::drop` also starts with `__rt::dropping()`: the race
-    /// detector orders everything before it (see there).
+    /// detector records its accesses without checking them (see there).
     fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
         visit_mut::visit_impl_item_fn_mut(self, f);
         self.frame(&f.sig, &mut f.block);
         if self.in_drop && f.sig.ident == "drop" {
-            let stmt: syn::Stmt = syn::parse_quote! { ::pctvb::instrument::__rt::dropping(); };
+            let stmt: syn::Stmt = syn::parse_quote! {
+                let __pctvb_dropping = ::pctvb::instrument::__rt::dropping();
+            };
             f.block.stmts.insert(0, stmt);
         }
     }
