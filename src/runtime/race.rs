@@ -808,6 +808,9 @@ pub(crate) mod frees {
     /// Records that `start..end` was freed on this OS thread.
     #[inline]
     pub(crate) fn freed(start: usize, end: usize) {
+        if end <= start {
+            return;
+        }
         // `try_with`: a free during thread teardown, after the log is gone, needs no record
         // (no execution runs on this OS thread any more).
         let _ = LOG.try_with(|log| {
