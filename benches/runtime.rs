@@ -11,6 +11,11 @@
 //! - `cell_access/*`: a checked `pctvb::cell::UnsafeCell` access (a write, then a read: each a
 //!   scheduling point that keeps the thread) with the data-race detector on and off.
 //!
+//! - `pointer_access/*`: an instrumented raw-pointer access (`#[pctvb::instrument]`, no
+//!   tracking session: no scheduling point) of memory the test body allocated, with the
+//!   data-race detector on (the run arms the pointer hooks and checks each access) and off
+//!   (the hooks stay unarmed: one load and one branch).
+//!
 //! `cargo bench` runs it (it is the package `pctvb-benches`, a workspace default member);
 //! `scripts/bench-results.sh` runs it and writes the numbers to `docs/RESULTS-runtime.md`.
 
@@ -222,5 +227,58 @@ fn cell_accesses(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, scheduling_points, executions, first_failure, cell_accesses);
+/// Instrumented code for `pointer_access/*`.
+#[pctvb::instrument(force)]
+mod pointers {
+    /// `n / 2` writes and `n / 2` reads through `p`.
+    pub fn access(p: *mut u64, n: u64) {
+        for _ in 0..n / 2 {
+            unsafe { *p += 1 };
+            let v = unsafe { *p };
+            std::hint::black_box(v);
+        }
+    }
+}
+
+/// A pointer that crosses to the second thread.
+#[derive(Clone, Copy)]
+struct SendPtr(*mut u64);
+// SAFETY: the second thread is joined before the first uses the pointer again.
+unsafe impl Send for SendPtr {}
+
+/// Instrumented pointer accesses, with the data-race detector on (the default) and off: the
+/// difference is the cost of the armed hook and the check per access.
+fn pointer_accesses(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pointer_access");
+    group.throughput(Throughput::Elements(POINTS));
+    for (name, races) in [("race_detection_on", true), ("race_detection_off", false)] {
+        group.bench_function(name, |b| {
+            let config = random_config().iterations(1).workers(1).race_detection(races);
+            b.iter(|| {
+                config.run(|| {
+                    let p = SendPtr(Box::into_raw(Box::new(0u64)));
+                    // A second thread, joined, so the clocks have two entries.
+                    pctvb::thread::spawn(move || {
+                        let q = p;
+                        pointers::access(q.0, 2)
+                    })
+                    .join()
+                    .unwrap();
+                    pointers::access(p.0, POINTS);
+                    drop(unsafe { Box::from_raw(p.0) });
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    scheduling_points,
+    executions,
+    first_failure,
+    cell_accesses,
+    pointer_accesses
+);
 criterion_main!(benches);

@@ -28,6 +28,9 @@ switch = 2 * (two - same)
 # cell_access/*: POINTS checked UnsafeCell accesses per iteration (POINTS/2 writes and reads).
 cell_on = mean_ns("cell_access/race_detection_on") / points
 cell_off = mean_ns("cell_access/race_detection_off") / points
+# pointer_access/*: POINTS instrumented raw-pointer accesses (POINTS/2 writes and reads).
+ptr_on = mean_ns("pointer_access/race_detection_on") / points
+ptr_off = mean_ns("pointer_access/race_detection_off") / points
 pctvb = executions / (mean_ns("executions_2x10_mutex/pctvb_random") / 1e9)
 shuttle = executions / (mean_ns("executions_2x10_mutex/shuttle_random") / 1e9)
 parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_random_all_cores") / 1e9)
@@ -67,6 +70,8 @@ lines = [
     f"| checked `UnsafeCell` access (a scheduling point that keeps the thread), data-race detector on | - | {cell_on:.1f} ns |",
     f"| the same, detector off (`Config::race_detection(false)`) | - | {cell_off:.1f} ns |",
     f"| the detector's cost per access (the difference) | - | {cell_on - cell_off:.1f} ns |",
+    f"| instrumented raw-pointer access (no scheduling point), data-race detector on: armed hook and check | - | {ptr_on:.1f} ns |",
+    f"| the same, detector off (the hook stays unarmed) | - | {ptr_off:.1f} ns |",
     "",
     "A handoff costs more than one switch (two operations, a block and a wake), so the",
     "per-switch cost is below the handoff figure.",

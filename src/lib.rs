@@ -43,6 +43,7 @@
 
 #![deny(missing_docs)]
 
+pub mod alloc;
 pub mod cell;
 mod error;
 pub mod future;

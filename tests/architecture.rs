@@ -20,6 +20,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("thread", &["runtime"]),
     ("future", &["runtime", "thread"]),
     ("cell", &["runtime", "vars"]),
+    ("alloc", &["runtime"]),
     ("hint", &["runtime", "thread"]),
 ];
 

@@ -1,12 +1,14 @@
 //! The data-race check of instrumented pointer accesses (issue #16): under
 //! `#[pctvb::instrument]`, raw-pointer reads and writes and dereferences of
 //! `std::cell::UnsafeCell::get()` are checked against the happens-before edges of the
-//! synchronization, per address, like `pctvb::cell::UnsafeCell` accesses.
+//! synchronization, per byte range, like `pctvb::cell::UnsafeCell` accesses: of variables'
+//! memory, and of any other memory (the test body's, say), with or without a tracking session.
 //!
-//! Every run tracks every variable of the instrumented code (`instrument::track(All)`: the
-//! check covers the pointer accesses of armed sites to variables' memory) and uses a fixed
-//! seed, `ignore_env` and the default strategy (the uniform random walk). The racy programs
-//! fail on every seed listed; the correct ones pass all their executions.
+//! The runs of the first group track every variable of the instrumented code
+//! (`instrument::track(All)`); those of `mini_try_lock` and the overlap tests start no session
+//! (the run arms the pointer hooks itself). Every run uses a fixed seed, `ignore_env` and the
+//! default strategy (the uniform random walk). The racy programs fail on every seed listed;
+//! the correct ones pass all their executions.
 
 use pctvb::instrument::{self, Selection};
 use pctvb::{Config, FailureKind, Report};
@@ -135,6 +137,159 @@ mod code {
     }
 }
 
+/// A miniature of try-lock 0.2.5 (`TryLock`, `Locked`), written for this test: the guarded
+/// value sits in a `std::cell::UnsafeCell` reached through `get()` and a raw dereference in
+/// `Deref`/`DerefMut`. `try_lock_split` is the injected bug of `scripts/instrument-crates.sh`:
+/// the acquire `swap` split into a load and a store, so two threads can hold the lock.
+#[pctvb::instrument(force)]
+mod mini_try_lock {
+    use std::cell::UnsafeCell;
+    use std::ops::{Deref, DerefMut};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub struct TryLock<T> {
+        is_locked: AtomicBool,
+        value: UnsafeCell<T>,
+    }
+
+    // SAFETY: the flag serializes the accesses of `value` (not in `try_lock_split`: the bug).
+    unsafe impl<T: Send> Send for TryLock<T> {}
+    // SAFETY: as `Send`.
+    unsafe impl<T: Send> Sync for TryLock<T> {}
+
+    impl<T> TryLock<T> {
+        pub fn new(value: T) -> TryLock<T> {
+            TryLock { is_locked: AtomicBool::new(false), value: UnsafeCell::new(value) }
+        }
+
+        pub fn try_lock(&self) -> Option<Locked<'_, T>> {
+            if !self.is_locked.swap(true, Ordering::Acquire) {
+                Some(Locked { lock: self })
+            } else {
+                None
+            }
+        }
+
+        pub fn try_lock_split(&self) -> Option<Locked<'_, T>> {
+            if !self.is_locked.load(Ordering::Acquire) {
+                self.is_locked.store(true, Ordering::Relaxed);
+                Some(Locked { lock: self })
+            } else {
+                None
+            }
+        }
+    }
+
+    pub struct Locked<'a, T> {
+        lock: &'a TryLock<T>,
+    }
+
+    impl<T> Deref for Locked<'_, T> {
+        type Target = T;
+        fn deref(&self) -> &T {
+            unsafe { &*self.lock.value.get() }
+        }
+    }
+
+    impl<T> DerefMut for Locked<'_, T> {
+        fn deref_mut(&mut self) -> &mut T {
+            unsafe { &mut *self.lock.value.get() }
+        }
+    }
+
+    impl<T> Drop for Locked<'_, T> {
+        fn drop(&mut self) {
+            self.lock.is_locked.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// Accesses of overlapping memory at different start addresses.
+#[pctvb::instrument(force)]
+mod overlap {
+    use std::thread;
+
+    /// A pointer to a `u64` the test body allocated.
+    #[derive(Clone, Copy)]
+    pub struct P(pub *mut u64);
+    // SAFETY: the threads' accesses are what the tests look at.
+    unsafe impl Send for P {}
+
+    /// One thread writes the whole `u64`, another reads its upper half as a `u32`.
+    pub fn whole_and_upper_half(p: P) {
+        let w = thread::spawn(move || {
+            let q = p;
+            unsafe { *q.0 = u64::MAX };
+        });
+        let r = thread::spawn(move || {
+            let q = p;
+            let half = (q.0 as *const u32).wrapping_add(1);
+            unsafe { *half }
+        });
+        w.join().unwrap();
+        let _ = r.join().unwrap();
+    }
+
+    /// Two threads write the two halves: disjoint bytes, no race.
+    pub fn two_halves(p: P) {
+        let lo = thread::spawn(move || {
+            let q = p;
+            let lo = q.0 as *mut u32;
+            unsafe { *lo = 1 };
+        });
+        let hi = thread::spawn(move || {
+            let q = p;
+            let hi = (q.0 as *mut u32).wrapping_add(1);
+            unsafe { *hi = 2 };
+        });
+        lo.join().unwrap();
+        hi.join().unwrap();
+    }
+}
+
+/// A value that owns heap memory behind a raw pointer and reads it in its destructor.
+#[pctvb::instrument(force)]
+mod owner {
+    pub struct Owner {
+        p: *mut u64,
+    }
+
+    // SAFETY: the tests share it through an `Arc` and write it from one thread at a time.
+    unsafe impl Send for Owner {}
+    // SAFETY: as `Send`.
+    unsafe impl Sync for Owner {}
+
+    impl Owner {
+        pub fn new() -> Owner {
+            Owner { p: Box::into_raw(Box::new(0)) }
+        }
+
+        pub fn set(&self, v: u64) {
+            unsafe { *self.p = v };
+        }
+    }
+
+    /// A guard whose destructor does nothing but be instrumented.
+    pub struct Guard;
+
+    impl Drop for Guard {
+        fn drop(&mut self) {}
+    }
+
+    /// Writes through `p`.
+    pub fn poke(p: *mut u64) {
+        unsafe { *p = 3 };
+    }
+
+    impl Drop for Owner {
+        fn drop(&mut self) {
+            let v = unsafe { *self.p };
+            assert!(v <= 2);
+            drop(unsafe { Box::from_raw(self.p) });
+        }
+    }
+}
+
 use std::sync::atomic::Ordering;
 
 const NO_RACE_RUNS: u64 = 2000;
@@ -202,4 +357,137 @@ fn with_the_detector_off_the_split_try_lock_passes() {
     let _tracking = instrument::track(Selection::All);
     let report = config(1).race_detection(false).iterations(200).run(|| code::two_lockers(true));
     assert!(report.failure().is_none(), "{}", report.summary());
+}
+
+/// Two threads of the test body take the miniature try-lock (created by the test body, outside
+/// instrumented code), each until it got it once, and increment the value through the guard.
+fn contend(split: bool) {
+    let lock = std::sync::Arc::new(mini_try_lock::TryLock::new(0u64));
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let l = lock.clone();
+            pctvb::thread::spawn(move || loop {
+                let guard = if split { l.try_lock_split() } else { l.try_lock() };
+                if let Some(mut g) = guard {
+                    *g += 1;
+                    break;
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn try_lock_with_a_split_swap_races_on_memory_of_the_test_body_without_a_session() {
+    for seed in 1..=20 {
+        let report = config(seed).iterations(1000).run(|| contend(true));
+        let f = report
+            .failure()
+            .unwrap_or_else(|| panic!("seed {seed}: no race found\n{}", report.summary()));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        assert!(f.message.starts_with("data race on memory at 0x"), "{f}");
+        assert!(f.message.contains("reached through `*self.lock.value.get()`"), "{f}");
+        // No watching allocator in this test binary: the report says what it cannot rule out.
+        assert!(f.message.contains("install pctvb::alloc::WatchFrees"), "{f}");
+        assert!(f.message.contains("wrote it at tests/instrument_races.rs:"), "{f}");
+    }
+}
+
+#[test]
+fn try_lock_with_its_swap_has_no_race_without_a_session() {
+    // The seeds of scripts/instrument-crates.sh's check of the published crate (which runs
+    // 1000 executions per seed in a release build; 300 here keep the debug test short).
+    for seed in 1..=20 {
+        let report = config(seed).iterations(300).run(|| contend(false));
+        if let Some(f) = report.failure() {
+            panic!("seed {seed}: expected no race, got:\n{f}");
+        }
+        assert_eq!(report.executions, 300, "seed {seed}");
+    }
+}
+
+#[test]
+fn try_lock_with_a_split_swap_passes_with_the_detector_off() {
+    let report = config(3).race_detection(false).iterations(300).run(|| contend(true));
+    assert!(report.failure().is_none(), "{}", report.summary());
+}
+
+/// The test body's `u64`, freed when the execution ends.
+fn with_u64(f: fn(overlap::P)) {
+    let p = overlap::P(Box::into_raw(Box::new(0u64)));
+    f(p);
+    drop(unsafe { Box::from_raw(p.0) });
+}
+
+#[test]
+fn a_write_and_a_read_of_its_upper_half_overlap() {
+    for seed in 1..=10 {
+        let report = config(seed).iterations(1000).run(|| with_u64(overlap::whole_and_upper_half));
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        // Whichever of the two accesses came second reports the race.
+        let through = ["reached through `*half`", "reached through `*q.0`"];
+        assert!(through.iter().any(|t| f.message.contains(t)), "{f}");
+        assert!(f.message.contains("wrote it at tests/instrument_races.rs:"), "{f}");
+        assert!(f.message.contains("read it at tests/instrument_races.rs:"), "{f}");
+    }
+}
+
+#[test]
+fn writes_of_the_two_halves_of_a_u64_do_not_race() {
+    assert_no_race(&config(0x0dace).iterations(NO_RACE_RUNS).run(|| with_u64(overlap::two_halves)));
+}
+
+#[test]
+fn a_destructor_run_by_the_last_arc_clone_on_another_thread_does_not_race() {
+    // The `Arc`'s reference count (std's, no pctvb atomic) is what orders main's write before
+    // the destructor when the spawned thread drops the last clone.
+    let dropped_in_thread = std::sync::atomic::AtomicU64::new(0);
+    let report = config(0x0dace).iterations(NO_RACE_RUNS).run(|| {
+        let o = std::sync::Arc::new(owner::Owner::new());
+        let o2 = o.clone();
+        let h = pctvb::thread::spawn(move || {
+            let last = std::sync::Arc::strong_count(&o2) == 1;
+            drop(o2);
+            last
+        });
+        o.set(2);
+        drop(o);
+        if h.join().unwrap() {
+            dropped_in_thread.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    assert_no_race(&report);
+    assert!(dropped_in_thread.load(Ordering::Relaxed) > 0, "the thread never dropped last");
+}
+
+#[test]
+fn accesses_after_a_destructor_are_still_checked() {
+    // The spawned thread writes first (main waits on a Relaxed flag: no happens-before), then
+    // main drops an instrumented guard and writes: the destructor must not hide the race.
+    for seed in 1..=5 {
+        let report = config(seed).iterations(200).run(|| {
+            let p = overlap::P(Box::into_raw(Box::new(0u64)));
+            let done = std::sync::Arc::new(pctvb::sync::atomic::AtomicBool::new(false));
+            let d = done.clone();
+            let t = pctvb::thread::spawn(move || {
+                let q = p;
+                owner::poke(q.0);
+                d.store(true, Ordering::Relaxed);
+            });
+            while !done.load(Ordering::Relaxed) {
+                pctvb::thread::yield_now();
+            }
+            drop(owner::Guard);
+            owner::poke(p.0);
+            t.join().unwrap();
+            drop(unsafe { Box::from_raw(p.0) });
+        });
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        assert_eq!(report.executions, 1, "seed {seed}: every execution races");
+    }
 }

@@ -108,6 +108,49 @@ fn table(out: &mut String, rows: &[Row], tools: &[Tool], cell: impl Fn(&Cell) ->
     }
 }
 
+/// Race-only programs: executions to the first race under pctvb's default and loom.
+fn races_section(rows: &[Row], tools: &[Tool]) -> String {
+    let races: Vec<&Row> = rows.iter().filter(|r| r.program.group == Group::Races).collect();
+    let picked: Vec<usize> = (0..tools.len())
+        .filter(|&i| tools[i] == Tool::PctvbDefault || tools[i].family() == "loom")
+        .collect();
+    if races.is_empty() || picked.is_empty() {
+        return String::new();
+    }
+    let mut d = String::from(
+        "## Data races: executions to the first race
+
+Programs whose only symptom is a \
+         data race (`corpus/src/programs/races.rs`): no assertion fails, so only a race \
+         detector finds them: pctvb's (a race fails the execution, guide section 5a) and \
+         loom's (`loom::cell::UnsafeCell`'s causality check). shuttle has no race detection \
+         and does not run them. Per column: trials that found the race / trials, and the \
+         mean executions to the first race (`>`: some trial found none).\n\n| program |",
+    );
+    for &i in &picked {
+        let _ = write!(d, " {} |", short(&tools[i]));
+    }
+    d += "\n|---|";
+    d += &"---:|".repeat(picked.len());
+    d += "\n";
+    for r in races {
+        let _ = write!(d, "| {} |", r.program.name);
+        for &i in &picked {
+            match &r.cells[i] {
+                Some(c) => {
+                    let (m, capped) = c.mean();
+                    let capped = if capped { ">" } else { "" };
+                    let _ =
+                        write!(d, " {}/{}, {capped}{} |", c.found(), c.trials.len(), fmt_count(m));
+                }
+                None => d += " - |",
+            }
+        }
+        d += "\n";
+    }
+    d + "\n"
+}
+
 /// The column of the default strategy and of shuttle's schedulers.
 fn columns(tools: &[Tool]) -> (usize, Vec<usize>) {
     let default = tools.iter().position(|t| *t == Tool::PctvbDefault).expect("default");
@@ -207,6 +250,7 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     }
 
     d += &targets(rows, tools);
+    d += &races_section(rows, tools);
 
     // Result tables.
     type Format<'a> = &'a dyn Fn(&Cell) -> String;
@@ -264,6 +308,7 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
                     .filter_map(|r| r.cells[i].as_ref())
                     .collect();
                 if cells.is_empty() {
+                    // A column that ran no buggy program (shuttle on the race-only ones).
                     d += " - |";
                     continue;
                 }
@@ -343,6 +388,10 @@ fn targets(rows: &[Row], tools: &[Tool]) -> String {
     let (mut met_execs, mut met_speed, mut n_bug, mut sooner) = (0, 0, 0, 0);
     for r in rows {
         let Some(c) = &r.cells[def] else { continue };
+        if r.program.group == Group::Races {
+            // No shuttle column to compare with: their own section follows.
+            continue;
+        }
         let sh: Vec<&Cell> = shuttle.iter().filter_map(|&i| r.cells[i].as_ref()).collect();
         let best_mean = sh.iter().map(|c| c.mean().0).fold(f64::INFINITY, f64::min);
         // The separate throughput measurement where there is one, else the trials' own.

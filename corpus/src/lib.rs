@@ -24,6 +24,7 @@ macro_rules! on_tool {
         pub mod $name {
             /// The tool's threads and synchronization, which the programs import.
             pub mod rt {
+                pub use $crate::race_cells::$tool as cell;
                 pub use $tool::{sync, thread};
             }
             /// The paper's figures.
@@ -46,8 +47,52 @@ macro_rules! on_tool {
             pub mod correct {
                 include!("programs/correct.rs");
             }
+            /// Programs whose only symptom is a data race.
+            pub mod races {
+                include!("programs/races.rs");
+            }
         }
     };
+}
+
+/// The `UnsafeCell` of each tool, with loom's `with`/`with_mut` (`rt::cell` in the programs):
+/// pctvb's and loom's check every access for data races; shuttle has no race detection, and
+/// its cell here is a plain one (the race programs do not run under shuttle).
+pub mod race_cells {
+    /// pctvb's checked cell.
+    pub mod pctvb {
+        pub use ::pctvb::cell::UnsafeCell;
+    }
+    /// loom's checked cell.
+    pub mod loom {
+        pub use ::loom::cell::UnsafeCell;
+    }
+    /// A plain cell with loom's accessors: shuttle checks nothing.
+    pub mod shuttle {
+        /// `std::cell::UnsafeCell` with `with`/`with_mut`.
+        pub struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+        // SAFETY: as a `Sync` type holding a raw `UnsafeCell`: the program promises to order
+        // its accesses (the race programs break that promise; shuttle cannot tell).
+        unsafe impl<T: Send> Sync for UnsafeCell<T> {}
+
+        impl<T> UnsafeCell<T> {
+            /// A new cell.
+            pub fn new(value: T) -> UnsafeCell<T> {
+                UnsafeCell(std::cell::UnsafeCell::new(value))
+            }
+
+            /// Reads through a raw pointer.
+            pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+                f(self.0.get())
+            }
+
+            /// Writes through a raw pointer.
+            pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+                f(self.0.get())
+            }
+        }
+    }
 }
 
 on_tool!(on_pctvb, pctvb, "The corpus compiled against pctvb.");
@@ -72,6 +117,9 @@ pub enum Group {
     /// Async programs (tasks and wakers), under pctvb and shuttle only: loom has no `spawn`.
     /// Buggy and correct ones; [`Program::bug`] says which.
     Async,
+    /// Bugs whose only symptom is a data race (no assertion fails): found only by a race
+    /// detector (pctvb's, loom's); shuttle has none and does not run them.
+    Races,
 }
 
 impl Group {
@@ -85,6 +133,7 @@ impl Group {
             Group::LockFree => "Lock-free",
             Group::Correct => "Correct programs",
             Group::Async => "Async",
+            Group::Races => "Data races only",
         }
     }
 }
@@ -499,6 +548,81 @@ pub fn catalog() -> Vec<Program> {
         ),
     ]);
     p.extend(async_catalog());
+    // Race-only bugs: a race needs its two accesses' threads and their spawner (t = 3), and
+    // no preemption where any schedule in which both accesses happen races; `race-when-started`
+    // needs the writer preempted between its two stores of `state`.
+    p.extend([
+        program(
+            "race-relaxed-flag",
+            Races,
+            0,
+            3,
+            Some((0, 0, 3)),
+            None,
+            "data published with a Relaxed flag",
+            bodies!(races::relaxed_flag),
+        ),
+        program(
+            "race-publish-early",
+            Races,
+            0,
+            3,
+            Some((0, 0, 3)),
+            None,
+            "Release flag set before the data is written",
+            bodies!(races::publish_before_write),
+        ),
+        program(
+            "race-missing-lock",
+            Races,
+            0,
+            3,
+            Some((0, 0, 3)),
+            None,
+            "one update path skips the mutex",
+            bodies!(races::missing_lock),
+        ),
+        program(
+            "race-dcl-relaxed",
+            Races,
+            0,
+            3,
+            Some((0, 0, 3)),
+            None,
+            "double-checked init, flag stored Relaxed",
+            bodies!(races::double_checked_relaxed),
+        ),
+        program(
+            "race-slot-freed",
+            Races,
+            0,
+            3,
+            Some((0, 0, 3)),
+            None,
+            "one-slot queue, slot freed before it is read",
+            bodies!(races::slot_freed_early),
+        ),
+        program(
+            "race-when-started",
+            Races,
+            0,
+            3,
+            Some((1, 1, 3)),
+            None,
+            "reads when the write has started, not finished",
+            bodies!(races::read_when_started),
+        ),
+        program(
+            "race-free-flag",
+            Correct,
+            0,
+            3,
+            None,
+            None,
+            "Release/Acquire flag publishing data",
+            bodies!(races::release_acquire_flag),
+        ),
+    ]);
     p
 }
 

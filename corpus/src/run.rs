@@ -106,7 +106,8 @@ impl Tool {
     }
 
     /// Whether the tool can run `program` (loom: at most 5 threads, the main one included,
-    /// and no async program: loom has no `spawn`).
+    /// and no async program: loom has no `spawn`; shuttle: no race-only program, it has no
+    /// race detection).
     pub fn supports(&self, program: &Program) -> bool {
         self.unsupported(program).is_none()
     }
@@ -118,6 +119,9 @@ impl Tool {
                 Some("n/a (loom has no spawn)")
             }
             Tool::Loom(_) if program.threads > 5 => Some("-"),
+            _ if self.family() == "shuttle" && program.group == crate::Group::Races => {
+                Some("no race detection")
+            }
             _ => None,
         }
     }

@@ -31,6 +31,13 @@ fn catalog_is_complete() {
         assert!(!Tool::Loom(None).supports(p) && Tool::ShuttleRandom.supports(p), "{}", p.name);
         assert_eq!(Tool::Loom(Some(2)).unsupported(p), Some("n/a (loom has no spawn)"));
     }
+    assert!(count(Group::Races) >= 4);
+    for p in programs.iter().filter(|p| p.group == Group::Races) {
+        // shuttle has no race detection: its cells say so instead of counting a miss.
+        assert!(!Tool::ShuttleRandom.supports(p), "{}", p.name);
+        assert_eq!(Tool::ShuttleRandom.unsupported(p), Some("no race detection"));
+        assert!(Tool::Loom(None).supports(p), "{}", p.name);
+    }
     for p in &programs {
         if p.group != Group::Async {
             assert_eq!(p.bug, p.group != Group::Correct);

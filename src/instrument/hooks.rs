@@ -223,7 +223,9 @@ impl<T: ?Sized> ViaAny for &Target<'_, T> {
 /// check: an address that belongs to a tracked variable makes the access a scheduling point;
 /// one that belongs to a variable the execution does not track is only counted (the accessing
 /// thread and the access, towards the variable's sharing and `k_q`: see `session::access`),
-/// without a lock, an allocation or a scheduling point.
+/// without a lock, an allocation or a scheduling point. Every pointer access, of any address,
+/// then goes to the data-race check: a run with the detector on arms the pointer sites itself
+/// ([`arm_pointer_checks`]), with or without a session.
 #[track_caller]
 #[inline(never)]
 #[cold]
@@ -248,7 +250,7 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
     // execution does not track) borrow the session without taking a reference.
     let reached = with_session(|s| {
         let s = s?;
-        // The site may be armed by another thread's session only.
+        // The site may be armed by another thread's session, or by the race check only.
         if !s.arms(module, site) {
             return None;
         }
@@ -263,15 +265,104 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
             Reached::Nothing => None,
         }
     });
-    let Some((var, handle)) = reached else { return };
-    if let Some(handle) = handle {
-        schedule(module, site, location, var, handle);
+    let var = match reached {
+        Some((var, handle)) => {
+            if let Some(handle) = handle {
+                schedule(module, site, location, var, handle);
+            }
+            Some(var)
+        }
+        None => None,
+    };
+    if !pointer || probe.size == 0 {
+        // Not a memory access of the pointee (a zero-sized one touches no byte).
+        return;
     }
-    // The race check: every pointer access of a variable's memory, tracked or not (the
-    // happens-before edges come from the synchronization, not from this access's scheduling).
+    // The race check: every pointer access, of a variable's memory (tracked or not: the
+    // happens-before edges come from the synchronization, not from this access's scheduling)
+    // or of any other memory.
     with_execution("instrumented access", |ex| {
-        ex.pointer_access(probe.addr, desc.write, location, || race_name(var))
+        ex.pointer_access(probe.addr, probe.size, desc.write, location, || match var {
+            Some(var) => race_name(var),
+            None => memory_name(probe.addr, desc.label),
+        })
     });
+}
+
+/// The start of an instrumented `Drop::drop`: `&mut self` proves the value is no longer
+/// shared, so whatever ordered its last shared use before this drop happened, though the
+/// detector may not see it (the last `std::sync::Arc` clone dropped on another thread orders
+/// through the reference count, which is no pctvb atomic). Until the returned guard drops (at
+/// the end of `drop`), the calling thread's accesses are recorded but not checked against
+/// earlier ones: no false race between a destructor and the value's earlier users; a race of
+/// the destructor with an earlier access of other memory goes unreported. Nothing else
+/// changes: the thread's clock and what it releases stay its own.
+#[inline(never)]
+pub fn dropping() -> Dropping {
+    if !in_execution() {
+        return Dropping(false);
+    }
+    with_execution("instrumented drop", |ex| ex.dropping(true));
+    Dropping(true)
+}
+
+/// Ends what [`dropping`] started, when dropped.
+pub struct Dropping(bool);
+
+impl Drop for Dropping {
+    fn drop(&mut self) {
+        if self.0 && in_execution() {
+            with_execution("instrumented drop", |ex| ex.dropping(false));
+        }
+    }
+}
+
+/// How a data race names memory of no instrumented variable: its address and the access that
+/// reached it, with the caveat about reused addresses unless every free is seen
+/// ([`crate::alloc::WatchFrees`]).
+#[cold]
+fn memory_name(addr: usize, label: &str) -> String {
+    let caveat = if crate::runtime::frees::all_seen() {
+        ""
+    } else {
+        " (pctvb does not see every free: if this memory was freed and its address reused \
+         during this execution, these can be accesses of the old and the new memory; install \
+         pctvb::alloc::WatchFrees as the global allocator to rule that out)"
+    };
+    format!("memory at {addr:#x} reached through `{label}`{caveat}")
+}
+
+/// Arms every pointer site (raw-pointer dereferences and pointer functions, `read`/`write`
+/// methods that may be on a raw pointer) and every allocation site of the instrumented code,
+/// for a run with the race detector on, until the guard drops: their hooks then check every
+/// pointer access against the happens-before edges, and allocations forget the accesses of
+/// the memory they return, with or without a tracking session. The hooks of other code
+/// running meanwhile (other tests) see the sites armed too and return after finding no
+/// execution, or one with the detector off.
+pub(crate) fn arm_pointer_checks() -> PointerChecks {
+    let reg = registry();
+    let mut armed = Vec::new();
+    for m in &reg.modules {
+        for (i, s) in m.sites.iter().enumerate() {
+            let pointer = matches!(s.kind, SiteKind::Deref | SiteKind::ReadWrite | SiteKind::Alloc);
+            if pointer && s.emitted {
+                m.armed[i].fetch_add(1, Ordering::Relaxed);
+                armed.push(&m.armed[i]);
+            }
+        }
+    }
+    PointerChecks(armed)
+}
+
+/// The arming of [`arm_pointer_checks`], undone when dropped.
+pub(crate) struct PointerChecks(Vec<&'static AtomicU32>);
+
+impl Drop for PointerChecks {
+    fn drop(&mut self) {
+        for a in &self.0 {
+            a.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// How a data race names the variable `var`: `Heap@src/lib.rs:10:5` (the allocation site) or

@@ -17,7 +17,10 @@
 //! ([`track`]); an unarmed hook costs one load and one branch. An armed hook at a raw-pointer
 //! access checks that the address really belongs to a tracked variable (the PCTVB paper's
 //! dynamic check) and only then becomes a scheduling point, an access of that variable that
-//! strategies see like any other. Atomic, lock and cell operations are scheduling points of
+//! strategies see like any other. Independently of sessions, a run with the race detector on
+//! arms every pointer and allocation hook for its duration, so that every pointer access of
+//! instrumented code, of any address, is checked for data races (the guide's section 5a).
+//! Atomic, lock and cell operations are scheduling points of
 //! their own; their hooks count hits and serve the soundness check. With
 //! [`Tracking::gate_primitives`], atomic and cell operations on untracked variables stop being
 //! scheduling points (synchronization operations always are), as accesses at unarmed sites.
@@ -214,6 +217,7 @@ use std::panic::Location;
 
 use crate::vars::{VarInfo, VarKind};
 
+pub(crate) use __rt::arm_pointer_checks;
 use registry::registry;
 pub(crate) use runs::{
     profiling_session, session_for_token, static_ids, static_var_infos, token_suffix,

@@ -91,6 +91,8 @@ impl Config {
                     let _ = writeln!(std::io::stderr(), "pctvb: {note}");
                 }
                 effective.deadline = effective.time_budget.map(|t| started + t);
+                // The race check of instrumented pointer accesses needs their hooks armed.
+                let _pointers = effective.races.then(crate::instrument::arm_pointer_checks);
                 let unfinished = effective.start_run(seed, None);
                 let mut report = effective.search_with_regressions(kind, seed, budget, &body, at);
                 report.notes.extend(note);
@@ -115,6 +117,7 @@ impl Config {
                 if let Some(secs) = watchdog {
                     this.watchdog = Duration::from_secs(secs);
                 }
+                let _pointers = this.races.then(crate::instrument::arm_pointer_checks);
                 this.start_run(token.seed, Some(&encoded));
                 let report = this.replay_one(token, encoded, origin, &body, at);
                 this.finish_run();

@@ -298,6 +298,9 @@ impl Execution {
         let stack =
             pool.take().map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
         let range = (stack.limit().get(), stack.base().get());
+        // A stack another thread of this execution ran on: its old locals' accesses are not
+        // ordered before the new thread's by anything the race detector sees.
+        self.state.borrow_mut().races.forget_range(range.0, range.1 - range.0);
         let exec: *const Execution = self;
         let coroutine = ThreadCoroutine::with_stack(stack, move |yielder, ()| {
             // SAFETY: the execution outlives every coroutine it runs (see `run_one`).

@@ -1,7 +1,9 @@
 //! The data-race detector: happens-before between logical threads, tracked with vector clocks,
 //! and the check of every `pctvb::cell::UnsafeCell` access (per cell) and every instrumented
-//! pointer access `#[pctvb::instrument]` reports (per start address of the access; an
-//! instrumented allocation forgets the accesses of the range it returns) against it.
+//! pointer access `#[pctvb::instrument]` reports (per byte range: overlapping ranges are
+//! compared) against it. The detector forgets the accesses of memory it sees become new: an
+//! instrumented allocation, a coroutine stack given to another thread, every free the watching
+//! allocator logs ([`frees`], `crate::alloc::WatchFrees`), and everything between executions.
 //!
 //! Every thread has a clock ([`VClock`], indexed by thread id). A thread's own entry starts at
 //! 1 and advances after each of its *release* operations, so an access made by thread `u` is
@@ -36,11 +38,11 @@
 //! modelling weak memory.
 //!
 //! All state is reused across executions: clocks are cleared, not freed, per-object state
-//! is reset lazily when an object id is first used in a new execution, and the per-address map
-//! is drained when an execution begins (its capacity and read vectors kept for reuse). With the detector off
+//! is reset lazily when an object id is first used in a new execution, and the per-range
+//! table is drained when an execution begins (its capacity and read vectors kept for reuse). With the detector off
 //! (`Config::race_detection(false)`) every entry point returns after one branch.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::panic::Location;
 use std::sync::atomic::Ordering;
 
@@ -108,6 +110,9 @@ pub(super) struct Races {
     gen: u64,
     /// Each thread's clock.
     threads: Vec<VClock>,
+    /// Per thread, the instrumented `Drop::drop` calls it is inside (see
+    /// `instrument::__rt::dropping`): its accesses there are recorded, not checked.
+    in_drop: Vec<u32>,
     /// Each thread's clock at its latest release fence (empty: none).
     fence_release: Vec<VClock>,
     /// Each thread's clocks read by relaxed loads, for its next acquire fence.
@@ -120,17 +125,23 @@ pub(super) struct Races {
     objects: Vec<Slot>,
     /// Clocks of received messages, for reuse.
     spare: Vec<VClock>,
-    /// Memory reached through instrumented pointer accesses (`#[pctvb::instrument]`), by the
-    /// start address of the access: its last write and, per thread, its last read since.
-    /// Emptied when an execution begins (the map keeps its capacity) and, for an address
-    /// range, when an instrumented allocation returns memory there.
-    addrs: HashMap<usize, AddrState>,
-    /// Read vectors of forgotten addresses, for reuse.
+    /// Memory reached through instrumented pointer accesses (`#[pctvb::instrument]`): one entry
+    /// per distinct byte range accessed, sorted by start (then end), with its last write and,
+    /// per thread, its last read since. An access is checked against every entry its range
+    /// overlaps, so a `u64` write and a `u32` read of its upper half conflict. Emptied when an
+    /// execution begins (the vector keeps its capacity), and for a range when memory there is
+    /// freed or new (see [`Races::forget_range`]).
+    spans: Vec<Span>,
+    /// The longest range in `spans` since it was last emptied (bounds the overlap search).
+    longest: usize,
+    /// Read vectors of forgotten ranges, for reuse.
     spare_reads: Vec<Vec<Option<Access>>>,
 }
 
-/// The detector's state of one address (`Races::addrs`).
-struct AddrState {
+/// The detector's state of one byte range accessed through pointers (`Races::spans`).
+struct Span {
+    start: usize,
+    end: usize,
     write: Option<Access>,
     reads: Vec<Option<Access>>,
 }
@@ -164,12 +175,12 @@ impl Races {
     pub(super) fn begin(&mut self, gen: u64) {
         self.gen = gen;
         self.sc_fences.clear();
-        if !self.addrs.is_empty() {
-            for (_, mut a) in self.addrs.drain() {
-                a.reads.clear();
-                self.spare_reads.push(a.reads);
-            }
+        for mut a in self.spans.drain(..) {
+            a.reads.clear();
+            self.spare_reads.push(a.reads);
         }
+        self.longest = 0;
+        frees::reset();
         if !self.on {
             return;
         }
@@ -178,6 +189,10 @@ impl Races {
     }
 
     fn start_thread(&mut self, t: usize) {
+        if self.in_drop.len() <= t {
+            self.in_drop.resize(t + 1, 0);
+        }
+        self.in_drop[t] = 0;
         for v in [&mut self.threads, &mut self.fence_release, &mut self.pending_acquire] {
             if v.len() <= t {
                 v.resize_with(t + 1, VClock::default);
@@ -218,6 +233,15 @@ impl Races {
         join_within(&mut self.threads, c, p);
         self.threads[c].set(c, 1);
         self.threads[p].tick(p);
+    }
+
+    /// `t` enters (`enter`) or leaves an instrumented `Drop::drop`.
+    pub(super) fn dropping(&mut self, t: ThreadId, enter: bool) {
+        if !self.on {
+            return;
+        }
+        let d = &mut self.in_drop[t.index()];
+        *d = if enter { d.saturating_add(1) } else { d.saturating_sub(1) };
     }
 
     /// Thread `joiner` joined the finished thread `child`.
@@ -450,59 +474,145 @@ impl Races {
         step: u64,
     ) -> Option<(Access, bool)> {
         let ti = t.index();
+        let unchecked = self.in_drop[ti] > 0;
         let clock = std::mem::take(&mut self.threads[ti]);
         let slot = self.slot(object);
-        let race = check(&clock, t, &mut slot.write, &mut slot.reads, write, location, step);
+        let race = if unchecked {
+            record(&clock, t, &mut slot.write, &mut slot.reads, write, location, step);
+            None
+        } else {
+            check(&clock, t, &mut slot.write, &mut slot.reads, write, location, step)
+        };
         self.threads[ti] = clock;
         race
     }
 
-    /// Checks an instrumented pointer access of the memory at `addr` by `t`, like
-    /// [`Races::cell_access`] with the address in place of the cell.
+    /// The index range of `spans` whose entries may overlap `start..end`: every entry before
+    /// it ends at or before `start` (none is longer than `longest`).
+    fn overlapping(&self, start: usize, end: usize) -> std::ops::Range<usize> {
+        let lo = self.spans.partition_point(|s| s.start.saturating_add(self.longest) <= start);
+        let hi = lo + self.spans[lo..].partition_point(|s| s.start < end);
+        lo..hi
+    }
+
+    /// Checks an instrumented pointer access of the `size` bytes at `addr` by `t` against
+    /// every earlier access of overlapping memory, like [`Races::cell_access`] with the byte
+    /// range in place of the cell, and records it under its exact range.
     fn addr_access(
         &mut self,
         t: ThreadId,
         addr: usize,
+        size: usize,
         write: bool,
         location: &'static Location<'static>,
         step: u64,
     ) -> Option<(Access, bool)> {
+        self.drain_frees();
+        let (start, end) = (addr, addr.saturating_add(size.max(1)));
         let ti = t.index();
-        let clock = std::mem::take(&mut self.threads[ti]);
-        let spare = &mut self.spare_reads;
-        let state = self
-            .addrs
-            .entry(addr)
-            .or_insert_with(|| AddrState { write: None, reads: spare.pop().unwrap_or_default() });
-        let race = check(&clock, t, &mut state.write, &mut state.reads, write, location, step);
-        self.threads[ti] = clock;
-        race
+        let clock = &self.threads[ti];
+        let unchecked = self.in_drop[ti] > 0;
+        let mut exact = None;
+        for i in self.overlapping(start, end) {
+            let s = &self.spans[i];
+            if s.end <= start {
+                continue;
+            }
+            if !unchecked {
+                if let Some(race) = conflict(clock, &s.write, &s.reads, write) {
+                    return Some(race);
+                }
+            }
+            if (s.start, s.end) == (start, end) {
+                exact = Some(i);
+            }
+        }
+        let i = match exact {
+            Some(i) => i,
+            None => {
+                let at = self.spans.partition_point(|s| (s.start, s.end) < (start, end));
+                let reads = self.spare_reads.pop().unwrap_or_default();
+                self.spans.insert(at, Span { start, end, write: None, reads });
+                self.longest = self.longest.max(end - start);
+                at
+            }
+        };
+        let span = &mut self.spans[i];
+        record(&self.threads[ti], t, &mut span.write, &mut span.reads, write, location, step);
+        None
     }
 
-    /// Forgets the accesses of `start..start + size`: new memory there (an instrumented
-    /// allocation) is not ordered after the freed memory's accesses by anything the detector
-    /// sees (the allocator's synchronization is not modelled).
+    /// Forgets the accesses of every range overlapping `start..start + size`: memory there
+    /// was freed, or is new (an instrumented allocation, a coroutine stack given to another
+    /// thread), and nothing the detector sees orders its next use after the old accesses
+    /// (the allocator's synchronization is not modelled).
     pub(super) fn forget_range(&mut self, start: usize, size: usize) {
-        if self.addrs.is_empty() {
+        if self.spans.is_empty() {
             return;
         }
         let end = start.saturating_add(size.max(1));
-        let spare = &mut self.spare_reads;
-        let mut recycle = |mut a: AddrState| {
-            a.reads.clear();
-            spare.push(a.reads);
-        };
-        if size <= self.addrs.len() {
-            for addr in start..end {
-                if let Some(a) = self.addrs.remove(&addr) {
-                    recycle(a);
-                }
+        let range = self.overlapping(start, end);
+        let mut i = range.start;
+        let mut hi = range.end;
+        while i < hi {
+            if self.spans[i].end > start {
+                let mut gone = self.spans.remove(i);
+                gone.reads.clear();
+                self.spare_reads.push(gone.reads);
+                hi -= 1;
+            } else {
+                i += 1;
             }
-        } else {
-            // A large allocation over a small table: scan the table (the removed entries' read
-            // vectors are dropped, not recycled).
-            self.addrs.retain(|&k, _| !(start..end).contains(&k));
         }
+    }
+
+    /// Forgets the ranges the watching allocator saw freed since the last call
+    /// ([`frees`]): memory freed and reused within the execution starts afresh.
+    fn drain_frees(&mut self) {
+        frees::drain(|start, size| self.forget_range(start, size));
+    }
+}
+
+/// Whether an access (`write` or a read) by the thread whose clock is `clock` conflicts with a
+/// memory location's last write or reads since: the earlier access it races with, and whether
+/// that one wrote.
+fn conflict(
+    clock: &VClock,
+    last_write: &Option<Access>,
+    reads: &[Option<Access>],
+    write: bool,
+) -> Option<(Access, bool)> {
+    let ordered = |a: &Access| a.epoch <= clock.get(a.thread as usize);
+    if let Some(w) = last_write.filter(|w| !ordered(w)) {
+        return Some((w, true));
+    }
+    if write {
+        return reads.iter().flatten().find(|r| !ordered(r)).map(|r| (*r, false));
+    }
+    None
+}
+
+/// Records an access that did not race: a write replaces the last write and the reads (all
+/// of which happen before it), a read replaces its thread's last read.
+fn record(
+    clock: &VClock,
+    t: ThreadId,
+    last_write: &mut Option<Access>,
+    reads: &mut Vec<Option<Access>>,
+    write: bool,
+    location: &'static Location<'static>,
+    step: u64,
+) {
+    let ti = t.index();
+    let me = Access { thread: t.0, epoch: clock.get(ti), location, step };
+    if write {
+        *last_write = Some(me);
+        reads.clear();
+    } else {
+        if reads.len() <= ti {
+            reads.resize(ti + 1, None);
+        }
+        reads[ti] = Some(me);
     }
 }
 
@@ -518,25 +628,9 @@ fn check(
     location: &'static Location<'static>,
     step: u64,
 ) -> Option<(Access, bool)> {
-    let ti = t.index();
-    let ordered = |a: &Access| a.epoch <= clock.get(a.thread as usize);
-    let mut race = None;
-    if let Some(w) = last_write.filter(|w| !ordered(w)) {
-        race = Some((w, true));
-    } else if write {
-        race = reads.iter().flatten().find(|r| !ordered(r)).map(|r| (*r, false));
-    }
-    let me = Access { thread: t.0, epoch: clock.get(ti), location, step };
+    let race = conflict(clock, last_write, reads, write);
     if race.is_none() {
-        if write {
-            *last_write = Some(me);
-            reads.clear();
-        } else {
-            if reads.len() <= ti {
-                reads.resize(ti + 1, None);
-            }
-            reads[ti] = Some(me);
-        }
+        record(clock, t, last_write, reads, write, location, step);
     }
     race
 }
@@ -576,12 +670,14 @@ impl Execution {
     }
 
     /// The race check of an instrumented pointer access (`#[pctvb::instrument]`) by the
-    /// calling thread of the memory at `addr`, at `location`: after its scheduling point when it
+    /// calling thread of the `size` bytes at `addr`, at `location` (a zero-sized access
+    /// counts as one byte): after its scheduling point when it
     /// has one (a tracked variable), else at the thread's latest step. `what` names the memory
     /// for the report (called only on a race). Fails the execution on a data race.
     pub(crate) fn pointer_access(
         &self,
         addr: usize,
+        size: usize,
         write: bool,
         location: &'static Location<'static>,
         what: impl FnOnce() -> String,
@@ -593,7 +689,7 @@ impl Execution {
             let cur = st.current;
             let step = st.threads[cur.index()].last_step as u64;
             let (earlier, earlier_wrote) =
-                st.races.addr_access(cur, addr, write, location, step)?;
+                st.races.addr_access(cur, addr, size, write, location, step)?;
             let first = RaceAccess {
                 thread: st.thread_info(ThreadId(earlier.thread)),
                 write: earlier_wrote,
@@ -606,6 +702,15 @@ impl Execution {
         if let Some((first, second)) = race {
             self.fail(FailureCause::DataRace { what: what(), first, second })
         }
+    }
+
+    /// The calling thread enters (`enter`) or leaves an instrumented `Drop::drop` (see
+    /// `instrument::__rt::dropping`).
+    pub(crate) fn dropping(&self, enter: bool) {
+        self.with_state(|st| {
+            let cur = st.current;
+            st.races.dropping(cur, enter)
+        });
     }
 
     /// An instrumented allocation returned `start..start + size`: earlier pointer accesses of
@@ -659,4 +764,84 @@ pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) 
         at(second),
         second.step
     )
+}
+
+/// Frees the watching allocator ([`crate::alloc::WatchFrees`]) saw on this OS thread, for the
+/// detector to forget (`Races::drain_frees`). The log is a fixed array in a const thread-local
+/// without a destructor, so that recording a free allocates nothing, takes no lock and never
+/// reenters the execution's state (the allocator runs inside it too): when the array is full,
+/// a new range is merged into the last entry (forgetting more than was freed: races may be
+/// missed there, none is invented).
+pub(crate) mod frees {
+    use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    const CAPACITY: usize = 128;
+
+    struct Log {
+        len: Cell<usize>,
+        ranges: [Cell<(usize, usize)>; CAPACITY],
+    }
+
+    thread_local! {
+        static LOG: Log = const {
+            Log { len: Cell::new(0), ranges: [const { Cell::new((0, 0)) }; CAPACITY] }
+        };
+    }
+
+    /// Whether a watching allocator ever ran in this process.
+    static WATCHING: AtomicBool = AtomicBool::new(false);
+
+    /// Notes that a watching allocator is installed (it calls this on every allocation).
+    #[inline]
+    pub(crate) fn watching() {
+        if !WATCHING.load(Ordering::Relaxed) {
+            WATCHING.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether every free is seen (a watching allocator is installed).
+    pub(crate) fn all_seen() -> bool {
+        WATCHING.load(Ordering::Relaxed)
+    }
+
+    /// Records that `start..end` was freed on this OS thread.
+    #[inline]
+    pub(crate) fn freed(start: usize, end: usize) {
+        if end <= start {
+            return;
+        }
+        // `try_with`: a free during thread teardown, after the log is gone, needs no record
+        // (no execution runs on this OS thread any more).
+        let _ = LOG.try_with(|log| {
+            let n = log.len.get();
+            if n < CAPACITY {
+                log.ranges[n].set((start, end));
+                log.len.set(n + 1);
+            } else {
+                let (s, e) = log.ranges[CAPACITY - 1].get();
+                log.ranges[CAPACITY - 1].set((s.min(start), e.max(end)));
+            }
+        });
+    }
+
+    /// Empties the log.
+    pub(super) fn reset() {
+        let _ = LOG.try_with(|log| log.len.set(0));
+    }
+
+    /// Calls `forget(start, size)` for every logged range, and empties the log.
+    #[inline]
+    pub(super) fn drain(mut forget: impl FnMut(usize, usize)) {
+        let _ = LOG.try_with(|log| {
+            // By index: forgetting can free pctvb's own memory, which appends to the log.
+            let mut i = 0;
+            while i < log.len.get() {
+                let (start, end) = log.ranges[i].get();
+                forget(start, end - start);
+                i += 1;
+            }
+            log.len.set(0);
+        });
+    }
 }

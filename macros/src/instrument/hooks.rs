@@ -38,6 +38,7 @@ pub(crate) fn instrument(
         frames: Vec::new(),
         functions: 0,
         projection: None,
+        in_drop: false,
     };
     h.visit_item_mut(item);
 }
@@ -55,15 +56,19 @@ struct Hooker<'a> {
     /// The projection (`.a[1]`) applied to the dereference or `static mut` whose marker is being
     /// replaced: its probe gives the field's address, so the race check tells fields apart.
     projection: Option<TokenStream>,
+    /// Whether the impl block being visited implements `Drop`.
+    in_drop: bool,
 }
 
 /// Whether a site gets hook code: when the alias pass found it may access some variable, and
-/// always for a raw-pointer dereference (the soundness check arms those too, so a dereference
-/// the pass wrongly found touches nothing is caught instead of missed).
+/// always for a raw-pointer dereference or a `read`/`write` method (which may be a raw
+/// pointer's): the race detector checks pointer accesses of any address, and the soundness
+/// check arms them too, so a dereference the pass wrongly found touches nothing is caught
+/// instead of missed.
 pub(crate) fn emits_hook(kind: SiteKind, may: &May) -> bool {
     match may {
         May::Anything => true,
-        May::Vars(v) => !v.is_empty() || kind == SiteKind::Deref,
+        May::Vars(v) => !v.is_empty() || matches!(kind, SiteKind::Deref | SiteKind::ReadWrite),
     }
 }
 
@@ -110,6 +115,15 @@ fn has_let(e: &Expr) -> bool {
         Expr::Paren(p) => has_let(&p.expr),
         _ => false,
     }
+}
+
+/// `e` without its outer parentheses: `*(p as *mut u32) = 1` binds `p as *mut u32`, which
+/// in parentheses would draw `unused_parens` on the user's code.
+fn unparenthesized(mut e: Expr) -> Expr {
+    while let Expr::Paren(p) = e {
+        e = *p.expr;
+    }
+    e
 }
 
 /// A place expression that can be borrowed again without side effects or moves.
@@ -224,6 +238,7 @@ impl Hooker<'_> {
                     } else {
                         self.probe(id, target(quote!(__pctvb_p)))
                     };
+                    let operand = unparenthesized(operand);
                     *u.expr = syn::parse_quote_spanned! {span=>
                         { let __pctvb_p = #operand; #probe __pctvb_p }
                     };
@@ -308,10 +323,29 @@ impl VisitMut for Hooker<'_> {
         self.frame(&f.sig, &mut f.block);
     }
 
-    /// A method: as a function.
+    /// A method: as a function. `Drop::drop` also starts with `__rt::dropping()`: the race
+    /// detector records its accesses without checking them (see there).
     fn visit_impl_item_fn_mut(&mut self, f: &mut syn::ImplItemFn) {
         visit_mut::visit_impl_item_fn_mut(self, f);
         self.frame(&f.sig, &mut f.block);
+        if self.in_drop && f.sig.ident == "drop" {
+            let stmt: syn::Stmt = syn::parse_quote! {
+                let __pctvb_dropping = ::pctvb::instrument::__rt::dropping();
+            };
+            f.block.stmts.insert(0, stmt);
+        }
+    }
+
+    /// An impl block: whether it implements `Drop`, for its methods.
+    fn visit_item_impl_mut(&mut self, i: &mut syn::ItemImpl) {
+        let drop = i
+            .trait_
+            .as_ref()
+            .and_then(|(_, path, _)| path.segments.last())
+            .is_some_and(|s| s.ident == "Drop");
+        let saved = std::mem::replace(&mut self.in_drop, drop);
+        visit_mut::visit_item_impl_mut(self, i);
+        self.in_drop = saved;
     }
 
     /// A nested module: one level deeper (paths to the table module gain a `super::`); the

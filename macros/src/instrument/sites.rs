@@ -526,7 +526,8 @@ impl VisitMut for Numberer {
     /// Numbers the sites of an expression, inner ones first (so an outer marker contains the
     /// markers of its operands): method calls named like an operation, dereferences and uses of
     /// `static mut`s in unsafe code, `ptr::read`/`ptr::write` & co., and allocations. The left side
-    /// of an assignment makes its dereference a write. Nothing is marked in const contexts.
+    /// of an assignment, and a `&mut` borrow, make their dereference a write. Nothing is marked
+    /// in const contexts.
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         if let Expr::Unsafe(_) = e {
             self.unsafe_depth += 1;
@@ -580,6 +581,9 @@ impl VisitMut for Numberer {
                 self.mark(e, SiteKind::Deref, false, span, label);
             }
             Expr::Assign(a) => mark_write(&mut self.sites, &a.left),
+            // `&mut *p` claims the pointee exclusively (the reference is then written through,
+            // often by code outside the item): a write, so two such claims conflict.
+            Expr::Reference(r) if r.mutability.is_some() => mark_write(&mut self.sites, &r.expr),
             Expr::Binary(b) if is_compound_assign(&b.op) => mark_write(&mut self.sites, &b.left),
             _ => {}
         }
