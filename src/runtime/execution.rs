@@ -697,6 +697,9 @@ fn decide(
     if chosen != cur && current_enabled && std::thread::panicking() {
         chosen = cur;
     }
+    if let Status::Ready(on) = st.threads[chosen.index()].status {
+        st.run_ready(chosen, on);
+    }
     st.choices.push(chosen.0);
     st.threads[cur.index()].last_step = st.trace.len();
     st.trace.push(Step { thread: cur, kind, object, location, chosen, value: None });
@@ -756,7 +759,7 @@ fn livelock(st: &State) -> Option<FailureCause> {
         match t.status {
             Status::Finished => {}
             Status::Blocked(on) => waits.push(describe_wait(st, id, on)),
-            Status::Runnable | Status::Spinning => {
+            Status::Runnable | Status::Spinning | Status::Ready(_) => {
                 if t.last_yield <= st.last_progress {
                     return None;
                 }

@@ -9,7 +9,7 @@ use std::panic::Location;
 
 use corosensei::Yielder;
 
-use super::object::{ErasedValue, Object};
+use super::object::{ErasedValue, Object, ObjectState};
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
 use crate::schedulers::{ScheduleRng, Strategy};
 use crate::vars::{VarKind, VarTable};
@@ -18,7 +18,14 @@ use crate::vars::{VarKind, VarTable};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Status {
     Runnable,
+    /// Waits for what the `BlockedOn` names, which is unavailable: not enabled.
     Blocked(BlockedOn),
+    /// Waits for a lock or a `Once` (see `State::available`) that is available now: enabled.
+    /// Which of an object's ready waiters takes it is the strategy's choice: the one chosen
+    /// becomes `Runnable` (`State::run_ready`) and its retried operation succeeds; when another
+    /// thread takes the object first, the others are `Blocked` again without a step
+    /// (`State::refresh_waiters`).
+    Ready(BlockedOn),
     /// Yielded while another thread could run: waits until another thread makes progress
     /// (see `State::progress`), or until every thread that can run is spinning.
     Spinning,
@@ -46,6 +53,9 @@ pub(super) struct Thread {
     pub(super) last_step: usize,
     /// The thread as an async task: its wake token and what it waits for (`task.rs`).
     pub(super) task: super::task::TaskState,
+    /// While it waits on a condition variable: the mutex it re-acquires when notified (a
+    /// notification moves it to that mutex's waiters, `State::notified`).
+    pub(super) reacquire: Option<ObjectId>,
 }
 
 impl Thread {
@@ -64,6 +74,7 @@ impl Thread {
             spawned_at,
             last_step: 0,
             task: super::task::TaskState::default(),
+            reacquire: None,
         }
     }
 }
@@ -324,6 +335,130 @@ impl State {
         self.spinners.clear();
     }
 
+    /// Whether what a waiter blocked on `on` waits for is available now, for the waits whose
+    /// availability the model knows exactly: a mutex (free), a read lock (no writer), a write
+    /// lock (no holder), a `Once` (no initializer running). Such a waiter is enabled exactly
+    /// while this holds, and its retried operation then succeeds, so a wait costs no retry
+    /// step. `None` for the other waits, which end with `wake`.
+    fn available(&self, on: BlockedOn) -> Option<bool> {
+        let object = on.object()?;
+        let state = &self.objects[object.index()].state;
+        match (on, state) {
+            (BlockedOn::Mutex(_), ObjectState::Mutex { owner }) => Some(owner.is_none()),
+            (BlockedOn::RwRead(_), ObjectState::RwLock { writer, .. }) => Some(writer.is_none()),
+            (BlockedOn::RwWrite(_), ObjectState::RwLock { writer, readers }) => {
+                Some(writer.is_none() && readers.is_empty())
+            }
+            (BlockedOn::Once(_), ObjectState::Once { running, .. }) => Some(running.is_none()),
+            _ => None,
+        }
+    }
+
+    /// After `object` (a lock or a `Once`) changed: each of its waiters is enabled (`Ready`)
+    /// if what it waits for is available now and `Blocked` if not. No waiter takes a step: a
+    /// release makes them all ready, the one the strategy picks takes the object, and that
+    /// acquisition blocks the others again. One pass over the waiters and, if some changed,
+    /// one over the enabled threads.
+    pub(super) fn refresh_waiters(&mut self, object: ObjectId) {
+        let (mut enabled_some, mut disabled_some) = (false, false);
+        for i in 0..self.objects[object.index()].waiters.len() {
+            let id = self.objects[object.index()].waiters[i];
+            let (on, ready) = match self.threads[id.index()].status {
+                Status::Blocked(on) => (on, false),
+                Status::Ready(on) => (on, true),
+                _ => continue,
+            };
+            let Some(available) = self.available(on) else { continue };
+            if available == ready {
+                continue;
+            }
+            if available {
+                self.threads[id.index()].status = Status::Ready(on);
+                self.enabled.push(id);
+                enabled_some = true;
+            } else {
+                self.threads[id.index()].status = Status::Blocked(on);
+                disabled_some = true;
+            }
+        }
+        if disabled_some {
+            let threads = &self.threads;
+            self.enabled.retain(|t| !matches!(threads[t.index()].status, Status::Blocked(_)));
+        }
+        if enabled_some {
+            self.enabled.sort_unstable();
+        }
+    }
+
+    /// The strategy chose `id`, a ready waiter: it leaves the object's waiters and runs; its
+    /// retried operation succeeds (nothing runs between the choice and its resumption).
+    #[cold]
+    pub(super) fn run_ready(&mut self, id: ThreadId, on: BlockedOn) {
+        self.threads[id.index()].status = Status::Runnable;
+        if let Some(object) = on.object() {
+            let waiters = &mut self.objects[object.index()].waiters;
+            if let Some(pos) = waiters.iter().position(|&w| w == id) {
+                waiters.remove(pos);
+            }
+        }
+    }
+
+    /// A notification of the condition variable `id` waits on: it now waits to re-acquire its
+    /// mutex (ready at once if the mutex is free), without a step of its own to find out. The
+    /// caller refreshes the mutex's waiters (`refresh_waiters`) after its notifications.
+    /// Returns that mutex, or `None` if `id` was woken as any blocked thread.
+    pub(super) fn notified(&mut self, id: ThreadId) -> Option<ObjectId> {
+        let thread = &mut self.threads[id.index()];
+        match (thread.status, thread.reacquire.take()) {
+            (Status::Blocked(BlockedOn::Condvar(_)), Some(mutex)) => {
+                thread.status = Status::Blocked(BlockedOn::Mutex(mutex));
+                thread.timeout_able = false;
+                self.objects[mutex.index()].waiters.push(id);
+                Some(mutex)
+            }
+            _ => {
+                self.wake(id);
+                None
+            }
+        }
+    }
+
+    /// Notifies every waiter of the condition variable `object` (`notified`), in the order
+    /// they started waiting, then refreshes the waiters of the mutexes they wait for now.
+    pub(super) fn notify_all(&mut self, object: ObjectId) {
+        let mut waiters = std::mem::take(&mut self.objects[object.index()].waiters);
+        let mut last = None;
+        for &t in &waiters {
+            let mutex = self.notified(t);
+            if mutex.is_some() && mutex != last {
+                if let Some(m) = last {
+                    self.refresh_waiters(m);
+                }
+                last = mutex;
+            }
+        }
+        if let Some(m) = last {
+            self.refresh_waiters(m);
+        }
+        // Keep the allocation for the next time someone waits.
+        waiters.clear();
+        self.objects[object.index()].waiters = waiters;
+    }
+
+    /// Wakes the threads blocked on `object` whose wait satisfies `wake`; they retry their
+    /// operation (channels: a send wakes the receiver, a receive the senders).
+    pub(super) fn wake_waiters_where(&mut self, object: ObjectId, wake: impl Fn(BlockedOn) -> bool) {
+        let mut waiters = std::mem::take(&mut self.objects[object.index()].waiters);
+        waiters.retain(|&t| match self.threads[t.index()].status {
+            Status::Blocked(on) if wake(on) => {
+                self.wake(t);
+                false
+            }
+            _ => true,
+        });
+        self.objects[object.index()].waiters = waiters;
+    }
+
     /// Wakes every thread blocked on `object`; they retry their operation.
     pub(super) fn wake_waiters(&mut self, object: ObjectId) {
         let waiters = std::mem::take(&mut self.objects[object.index()].waiters);
@@ -375,8 +510,9 @@ pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
 /// the runtime keeps anyway, so a decision builds it from two slices without allocating.
 ///
 /// A suspended thread resumes by performing the operation it announced, so that is its pending
-/// operation: a blocked thread's is `Block` on the object it waits for (woken, it retries the
-/// operation on it), a spinning thread's is its `Yield`. The current thread's pending operation
+/// operation: a waiting thread's is `Block` on the object it waits for now (woken, it retries
+/// the operation on it; a notified condvar waiter waits for its mutex), a spinning thread's is
+/// its `Yield`. The current thread's pending operation
 /// is the decision's event, which is not in the trace yet: ask the decision, not this.
 #[derive(Clone, Copy)]
 pub(crate) struct Pending<'a> {
@@ -403,7 +539,14 @@ impl<'a> Pending<'a> {
     /// the current thread (see the type's documentation).
     #[inline]
     pub(crate) fn of(&self, thread: ThreadId) -> Option<(EventKind, Option<ObjectId>)> {
-        let last = self.threads.get(thread.index())?.last_step;
+        let t = self.threads.get(thread.index())?;
+        // A waiter's is what it waits for now: a notified condvar waiter waits for its mutex.
+        if let Status::Blocked(on) | Status::Ready(on) = t.status {
+            if let Some(object) = on.object() {
+                return Some((EventKind::Block, Some(object)));
+            }
+        }
+        let last = t.last_step;
         // A thread that never reached a scheduling point still has `last_step` 0, the first
         // step of the trace, which is another thread's (or absent).
         let step = self.trace.get(last).filter(|s| s.thread == thread)?;
