@@ -221,6 +221,8 @@ pub(super) struct State {
     pub(super) threads: Vec<Thread>,
     /// Runnable threads in increasing id order: what strategies choose from.
     pub(super) enabled: Vec<ThreadId>,
+    /// Scratch list of `refresh_waiters` (the waiters it enables), kept for its allocation.
+    scratch: Vec<ThreadId>,
     pub(super) objects: Vec<Object>,
     /// Objects that outlive executions (statics), by handle address.
     pub(super) by_address: HashMap<usize, ObjectId>,
@@ -271,6 +273,7 @@ impl State {
             // step (later executions of the run reuse them).
             threads: Vec::with_capacity(INITIAL_THREADS),
             enabled: Vec::with_capacity(INITIAL_THREADS),
+            scratch: Vec::with_capacity(INITIAL_THREADS),
             objects: Vec::with_capacity(INITIAL_OBJECTS),
             by_address: HashMap::new(),
             pending: Vec::with_capacity(INITIAL_THREADS),
@@ -335,59 +338,65 @@ impl State {
         self.spinners.clear();
     }
 
-    /// Whether what a waiter blocked on `on` waits for is available now, for the waits whose
-    /// availability the model knows exactly: a mutex (free), a read lock (no writer), a write
-    /// lock (no holder), a `Once` (no initializer running). Such a waiter is enabled exactly
-    /// while this holds, and its retried operation then succeeds, so a wait costs no retry
-    /// step. `None` for the other waits, which end with `wake`.
-    fn available(&self, on: BlockedOn) -> Option<bool> {
-        let object = on.object()?;
-        let state = &self.objects[object.index()].state;
-        match (on, state) {
-            (BlockedOn::Mutex(_), ObjectState::Mutex { owner }) => Some(owner.is_none()),
-            (BlockedOn::RwRead(_), ObjectState::RwLock { writer, .. }) => Some(writer.is_none()),
-            (BlockedOn::RwWrite(_), ObjectState::RwLock { writer, readers }) => {
-                Some(writer.is_none() && readers.is_empty())
-            }
-            (BlockedOn::Once(_), ObjectState::Once { running, .. }) => Some(running.is_none()),
-            _ => None,
-        }
-    }
-
     /// After `object` (a lock or a `Once`) changed: each of its waiters is enabled (`Ready`)
     /// if what it waits for is available now and `Blocked` if not. No waiter takes a step: a
     /// release makes them all ready, the one the strategy picks takes the object, and that
-    /// acquisition blocks the others again. One pass over the waiters and, if some changed,
-    /// one over the enabled threads.
+    /// acquisition blocks the others again. Availability is exact for these objects (a mutex
+    /// is free, a read lock has no writer, a write lock no holder, a `Once` no initializer
+    /// running), so a ready waiter's retried operation succeeds. One pass over the waiters
+    /// (kept in id order, see `block_current`) and, if some changed, one over the enabled
+    /// threads: a merge, no sort, no allocation once the scratch list has grown.
     pub(super) fn refresh_waiters(&mut self, object: ObjectId) {
-        let (mut enabled_some, mut disabled_some) = (false, false);
-        for i in 0..self.objects[object.index()].waiters.len() {
-            let id = self.objects[object.index()].waiters[i];
-            let (on, ready) = match self.threads[id.index()].status {
+        let obj = &self.objects[object.index()];
+        if obj.waiters.is_empty() {
+            return;
+        }
+        // (a mutex, a write lock or a `Once` is available, a read lock is available)
+        let (exclusive, shared) = match &obj.state {
+            ObjectState::Mutex { owner } => (owner.is_none(), false),
+            ObjectState::RwLock { writer, readers } => {
+                (writer.is_none() && readers.is_empty(), writer.is_none())
+            }
+            ObjectState::Once { running, .. } => (running.is_none(), false),
+            _ => return,
+        };
+        let mut added = std::mem::take(&mut self.scratch);
+        added.clear();
+        let mut disabled = false;
+        for &id in &obj.waiters {
+            let thread = &mut self.threads[id.index()];
+            let (on, ready) = match thread.status {
                 Status::Blocked(on) => (on, false),
                 Status::Ready(on) => (on, true),
                 _ => continue,
             };
-            let Some(available) = self.available(on) else { continue };
+            let available = match on {
+                BlockedOn::RwRead(_) => shared,
+                BlockedOn::Mutex(_) | BlockedOn::RwWrite(_) | BlockedOn::Once(_) => exclusive,
+                _ => continue,
+            };
             if available == ready {
                 continue;
             }
             if available {
-                self.threads[id.index()].status = Status::Ready(on);
-                self.enabled.push(id);
-                enabled_some = true;
+                thread.status = Status::Ready(on);
+                added.push(id);
             } else {
-                self.threads[id.index()].status = Status::Blocked(on);
-                disabled_some = true;
+                thread.status = Status::Blocked(on);
+                disabled = true;
             }
         }
-        if disabled_some {
+        if disabled {
             let threads = &self.threads;
             self.enabled.retain(|t| !matches!(threads[t.index()].status, Status::Blocked(_)));
         }
-        if enabled_some {
-            self.enabled.sort_unstable();
+        if !added.is_empty() {
+            if !added.is_sorted() {
+                added.sort_unstable(); // not expected: the waiters are kept in id order
+            }
+            merge_sorted(&mut self.enabled, &added);
         }
+        self.scratch = added;
     }
 
     /// The strategy chose `id`, a ready waiter: it leaves the object's waiters and runs; its
@@ -413,7 +422,7 @@ impl State {
             (Status::Blocked(BlockedOn::Condvar(_)), Some(mutex)) => {
                 thread.status = Status::Blocked(BlockedOn::Mutex(mutex));
                 thread.timeout_able = false;
-                self.objects[mutex.index()].waiters.push(id);
+                insert_sorted(&mut self.objects[mutex.index()].waiters, id);
                 Some(mutex)
             }
             _ => {
@@ -484,6 +493,11 @@ impl State {
         match on {
             BlockedOn::Join(target) => self.threads[target.index()].joiners.push(id),
             BlockedOn::Park | BlockedOn::Waker => {}
+            // Waiters of a lock or a `Once` in id order, so that `refresh_waiters` enables
+            // them by a merge; a condition variable's in the order they started waiting
+            // (notification order), as the others' (any order).
+            BlockedOn::Mutex(obj) | BlockedOn::RwRead(obj) | BlockedOn::RwWrite(obj)
+            | BlockedOn::Once(obj) => insert_sorted(&mut self.objects[obj.index()].waiters, id),
             other => {
                 if let Some(obj) = other.object() {
                     self.objects[obj.index()].waiters.push(id);
@@ -496,6 +510,31 @@ impl State {
     pub(super) fn describe_object(&self, id: ObjectId) -> String {
         let o = &self.objects[id.index()];
         describe_object(o.kind, o.site)
+    }
+}
+
+/// Inserts `id` into the sorted `list` (if absent).
+fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
+    if let Err(pos) = list.binary_search(&id) {
+        list.insert(pos, id);
+    }
+}
+
+/// Merges the sorted `added` (none of them in `list`) into the sorted `list`, in place from
+/// the back: O(len) moves.
+fn merge_sorted(list: &mut Vec<ThreadId>, added: &[ThreadId]) {
+    let (n, m) = (list.len(), added.len());
+    list.resize(n + m, ThreadId::MAIN);
+    let (mut i, mut j) = (n, m);
+    while j > 0 {
+        let k = i + j - 1;
+        if i > 0 && list[i - 1] > added[j - 1] {
+            list[k] = list[i - 1];
+            i -= 1;
+        } else {
+            list[k] = added[j - 1];
+            j -= 1;
+        }
     }
 }
 
@@ -557,5 +596,34 @@ impl<'a> Pending<'a> {
 impl std::fmt::Debug for Pending<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pending").field("threads", &self.threads.len()).finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[u32]) -> Vec<ThreadId> {
+        v.iter().map(|&i| ThreadId(i)).collect()
+    }
+
+    #[test]
+    fn merging_keeps_the_list_sorted() {
+        for (list, added, expected) in [
+            (vec![], vec![1, 2], vec![1, 2]),
+            (vec![3], vec![], vec![3]),
+            (vec![0, 4, 9], vec![1, 2, 10], vec![0, 1, 2, 4, 9, 10]),
+            (vec![5, 6], vec![0, 1], vec![0, 1, 5, 6]),
+            (vec![1, 3, 5], vec![0, 2, 4, 6], vec![0, 1, 2, 3, 4, 5, 6]),
+        ] {
+            let mut l = ids(&list);
+            merge_sorted(&mut l, &ids(&added));
+            assert_eq!(l, ids(&expected), "{list:?} + {added:?}");
+        }
+        let mut l = ids(&[2, 7]);
+        insert_sorted(&mut l, ThreadId(5));
+        insert_sorted(&mut l, ThreadId(5));
+        insert_sorted(&mut l, ThreadId(0));
+        assert_eq!(l, ids(&[0, 2, 5, 7]));
     }
 }
