@@ -169,3 +169,32 @@ fn readers_and_writers_block_at_most_once_per_lock() {
     }
     assert!(blocked_some, "the threads must contend");
 }
+
+/// A replay token recorded before waiters stopped retrying (pctvb at commit 6a10b53): the
+/// random strategy, seed 0, on `mutex_contention`; its execution made 97 scheduling points,
+/// 15 of them `blocked`, some retries. The same choices no longer make the same execution,
+/// and the replay says so with the divergence error (not a wrong replay, not a panic).
+const TOKEN_BEFORE_THE_CHANGE: &str = "pctvb1-AQAGcmFuZG9tAAAnlMZ5TmT7bwdJBxYHCAkIDgsXGQkSBwkTCwkRCQcMEgcIDQoMCwoNCwwNDAcKDQwIDQsNDA0MCgwNEwoJCgkNCgkIDA0WCgkIDQgNGA0HEQ4KMURAu5rwzwfn";
+
+#[test]
+fn a_token_recorded_with_retries_diverges_clearly() {
+    let error = Config::new()
+        .ignore_env()
+        .replay(TOKEN_BEFORE_THE_CHANGE)
+        .try_run(mutex_contention)
+        .expect_err("the old schedule cannot replay");
+    assert!(matches!(error, pctvb::Error::ReplayDiverged { .. }), "{error:?}");
+    assert!(error.to_string().contains("replay diverged"), "{error}");
+    // The same seed today: fewer points, none of them a retry.
+    let report = Config::new()
+        .ignore_env()
+        .strategy(StrategyKind::Random)
+        .seed(0)
+        .minimize_runs(0)
+        .workers(1)
+        .trace_files(false)
+        .run(mutex_contention);
+    let failure = report.failure().expect("the program always fails at its end");
+    let blocked = failure.schedule.iter().filter(|s| s.operation.starts_with("blocked")).count();
+    assert!(blocked < 15 && failure.schedule.len() < 97, "{blocked} of {}", failure.schedule.len());
+}

@@ -145,12 +145,12 @@ impl<T> Channel<T> {
             ex.with_state(|st| {
                 st.progress();
                 match what {
-                    Change::Sent => st.wake_waiters_where(object, |on| {
-                        matches!(on, BlockedOn::Recv(_))
-                    }),
-                    Change::Received => st.wake_waiters_where(object, |on| {
-                        matches!(on, BlockedOn::Send(_))
-                    }),
+                    Change::Sent => {
+                        st.wake_waiters_where(object, |on| matches!(on, BlockedOn::Recv(_)))
+                    }
+                    Change::Received => {
+                        st.wake_waiters_where(object, |on| matches!(on, BlockedOn::Send(_)))
+                    }
                     Change::Disconnected => st.wake_waiters(object),
                 }
             });

@@ -456,7 +456,11 @@ impl State {
 
     /// Wakes the threads blocked on `object` whose wait satisfies `wake`; they retry their
     /// operation (channels: a send wakes the receiver, a receive the senders).
-    pub(super) fn wake_waiters_where(&mut self, object: ObjectId, wake: impl Fn(BlockedOn) -> bool) {
+    pub(super) fn wake_waiters_where(
+        &mut self,
+        object: ObjectId,
+        wake: impl Fn(BlockedOn) -> bool,
+    ) {
         let mut waiters = std::mem::take(&mut self.objects[object.index()].waiters);
         waiters.retain(|&t| match self.threads[t.index()].status {
             Status::Blocked(on) if wake(on) => {
@@ -496,7 +500,9 @@ impl State {
             // Waiters of a lock or a `Once` in id order, so that `refresh_waiters` enables
             // them by a merge; a condition variable's in the order they started waiting
             // (notification order), as the others' (any order).
-            BlockedOn::Mutex(obj) | BlockedOn::RwRead(obj) | BlockedOn::RwWrite(obj)
+            BlockedOn::Mutex(obj)
+            | BlockedOn::RwRead(obj)
+            | BlockedOn::RwWrite(obj)
             | BlockedOn::Once(obj) => insert_sorted(&mut self.objects[obj.index()].waiters, id),
             other => {
                 if let Some(obj) = other.object() {

@@ -34,7 +34,8 @@
 //!   relation and the call site do not.
 //! - The first execution has no estimates: it is a naive walk, uniform among the enabled
 //!   threads. At its end, each thread's scheduling points (those where it was the current
-//!   thread, its start and exit included) and those of its descendants become the estimates
+//!   thread, its start and exit included, its `blocked` points not: see below) and those of
+//!   its descendants become the estimates
 //!   of its identity. A thread identity the first execution did not have gets the mean of
 //!   the known threads' own estimates and no descendants.
 //! - Estimates are then kept as they are, not averaged, maximized or extended over later
@@ -42,7 +43,7 @@
 //!   the first and on its own random stream, so a run can spread them over OS threads and
 //!   still choose exactly what a serial run chooses (each worker runs the first execution to
 //!   learn from it). Counts measured under the walk feed back into it: a thread that retries
-//!   (a failed compare-and-swap, a spin loop, a join that blocks) makes more points the more
+//!   (a failed compare-and-swap, a spin loop) makes more points the more
 //!   finely the walk interleaves it, and a larger estimate makes the walk interleave it more
 //!   finely still; with the maximum such an estimate can only grow. And measured on five
 //!   programs of pctvb's corpus (thread scaling with 5 and 20 threads, the Treiber stack,
@@ -54,7 +55,17 @@
 //!   it has yet to spawn (its descendants' estimate minus that of the children it already
 //!   spawned, which weigh for themselves).
 //!
-//! Every scheduling point counts as an event. The paper's "selective" variant (SURW) counts
+//! Every scheduling point counts as an event but a `blocked` one: a thread that finds what it
+//! waits for unavailable makes one, and how many it makes depends on how often the schedule
+//! had the lock held, not on the program (the runtime makes a wait cost one such point, never
+//! one per retry: a waiter is only enabled when what it waits for is available).
+//!
+//! Each choice is O(log n) in the number of threads, with no allocation: the weights live in
+//! a Fenwick tree by thread id, a draw among all threads is kept if the thread is enabled, and
+//! after a few misses (most weight on blocked threads) one exact pass over the enabled threads
+//! draws instead; a few enabled threads are drawn by that pass directly.
+//!
+//! The paper's "selective" variant (SURW) counts
 //! only events on shared variables; we do not, because pctvb's scheduling points already are
 //! only operations on synchronization objects and instrumented shared state (not private
 //! computation), and because a variable's sharing is only known after the executions that
