@@ -9,7 +9,7 @@ use std::panic::Location;
 
 use corosensei::Yielder;
 
-use super::object::{ErasedValue, Object, ObjectState};
+use super::object::{ErasedValue, Object, ObjectState, OPEN_EXCLUSIVE, OPEN_SHARED};
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
 use crate::schedulers::{ScheduleRng, Strategy};
 use crate::vars::{VarKind, VarTable};
@@ -18,14 +18,13 @@ use crate::vars::{VarKind, VarTable};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Status {
     Runnable,
-    /// Waits for what the `BlockedOn` names, which is unavailable: not enabled.
+    /// Waits for what the `BlockedOn` names. Not enabled, except a waiter of a lock or a
+    /// `Once` while what it waits for is available (`State::refresh_waiters` keeps such
+    /// waiters in the enabled threads then): which of them takes it is the strategy's choice,
+    /// the one chosen becomes `Runnable` (`State::run_ready`) and its retried operation
+    /// succeeds, and when another thread takes the object first, the others leave the enabled
+    /// threads again without a step.
     Blocked(BlockedOn),
-    /// Waits for a lock or a `Once` (see `State::available`) that is available now: enabled.
-    /// Which of an object's ready waiters takes it is the strategy's choice: the one chosen
-    /// becomes `Runnable` (`State::run_ready`) and its retried operation succeeds; when another
-    /// thread takes the object first, the others are `Blocked` again without a step
-    /// (`State::refresh_waiters`).
-    Ready(BlockedOn),
     /// Yielded while another thread could run: waits until another thread makes progress
     /// (see `State::progress`), or until every thread that can run is spinning.
     Spinning,
@@ -338,72 +337,69 @@ impl State {
         self.spinners.clear();
     }
 
-    /// After `object` (a lock or a `Once`) changed: each of its waiters is enabled (`Ready`)
-    /// if what it waits for is available now and `Blocked` if not. No waiter takes a step: a
-    /// release makes them all ready, the one the strategy picks takes the object, and that
-    /// acquisition blocks the others again. Availability is exact for these objects (a mutex
-    /// is free, a read lock has no writer, a write lock no holder, a `Once` no initializer
-    /// running), so a ready waiter's retried operation succeeds. One pass over the waiters
-    /// (kept in id order, see `block_current`) and, if some changed, one over the enabled
-    /// threads: a merge, no sort, no allocation once the scratch list has grown.
+    /// After `object` (a lock or a `Once`) changed: its waiters are in the enabled threads
+    /// exactly while what they wait for is available (a mutex is free, a read lock has no
+    /// writer, a write lock no holder, a `Once` no initializer running), so a release enables
+    /// them all, the one the strategy picks takes the object, and that acquisition disables the
+    /// others again, without a step of theirs, and a chosen waiter's retried operation
+    /// succeeds. Waiters' statuses stay `Blocked`: only the enabled list changes (the object's
+    /// `open` says which of its waiters are in it), by one merge or one sorted difference of
+    /// two id-ordered lists, with no allocation once the scratch list has grown.
     pub(super) fn refresh_waiters(&mut self, object: ObjectId) {
-        let obj = &self.objects[object.index()];
+        let obj = &mut self.objects[object.index()];
         if obj.waiters.is_empty() {
+            obj.open = 0;
             return;
         }
-        // (a mutex, a write lock or a `Once` is available, a read lock is available)
-        let (exclusive, shared) = match &obj.state {
-            ObjectState::Mutex { owner } => (owner.is_none(), false),
+        let want = match &obj.state {
+            ObjectState::Mutex { owner } => open_if(owner.is_none(), OPEN_EXCLUSIVE),
             ObjectState::RwLock { writer, readers } => {
-                (writer.is_none() && readers.is_empty(), writer.is_none())
+                open_if(writer.is_none() && readers.is_empty(), OPEN_EXCLUSIVE)
+                    | open_if(writer.is_none(), OPEN_SHARED)
             }
-            ObjectState::Once { running, .. } => (running.is_none(), false),
+            ObjectState::Once { running, .. } => open_if(running.is_none(), OPEN_EXCLUSIVE),
             _ => return,
         };
-        let mut added = std::mem::take(&mut self.scratch);
-        added.clear();
-        let mut disabled = false;
-        for &id in &obj.waiters {
-            let thread = &mut self.threads[id.index()];
-            let (on, ready) = match thread.status {
-                Status::Blocked(on) => (on, false),
-                Status::Ready(on) => (on, true),
-                _ => continue,
-            };
-            let available = match on {
-                BlockedOn::RwRead(_) => shared,
-                BlockedOn::Mutex(_) | BlockedOn::RwWrite(_) | BlockedOn::Once(_) => exclusive,
-                _ => continue,
-            };
-            if available == ready {
+        let open = obj.open;
+        if want == open {
+            return;
+        }
+        obj.open = want;
+        let rwlock = matches!(obj.state, ObjectState::RwLock { .. });
+        let mut ids = std::mem::take(&mut self.scratch);
+        for (classes, add) in [(open & !want, false), (want & !open, true)] {
+            if classes == 0 {
                 continue;
             }
-            if available {
-                thread.status = Status::Ready(on);
-                added.push(id);
+            ids.clear();
+            let waiters = &self.objects[object.index()].waiters;
+            if !rwlock {
+                ids.extend_from_slice(waiters); // one class of waiters
             } else {
-                thread.status = Status::Blocked(on);
-                disabled = true;
+                let threads = &self.threads;
+                ids.extend(waiters.iter().filter(|t| match threads[t.index()].status {
+                    Status::Blocked(BlockedOn::RwRead(_)) => classes & OPEN_SHARED != 0,
+                    Status::Blocked(_) => classes & OPEN_EXCLUSIVE != 0,
+                    _ => false,
+                }));
+            }
+            debug_assert!(ids.is_sorted(), "lock waiters are kept in id order");
+            if add {
+                merge_sorted(&mut self.enabled, &ids);
+            } else {
+                remove_sorted(&mut self.enabled, &ids);
             }
         }
-        if disabled {
-            let threads = &self.threads;
-            self.enabled.retain(|t| !matches!(threads[t.index()].status, Status::Blocked(_)));
-        }
-        if !added.is_empty() {
-            if !added.is_sorted() {
-                added.sort_unstable(); // not expected: the waiters are kept in id order
-            }
-            merge_sorted(&mut self.enabled, &added);
-        }
-        self.scratch = added;
+        self.scratch = ids;
     }
 
     /// The strategy chose `id`, a ready waiter: it leaves the object's waiters and runs; its
     /// retried operation succeeds (nothing runs between the choice and its resumption).
     #[cold]
     pub(super) fn run_ready(&mut self, id: ThreadId, on: BlockedOn) {
-        self.threads[id.index()].status = Status::Runnable;
+        let thread = &mut self.threads[id.index()];
+        thread.status = Status::Runnable;
+        thread.timeout_able = false;
         if let Some(object) = on.object() {
             let waiters = &mut self.objects[object.index()].waiters;
             if let Some(pos) = waiters.iter().position(|&w| w == id) {
@@ -422,7 +418,13 @@ impl State {
             (Status::Blocked(BlockedOn::Condvar(_)), Some(mutex)) => {
                 thread.status = Status::Blocked(BlockedOn::Mutex(mutex));
                 thread.timeout_able = false;
-                insert_sorted(&mut self.objects[mutex.index()].waiters, id);
+                let m = &mut self.objects[mutex.index()];
+                insert_sorted(&mut m.waiters, id);
+                if m.open & OPEN_EXCLUSIVE != 0 {
+                    // Notified without holding the mutex, which is free: ready at once, as
+                    // the mutex's other waiters.
+                    insert_sorted(&mut self.enabled, id);
+                }
                 Some(mutex)
             }
             _ => {
@@ -526,6 +528,26 @@ fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
     }
 }
 
+/// `bit` if `available`.
+fn open_if(available: bool, bit: u8) -> u8 {
+    if available {
+        bit
+    } else {
+        0
+    }
+}
+
+/// Removes the sorted `gone` (all of them in `list`) from the sorted `list`, in place: O(len).
+fn remove_sorted(list: &mut Vec<ThreadId>, gone: &[ThreadId]) {
+    let mut j = 0;
+    list.retain(|t| {
+        while j < gone.len() && gone[j] < *t {
+            j += 1;
+        }
+        !(j < gone.len() && gone[j] == *t)
+    });
+}
+
 /// Merges the sorted `added` (none of them in `list`) into the sorted `list`, in place from
 /// the back: O(len) moves.
 fn merge_sorted(list: &mut Vec<ThreadId>, added: &[ThreadId]) {
@@ -586,7 +608,7 @@ impl<'a> Pending<'a> {
     pub(crate) fn of(&self, thread: ThreadId) -> Option<(EventKind, Option<ObjectId>)> {
         let t = self.threads.get(thread.index())?;
         // A waiter's is what it waits for now: a notified condvar waiter waits for its mutex.
-        if let Status::Blocked(on) | Status::Ready(on) = t.status {
+        if let Status::Blocked(on) = t.status {
             if let Some(object) = on.object() {
                 return Some((EventKind::Block, Some(object)));
             }
@@ -614,7 +636,7 @@ mod tests {
     }
 
     #[test]
-    fn merging_keeps_the_list_sorted() {
+    fn merging_and_removing_keep_the_list_sorted() {
         for (list, added, expected) in [
             (vec![], vec![1, 2], vec![1, 2]),
             (vec![3], vec![], vec![3]),
@@ -625,6 +647,15 @@ mod tests {
             let mut l = ids(&list);
             merge_sorted(&mut l, &ids(&added));
             assert_eq!(l, ids(&expected), "{list:?} + {added:?}");
+        }
+        for (list, gone, expected) in [
+            (vec![0, 1, 2, 3], vec![1, 3], vec![0, 2]),
+            (vec![4, 5], vec![], vec![4, 5]),
+            (vec![4, 5], vec![4, 5], vec![]),
+        ] {
+            let mut l = ids(&list);
+            remove_sorted(&mut l, &ids(&gone));
+            assert_eq!(l, ids(&expected), "{list:?} - {gone:?}");
         }
         let mut l = ids(&[2, 7]);
         insert_sorted(&mut l, ThreadId(5));
