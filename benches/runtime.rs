@@ -8,6 +8,13 @@
 //!   bug is shallow. `long_schedule` has a schedule too long to print, so the report also
 //!   writes the whole schedule to a file.
 //!
+//! - `executions/twostage_100/*`: executions per second of a bug-free program in the shape of
+//!   SCTBench's twostage with 100 threads, every one contending for the same two mutexes, under
+//!   pctvb's default strategy without a target (the uniform walk) and shuttle 0.9's URW
+//!   scheduler, side by side on one OS thread; before measuring, it prints each tool's
+//!   scheduling points per execution (pctvb: the longest of a run; shuttle: mean and longest,
+//!   counted by a wrapper around its scheduler).
+//!
 //! - `cell_access/*`: a checked `pctvb::cell::UnsafeCell` access (a write, then a read: each a
 //!   scheduling point that keeps the thread) with the data-race detector on and off.
 //!
@@ -90,6 +97,139 @@ fn executions(c: &mut Criterion) {
     });
     group.bench_function("shuttle_random", |b| {
         b.iter(|| shuttle::check_random(shuttle_2x10_mutex, EXECUTIONS as usize))
+    });
+    group.finish();
+}
+
+/// Threads of the twostage-shaped program, and executions per measured iteration.
+const TWOSTAGE_THREADS: usize = 100;
+const TWOSTAGE_EXECUTIONS: u64 = 20;
+
+/// SCTBench's twostage shape without its bug: each of `TWOSTAGE_THREADS` threads writes the
+/// first stage under one mutex, then the second stage from the first under another, so every
+/// thread contends for both locks; the main thread joins them and checks the stages. The
+/// stages are atomics, so each critical section has scheduling points (as SCTBench's shared
+/// data accesses are) where other threads find the lock held.
+fn pctvb_twostage() {
+    use pctvb::sync::atomic::{AtomicU64, Ordering::SeqCst};
+    use pctvb::sync::{Arc, Mutex};
+    let first = Arc::new(Mutex::new(AtomicU64::new(0)));
+    let second = Arc::new(Mutex::new(AtomicU64::new(0)));
+    let hs: Vec<_> = (0..TWOSTAGE_THREADS)
+        .map(|_| {
+            let (first, second) = (first.clone(), second.clone());
+            pctvb::thread::spawn(move || {
+                let seen = first.lock().unwrap().fetch_add(1, SeqCst) + 1;
+                let s = second.lock().unwrap();
+                if s.load(SeqCst) < seen {
+                    s.store(seen, SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(first.lock().unwrap().load(SeqCst), TWOSTAGE_THREADS as u64);
+    assert_eq!(second.lock().unwrap().load(SeqCst), TWOSTAGE_THREADS as u64);
+}
+
+fn shuttle_twostage() {
+    use shuttle::sync::atomic::{AtomicU64, Ordering::SeqCst};
+    use shuttle::sync::{Arc, Mutex};
+    let first = Arc::new(Mutex::new(AtomicU64::new(0)));
+    let second = Arc::new(Mutex::new(AtomicU64::new(0)));
+    let hs: Vec<_> = (0..TWOSTAGE_THREADS)
+        .map(|_| {
+            let (first, second) = (first.clone(), second.clone());
+            shuttle::thread::spawn(move || {
+                let seen = first.lock().unwrap().fetch_add(1, SeqCst) + 1;
+                let s = second.lock().unwrap();
+                if s.load(SeqCst) < seen {
+                    s.store(seen, SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(first.lock().unwrap().load(SeqCst), TWOSTAGE_THREADS as u64);
+    assert_eq!(second.lock().unwrap().load(SeqCst), TWOSTAGE_THREADS as u64);
+}
+
+/// A shuttle scheduler that counts the decisions of the one it wraps, per execution.
+struct Counting<S> {
+    inner: S,
+    points: std::rc::Rc<std::cell::RefCell<Vec<u64>>>,
+}
+
+impl<S: shuttle::scheduler::Scheduler> shuttle::scheduler::Scheduler for Counting<S> {
+    fn new_execution(&mut self) -> Option<shuttle::scheduler::Schedule> {
+        let schedule = self.inner.new_execution();
+        if schedule.is_some() {
+            self.points.borrow_mut().push(0);
+        }
+        schedule
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&shuttle::scheduler::Task],
+        current: Option<shuttle::scheduler::TaskId>,
+        is_yielding: bool,
+    ) -> Option<shuttle::scheduler::TaskId> {
+        if let Some(n) = self.points.borrow_mut().last_mut() {
+            *n += 1;
+        }
+        self.inner.next_task(runnable, current, is_yielding)
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.inner.next_u64()
+    }
+}
+
+fn shuttle_urw_config() -> shuttle::Config {
+    let mut config = shuttle::Config::new();
+    config.failure_persistence = shuttle::FailurePersistence::None;
+    config
+}
+
+fn contention(c: &mut Criterion) {
+    let mut group = c.benchmark_group("executions/twostage_100");
+    group.throughput(Throughput::Elements(TWOSTAGE_EXECUTIONS));
+    group.sample_size(10);
+    let pctvb_config =
+        pctvb::Config::new().ignore_env().seed(1).iterations(TWOSTAGE_EXECUTIONS).workers(1);
+    // Scheduling points per execution, printed once (not timed).
+    let report = pctvb_config.run(pctvb_twostage);
+    assert!(report.is_ok());
+    let points = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let urw = shuttle::scheduler::UrwRandomScheduler::new_from_seed(1, 100);
+    let counting = Counting { inner: urw, points: points.clone() };
+    shuttle::Runner::new(counting, shuttle_urw_config()).run(shuttle_twostage);
+    let points = points.borrow();
+    let mean = points.iter().sum::<u64>() as f64 / points.len() as f64;
+    eprintln!(
+        "twostage_100 scheduling points per execution: pctvb uniform at most {} (over {} executions); \
+         shuttle urw mean {mean:.1}, at most {} (over {} executions)",
+        report.stats.max_steps,
+        report.executions,
+        points.iter().max().unwrap(),
+        points.len(),
+    );
+    group.bench_function("pctvb_uniform", |b| {
+        b.iter(|| assert!(pctvb_config.run(pctvb_twostage).is_ok()))
+    });
+    group.bench_function("shuttle_urw", |b| {
+        b.iter(|| {
+            let urw = shuttle::scheduler::UrwRandomScheduler::new_from_seed(
+                1,
+                TWOSTAGE_EXECUTIONS as usize,
+            );
+            shuttle::Runner::new(urw, shuttle_urw_config()).run(shuttle_twostage)
+        })
     });
     group.finish();
 }
@@ -277,6 +417,7 @@ criterion_group!(
     benches,
     scheduling_points,
     executions,
+    contention,
     first_failure,
     cell_accesses,
     pointer_accesses

@@ -69,6 +69,14 @@ pub(crate) enum RecvWait {
     Timeout(Duration),
 }
 
+/// What changed in a channel, for `Channel::changed`.
+#[derive(Clone, Copy)]
+enum Change {
+    Sent,
+    Received,
+    Disconnected,
+}
+
 enum Sent {
     Done(u64),
     Full,
@@ -127,14 +135,24 @@ impl<T> Channel<T> {
         result
     }
 
-    /// Wakes whoever waits for a change: the execution's blocked threads and outside OS
-    /// threads.
-    fn changed(&self, ex: Option<&Execution>, object: Option<ObjectId>) {
+    /// Wakes whoever waits for a change of kind `what`: the execution's threads blocked for
+    /// it and outside OS threads. A send can only help the receiver and a receive only senders
+    /// (room in a bounded channel, a rendezvous taken), so the other side is left blocked: a
+    /// thread woken for nothing would take a step only to block again.
+    fn changed(&self, ex: Option<&Execution>, object: Option<ObjectId>, what: Change) {
         if let Some(ex) = ex {
             let object = object.unwrap_or_else(|| ex.object(&self.handle, VarKind::Channel));
             ex.with_state(|st| {
                 st.progress();
-                st.wake_waiters(object);
+                match what {
+                    Change::Sent => {
+                        st.wake_waiters_where(object, |on| matches!(on, BlockedOn::Recv(_)))
+                    }
+                    Change::Received => {
+                        st.wake_waiters_where(object, |on| matches!(on, BlockedOn::Send(_)))
+                    }
+                    Change::Disconnected => st.wake_waiters(object),
+                }
             });
         }
         self.room.notify_all();
@@ -173,7 +191,7 @@ impl<T> Channel<T> {
                 };
                 return match sent {
                     Some(Sent::Done(ticket)) => {
-                        self.changed(None, None);
+                        self.changed(None, None, Change::Sent);
                         if rendezvous {
                             self.wait_outside(None, |i| {
                                 (i.received >= ticket || !i.receiver_alive).then_some(())
@@ -204,7 +222,7 @@ impl<T> Channel<T> {
                     }
                 }
             };
-            self.changed(Some(ex), Some(object));
+            self.changed(Some(ex), Some(object), Change::Sent);
             if rendezvous {
                 // The send completes when the receiver has taken this message.
                 while self.locked(Some(ex), |i| i.received < ticket && i.receiver_alive) {
@@ -251,7 +269,7 @@ impl<T> Channel<T> {
                 };
                 return match received {
                     Some(Received::Got(v, _)) => {
-                        self.changed(None, None);
+                        self.changed(None, None, Change::Received);
                         Ok(v)
                     }
                     Some(Received::Disconnected) => Err(RecvTimeoutError::Disconnected),
@@ -271,7 +289,7 @@ impl<T> Channel<T> {
                                 st.races.rendezvous_receive(me, object);
                             }
                         });
-                        self.changed(Some(ex), Some(object));
+                        self.changed(Some(ex), Some(object), Change::Received);
                         return Ok(v);
                     }
                     Received::Disconnected => return Err(RecvTimeoutError::Disconnected),
@@ -323,7 +341,7 @@ impl<T> Channel<T> {
                 i.senders == 0
             });
             if last {
-                self.changed(ex, None);
+                self.changed(ex, None, Change::Disconnected);
             }
         })
     }
@@ -332,7 +350,7 @@ impl<T> Channel<T> {
     pub(crate) fn drop_receiver(&self) {
         with_current(|ex| {
             self.locked(ex, |i| i.receiver_alive = false);
-            self.changed(ex, None);
+            self.changed(ex, None, Change::Disconnected);
         })
     }
 }

@@ -52,8 +52,18 @@ impl RawCondvar {
                 let object =
                     ex.point(&self.handle, VarKind::Condvar, EventKind::CondvarWait, location);
                 mutex.release_for_wait(ex, hold);
+                // Notified, it waits for the mutex without a step of its own (`notified`).
+                ex.with_state(|st| {
+                    let me = st.current;
+                    st.threads[me.index()].reacquire = Some(hold.object());
+                });
                 let timed_out = ex.block(BlockedOn::Condvar(object), timeout.is_some(), location);
-                if !timed_out {
+                if timed_out {
+                    ex.with_state(|st| {
+                        let me = st.current;
+                        st.threads[me.index()].reacquire = None;
+                    });
+                } else {
                     // Woken by a notification: it happens before the wake-up.
                     ex.with_state(|st| {
                         let me = st.current;
@@ -91,7 +101,9 @@ impl RawCondvar {
                     let waiters = &mut st.objects[object.index()].waiters;
                     if !waiters.is_empty() {
                         let first = waiters.remove(0);
-                        st.wake(first);
+                        if let Some(mutex) = st.notified(first) {
+                            st.refresh_waiters(mutex);
+                        }
                         let me = st.current;
                         st.races.release(me, object);
                     }
@@ -113,7 +125,7 @@ impl RawCondvar {
                         st.races.release(me, object);
                     }
                     st.progress();
-                    st.wake_waiters(object)
+                    st.notify_all(object)
                 });
             }
             self.room.notify_all();

@@ -609,6 +609,7 @@ fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
         kind: var_kind,
         site: handle.site(),
         waiters: Vec::new(),
+        open: 0,
         state: ObjectState::for_kind(var_kind),
     });
     st.by_address.insert(handle.address(), id);
@@ -700,6 +701,10 @@ fn decide(
     if chosen != cur && current_enabled && std::thread::panicking() {
         chosen = cur;
     }
+    // A blocked thread the strategy could choose is a waiter whose lock is available.
+    if let Status::Blocked(on) = st.threads[chosen.index()].status {
+        st.run_ready(chosen, on);
+    }
     st.choices.push(chosen.0);
     st.threads[cur.index()].last_step = st.trace.len();
     st.trace.push(Step { thread: cur, kind, object, location, chosen, value: None });
@@ -758,6 +763,8 @@ fn livelock(st: &State) -> Option<FailureCause> {
         let id = ThreadId(i as u32);
         match t.status {
             Status::Finished => {}
+            // A waiter whose lock is available can run: no livelock while it waits.
+            Status::Blocked(_) if st.enabled.binary_search(&id).is_ok() => return None,
             Status::Blocked(on) => waits.push(describe_wait(st, id, on)),
             Status::Runnable | Status::Spinning => {
                 if t.last_yield <= st.last_progress {

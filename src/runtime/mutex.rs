@@ -144,7 +144,7 @@ impl RawMutex {
             {
                 *owner = None;
                 st.progress();
-                st.wake_waiters(hold.object);
+                st.refresh_waiters(hold.object);
                 let me = st.current;
                 st.races.release(me, hold.object);
             }
@@ -202,6 +202,8 @@ fn try_acquire(ex: &Execution, object: ObjectId) -> Acquire {
                 *owner = Some(me);
                 st.races.acquire(me, object);
                 st.progress();
+                // Its other waiters, ready while it was free, wait again.
+                st.refresh_waiters(object);
                 Acquire::Acquired(st.gen)
             }
             ObjectState::Mutex { owner: Some(o) } if *o == me => Acquire::Recursive,

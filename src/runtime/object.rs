@@ -69,10 +69,20 @@ pub(super) struct Object {
     pub(crate) var: VarId,
     pub(crate) kind: VarKind,
     pub(crate) site: &'static Location<'static>,
-    /// Threads blocked on this object, woken together when it changes.
+    /// Threads blocked on this object: a lock's or a `Once`'s in id order (see
+    /// `State::refresh_waiters`), a condition variable's in the order they started waiting.
     pub(crate) waiters: Vec<ThreadId>,
+    /// For a lock or a `Once`: which classes of its waiters are in the enabled threads now
+    /// (`OPEN_EXCLUSIVE`: waiters to lock a mutex, write-lock, or claim a `Once`;
+    /// `OPEN_SHARED`: waiters to read-lock), because what they wait for is available.
+    pub(crate) open: u8,
     pub(crate) state: ObjectState,
 }
+
+/// `Object::open`: exclusive waiters are enabled.
+pub(super) const OPEN_EXCLUSIVE: u8 = 1;
+/// `Object::open`: read-lock waiters are enabled.
+pub(super) const OPEN_SHARED: u8 = 2;
 
 /// The model state of one object.
 pub(super) enum ObjectState {

@@ -214,6 +214,7 @@ fn claim(
                     let poisoned = *poisoned;
                     st.races.acquire(me, object);
                     st.progress();
+                    st.refresh_waiters(object);
                     Some(Claim::Run { poisoned })
                 }
                 _ => None,
@@ -249,7 +250,7 @@ impl Drop for Running<'_> {
             let me = st.current;
             st.races.release(me, object);
             st.progress();
-            st.wake_waiters(object);
+            st.refresh_waiters(object);
         })
     }
 }
@@ -267,6 +268,6 @@ fn complete(ex: &Execution, object: ObjectId, value: Option<ErasedValue>) {
         let me = st.current;
         st.races.release(me, object);
         st.progress();
-        st.wake_waiters(object);
+        st.refresh_waiters(object);
     })
 }

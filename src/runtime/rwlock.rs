@@ -187,7 +187,7 @@ impl RawRwLock {
                             }
                         }
                         st.progress();
-                        st.wake_waiters(hold.object);
+                        st.refresh_waiters(hold.object);
                         match mode {
                             Mode::Write => st.races.release(me, hold.object),
                             Mode::Read => st.races.release_read(me, hold.object),
@@ -229,12 +229,15 @@ fn try_acquire(ex: &Execution, object: ObjectId, mode: Mode) -> Acquire {
                 readers.push(me);
                 st.races.acquire(me, object);
                 st.progress();
+                // Waiting writers, ready while it was free, wait again.
+                st.refresh_waiters(object);
                 Acquire::Acquired(gen)
             }
             Mode::Write if writer.is_none() && readers.is_empty() => {
                 *writer = Some(me);
                 st.races.acquire_write(me, object);
                 st.progress();
+                st.refresh_waiters(object);
                 Acquire::Acquired(gen)
             }
             _ => Acquire::Busy,

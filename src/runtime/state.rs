@@ -9,7 +9,7 @@ use std::panic::Location;
 
 use corosensei::Yielder;
 
-use super::object::{ErasedValue, Object};
+use super::object::{ErasedValue, Object, ObjectState, OPEN_EXCLUSIVE, OPEN_SHARED};
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
 use crate::schedulers::{ScheduleRng, Strategy};
 use crate::vars::{VarKind, VarTable};
@@ -18,6 +18,12 @@ use crate::vars::{VarKind, VarTable};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Status {
     Runnable,
+    /// Waits for what the `BlockedOn` names. Not enabled, except a waiter of a lock or a
+    /// `Once` while what it waits for is available (`State::refresh_waiters` keeps such
+    /// waiters in the enabled threads then): which of them takes it is the strategy's choice,
+    /// the one chosen becomes `Runnable` (`State::run_ready`) and its retried operation
+    /// succeeds, and when another thread takes the object first, the others leave the enabled
+    /// threads again without a step.
     Blocked(BlockedOn),
     /// Yielded while another thread could run: waits until another thread makes progress
     /// (see `State::progress`), or until every thread that can run is spinning.
@@ -46,6 +52,9 @@ pub(super) struct Thread {
     pub(super) last_step: usize,
     /// The thread as an async task: its wake token and what it waits for (`task.rs`).
     pub(super) task: super::task::TaskState,
+    /// While it waits on a condition variable: the mutex it re-acquires when notified (a
+    /// notification moves it to that mutex's waiters, `State::notified`).
+    pub(super) reacquire: Option<ObjectId>,
 }
 
 impl Thread {
@@ -64,6 +73,7 @@ impl Thread {
             spawned_at,
             last_step: 0,
             task: super::task::TaskState::default(),
+            reacquire: None,
         }
     }
 }
@@ -210,6 +220,8 @@ pub(super) struct State {
     pub(super) threads: Vec<Thread>,
     /// Runnable threads in increasing id order: what strategies choose from.
     pub(super) enabled: Vec<ThreadId>,
+    /// Scratch list of `refresh_waiters` (the waiters it enables), kept for its allocation.
+    scratch: Vec<ThreadId>,
     pub(super) objects: Vec<Object>,
     /// Objects that outlive executions (statics), by handle address.
     pub(super) by_address: HashMap<usize, ObjectId>,
@@ -260,6 +272,7 @@ impl State {
             // step (later executions of the run reuse them).
             threads: Vec::with_capacity(INITIAL_THREADS),
             enabled: Vec::with_capacity(INITIAL_THREADS),
+            scratch: Vec::with_capacity(INITIAL_THREADS),
             objects: Vec::with_capacity(INITIAL_OBJECTS),
             by_address: HashMap::new(),
             pending: Vec::with_capacity(INITIAL_THREADS),
@@ -324,6 +337,143 @@ impl State {
         self.spinners.clear();
     }
 
+    /// After `object` (a lock or a `Once`) changed: its waiters are in the enabled threads
+    /// exactly while what they wait for is available (a mutex is free, a read lock has no
+    /// writer, a write lock no holder, a `Once` no initializer running), so a release enables
+    /// them all, the one the strategy picks takes the object, and that acquisition disables the
+    /// others again, without a step of theirs, and a chosen waiter's retried operation
+    /// succeeds. Waiters' statuses stay `Blocked`: only the enabled list changes (the object's
+    /// `open` says which of its waiters are in it), by one merge or one sorted difference of
+    /// two id-ordered lists, with no allocation once the scratch list has grown.
+    pub(super) fn refresh_waiters(&mut self, object: ObjectId) {
+        let obj = &mut self.objects[object.index()];
+        if obj.waiters.is_empty() {
+            obj.open = 0;
+            return;
+        }
+        let want = match &obj.state {
+            ObjectState::Mutex { owner } => open_if(owner.is_none(), OPEN_EXCLUSIVE),
+            ObjectState::RwLock { writer, readers } => {
+                open_if(writer.is_none() && readers.is_empty(), OPEN_EXCLUSIVE)
+                    | open_if(writer.is_none(), OPEN_SHARED)
+            }
+            ObjectState::Once { running, .. } => open_if(running.is_none(), OPEN_EXCLUSIVE),
+            _ => return,
+        };
+        let open = obj.open;
+        if want == open {
+            return;
+        }
+        obj.open = want;
+        let rwlock = matches!(obj.state, ObjectState::RwLock { .. });
+        let mut ids = std::mem::take(&mut self.scratch);
+        for (classes, add) in [(open & !want, false), (want & !open, true)] {
+            if classes == 0 {
+                continue;
+            }
+            ids.clear();
+            let waiters = &self.objects[object.index()].waiters;
+            if !rwlock {
+                ids.extend_from_slice(waiters); // one class of waiters
+            } else {
+                let threads = &self.threads;
+                ids.extend(waiters.iter().filter(|t| match threads[t.index()].status {
+                    Status::Blocked(BlockedOn::RwRead(_)) => classes & OPEN_SHARED != 0,
+                    Status::Blocked(_) => classes & OPEN_EXCLUSIVE != 0,
+                    _ => false,
+                }));
+            }
+            debug_assert!(ids.is_sorted(), "lock waiters are kept in id order");
+            if add {
+                merge_sorted(&mut self.enabled, &ids);
+            } else {
+                remove_sorted(&mut self.enabled, &ids);
+            }
+        }
+        self.scratch = ids;
+    }
+
+    /// The strategy chose `id`, a ready waiter: it leaves the object's waiters and runs; its
+    /// retried operation succeeds (nothing runs between the choice and its resumption).
+    #[cold]
+    pub(super) fn run_ready(&mut self, id: ThreadId, on: BlockedOn) {
+        let thread = &mut self.threads[id.index()];
+        thread.status = Status::Runnable;
+        thread.timeout_able = false;
+        if let Some(object) = on.object() {
+            let waiters = &mut self.objects[object.index()].waiters;
+            if let Some(pos) = waiters.iter().position(|&w| w == id) {
+                waiters.remove(pos);
+            }
+        }
+    }
+
+    /// A notification of the condition variable `id` waits on: it now waits to re-acquire its
+    /// mutex (ready at once if the mutex is free), without a step of its own to find out. The
+    /// caller refreshes the mutex's waiters (`refresh_waiters`) after its notifications.
+    /// Returns that mutex, or `None` if `id` was woken as any blocked thread.
+    pub(super) fn notified(&mut self, id: ThreadId) -> Option<ObjectId> {
+        let thread = &mut self.threads[id.index()];
+        match (thread.status, thread.reacquire.take()) {
+            (Status::Blocked(BlockedOn::Condvar(_)), Some(mutex)) => {
+                thread.status = Status::Blocked(BlockedOn::Mutex(mutex));
+                thread.timeout_able = false;
+                let m = &mut self.objects[mutex.index()];
+                insert_sorted(&mut m.waiters, id);
+                if m.open & OPEN_EXCLUSIVE != 0 {
+                    // Notified without holding the mutex, which is free: ready at once, as
+                    // the mutex's other waiters.
+                    insert_sorted(&mut self.enabled, id);
+                }
+                Some(mutex)
+            }
+            _ => {
+                self.wake(id);
+                None
+            }
+        }
+    }
+
+    /// Notifies every waiter of the condition variable `object` (`notified`), in the order
+    /// they started waiting, then refreshes the waiters of the mutexes they wait for now.
+    pub(super) fn notify_all(&mut self, object: ObjectId) {
+        let mut waiters = std::mem::take(&mut self.objects[object.index()].waiters);
+        let mut last = None;
+        for &t in &waiters {
+            let mutex = self.notified(t);
+            if mutex.is_some() && mutex != last {
+                if let Some(m) = last {
+                    self.refresh_waiters(m);
+                }
+                last = mutex;
+            }
+        }
+        if let Some(m) = last {
+            self.refresh_waiters(m);
+        }
+        // Keep the allocation for the next time someone waits.
+        waiters.clear();
+        self.objects[object.index()].waiters = waiters;
+    }
+
+    /// Wakes the threads blocked on `object` whose wait satisfies `wake`; they retry their
+    /// operation (channels: a send wakes the receiver, a receive the senders).
+    pub(super) fn wake_waiters_where(
+        &mut self,
+        object: ObjectId,
+        wake: impl Fn(BlockedOn) -> bool,
+    ) {
+        let mut waiters = std::mem::take(&mut self.objects[object.index()].waiters);
+        waiters.retain(|&t| match self.threads[t.index()].status {
+            Status::Blocked(on) if wake(on) => {
+                self.wake(t);
+                false
+            }
+            _ => true,
+        });
+        self.objects[object.index()].waiters = waiters;
+    }
+
     /// Wakes every thread blocked on `object`; they retry their operation.
     pub(super) fn wake_waiters(&mut self, object: ObjectId) {
         let waiters = std::mem::take(&mut self.objects[object.index()].waiters);
@@ -349,6 +499,13 @@ impl State {
         match on {
             BlockedOn::Join(target) => self.threads[target.index()].joiners.push(id),
             BlockedOn::Park | BlockedOn::Waker => {}
+            // Waiters of a lock or a `Once` in id order, so that `refresh_waiters` enables
+            // them by a merge; a condition variable's in the order they started waiting
+            // (notification order), as the others' (any order).
+            BlockedOn::Mutex(obj)
+            | BlockedOn::RwRead(obj)
+            | BlockedOn::RwWrite(obj)
+            | BlockedOn::Once(obj) => insert_sorted(&mut self.objects[obj.index()].waiters, id),
             other => {
                 if let Some(obj) = other.object() {
                     self.objects[obj.index()].waiters.push(id);
@@ -364,6 +521,51 @@ impl State {
     }
 }
 
+/// Inserts `id` into the sorted `list` (if absent).
+fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
+    if let Err(pos) = list.binary_search(&id) {
+        list.insert(pos, id);
+    }
+}
+
+/// `bit` if `available`.
+fn open_if(available: bool, bit: u8) -> u8 {
+    if available {
+        bit
+    } else {
+        0
+    }
+}
+
+/// Removes the sorted `gone` (all of them in `list`) from the sorted `list`, in place: O(len).
+fn remove_sorted(list: &mut Vec<ThreadId>, gone: &[ThreadId]) {
+    let mut j = 0;
+    list.retain(|t| {
+        while j < gone.len() && gone[j] < *t {
+            j += 1;
+        }
+        !(j < gone.len() && gone[j] == *t)
+    });
+}
+
+/// Merges the sorted `added` (none of them in `list`) into the sorted `list`, in place from
+/// the back: O(len) moves.
+fn merge_sorted(list: &mut Vec<ThreadId>, added: &[ThreadId]) {
+    let (n, m) = (list.len(), added.len());
+    list.resize(n + m, ThreadId::MAIN);
+    let (mut i, mut j) = (n, m);
+    while j > 0 {
+        let k = i + j - 1;
+        if i > 0 && list[i - 1] > added[j - 1] {
+            list[k] = list[i - 1];
+            i -= 1;
+        } else {
+            list[k] = added[j - 1];
+            j -= 1;
+        }
+    }
+}
+
 /// Describes an object of kind `kind` created at `site`: `Mutex@src/lib.rs:10:5`.
 pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
     format!("{}@{}", kind.name(), site)
@@ -375,8 +577,9 @@ pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
 /// the runtime keeps anyway, so a decision builds it from two slices without allocating.
 ///
 /// A suspended thread resumes by performing the operation it announced, so that is its pending
-/// operation: a blocked thread's is `Block` on the object it waits for (woken, it retries the
-/// operation on it), a spinning thread's is its `Yield`. The current thread's pending operation
+/// operation: a waiting thread's is `Block` on the object it waits for now (woken, it retries
+/// the operation on it; a notified condvar waiter waits for its mutex), a spinning thread's is
+/// its `Yield`. The current thread's pending operation
 /// is the decision's event, which is not in the trace yet: ask the decision, not this.
 #[derive(Clone, Copy)]
 pub(crate) struct Pending<'a> {
@@ -403,7 +606,14 @@ impl<'a> Pending<'a> {
     /// the current thread (see the type's documentation).
     #[inline]
     pub(crate) fn of(&self, thread: ThreadId) -> Option<(EventKind, Option<ObjectId>)> {
-        let last = self.threads.get(thread.index())?.last_step;
+        let t = self.threads.get(thread.index())?;
+        // A waiter's is what it waits for now: a notified condvar waiter waits for its mutex.
+        if let Status::Blocked(on) = t.status {
+            if let Some(object) = on.object() {
+                return Some((EventKind::Block, Some(object)));
+            }
+        }
+        let last = t.last_step;
         // A thread that never reached a scheduling point still has `last_step` 0, the first
         // step of the trace, which is another thread's (or absent).
         let step = self.trace.get(last).filter(|s| s.thread == thread)?;
@@ -414,5 +624,43 @@ impl<'a> Pending<'a> {
 impl std::fmt::Debug for Pending<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pending").field("threads", &self.threads.len()).finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[u32]) -> Vec<ThreadId> {
+        v.iter().map(|&i| ThreadId(i)).collect()
+    }
+
+    #[test]
+    fn merging_and_removing_keep_the_list_sorted() {
+        for (list, added, expected) in [
+            (vec![], vec![1, 2], vec![1, 2]),
+            (vec![3], vec![], vec![3]),
+            (vec![0, 4, 9], vec![1, 2, 10], vec![0, 1, 2, 4, 9, 10]),
+            (vec![5, 6], vec![0, 1], vec![0, 1, 5, 6]),
+            (vec![1, 3, 5], vec![0, 2, 4, 6], vec![0, 1, 2, 3, 4, 5, 6]),
+        ] {
+            let mut l = ids(&list);
+            merge_sorted(&mut l, &ids(&added));
+            assert_eq!(l, ids(&expected), "{list:?} + {added:?}");
+        }
+        for (list, gone, expected) in [
+            (vec![0, 1, 2, 3], vec![1, 3], vec![0, 2]),
+            (vec![4, 5], vec![], vec![4, 5]),
+            (vec![4, 5], vec![4, 5], vec![]),
+        ] {
+            let mut l = ids(&list);
+            remove_sorted(&mut l, &ids(&gone));
+            assert_eq!(l, ids(&expected), "{list:?} - {gone:?}");
+        }
+        let mut l = ids(&[2, 7]);
+        insert_sorted(&mut l, ThreadId(5));
+        insert_sorted(&mut l, ThreadId(5));
+        insert_sorted(&mut l, ThreadId(0));
+        assert_eq!(l, ids(&[0, 2, 5, 7]));
     }
 }

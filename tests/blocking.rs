@@ -1,0 +1,200 @@
+//! A thread that waits costs no wasted steps: a waiter of a mutex, a read or write lock or a
+//! condition variable's re-acquisition is not enabled while what it waits for is unavailable,
+//! and when another waiter takes it first it waits again without a step. So each blocking
+//! operation makes at most one `blocked` scheduling point (where the thread found the object
+//! unavailable), never one per retry.
+//!
+//! Each case is a program that fails at its end on purpose, so the report carries the whole
+//! schedule of the execution (minimization off); runs of one execution each with seeds
+//! 0..SEEDS under the naive random walk and the uniform walk, which switch threads often, so
+//! waiters find the lock taken again and again.
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use pctvb::sync::{Arc, Condvar, Mutex, RwLock};
+use pctvb::{thread, Config, StrategyKind};
+
+const SEEDS: u64 = 40;
+
+/// For every seed and both walks: the failing execution's schedule, as (thread, operation)
+/// pairs.
+fn schedules(body: fn()) -> Vec<Vec<(u32, String)>> {
+    let mut out = Vec::new();
+    for strategy in [StrategyKind::Random, StrategyKind::UniformWalk] {
+        for seed in 0..SEEDS {
+            let report = Config::new()
+                .ignore_env()
+                .strategy(strategy.clone())
+                .seed(seed)
+                .iterations(2)
+                .minimize_runs(0)
+                .workers(1)
+                .trace_files(false)
+                .run(body);
+            let failure = report.failure().expect("the program always fails at its end");
+            assert!(failure.message.contains("the end"), "unexpected failure: {failure}");
+            out.push(
+                failure
+                    .schedule
+                    .iter()
+                    .map(|s| (s.thread.index() as u32, s.operation.clone()))
+                    .collect(),
+            );
+        }
+    }
+    out
+}
+
+/// Per thread: how many of its scheduling points' operations start with each of `prefixes`.
+fn count(schedule: &[(u32, String)], thread: u32, prefix: &str) -> usize {
+    schedule.iter().filter(|(t, op)| *t == thread && op.starts_with(prefix)).count()
+}
+
+const THREADS: u32 = 6;
+const ROUNDS: usize = 3;
+
+fn mutex_contention() {
+    // The counter is an atomic, so the critical section has a scheduling point where another
+    // thread can find the mutex held.
+    let m = Arc::new(Mutex::new(AtomicUsize::new(0)));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let m = m.clone();
+            thread::spawn(move || {
+                for _ in 0..ROUNDS {
+                    m.lock().unwrap().fetch_add(1, SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(m.lock().unwrap().load(SeqCst), THREADS as usize * ROUNDS);
+    panic!("the end");
+}
+
+#[test]
+fn a_contended_lock_blocks_at_most_once() {
+    let mut blocked_some = false;
+    for schedule in schedules(mutex_contention) {
+        for t in 1..=THREADS {
+            let (locks, blocked) = (count(&schedule, t, "lock"), count(&schedule, t, "blocked"));
+            assert_eq!(locks, ROUNDS, "thread {t}: {schedule:?}");
+            assert!(blocked <= locks, "thread {t} blocked {blocked} times for {locks} locks");
+            blocked_some |= blocked > 0;
+        }
+    }
+    assert!(blocked_some, "the threads must contend");
+}
+
+fn condvar_handoff() {
+    let pair = Arc::new((Mutex::new(false), Condvar::new()));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let pair = pair.clone();
+            thread::spawn(move || {
+                let (lock, cv) = &*pair;
+                let guard = cv.wait_while(lock.lock().unwrap(), |go| !*go).unwrap();
+                assert!(*guard);
+            })
+        })
+        .collect();
+    {
+        let (lock, cv) = &*pair;
+        let mut go = lock.lock().unwrap();
+        *go = true;
+        cv.notify_all();
+    }
+    for h in hs {
+        h.join().unwrap();
+    }
+    panic!("the end");
+}
+
+#[test]
+fn a_notified_waiter_reacquires_without_a_retry() {
+    let mut waited_some = false;
+    for schedule in schedules(condvar_handoff) {
+        for t in 1..=THREADS {
+            let locks = count(&schedule, t, "lock");
+            let waits = count(&schedule, t, "wait");
+            let blocked = count(&schedule, t, "blocked");
+            assert_eq!(locks, 1, "thread {t}: {schedule:?}");
+            // At most one for its lock and one for each wait; a notified waiter then waits
+            // for the mutex without a step of its own.
+            assert!(
+                blocked <= locks + waits,
+                "thread {t} blocked {blocked} times for {locks} lock and {waits} waits: \
+                 {schedule:?}"
+            );
+            waited_some |= waits > 0;
+        }
+    }
+    assert!(waited_some, "some threads must wait on the condition variable");
+}
+
+fn rwlock_contention() {
+    let l = Arc::new(RwLock::new(AtomicUsize::new(0)));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|i| {
+            let l = l.clone();
+            thread::spawn(move || {
+                for _ in 0..ROUNDS {
+                    if i % 2 == 0 {
+                        l.write().unwrap().fetch_add(1, SeqCst);
+                    } else {
+                        l.read().unwrap().load(SeqCst);
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    panic!("the end");
+}
+
+#[test]
+fn readers_and_writers_block_at_most_once_per_lock() {
+    let mut blocked_some = false;
+    for schedule in schedules(rwlock_contention) {
+        for t in 1..=THREADS {
+            let locks = count(&schedule, t, "read-lock") + count(&schedule, t, "write-lock");
+            let blocked = count(&schedule, t, "blocked");
+            assert_eq!(locks, ROUNDS, "thread {t}: {schedule:?}");
+            assert!(blocked <= locks, "thread {t} blocked {blocked} times for {locks} locks");
+            blocked_some |= blocked > 0;
+        }
+    }
+    assert!(blocked_some, "the threads must contend");
+}
+
+/// A replay token recorded before waiters stopped retrying (pctvb at commit 6a10b53): the
+/// random strategy, seed 0, on `mutex_contention`; its execution made 97 scheduling points,
+/// 15 of them `blocked`, some retries. The same choices no longer make the same execution,
+/// and the replay says so with the divergence error (not a wrong replay, not a panic).
+const TOKEN_BEFORE_THE_CHANGE: &str = "pctvb1-AQAGcmFuZG9tAAAnlMZ5TmT7bwdJBxYHCAkIDgsXGQkSBwkTCwkRCQcMEgcIDQoMCwoNCwwNDAcKDQwIDQsNDA0MCgwNEwoJCgkNCgkIDA0WCgkIDQgNGA0HEQ4KMURAu5rwzwfn";
+
+#[test]
+fn a_token_recorded_with_retries_diverges_clearly() {
+    let error = Config::new()
+        .ignore_env()
+        .replay(TOKEN_BEFORE_THE_CHANGE)
+        .try_run(mutex_contention)
+        .expect_err("the old schedule cannot replay");
+    assert!(matches!(error, pctvb::Error::ReplayDiverged { .. }), "{error:?}");
+    assert!(error.to_string().contains("replay diverged"), "{error}");
+    // The same seed today: fewer points, none of them a retry.
+    let report = Config::new()
+        .ignore_env()
+        .strategy(StrategyKind::Random)
+        .seed(0)
+        .minimize_runs(0)
+        .workers(1)
+        .trace_files(false)
+        .run(mutex_contention);
+    let failure = report.failure().expect("the program always fails at its end");
+    let blocked = failure.schedule.iter().filter(|s| s.operation.starts_with("blocked")).count();
+    assert!(blocked < 15 && failure.schedule.len() < 97, "{blocked} of {}", failure.schedule.len());
+}
