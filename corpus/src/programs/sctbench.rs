@@ -1,8 +1,8 @@
-// Rust ports of programs of SCTBench (Thomson, Donaldson and Betts, "Concurrency testing using
-// controlled schedulers: an empirical study", PPoPP 2014 / TOPC 2016; the C sources are public
-// at github.com/mc-imperial/sctbench). Each keeps its original's threads, locks, racing accesses
-// and assertion; the code is written anew against the facade `rt`. Included once per tool by
-// `crate::on_tool!`.
+// Rust ports of programs of SCTBench, the benchmark of Thomson, Donaldson and Betts's empirical
+// study of schedule bounding and controlled schedulers (PPoPP 2014, ACM TOPC 2016); the C and
+// C++ sources are public at github.com/mc-imperial/sctbench. Each keeps its original's threads,
+// locks, racing accesses and assertion; the code is written anew against the facade `rt`.
+// Included once per tool by `crate::on_tool!`.
 //
 // How the C programs map to Rust:
 // - A plain or `volatile` shared `int` is a `SeqCst` atomic, one load or store per C access,
@@ -211,7 +211,8 @@ pub fn carter01(_: usize) {
     join_all(handles);
 }
 
-/// The device of `bluetooth_driver_bad` (from the KISS paper's Bluetooth driver model).
+/// The device of `bluetooth_driver_bad` (a model of a Windows Bluetooth driver's stop and
+/// request paths).
 struct Device {
     /// ESBMC's atomic blocks, around `pending_io`.
     pending_io: Mutex<i32>,
