@@ -328,16 +328,16 @@ fn costs(rows: &[Row], tools: &[Tool], budget: u64) -> String {
         return String::new();
     }
     let mut d = format!(
-        "## Expected cost with restarts
-
-\
+        "## Expected cost with restarts\n\n\
          What a user pays to see the bug: rerunning the tool with fresh seeds until a run \
          fails, the expected executions are the executions of all trials (each trial that \
          found nothing ran its whole budget) over the trials that found the bug. A column that \
          never found a program's bug is charged twice the budget, {} executions (marked `>`), \
-         so a geometric mean stays finite. The geometric mean of a column is over the buggy \
-         programs it ran; loom runs only programs of at most 5 threads, so the last row \
-         compares every column on the programs all of them ran.\n\n",
+         so a geometric mean stays finite (a column that found it in one trial of many can pay \
+         more than that charge: read the cost with the bugs found). The geometric mean of \
+         a column is over the buggy programs it ran; loom runs only programs of at most 5 \
+         threads, so the last row compares every column on the programs all of them \
+         ran.\n\n",
         2 * budget
     );
     d += &header(tools);
@@ -591,4 +591,55 @@ pub fn family_series(
         })
         .collect();
     Some((xs, series))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Trial;
+    use std::time::Duration;
+
+    fn cell(tool: Tool, trials: &[(bool, u64)]) -> Cell {
+        let trials = trials
+            .iter()
+            .map(|&(failed, executions)| Trial {
+                failed,
+                executions,
+                elapsed: Duration::from_millis(1),
+                message: failed.then(|| "bug".to_string()),
+                note: None,
+                in_profiling: false,
+            })
+            .collect();
+        Cell { tool, trials }
+    }
+
+    #[test]
+    fn geomeans_are_over_the_programs_a_column_ran_and_over_the_common_ones() {
+        let catalog = crate::catalog();
+        let (a, b) = (&catalog[0], &catalog[1]);
+        assert!(a.bug && b.bug);
+        let tools = [Tool::ShuttleUrw, Tool::Loom(Some(2))];
+        let row = |p, urw: Cell, loom: Option<Cell>| Row {
+            program: p,
+            cells: vec![Some(urw), loom],
+            measured: None,
+            rates: vec![None, None],
+        };
+        let rows = [
+            // Costs 2 (sh-urw) and 8 (loom).
+            row(
+                a,
+                cell(Tool::ShuttleUrw, &[(true, 2)]),
+                Some(cell(tools[1].clone(), &[(true, 8)])),
+            ),
+            // sh-urw: 100 + 50 executions for one find; loom did not run it.
+            row(b, cell(Tool::ShuttleUrw, &[(false, 100), (true, 50)]), None),
+        ];
+        let g = cost_geomeans(&rows, &tools, 100);
+        let close = |x: Option<f64>, y: f64| (x.unwrap() - y).abs() < 1e-9;
+        assert!(close(g[0].0, (2.0f64 * 150.0).sqrt()), "{g:?}");
+        assert!(close(g[0].1, 2.0), "{g:?}");
+        assert!(close(g[1].0, 8.0) && close(g[1].1, 8.0), "{g:?}");
+    }
 }
