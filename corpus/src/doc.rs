@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::plot::Series;
-use crate::run::{Cell, Tool};
+use crate::run::{geomean, Cell, Tool};
 use crate::{Group, Program};
 
 /// The results of one program: one cell per tool that supports it (`None` otherwise).
@@ -237,8 +237,10 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           counted the same way). It is read off one schedule: with preemptions it bounds the \
           bug's shape from above, but with none it counts only the failing thread, the \
           threads whose atomic or cell writes it read and their spawners, so a bug made by \
-          blocking and waking can measure fewer threads than it needs (`prodcons` and \
-          `bufwriter` measure t = 1); `PCT depth`: the number of ordering constraints where it differs from or \
+          blocking and waking can measure fewer threads than it needs (`prodcons`, \
+          `bufwriter` and several SCTBench ports measure t = 1); a `-` where unknown \
+          (`safestack`: the one failing schedule found, by `pos`, minimizes to c=14, v=4, \
+          t=4, an upper bound); `PCT depth`: the number of ordering constraints where it differs from or \
           is known beside c + 1.\n\n";
     if rows.iter().any(|r| r.program.group == Group::Async) {
         d += "The `Async` programs (`corpus/src/programs/async_programs.rs`) are written with \
@@ -249,7 +251,10 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
               bug's threads only where it takes part (`async-channel`'s receiver).\n\n";
     }
 
-    d += &targets(rows, tools);
+    // The targets compare the default with shuttle: without the default column, none.
+    if tools.contains(&Tool::PctvbDefault) {
+        d += &targets(rows, tools);
+    }
     d += &races_section(rows, tools);
 
     // Result tables.
@@ -316,7 +321,10 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
                 let sum: f64 = cells.iter().map(|c| c.mean().0).sum();
                 let _ = write!(d, " {}{} |", if capped { ">" } else { "" }, fmt_count(sum));
             }
-            d += "\n";
+            d += "\n\n";
+            // The cost with restarts, from the same trials, beside the means.
+            d += &costs(rows, tools, setup.budget);
+            continue;
         }
         if title.starts_with("Wall time") {
             d += "| **total** |";
@@ -359,6 +367,80 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
 
     d += &notes(rows, tools);
     d
+}
+
+/// The geometric mean of each column's cost with restarts over the buggy programs in `rows`
+/// it ran (`None` for a column that ran none), and over the buggy programs every column ran.
+pub fn cost_geomeans(rows: &[Row], tools: &[Tool], budget: u64) -> Vec<(Option<f64>, Option<f64>)> {
+    let buggy: Vec<&Row> = rows.iter().filter(|r| r.program.bug).collect();
+    let everywhere = |r: &&&Row| r.cells.iter().all(|c| c.is_some());
+    (0..tools.len())
+        .map(|i| {
+            let cost = |r: &&Row| r.cells[i].as_ref().map(|c| c.cost(budget));
+            let ran: Vec<f64> = buggy.iter().filter_map(cost).collect();
+            let common: Vec<f64> = buggy.iter().filter(everywhere).filter_map(cost).collect();
+            (geomean(&ran), geomean(&common))
+        })
+        .collect()
+}
+
+/// The expected cost with restarts ([`Cell::cost`]) of each buggy program under each column,
+/// and its geometric mean per column.
+fn costs(rows: &[Row], tools: &[Tool], budget: u64) -> String {
+    let buggy: Vec<&Row> = rows.iter().filter(|r| r.program.bug).collect();
+    if buggy.is_empty() {
+        return String::new();
+    }
+    let mut d = format!(
+        "## Expected cost with restarts\n\n\
+         What a user pays to see the bug: rerunning the tool with fresh seeds until a run \
+         fails, the expected executions are the executions of all trials (each trial that \
+         found nothing ran its whole budget) over the trials that found the bug. A column that \
+         never found a program's bug is charged twice the budget, {} executions (marked `>`), \
+         so a geometric mean stays finite (a column that found it in one trial of many can pay \
+         more than that charge: read the cost with the bugs found). The geometric mean of \
+         a column is over the buggy programs it ran; loom runs only programs of at most 5 \
+         threads, so the last row compares every column on the programs all of them \
+         ran.\n\n",
+        2 * budget
+    );
+    d += &header(tools);
+    for r in &buggy {
+        let _ = write!(d, "| {} |", r.program.name);
+        for c in &r.cells {
+            match c {
+                Some(c) => {
+                    let never = if c.found() == 0 { ">" } else { "" };
+                    let _ = write!(d, " {never}{} |", fmt_count(c.cost(budget)));
+                }
+                None => d += " - |",
+            }
+        }
+        d += "\n";
+    }
+    let means = cost_geomeans(rows, tools, budget);
+    let common = buggy.iter().filter(|r| r.cells.iter().all(|c| c.is_some())).count();
+    let fmt = |x: Option<f64>| x.map_or("-".into(), fmt_count);
+    d += "| **geomean (programs it ran)** |";
+    for (ran, _) in &means {
+        let _ = write!(d, " **{}** |", fmt(*ran));
+    }
+    let _ = write!(d, "\n| **geomean ({common} programs every column ran)** |");
+    for (_, all) in &means {
+        let _ = write!(d, " {} |", fmt(*all));
+    }
+    d += "\n";
+    let column = |t: &Tool| tools.iter().position(|x| x == t).and_then(|i| means[i].0);
+    if let (Some(def), Some(urw)) = (column(&Tool::PctvbDefault), column(&Tool::ShuttleUrw)) {
+        let _ = writeln!(
+            d,
+            "\n`default` pays {:.2}x what `sh-urw` pays (geometric means over the same {} \
+             buggy programs; the speed issue's goal is at most 0.5x).",
+            def / urw,
+            buggy.len()
+        );
+    }
+    d + "\n"
 }
 
 /// The issue's targets, program by program.
@@ -577,4 +659,55 @@ pub fn family_series(
         })
         .collect();
     Some((xs, series))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Trial;
+    use std::time::Duration;
+
+    fn cell(tool: Tool, trials: &[(bool, u64)]) -> Cell {
+        let trials = trials
+            .iter()
+            .map(|&(failed, executions)| Trial {
+                failed,
+                executions,
+                elapsed: Duration::from_millis(1),
+                message: failed.then(|| "bug".to_string()),
+                note: None,
+                in_profiling: false,
+            })
+            .collect();
+        Cell { tool, trials }
+    }
+
+    #[test]
+    fn geomeans_are_over_the_programs_a_column_ran_and_over_the_common_ones() {
+        let catalog = crate::catalog();
+        let (a, b) = (&catalog[0], &catalog[1]);
+        assert!(a.bug && b.bug);
+        let tools = [Tool::ShuttleUrw, Tool::Loom(Some(2))];
+        let row = |p, urw: Cell, loom: Option<Cell>| Row {
+            program: p,
+            cells: vec![Some(urw), loom],
+            measured: None,
+            rates: vec![None, None],
+        };
+        let rows = [
+            // Costs 2 (sh-urw) and 8 (loom).
+            row(
+                a,
+                cell(Tool::ShuttleUrw, &[(true, 2)]),
+                Some(cell(tools[1].clone(), &[(true, 8)])),
+            ),
+            // sh-urw: 100 + 50 executions for one find; loom did not run it.
+            row(b, cell(Tool::ShuttleUrw, &[(false, 100), (true, 50)]), None),
+        ];
+        let g = cost_geomeans(&rows, &tools, 100);
+        let close = |x: Option<f64>, y: f64| (x.unwrap() - y).abs() < 1e-9;
+        assert!(close(g[0].0, (2.0f64 * 150.0).sqrt()), "{g:?}");
+        assert!(close(g[0].1, 2.0), "{g:?}");
+        assert!(close(g[1].0, 8.0) && close(g[1].1, 8.0), "{g:?}");
+    }
 }

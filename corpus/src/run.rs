@@ -10,6 +10,13 @@ use pctvb::{Config, StrategyKind};
 
 use crate::Program;
 
+/// Programs the smoke tests leave out (`-- --quick`: 2 trials of 1000 executions per column;
+/// `tests/smoke.rs`), because no tool finds their bug reliably within those budgets; the full
+/// run measures them. safestack: in 20 trials of 10^4 executions only `pos` found it, once.
+/// twostage-100: at 1000 executions most columns miss it, and its 100 threads make the smoke
+/// run three times longer.
+pub const SMOKE_SKIPPED: [&str; 2] = ["safestack", "twostage-100"];
+
 /// Profiling executions of pctvb's priority strategies (counted in the executions).
 pub const PROFILE_RUNS: u64 = 10;
 
@@ -125,6 +132,33 @@ impl Tool {
             _ => None,
         }
     }
+}
+
+/// Whether this OS thread is stuck mid-panic, which breaks every program run on it afterwards.
+/// shuttle 0.9 runs a program's threads as coroutines on the calling thread; when a failing
+/// thread unwinds through a scheduling point (its lock guard's drop) and shuttle switches away
+/// and ends the execution without resuming it (the wronglock port under shuttle's URW
+/// scheduler), std's per-thread panic count stays raised. From then on
+/// `std::thread::panicking()` is true on this thread: every `MutexGuard` drop poisons its
+/// mutex, under every tool, and correct programs fail.
+pub fn thread_poisoned() -> bool {
+    std::thread::panicking()
+}
+
+/// Runs `f` on this thread, or on a fresh one when this one is poisoned ([`thread_poisoned`]).
+/// A fresh thread starts without the tools' thread-local pools, so its first execution pays
+/// for them; only trials after a poisoning pay that.
+pub fn on_clean_thread<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    if !thread_poisoned() {
+        return f();
+    }
+    std::thread::scope(|s| {
+        let worker = std::thread::Builder::new().stack_size(64 << 20).spawn_scoped(s, f);
+        match worker.expect("spawn a clean thread").join() {
+            Ok(r) => r,
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    })
 }
 
 /// The budget of one trial.
@@ -277,6 +311,13 @@ fn shuttle_trial(tool: &Tool, program: &Program, seed: u64, budget: u64) -> Tria
 const LOOM_LIMITS: [&str; 3] =
     ["exceeded maximum number of branches", "max_threads", "Model exceeded"];
 
+/// The first line of loom 0.7's own `assert_ne!(mo_i, mo_j)` in `rt/atomic.rs` (marked "TODO:
+/// this sometimes fails" there), which fires on atomics stored to many times, as in spin
+/// loops (the safestack port): a failure of the model checker, not of the program. Every
+/// assertion in the corpus carries a message, so none of the programs' fails with exactly
+/// this line.
+const LOOM_INTERNAL: &str = "assertion `left != right` failed";
+
 fn loom_trial(bound: Option<usize>, program: &Program, cap: Duration) -> Trial {
     let (body, param) = (program.bodies.loom, program.param);
     let count = Arc::new(AtomicU64::new(0));
@@ -314,7 +355,7 @@ fn loom_trial(bound: Option<usize>, program: &Program, cap: Duration) -> Trial {
         }
         Err(p) => {
             let msg = first_line(&payload_message(&*p));
-            if LOOM_LIMITS.iter().any(|l| msg.contains(l)) {
+            if LOOM_LIMITS.iter().any(|l| msg.contains(l)) || msg == LOOM_INTERNAL {
                 Trial {
                     failed: false,
                     executions,
@@ -350,7 +391,9 @@ impl Cell {
     /// Runs `trials` trials (seeds `0..trials`; one for a deterministic tool).
     pub fn run(tool: &Tool, program: &Program, trials: u64, budget: Budget) -> Cell {
         let trials = if tool.deterministic() { 1 } else { trials };
-        let trials = (0..trials).map(|seed| trial(tool, program, seed, budget)).collect();
+        let trials = (0..trials)
+            .map(|seed| on_clean_thread(|| trial(tool, program, seed, budget)))
+            .collect();
         Cell { tool: tool.clone(), trials }
     }
 
@@ -364,6 +407,18 @@ impl Cell {
     pub fn mean(&self) -> (f64, bool) {
         let total: u64 = self.trials.iter().map(|t| t.executions).sum();
         (total as f64 / self.trials.len().max(1) as f64, self.found() < self.trials.len())
+    }
+
+    /// Expected executions to the first failure when a user reruns the tool with fresh seeds
+    /// until it fails (the cost with restarts): the executions of all trials over the trials
+    /// that failed; a trial that found nothing cost its whole budget before the restart. A
+    /// cell where no trial failed is charged `2 * budget`, a floor on what it would cost
+    /// that keeps geometric means finite.
+    pub fn cost(&self, budget: u64) -> f64 {
+        match self.found() {
+            0 => 2.0 * budget as f64,
+            found => self.executions() as f64 / found as f64,
+        }
     }
 
     /// Median executions to the first failure (same convention as [`Cell::mean`]).
@@ -420,6 +475,11 @@ pub fn measured_shape(program: &Program, budget: u64) -> Option<pctvb::report::B
     best
 }
 
+/// The geometric mean of `xs` (positive numbers), `None` for none.
+pub fn geomean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| (xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
+}
+
 /// Executions per second of `program` under `tool`, measured over as many trials as fit in
 /// `min_time` (at least one, at most 1000; seeds from 1000 on, apart from the result trials):
 /// throughput including each trial's setup and failure report, stable even where a trial
@@ -427,7 +487,7 @@ pub fn measured_shape(program: &Program, budget: u64) -> Option<pctvb::report::B
 pub fn rate(tool: &Tool, program: &Program, budget: Budget, min_time: Duration) -> f64 {
     let (mut executions, mut elapsed) = (0u64, Duration::ZERO);
     for seed in 1000..2000 {
-        let t = trial(tool, program, seed, budget);
+        let t = on_clean_thread(|| trial(tool, program, seed, budget));
         executions += t.executions;
         elapsed += t.elapsed;
         if elapsed >= min_time {
@@ -435,4 +495,44 @@ pub fn rate(tool: &Tool, program: &Program, budget: Budget, min_time: Duration) 
         }
     }
     executions as f64 / elapsed.as_secs_f64().max(1e-9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(trials: &[(bool, u64)]) -> Cell {
+        let trials = trials
+            .iter()
+            .map(|&(failed, executions)| Trial {
+                failed,
+                executions,
+                elapsed: Duration::from_millis(1),
+                message: failed.then(|| "bug".to_string()),
+                note: None,
+                in_profiling: false,
+            })
+            .collect();
+        Cell { tool: Tool::ShuttleUrw, trials }
+    }
+
+    #[test]
+    fn cost_with_restarts_counts_every_trial_over_the_finds() {
+        // Every trial found it: the mean.
+        assert_eq!(cell(&[(true, 3), (true, 5)]).cost(100), 4.0);
+        // One of three: 10 + 100 + 100 executions for one find.
+        assert_eq!(cell(&[(true, 10), (false, 100), (false, 100)]).cost(100), 210.0);
+        // None: twice the budget, whatever ran.
+        assert_eq!(cell(&[(false, 100), (false, 100)]).cost(100), 200.0);
+        assert_eq!(cell(&[(false, 58)]).cost(1000), 2000.0);
+    }
+
+    #[test]
+    fn geomean_of_costs() {
+        assert_eq!(geomean(&[]), None);
+        let g = geomean(&[2.0, 8.0]).unwrap();
+        assert!((g - 4.0).abs() < 1e-12, "{g}");
+        let g = geomean(&[10.0, 10.0, 10.0]).unwrap();
+        assert!((g - 10.0).abs() < 1e-12, "{g}");
+    }
 }

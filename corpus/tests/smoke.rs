@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use pctvb::StrategyKind;
-use pctvb_corpus::run::{pctvb_default, Budget, Cell, Tool};
+use pctvb_corpus::run::{pctvb_default, Budget, Cell, Tool, SMOKE_SKIPPED};
 use pctvb_corpus::{catalog, Group, ACCESS_FREQUENCIES, SCALING_THREADS};
 
 #[test]
@@ -38,11 +38,19 @@ fn catalog_is_complete() {
         assert_eq!(Tool::ShuttleRandom.unsupported(p), Some("no race detection"));
         assert!(Tool::Loom(None).supports(p), "{}", p.name);
     }
+    assert!(count(Group::SctBench) >= 16, "the SCTBench families");
     for p in &programs {
         if p.group != Group::Async {
             assert_eq!(p.bug, p.group != Group::Correct);
         }
-        assert_eq!(p.bug, p.shape.is_some(), "{}: buggy programs carry a (c, v, t)", p.name);
+        // safestack's minimal shape is unknown (see its catalog entry).
+        let known = p.name != "safestack";
+        assert_eq!(
+            p.bug && known,
+            p.shape.is_some(),
+            "{}: buggy programs carry a (c, v, t)",
+            p.name
+        );
     }
 }
 
@@ -63,6 +71,10 @@ fn bugs_found_and_no_false_alarms() {
         if p.threads > 30 {
             continue;
         }
+        // No tool finds these within this budget; the full run measures them.
+        if SMOKE_SKIPPED.contains(&p.name.as_str()) {
+            continue;
+        }
         if p.bug {
             let found = tools.iter().any(|t| Cell::run(t, &p, 1, budget).found() > 0);
             if !found {
@@ -77,4 +89,22 @@ fn bugs_found_and_no_false_alarms() {
         }
     }
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+/// shuttle can leave the thread that ran it stuck mid-panic (`run::thread_poisoned`: wronglock
+/// under its URW scheduler); the trials after it, under any tool, must not fail for that.
+/// Fixed seeds (`Cell::run` uses seeds 0 and 1).
+#[test]
+fn a_poisoned_thread_fails_no_later_trial() {
+    let find = |name: &str| catalog().into_iter().find(|p| p.name == name).expect(name);
+    let (wronglock, counter) = (find("wronglock"), find("counter"));
+    let budget = Budget { executions: 200, loom_time: Duration::from_millis(100) };
+    let worker = std::thread::Builder::new().stack_size(64 << 20).spawn(move || {
+        assert_eq!(Cell::run(&Tool::ShuttleUrw, &wronglock, 2, budget).found(), 2);
+        for tool in [Tool::Pctvb(StrategyKind::Random), Tool::ShuttleUrw] {
+            let cell = Cell::run(&tool, &counter, 2, budget);
+            assert_eq!(cell.found(), 0, "{}: {:?}", tool.name(), cell.trials[0].message);
+        }
+    });
+    worker.expect("spawn").join().expect("no false alarm after a poisoned thread");
 }
