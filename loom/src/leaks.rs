@@ -45,7 +45,9 @@ pub(crate) fn begin() {
 fn end_of_execution() -> Option<String> {
     let report = report();
     end();
-    report
+    report.map(|r| {
+        format!("objects still live when the execution ended (every thread finished):\n{r}")
+    })
 }
 
 /// Stops counting (the execution ended, or the run is over after a failing execution).
