@@ -111,4 +111,20 @@ pub mod __internals {
     pub mod schedulers {
         pub use crate::schedulers::MAX_RANDOM_ORDERS;
     }
+    /// The end of an execution, for pctvb-loom's leak report.
+    pub mod execution {
+        /// Makes `check` run when the current execution ends normally, after every thread
+        /// finished and the execution's thread-locals and once cells were dropped; a message
+        /// it returns fails the execution as a panic of the main thread. Replaces the check
+        /// set earlier in the same execution; cleared when the next execution starts.
+        ///
+        /// # Panics
+        /// Outside an execution.
+        #[track_caller]
+        pub fn at_end(check: fn() -> Option<String>) {
+            crate::runtime::with_execution("pctvb::__internals::execution::at_end", |e| {
+                e.at_end(check)
+            })
+        }
+    }
 }

@@ -2,9 +2,9 @@
 //! [`Track`] must be freed by its end, or the execution fails with loom's report
 //! (`leaked: Track<T> created at <location>`).
 //!
-//! The check runs when the body given to [`model`](crate::model()) returns; if objects are
-//! still live then, the body first yields (up to 1000 times) so threads it did not join can
-//! finish and free them.
+//! The check runs when the execution ends: after the body given to
+//! [`model`](crate::model()) returned and every thread it spawned finished (joined or not),
+//! and their thread-locals were dropped, as loom checks at the end of an execution.
 
 use std::panic::Location;
 

@@ -3,8 +3,9 @@
 //!
 //! Every logical thread of a pctvb execution runs on the OS thread that runs the execution,
 //! and one OS thread runs one execution at a time, so an OS-thread-local registry reset when
-//! an execution's body starts holds exactly that execution's objects. `model` checks it when
-//! the body returns (see `crate::model`).
+//! an execution's body starts holds exactly that execution's objects. [`begin`] also asks
+//! pctvb to call [`end_of_execution`] when the execution ends (every thread finished, its
+//! thread-locals dropped), which reports what is still live then.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -28,16 +29,28 @@ thread_local! {
     static REGISTRY: RefCell<Registry> = RefCell::new(Registry::default());
 }
 
-/// Starts counting for a new execution.
+/// Starts counting for the execution whose body calls it, and has pctvb run
+/// [`end_of_execution`] when that execution ends.
 pub(crate) fn begin() {
     REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
         r.active = true;
         r.live.clear();
+    });
+    pctvb::__internals::execution::at_end(end_of_execution);
+}
+
+/// pctvb's end-of-execution check: the leak report if objects of the execution are still
+/// live once every thread finished; stops counting either way.
+fn end_of_execution() -> Option<String> {
+    let report = report();
+    end();
+    report.map(|r| {
+        format!("objects still live when the execution ended (every thread finished):\n{r}")
     })
 }
 
-/// Stops counting (the body returned or unwound).
+/// Stops counting (the execution ended, or the run is over after a failing execution).
 pub(crate) fn end() {
     REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
@@ -86,13 +99,8 @@ pub(crate) fn remove(key: u64) {
     });
 }
 
-/// How many objects are live.
-pub(crate) fn live() -> usize {
-    REGISTRY.with(|r| r.borrow().live.len())
-}
-
 /// The leak report, if objects are still live: one line per object, oldest first.
-pub(crate) fn report() -> Option<String> {
+fn report() -> Option<String> {
     REGISTRY.with(|r| {
         let r = r.borrow();
         if r.live.is_empty() {

@@ -104,12 +104,13 @@ impl Builder {
             Err(why) => panic!("pctvb-loom could not run this model: {why}"),
         };
         let report = config.run(|| {
+            // Leaks are checked when the execution ends, after threads the body did not
+            // join finished too (see `crate::leaks`).
             crate::leaks::begin();
-            let guard = EndOnDrop;
             f();
-            check_leaks();
-            drop(guard);
         });
+        // After a failing execution nothing checked the registry: stop counting here.
+        crate::leaks::end();
         let notes: String = report.notes.iter().map(|n| format!("\npctvb: {n}")).collect();
         if let Some(error) = report.error() {
             panic!("pctvb could not run this model: {error}{notes}");
@@ -205,28 +206,6 @@ where
     F: Fn() + Sync + Send + 'static,
 {
     Builder::new().check(f)
-}
-
-/// Ends leak counting when the body returns or unwinds.
-struct EndOnDrop;
-
-impl Drop for EndOnDrop {
-    fn drop(&mut self) {
-        crate::leaks::end();
-    }
-}
-
-/// Fails the execution if allocations or `Track`s of it are still live when the body
-/// returns, after letting threads it did not join run (up to 1000 yields).
-fn check_leaks() {
-    let mut yields = 0;
-    while crate::leaks::live() > 0 && yields < 1000 {
-        pctvb::thread::yield_now();
-        yields += 1;
-    }
-    if let Some(report) = crate::leaks::report() {
-        panic!("{report}");
-    }
 }
 
 static PREEMPTIONS: Once = Once::new();

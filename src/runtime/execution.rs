@@ -92,7 +92,14 @@ pub(crate) struct Execution {
     watch: Arc<Watch>,
     /// Whether the panic hook prints panics raised in this execution ([`Limits::show_panics`]).
     show_panics: bool,
+    /// The check to run when this execution ends normally ([`Execution::at_end`]); cleared
+    /// when the next execution starts.
+    end_check: Cell<Option<EndCheck>>,
 }
+
+/// A check of an execution's end state (pctvb-loom's leak report): the message of the
+/// failure, or `None` when the execution passes.
+pub(crate) type EndCheck = fn() -> Option<String>;
 
 const DIGEST_SEED: u64 = 0xcbf2_9ce4_8422_2325;
 const DIGEST_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -112,7 +119,16 @@ impl Execution {
             seen_steps: Cell::new(0),
             live: LiveSlot::register(),
             watch: Watch::new(limits.run),
+            end_check: Cell::new(None),
         }
+    }
+
+    /// Makes `check` run when the current execution ends normally: after every thread
+    /// finished (or blocked for good after the body returned) and the values the execution
+    /// owned (thread-locals, once cells) were dropped. A message it returns fails the
+    /// execution as a panic of the main thread. One check per execution; a second replaces it.
+    pub(crate) fn at_end(&self, check: EndCheck) {
+        self.end_check.set(Some(check));
     }
 
     /// Whether the panic hook prints panics raised in this execution as they happen.
@@ -201,7 +217,13 @@ impl Execution {
         } else {
             drop(st);
             drop(leftovers);
+            // After the leftovers: what they held was freed when the execution ended.
+            let end = self.end_check.take().and_then(|check| check());
             st = self.state.borrow_mut();
+            if let Some(message) = end {
+                let thread = st.thread_info(ThreadId::MAIN);
+                st.failure = Some(FailureCause::Panic { thread, message, location: None });
+            }
         }
         // From here the execution is dead: locks its leaked guards still hold may be taken
         // by other executions (the leftovers, which may hold guards, are gone).
@@ -213,6 +235,7 @@ impl Execution {
         let mut guard = self.state.borrow_mut();
         let st = &mut *guard;
         st.gen = GENERATION.fetch_add(1, Ordering::Relaxed);
+        self.end_check.set(None);
         self.live.set(st.gen);
         st.current = ThreadId::MAIN;
         st.threads.clear();
