@@ -36,6 +36,11 @@ shuttle = executions / (mean_ns("executions_2x10_mutex/shuttle_random") / 1e9)
 parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_random_all_cores") / 1e9)
 uniform = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform") / 1e9)
 uniform_parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform_all_cores") / 1e9)
+# executions/twostage_100/*: 20 executions (benches/runtime.rs, TWOSTAGE_EXECUTIONS) of 100
+# threads on two mutexes per iteration, pctvb's uniform walk and shuttle's URW.
+twostage = 20
+ts_pctvb = twostage / (mean_ns("executions_twostage_100/pctvb_uniform") / 1e9)
+ts_shuttle = twostage / (mean_ns("executions_twostage_100/shuttle_urw") / 1e9)
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "unknown"
 cpu = "unknown"
@@ -67,6 +72,9 @@ lines = [
     f"| executions/s, pctvb random on all {os.cpu_count()} cores | - | {parallel:,.0f}/s |",
     f"| executions/s, pctvb uniform walk (the default without a target), one OS thread | - | {uniform:,.0f}/s |",
     f"| executions/s, pctvb uniform walk on all {os.cpu_count()} cores (the default) | - | {uniform_parallel:,.0f}/s |",
+    f"| executions/s, 100 threads contending for two mutexes (twostage_100), pctvb uniform walk, one OS thread | - | {ts_pctvb:,.0f}/s |",
+    f"| executions/s, same program, shuttle 0.9 URW | - | {ts_shuttle:,.0f}/s |",
+    f"| ratio pctvb / shuttle on 100 threads | >= 2 | {ts_pctvb / ts_shuttle:.2f}x |",
     f"| checked `UnsafeCell` access (a scheduling point that keeps the thread), data-race detector on | - | {cell_on:.1f} ns |",
     f"| the same, detector off (`Config::race_detection(false)`) | - | {cell_off:.1f} ns |",
     f"| the detector's cost per access (the difference) | - | {cell_on - cell_off:.1f} ns |",
