@@ -373,6 +373,21 @@ fn async_failures_are_saved_and_replayed_as_regressions() {
 // woken task's first operation runs before the waker's next operation in some executions and
 // after it in others, under every strategy and in the systematic search alone.
 
+/// Returns `Pending` once, after sending its waker over `tx`, and `Ready` when polled again
+/// (after a wake).
+async fn park_once(tx: &mpsc::Sender<Waker>) {
+    let mut parked = false;
+    std::future::poll_fn(|cx| {
+        if parked {
+            return Poll::Ready(());
+        }
+        parked = true;
+        tx.send(cx.waker().clone()).unwrap();
+        Poll::Pending
+    })
+    .await
+}
+
 /// Task B parks its waker (sent over a channel) and, once woken, logs `B`; the main thread
 /// takes the waker, wakes B, and logs `A` as its next operation. Each execution adds the log
 /// to `orders`, with how many executions produced it.
@@ -383,16 +398,7 @@ fn wake_then_log(orders: &StdMutex<BTreeMap<String, u64>>) -> impl Fn() + Sync +
         let task = {
             let log = log.clone();
             spawn(async move {
-                let mut parked = false;
-                std::future::poll_fn(|cx| {
-                    if parked {
-                        return Poll::Ready(());
-                    }
-                    parked = true;
-                    tx.send(cx.waker().clone()).unwrap();
-                    Poll::Pending
-                })
-                .await;
+                park_once(&tx).await;
                 log.lock().unwrap().push('B');
             })
         };
@@ -542,16 +548,7 @@ fn wake_then_race() {
     let task = {
         let cell = cell.clone();
         spawn(async move {
-            let mut parked = false;
-            std::future::poll_fn(|cx| {
-                if parked {
-                    return Poll::Ready(());
-                }
-                parked = true;
-                tx.send(cx.waker().clone()).unwrap();
-                Poll::Pending
-            })
-            .await;
+            park_once(&tx).await;
             // SAFETY: a plain read; the race is the point.
             cell.0.with(|p| unsafe { *p });
             FIRST.lock().unwrap().push('B');

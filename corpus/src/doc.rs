@@ -684,22 +684,9 @@ pub fn family_series(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::Trial;
-    use std::time::Duration;
 
     fn cell(tool: Tool, trials: &[(bool, u64)]) -> Cell {
-        let trials = trials
-            .iter()
-            .map(|&(failed, executions)| Trial {
-                failed,
-                executions,
-                elapsed: Duration::from_millis(1),
-                message: failed.then(|| "bug".to_string()),
-                note: None,
-                in_profiling: false,
-            })
-            .collect();
-        Cell { tool, trials }
+        crate::run::test_cell(tool, trials)
     }
 
     #[test]

@@ -497,23 +497,30 @@ pub fn rate(tool: &Tool, program: &Program, budget: Budget, min_time: Duration) 
     executions as f64 / elapsed.as_secs_f64().max(1e-9)
 }
 
+/// A cell of `tool` whose trials are `(failed, executions)`, for the unit tests of this
+/// crate (run's and doc's).
+#[cfg(test)]
+pub(crate) fn test_cell(tool: Tool, trials: &[(bool, u64)]) -> Cell {
+    let trials = trials
+        .iter()
+        .map(|&(failed, executions)| Trial {
+            failed,
+            executions,
+            elapsed: Duration::from_millis(1),
+            message: failed.then(|| "bug".to_string()),
+            note: None,
+            in_profiling: false,
+        })
+        .collect();
+    Cell { tool, trials }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn cell(trials: &[(bool, u64)]) -> Cell {
-        let trials = trials
-            .iter()
-            .map(|&(failed, executions)| Trial {
-                failed,
-                executions,
-                elapsed: Duration::from_millis(1),
-                message: failed.then(|| "bug".to_string()),
-                note: None,
-                in_profiling: false,
-            })
-            .collect();
-        Cell { tool: Tool::ShuttleUrw, trials }
+        test_cell(Tool::ShuttleUrw, trials)
     }
 
     #[test]
