@@ -225,7 +225,7 @@ impl<T: ?Sized> ViaAny for &Target<'_, T> {
 /// thread and the access, towards the variable's sharing and `k_q`: see `session::access`),
 /// without a lock, an allocation or a scheduling point. Every pointer access, of any address,
 /// then goes to the data-race check: a run with the detector on arms the pointer sites itself
-/// ([`arm_pointer_checks`]), with or without a session.
+/// (`arm_pointer_checks`), with or without a session.
 #[track_caller]
 #[inline(never)]
 #[cold]
