@@ -6,6 +6,10 @@ use pctvb::sync::atomic::{AtomicUsize, Ordering};
 use pctvb::sync::Arc;
 use pctvb::{thread, Config, FailureKind};
 
+#[path = "common/programs.rs"]
+mod programs;
+use programs::lost_update; // the quickstart's lost update
+
 /// A lost update among four threads that also do unrelated work: the bug needs one
 /// preemption (between one thread's load and store), but random schedules preempt often.
 fn noisy_lost_update() {
@@ -22,24 +26,6 @@ fn noisy_lost_update() {
                     let v = n.load(Ordering::SeqCst);
                     n.store(v + 1, Ordering::SeqCst);
                 }
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-    assert_eq!(n.load(Ordering::SeqCst), 2, "lost update");
-}
-
-/// The quickstart's lost update: two threads, a load then a store each.
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let hs: Vec<_> = (0..2)
-        .map(|_| {
-            let n = n.clone();
-            thread::spawn(move || {
-                let v = n.load(Ordering::SeqCst);
-                n.store(v + 1, Ordering::SeqCst);
             })
         })
         .collect();

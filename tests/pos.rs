@@ -9,9 +9,7 @@
 //! random walk on these small figures, whose bugs need one thread to overtake another twice),
 //! and assertions are on behaviour, not on a seed's particulars.
 
-use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use pctvb::sync::Arc;
-use pctvb::{thread, Config, FailureKind, StrategyKind};
+use pctvb::{Config, FailureKind, StrategyKind};
 
 #[path = "common/correct_programs.rs"]
 mod correct_programs;
@@ -19,11 +17,14 @@ mod correct_programs;
 mod no_guarantee;
 #[path = "common/paper_figures.rs"]
 mod paper_figures;
+#[path = "common/programs.rs"]
+mod programs;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
 use no_guarantee::{assert_runs_without_guarantee, correct_pair};
 use paper_figures::{figure_10, figure_3, FIGURES};
+use programs::lost_update; // the quickstart's lost update
 
 fn config(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).strategy(StrategyKind::Pos).workers(1)
@@ -33,24 +34,6 @@ fn config(seed: u64) -> Config {
 fn executions_to_bug(body: fn(), seed: u64, budget: u64) -> Option<u64> {
     let report = config(seed).minimize_runs(0).iterations(budget).run(body);
     report.failure().map(|f| f.execution + 1)
-}
-
-/// The quickstart example's lost update: two threads each load and then store `n + 1`.
-fn lost_update() {
-    let n = Arc::new(AtomicUsize::new(0));
-    let handles: Vec<_> = (0..2)
-        .map(|_| {
-            let n = n.clone();
-            thread::spawn(move || {
-                let v = n.load(SeqCst);
-                n.store(v + 1, SeqCst);
-            })
-        })
-        .collect();
-    for h in handles {
-        h.join().unwrap();
-    }
-    assert_eq!(n.load(SeqCst), 2, "an increment was lost");
 }
 
 #[test]
