@@ -371,9 +371,7 @@ impl Execution {
         let location = st.threads[cur.index()].spawned_at;
         st.threads[cur.index()].status = Status::Finished;
         st.progress();
-        if let Ok(pos) = st.enabled.binary_search(&cur) {
-            st.enabled.remove(pos);
-        }
+        super::state::remove_one_sorted(&mut st.enabled, cur);
         for joiner in std::mem::take(&mut st.threads[cur.index()].joiners) {
             st.wake(joiner);
         }

@@ -298,9 +298,7 @@ impl State {
         if let Status::Blocked(_) = thread.status {
             thread.status = Status::Runnable;
             thread.timeout_able = false;
-            if let Err(pos) = self.enabled.binary_search(&id) {
-                self.enabled.insert(pos, id);
-            }
+            insert_sorted(&mut self.enabled, id);
         }
     }
 
@@ -318,9 +316,7 @@ impl State {
     pub(super) fn spin_current(&mut self) {
         let id = self.current;
         self.threads[id.index()].status = Status::Spinning;
-        if let Ok(pos) = self.enabled.binary_search(&id) {
-            self.enabled.remove(pos);
-        }
+        remove_one_sorted(&mut self.enabled, id);
         self.spinners.push(id);
         self.spin_epoch = self.steps;
     }
@@ -330,9 +326,7 @@ impl State {
         for i in 0..self.spinners.len() {
             let id = self.spinners[i];
             self.threads[id.index()].status = Status::Runnable;
-            if let Err(pos) = self.enabled.binary_search(&id) {
-                self.enabled.insert(pos, id);
-            }
+            insert_sorted(&mut self.enabled, id);
         }
         self.spinners.clear();
     }
@@ -493,9 +487,7 @@ impl State {
         thread.status = Status::Blocked(on);
         thread.timeout_able = timeout_able;
         thread.timed_out = false;
-        if let Ok(pos) = self.enabled.binary_search(&id) {
-            self.enabled.remove(pos);
-        }
+        remove_one_sorted(&mut self.enabled, id);
         match on {
             BlockedOn::Join(target) => self.threads[target.index()].joiners.push(id),
             BlockedOn::Park | BlockedOn::Waker => {}
@@ -522,9 +514,16 @@ impl State {
 }
 
 /// Inserts `id` into the sorted `list` (if absent).
-fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
+pub(super) fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
     if let Err(pos) = list.binary_search(&id) {
         list.insert(pos, id);
+    }
+}
+
+/// Removes `id` from the sorted `list` (if present).
+pub(super) fn remove_one_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
+    if let Ok(pos) = list.binary_search(&id) {
+        list.remove(pos);
     }
 }
 
