@@ -111,7 +111,8 @@ pub mod __internals {
     pub mod schedulers {
         pub use crate::schedulers::MAX_RANDOM_ORDERS;
     }
-    /// The end of an execution, for pctvb-loom's leak report.
+    /// The end of an execution, for pctvb-loom's leak report, and exploration on or off, for
+    /// its `explore`, `stop_exploring` and `skip_branch`.
     pub mod execution {
         /// Makes `check` run when the current execution ends normally, after every thread
         /// finished and the execution's thread-locals and once cells were dropped; a message
@@ -124,6 +125,20 @@ pub mod __internals {
         pub fn at_end(check: fn() -> Option<String>) {
             crate::runtime::with_execution("pctvb::__internals::execution::at_end", |e| {
                 e.at_end(check)
+            })
+        }
+
+        /// Turns exploration of the current execution off (`false`) or on again: while it is
+        /// off, every scheduling point offers the strategy a single thread, the running one
+        /// while it can run (else the enabled thread with the lowest id), so no thread is
+        /// preempted and no choice branches. On again when the next execution starts.
+        ///
+        /// # Panics
+        /// Outside an execution.
+        #[track_caller]
+        pub fn set_exploring(on: bool) {
+            crate::runtime::with_execution("pctvb::__internals::execution::set_exploring", |e| {
+                e.set_exploring(on)
             })
         }
     }

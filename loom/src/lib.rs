@@ -51,6 +51,7 @@
 
 pub mod alloc;
 pub mod cell;
+mod explore;
 pub mod future;
 pub mod hint;
 pub mod lazy_static;
@@ -66,18 +67,45 @@ pub use crate::model::model;
 /// thread included). pctvb itself has no such cap: raise the builder's field to spawn more.
 pub const MAX_THREADS: usize = 5;
 
-/// loom's hint to start exploring interleavings again after [`stop_exploring`]. pctvb's
-/// strategies sample every scheduling point, so this does nothing.
-pub fn explore() {}
+/// Turns exploration on again after [`stop_exploring`] (or, with
+/// [`model::Builder::expect_explicit_explore`], for the first time in the execution): from
+/// here on the strategy chooses at every scheduling point again.
+///
+/// # Panics
+/// As loom: when exploration is already on ("not in critical state"), and outside
+/// [`model()`]. After [`skip_branch`] it does nothing.
+#[track_caller]
+pub fn explore() {
+    explore::explore()
+}
 
-/// loom's hint to stop exploring interleavings from here on (until [`explore`]). pctvb's
-/// strategies sample every scheduling point, so this does nothing: the code after it is still
-/// interleaved.
-pub fn stop_exploring() {}
+/// Turns exploration off for the rest of the execution, or until [`explore`]: the running
+/// thread is not preempted (it runs until it blocks, yields or ends, and then the enabled
+/// thread with the lowest id runs), and no scheduling point branches, as loom explores no
+/// branch there. Assertions still run: a failure while exploration is off fails the model.
+///
+/// With `PCTVB_CONFIDENCE`, the run's summary warns that the bound, which assumes any
+/// scheduling point may preempt, is not proved for such schedules.
+///
+/// # Panics
+/// As loom: when exploration is already off ("not in exploring state"), and outside
+/// [`model()`]. After [`skip_branch`] it does nothing.
+#[track_caller]
+pub fn stop_exploring() {
+    explore::stop_exploring()
+}
 
-/// loom's hint to stop exploring interleavings from here on, for good. pctvb's strategies
-/// sample every scheduling point, so this does nothing.
-pub fn skip_branch() {}
+/// Turns exploration off for the rest of the execution, for good: as [`stop_exploring`], but
+/// [`explore`] no longer turns it on. The execution still runs to its end and a failure in
+/// it still fails the model (loom, too, runs the rest and only explores no branch of it).
+/// The run's summary counts the executions that called it.
+///
+/// # Panics
+/// Outside [`model()`].
+#[track_caller]
+pub fn skip_branch() {
+    explore::skip_branch()
+}
 
 /// `std::thread_local!`, with one value per logical thread of an execution (pctvb's
 /// [`pctvb::thread_local!`]); the key is a [`thread::LocalKey`].
