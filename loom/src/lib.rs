@@ -30,8 +30,9 @@
 //! - [`model()`], [`model::Builder`]: a [`pctvb::Config`] run; see [`mod@model`] for the
 //!   environment variables (`PCTVB_*`, including `PCTVB_STRATEGY` and `PCTVB_CONFIDENCE`,
 //!   and loom's `LOOM_*`) and the builder fields pctvb honours.
-//! - [`thread`], [`sync`] (but [`sync::atomic`] and [`sync::Notify`]): pctvb's types,
-//!   re-exported.
+//! - [`thread`], [`sync`] (but [`sync::atomic`], [`sync::Arc`] and [`sync::Notify`]):
+//!   pctvb's types, re-exported.
+//! - [`sync::Arc`]: loom's `Arc` over std's, with `from_std` and loom's leak report.
 //! - [`sync::atomic`]: newtypes over pctvb's atomics that add loom's inherent `with_mut`,
 //!   `unsync_load` and `compare_and_swap`, and dereference to pctvb's for the rest.
 //! - [`cell`]: loom's `UnsafeCell` shape (`get`/`get_mut` returning [`cell::ConstPtr`] and

@@ -706,8 +706,7 @@ fn decide(
     // Exploration off (`Execution::set_exploring`): one thread to choose from, the running one
     // while it can run, so nothing preempts it and no choice branches.
     let only = if current_enabled { cur } else { st.enabled[0] };
-    let enabled: &[ThreadId] =
-        if st.exploring { &st.enabled } else { std::slice::from_ref(&only) };
+    let enabled: &[ThreadId] = if st.exploring { &st.enabled } else { std::slice::from_ref(&only) };
     let decision = Decision {
         enabled,
         current: cur,
