@@ -111,6 +111,28 @@ pub mod __internals {
     pub mod schedulers {
         pub use crate::schedulers::MAX_RANDOM_ORDERS;
     }
+    /// Threads, for pctvb-loom's `thread::spawn`.
+    pub mod thread {
+        /// Spawns a logical thread of the running execution, as [`crate::thread::spawn`] but
+        /// without its `Send` bounds, as loom's `spawn`: every logical thread of an execution
+        /// runs on the OS thread that runs the execution, so `f` and its result never leave
+        /// it (a failed execution's suspended threads are never resumed nor dropped elsewhere).
+        ///
+        /// # Panics
+        /// Outside an execution (there it would need an OS thread, and `f` is not `Send`).
+        #[track_caller]
+        pub fn spawn_unsent<F, T>(f: F) -> crate::thread::JoinHandle<T>
+        where
+            F: FnOnce() -> T + 'static,
+            T: 'static,
+        {
+            let location = std::panic::Location::caller();
+            if !crate::runtime::in_execution() {
+                panic!("loom::thread::spawn was called outside loom::model (its threads are logical threads of an execution)");
+            }
+            crate::thread::spawn_named(f, None, location)
+        }
+    }
     /// The end of an execution, for pctvb-loom's leak report, and exploration on or off, for
     /// its `explore`, `stop_exploring` and `skip_branch`.
     pub mod execution {
