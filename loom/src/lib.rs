@@ -47,6 +47,12 @@
 //! is passed (loom explores some weak-memory behaviours), and the executions are sampled, not
 //! enumerated (set `PCTVB_STRATEGY=systematic` for a bounded exhaustive search, or
 //! `PCTVB_CONFIDENCE=0.99` for a computed guarantee).
+//!
+//! The other differences from loom 0.7: [`sync::Arc`]'s clones and drops are not scheduling
+//! points; the access of a [`cell::ConstPtr`] or [`cell::MutPtr`] is checked when it is
+//! taken, not kept open while it lives; [`sync::Notify::wait`] never returns spuriously;
+//! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint
+//! files and `log` are not honoured (see [`mod@model`]).
 
 #![deny(missing_docs)]
 
