@@ -125,6 +125,11 @@ fn atomic_module() {
                 assert_eq!(a.fetch_max(9, SeqCst), 4);
                 assert_eq!(a.fetch_min(1, SeqCst), 9);
                 assert_eq!(a.fetch_nand(0, SeqCst), 1);
+                // loom's methods are inherent: path calls resolve.
+                atomic::$t::store(&a, 6, SeqCst);
+                assert_eq!(atomic::$t::fetch_add(&a, 1, SeqCst), 6);
+                assert_eq!(atomic::$t::swap(&a, 1, SeqCst), 7);
+                assert_eq!(atomic::$t::load(&a, SeqCst), 1);
                 assert_eq!(atomic::$t::from(5 as $v).into_inner(), 5);
                 assert_eq!(atomic::$t::default().load(SeqCst), 0);
             })*};
@@ -135,10 +140,13 @@ fn atomic_module() {
         assert!(!b.compare_and_swap(false, true, SeqCst));
         assert!(unsafe { b.unsync_load() });
         assert!(b.fetch_xor(true, SeqCst));
+        assert!(!atomic::AtomicBool::fetch_or(&b, true, SeqCst));
+        assert_eq!(atomic::AtomicBool::compare_exchange(&b, true, false, SeqCst, SeqCst), Ok(true));
         let mut x = 1u8;
         let mut p = atomic::AtomicPtr::new(&mut x as *mut u8);
         p.with_mut(|q| assert!(!q.is_null()));
         assert_eq!(unsafe { *p.unsync_load() }, 1);
+        assert!(!atomic::AtomicPtr::load(&p, SeqCst).is_null());
         atomic::fence(SeqCst);
         atomic::spin_loop_hint();
         loom::hint::spin_loop();
