@@ -705,8 +705,13 @@ fn decide(
     let event = Event { kind, object, var, location };
     // Exploration off (`Execution::set_exploring`): one thread to choose from, the running one
     // while it can run, so nothing preempts it and no choice branches.
-    let only = if current_enabled { cur } else { st.enabled[0] };
-    let enabled: &[ThreadId] = if st.exploring { &st.enabled } else { std::slice::from_ref(&only) };
+    let only;
+    let enabled: &[ThreadId] = if st.exploring {
+        &st.enabled
+    } else {
+        only = if current_enabled { cur } else { st.enabled[0] };
+        std::slice::from_ref(&only)
+    };
     let decision = Decision {
         enabled,
         current: cur,
