@@ -147,12 +147,18 @@ pub(crate) fn notes(counts: &Counts, confidence: bool) -> Vec<String> {
     if stopped == 0 && skipped == 0 {
         return notes;
     }
-    notes.push(format!(
-        "exploration was off in part of some executions: {stopped} ran without exploring \
-         for a while (loom::stop_exploring, or expect_explicit_explore before loom::explore), \
-         {skipped} skipped the rest of their branch (loom::skip_branch); no thread was \
-         preempted there"
-    ));
+    if stopped > 0 {
+        notes.push(format!(
+            "{stopped} execution(s) ran part of their schedule without exploring \
+             (loom::stop_exploring, or expect_explicit_explore before loom::explore): no thread \
+             was preempted there"
+        ));
+    }
+    if skipped > 0 {
+        notes.push(format!(
+            "{skipped} execution(s) called loom::skip_branch: no thread was preempted after it"
+        ));
+    }
     if confidence {
         notes.push(
             "warning: PCTVB_CONFIDENCE's bound assumes any scheduling point may preempt; it \
@@ -175,11 +181,13 @@ mod tests {
         counts.stopped.store(3, Ordering::Relaxed);
         counts.skipped.store(2, Ordering::Relaxed);
         let plain = notes(&counts, false);
-        assert_eq!(plain.len(), 1);
-        assert!(plain[0].contains("3 ran without exploring"), "{}", plain[0]);
-        assert!(plain[0].contains("2 skipped"), "{}", plain[0]);
+        assert_eq!(plain.len(), 2);
+        assert!(plain[0].starts_with("3 execution(s) ran part"), "{}", plain[0]);
+        assert!(plain[1].starts_with("2 execution(s) called loom::skip_branch"), "{}", plain[1]);
         let warned = notes(&counts, true);
-        assert_eq!(warned.len(), 2);
-        assert!(warned[1].starts_with("warning: PCTVB_CONFIDENCE"), "{}", warned[1]);
+        assert_eq!(warned.len(), 3);
+        assert!(warned[2].starts_with("warning: PCTVB_CONFIDENCE"), "{}", warned[2]);
+        counts.stopped.store(0, Ordering::Relaxed);
+        assert_eq!(notes(&counts, false).len(), 1, "no line for a count of 0");
     }
 }

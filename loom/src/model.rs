@@ -129,13 +129,9 @@ impl Builder {
         if let Some(failure) = report.failure() {
             panic!("pctvb found a bug in this model:\n{failure}{notes}");
         }
-        // As `#[pctvb::test]`: what the run covered, shown with `--nocapture`; the warning
-        // about exploration turned off under a confidence target on stderr too, so that CI
-        // logs show it.
+        // As `#[pctvb::test]`: what the run covered, shown with `--nocapture`, with what it
+        // did not explore.
         println!("{}{explored}", report.summary());
-        if confidence && !explored.is_empty() {
-            eprintln!("{}", explored.trim_start());
-        }
     }
 
     /// The pctvb configuration this builder and the environment ask for, and whether it

@@ -131,7 +131,7 @@ fn skip_branch_is_for_good_and_still_checks_assertions() {
     })
     .expect("a failure after skip_branch fails the model");
     assert!(msg.contains("checked after skip_branch"), "{msg}");
-    assert!(msg.contains("skipped the rest of their branch"), "{msg}");
+    assert!(msg.contains("execution(s) called loom::skip_branch"), "{msg}");
 }
 
 #[test]
