@@ -111,7 +111,30 @@ pub mod __internals {
     pub mod schedulers {
         pub use crate::schedulers::MAX_RANDOM_ORDERS;
     }
-    /// The end of an execution, for pctvb-loom's leak report.
+    /// Threads, for pctvb-loom's `thread::spawn`.
+    pub mod thread {
+        /// Spawns a logical thread of the running execution, as [`crate::thread::spawn`] but
+        /// without its `Send` bounds, as loom's `spawn`: every logical thread of an execution
+        /// runs on the OS thread that runs the execution, so `f` and its result never leave
+        /// it (a failed execution's suspended threads are never resumed nor dropped elsewhere).
+        ///
+        /// # Panics
+        /// Outside an execution (there it would need an OS thread, and `f` is not `Send`).
+        #[track_caller]
+        pub fn spawn_unsent<F, T>(f: F) -> crate::thread::JoinHandle<T>
+        where
+            F: FnOnce() -> T + 'static,
+            T: 'static,
+        {
+            let location = std::panic::Location::caller();
+            if !crate::runtime::in_execution() {
+                panic!("loom::thread::spawn was called outside loom::model (its threads are logical threads of an execution)");
+            }
+            crate::thread::spawn_named(f, None, location)
+        }
+    }
+    /// The end of an execution, for pctvb-loom's leak report, and exploration on or off, for
+    /// its `explore`, `stop_exploring` and `skip_branch`.
     pub mod execution {
         /// Makes `check` run when the current execution ends normally, after every thread
         /// finished and the execution's thread-locals and once cells were dropped; a message
@@ -124,6 +147,20 @@ pub mod __internals {
         pub fn at_end(check: fn() -> Option<String>) {
             crate::runtime::with_execution("pctvb::__internals::execution::at_end", |e| {
                 e.at_end(check)
+            })
+        }
+
+        /// Turns exploration of the current execution off (`false`) or on again: while it is
+        /// off, every scheduling point offers the strategy a single thread, the running one
+        /// while it can run (else the enabled thread with the lowest id), so no thread is
+        /// preempted and no choice branches. On again when the next execution starts.
+        ///
+        /// # Panics
+        /// Outside an execution.
+        #[track_caller]
+        pub fn set_exploring(on: bool) {
+            crate::runtime::with_execution("pctvb::__internals::execution::set_exploring", |e| {
+                e.set_exploring(on)
             })
         }
     }

@@ -1,5 +1,5 @@
-//! The live allocations and [`Track`](crate::alloc::Track)s of the running execution, for
-//! loom's leak report at the end of each execution.
+//! The live allocations, [`Track`](crate::alloc::Track)s and [`Arc`](crate::sync::Arc)s of
+//! the running execution, for loom's leak report at the end of each execution.
 //!
 //! Every logical thread of a pctvb execution runs on the OS thread that runs the execution,
 //! and one OS thread runs one execution at a time, so an OS-thread-local registry reset when

@@ -30,8 +30,9 @@
 //! - [`model()`], [`model::Builder`]: a [`pctvb::Config`] run; see [`mod@model`] for the
 //!   environment variables (`PCTVB_*`, including `PCTVB_STRATEGY` and `PCTVB_CONFIDENCE`,
 //!   and loom's `LOOM_*`) and the builder fields pctvb honours.
-//! - [`thread`], [`sync`] (but [`sync::atomic`] and [`sync::Notify`]): pctvb's types,
-//!   re-exported.
+//! - [`thread`], [`sync`] (but [`sync::atomic`], [`sync::Arc`] and [`sync::Notify`]):
+//!   pctvb's types, re-exported.
+//! - [`sync::Arc`]: loom's `Arc` over std's, with `from_std` and loom's leak report.
 //! - [`sync::atomic`]: newtypes over pctvb's atomics that add loom's inherent `with_mut`,
 //!   `unsync_load` and `compare_and_swap`, and dereference to pctvb's for the rest.
 //! - [`cell`]: loom's `UnsafeCell` shape (`get`/`get_mut` returning [`cell::ConstPtr`] and
@@ -46,11 +47,18 @@
 //! is passed (loom explores some weak-memory behaviours), and the executions are sampled, not
 //! enumerated (set `PCTVB_STRATEGY=systematic` for a bounded exhaustive search, or
 //! `PCTVB_CONFIDENCE=0.99` for a computed guarantee).
+//!
+//! The other differences from loom 0.7: [`sync::Arc`]'s clones and drops are not scheduling
+//! points; the access of a [`cell::ConstPtr`] or [`cell::MutPtr`] is checked when it is
+//! taken, not kept open while it lives; [`sync::Notify::wait`] never returns spuriously;
+//! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint
+//! files and `log` are not honoured (see [`mod@model`]).
 
 #![deny(missing_docs)]
 
 pub mod alloc;
 pub mod cell;
+mod explore;
 pub mod future;
 pub mod hint;
 pub mod lazy_static;
@@ -66,18 +74,45 @@ pub use crate::model::model;
 /// thread included). pctvb itself has no such cap: raise the builder's field to spawn more.
 pub const MAX_THREADS: usize = 5;
 
-/// loom's hint to start exploring interleavings again after [`stop_exploring`]. pctvb's
-/// strategies sample every scheduling point, so this does nothing.
-pub fn explore() {}
+/// Turns exploration on again after [`stop_exploring`] (or, with
+/// [`model::Builder::expect_explicit_explore`], for the first time in the execution): from
+/// here on the strategy chooses at every scheduling point again.
+///
+/// # Panics
+/// As loom: when exploration is already on ("not in critical state"), and outside
+/// [`model()`]. After [`skip_branch`] it does nothing.
+#[track_caller]
+pub fn explore() {
+    explore::explore()
+}
 
-/// loom's hint to stop exploring interleavings from here on (until [`explore`]). pctvb's
-/// strategies sample every scheduling point, so this does nothing: the code after it is still
-/// interleaved.
-pub fn stop_exploring() {}
+/// Turns exploration off for the rest of the execution, or until [`explore`]: the running
+/// thread is not preempted (it runs until it blocks, yields or ends, and then the enabled
+/// thread with the lowest id runs), and no scheduling point branches, as loom explores no
+/// branch there. Assertions still run: a failure while exploration is off fails the model.
+///
+/// With `PCTVB_CONFIDENCE`, the run's summary warns that the bound, which assumes any
+/// scheduling point may preempt, is not proved for such schedules.
+///
+/// # Panics
+/// As loom: when exploration is already off ("not in exploring state"), and outside
+/// [`model()`]. After [`skip_branch`] it does nothing.
+#[track_caller]
+pub fn stop_exploring() {
+    explore::stop_exploring()
+}
 
-/// loom's hint to stop exploring interleavings from here on, for good. pctvb's strategies
-/// sample every scheduling point, so this does nothing.
-pub fn skip_branch() {}
+/// Turns exploration off for the rest of the execution, for good: as [`stop_exploring`], but
+/// [`explore`] no longer turns it on. The execution still runs to its end and a failure in
+/// it still fails the model (loom, too, runs the rest and only explores no branch of it).
+/// The run's summary counts the executions that called it.
+///
+/// # Panics
+/// Outside [`model()`].
+#[track_caller]
+pub fn skip_branch() {
+    explore::skip_branch()
+}
 
 /// `std::thread_local!`, with one value per logical thread of an execution (pctvb's
 /// [`pctvb::thread_local!`]); the key is a [`thread::LocalKey`].

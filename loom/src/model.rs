@@ -20,16 +20,17 @@
 //! - `preemption_bound` → the systematic search's preemption bound, when
 //!   `PCTVB_STRATEGY=systematic`; other strategies take no such bound;
 //! - `location`: pctvb always records locations;
-//! - `max_branches`, `checkpoint_file`, `checkpoint_interval`, `log` and
-//!   `expect_explicit_explore` are not honoured: set to other than loom's defaults, each says
-//!   so once per process on stderr. (pctvb's limit on scheduling points per execution,
-//!   100,000, stays.)
+//! - `expect_explicit_explore`: each execution starts with exploration off (no preemption,
+//!   no branching choice) until [`crate::explore`], as in loom;
+//! - `max_branches`, `checkpoint_file`, `checkpoint_interval` and `log` are not honoured:
+//!   set to other than loom's defaults, each says so once per process on stderr. (pctvb's
+//!   limit on scheduling points per execution, 100,000, stays.)
 //!
 //! A failing model panics with pctvb's report: the original panic message, the schedule, and
 //! the line that replays that execution.
 
 use std::path::PathBuf;
-use std::sync::Once;
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use pctvb::{Config, StrategyKind};
@@ -59,7 +60,7 @@ pub struct Builder {
     pub checkpoint_file: Option<PathBuf>,
     /// loom's checkpoint interval; not honoured.
     pub checkpoint_interval: usize,
-    /// loom's switch making exploration start only at [`crate::explore`]; not honoured.
+    /// Whether each execution starts with exploration off, until [`crate::explore`].
     pub expect_explicit_explore: bool,
     /// Whether to record locations; pctvb always does.
     pub location: bool,
@@ -99,31 +100,43 @@ impl Builder {
     where
         F: Fn() + Sync + Send + 'static,
     {
-        let config = match self.config() {
+        let (config, confidence) = match self.config() {
             Ok(config) => config,
             Err(why) => panic!("pctvb-loom could not run this model: {why}"),
         };
-        let report = config.run(|| {
+        let counts = Arc::new(crate::explore::Counts::default());
+        let explicit_explore = self.expect_explicit_explore;
+        let run_counts = Arc::clone(&counts);
+        let report = config.run(move || {
             // Leaks are checked when the execution ends, after threads the body did not
             // join finished too (see `crate::leaks`).
             crate::leaks::begin();
+            crate::explore::begin(explicit_explore, &run_counts);
             f();
         });
         // After a failing execution nothing checked the registry: stop counting here.
         crate::leaks::end();
+        crate::explore::end();
+        let explored: String = crate::explore::notes(&counts, confidence)
+            .iter()
+            .map(|n| format!("\npctvb-loom: {n}"))
+            .collect();
         let notes: String = report.notes.iter().map(|n| format!("\npctvb: {n}")).collect();
+        let notes = notes + &explored;
         if let Some(error) = report.error() {
             panic!("pctvb could not run this model: {error}{notes}");
         }
         if let Some(failure) = report.failure() {
             panic!("pctvb found a bug in this model:\n{failure}{notes}");
         }
-        // As `#[pctvb::test]`: what the run covered, shown with `--nocapture`.
-        println!("{}", report.summary());
+        // As `#[pctvb::test]`: what the run covered, shown with `--nocapture`, with what it
+        // did not explore.
+        println!("{}{explored}", report.summary());
     }
 
-    /// The pctvb configuration this builder and the environment ask for.
-    fn config(&self) -> Result<Config, String> {
+    /// The pctvb configuration this builder and the environment ask for, and whether it
+    /// asks for a guarantee (`PCTVB_CONFIDENCE`).
+    fn config(&self) -> Result<(Config, bool), String> {
         let mut config = Config::new().max_threads(self.max_threads);
         let strategy = match std::env::var("PCTVB_STRATEGY") {
             Ok(name) if !name.trim().is_empty() => {
@@ -179,9 +192,6 @@ impl Builder {
         if self.log {
             note_once(&LOG, "model::Builder::log (LOOM_LOG) is not supported; a failure's report shows its schedule");
         }
-        if self.expect_explicit_explore {
-            note_once(&EXPLORE, "model::Builder::expect_explicit_explore is not honoured; every scheduling point is explored");
-        }
         if let Some(test) = std::thread::current().name().filter(|n| *n != "main") {
             // libtest names a test's thread by its path without the crate; pctvb's name
             // carries a crate segment, which the replay line drops again.
@@ -189,7 +199,7 @@ impl Builder {
                 .name(format!("crate::{test}"))
                 .rerun_command(format!("cargo test -- --exact {test}"));
         }
-        Ok(config)
+        Ok((config, confidence.is_some()))
     }
 }
 
@@ -212,7 +222,6 @@ static PREEMPTIONS: Once = Once::new();
 static BRANCHES: Once = Once::new();
 static CHECKPOINT: Once = Once::new();
 static LOG: Once = Once::new();
-static EXPLORE: Once = Once::new();
 
 fn note_once(once: &Once, what: &str) {
     once.call_once(|| eprintln!("pctvb-loom: {what}"));

@@ -65,4 +65,8 @@ fn lost_update_is_found() {
     assert!(msg.contains("pctvb found a bug in this model"), "{msg}");
     assert!(msg.contains("lost update"), "{msg}");
     assert!(msg.contains("PCTVB_REPLAY="), "{msg}");
+    // The schedule names the test's own lines (the atomics' methods pass the caller's
+    // location through), not pctvb-loom's.
+    assert!(msg.contains("tests/atomics.rs:"), "{msg}");
+    assert!(!msg.contains("src/sync/atomic.rs"), "{msg}");
 }

@@ -114,3 +114,23 @@ fn unlocked_write_back_is_found() {
         assert_eq!(n.load(SeqCst), 2);
     });
 }
+
+/// loom's `thread::spawn` takes closures and results that are not `Send`, as loom's does.
+#[test]
+fn spawn_takes_values_that_are_not_send() {
+    use std::rc::Rc;
+    loom::model(|| {
+        let shared = Rc::new(std::cell::Cell::new(1));
+        let s2 = Rc::clone(&shared);
+        let h = thread::spawn(move || {
+            s2.set(s2.get() + 1);
+            Rc::new(s2.get())
+        });
+        let result = h.join().unwrap();
+        assert_eq!(*result, 2);
+        assert_eq!(shared.get(), 2);
+    });
+    let err = std::panic::catch_unwind(|| thread::spawn(|| ())).expect_err("outside a model");
+    let msg = err.downcast_ref::<&str>().map(|s| s.to_string()).unwrap_or_default();
+    assert!(msg.contains("outside loom::model"), "{msg}");
+}

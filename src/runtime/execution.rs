@@ -131,6 +131,16 @@ impl Execution {
         self.end_check.set(Some(check));
     }
 
+    /// Turns exploration of the current execution off or on again (pctvb-loom's
+    /// `stop_exploring`, `skip_branch` and `explore`). While it is off, each scheduling point
+    /// offers the strategy one thread: the running thread while it can run, else the enabled
+    /// thread with the lowest id. So no thread is preempted and no choice branches, as loom
+    /// does outside its exploring state; replays and the systematic search see the same single
+    /// choice. On again at the start of every execution.
+    pub(crate) fn set_exploring(&self, on: bool) {
+        self.state.borrow_mut().exploring = on;
+    }
+
     /// Whether the panic hook prints panics raised in this execution as they happen.
     pub(crate) fn show_panics(&self) -> bool {
         self.show_panics
@@ -254,6 +264,7 @@ impl Execution {
         st.choices.clear();
         st.failure = None;
         st.over = false;
+        st.exploring = true;
         st.races.begin(st.gen);
         st.rng = ScheduleRng::seed_from_u64(seed);
         st.rng.set_stream(index);
@@ -692,8 +703,17 @@ fn decide(
         }
     }
     let event = Event { kind, object, var, location };
+    // Exploration off (`Execution::set_exploring`): one thread to choose from, the running one
+    // while it can run, so nothing preempts it and no choice branches.
+    let only;
+    let enabled: &[ThreadId] = if st.exploring {
+        &st.enabled
+    } else {
+        only = if current_enabled { cur } else { st.enabled[0] };
+        std::slice::from_ref(&only)
+    };
     let decision = Decision {
-        enabled: &st.enabled,
+        enabled,
         current: cur,
         current_enabled,
         event: &event,

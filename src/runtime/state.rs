@@ -249,6 +249,9 @@ pub(super) struct State {
     pub(super) max_threads: usize,
     /// The data-race detector's clocks and cell accesses.
     pub(super) races: super::race::Races,
+    /// Whether scheduling points offer the strategy every enabled thread (true unless
+    /// pctvb-loom's `stop_exploring` turned it off: see `Execution::set_exploring`).
+    pub(super) exploring: bool,
 }
 
 impl State {
@@ -285,6 +288,7 @@ impl State {
             choices: Vec::with_capacity(INITIAL_STEPS),
             failure: None,
             over: false,
+            exploring: true,
         }
     }
 

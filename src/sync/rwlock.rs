@@ -170,6 +170,18 @@ impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
     }
 }
 
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockReadGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockWriteGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
 impl<T: ?Sized> fmt::Debug for RwLock<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "RwLock@{} {{ .. }}", self.raw.site())
@@ -180,5 +192,12 @@ impl<T: Default> Default for RwLock<T> {
     #[track_caller]
     fn default() -> RwLock<T> {
         RwLock::new(T::default())
+    }
+}
+
+impl<T> From<T> for RwLock<T> {
+    #[track_caller]
+    fn from(value: T) -> RwLock<T> {
+        RwLock::new(value)
     }
 }

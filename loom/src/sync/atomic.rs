@@ -1,7 +1,9 @@
 //! `std::sync::atomic`, as loom mocks it: pctvb's atomics (sequentially consistent whatever
 //! `Ordering` is passed), wrapped so they also have loom's inherent methods `with_mut`,
-//! `unsync_load` and `compare_and_swap`. Every other method is pctvb's, reached through
-//! `Deref` (so `load`, `fetch_add`, ... report the caller's location as pctvb's do).
+//! `unsync_load` and `compare_and_swap`. loom's other methods (`load`, `fetch_add`, ...) are
+//! inherent too, so path calls such as `AtomicUsize::load(&a, order)` resolve, and delegate
+//! to pctvb's (reporting the caller's location as pctvb's do); what loom's atomics do not have
+//! (`get_mut`) is pctvb's, reached through `Deref`.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -47,6 +49,63 @@ macro_rules! loom_atomic {
             /// Consumes the atomic and returns its value.
             pub fn into_inner(self) -> $val {
                 self.0.into_inner()
+            }
+
+            /// Loads the value (pctvb's `load`, here inherent as loom's, so that
+            /// `AtomicUsize::load(&a, order)` resolves too).
+            #[track_caller]
+            pub fn load(&self, order: Ordering) -> $val {
+                self.0.load(order)
+            }
+
+            /// Stores a value.
+            #[track_caller]
+            pub fn store(&self, value: $val, order: Ordering) {
+                self.0.store(value, order)
+            }
+
+            /// Stores a value, returning the previous one.
+            #[track_caller]
+            pub fn swap(&self, value: $val, order: Ordering) -> $val {
+                self.0.swap(value, order)
+            }
+
+            /// Stores `new` if the value is `current`; returns the previous value.
+            #[track_caller]
+            pub fn compare_exchange(
+                &self,
+                current: $val,
+                new: $val,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$val, $val> {
+                self.0.compare_exchange(current, new, success, failure)
+            }
+
+            /// As `compare_exchange` (never fails spuriously under pctvb).
+            #[track_caller]
+            pub fn compare_exchange_weak(
+                &self,
+                current: $val,
+                new: $val,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$val, $val> {
+                self.0.compare_exchange_weak(current, new, success, failure)
+            }
+
+            /// Applies `f` in a compare-exchange loop, as std's `fetch_update`.
+            #[track_caller]
+            pub fn fetch_update<F>(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                f: F,
+            ) -> Result<$val, $val>
+            where
+                F: FnMut($val) -> Option<$val>,
+            {
+                self.0.fetch_update(set_order, fetch_order, f)
             }
 
             /// Stores `new` if the value is `current`; returns the previous value
@@ -100,27 +159,53 @@ macro_rules! loom_atomic {
     };
 }
 
+/// loom's read-modify-write methods, inherent as loom's (pctvb's, delegated).
+macro_rules! loom_fetch_ops {
+    ($name:ident, $val:ty: $($op:ident),*) => {
+        impl $name {
+            $(
+                #[doc = concat!("pctvb's `", stringify!($op), "`: returns the previous value.")]
+                #[track_caller]
+                pub fn $op(&self, value: $val, order: Ordering) -> $val {
+                    self.0.$op(value, order)
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! loom_int {
+    ($($(#[$doc:meta])* $name:ident, $val:ty;)*) => {$(
+        loom_atomic!($(#[$doc])* $name, $val);
+        loom_fetch_ops!($name, $val: fetch_add, fetch_sub, fetch_and, fetch_nand, fetch_or,
+            fetch_xor, fetch_max, fetch_min);
+    )*};
+}
+
 loom_atomic!(/// An atomic `bool`, as loom's.
     AtomicBool, bool);
-loom_atomic!(/// An atomic `u8`, as loom's.
-    AtomicU8, u8);
-loom_atomic!(/// An atomic `u16`, as loom's.
-    AtomicU16, u16);
-loom_atomic!(/// An atomic `u32`, as loom's.
-    AtomicU32, u32);
-loom_atomic!(/// An atomic `u64`, as loom's.
-    AtomicU64, u64);
-loom_atomic!(/// An atomic `usize`, as loom's.
-    AtomicUsize, usize);
-loom_atomic!(/// An atomic `i8`, as loom's.
-    AtomicI8, i8);
-loom_atomic!(/// An atomic `i16`, as loom's.
-    AtomicI16, i16);
-loom_atomic!(/// An atomic `i32`, as loom's.
-    AtomicI32, i32);
-loom_atomic!(/// An atomic `i64`, as loom's.
-    AtomicI64, i64);
-loom_atomic!(/// An atomic `isize`, as loom's.
-    AtomicIsize, isize);
+loom_fetch_ops!(AtomicBool, bool: fetch_and, fetch_nand, fetch_or, fetch_xor);
+loom_int! {
+    /// An atomic `u8`, as loom's.
+    AtomicU8, u8;
+    /// An atomic `u16`, as loom's.
+    AtomicU16, u16;
+    /// An atomic `u32`, as loom's.
+    AtomicU32, u32;
+    /// An atomic `u64`, as loom's.
+    AtomicU64, u64;
+    /// An atomic `usize`, as loom's.
+    AtomicUsize, usize;
+    /// An atomic `i8`, as loom's.
+    AtomicI8, i8;
+    /// An atomic `i16`, as loom's.
+    AtomicI16, i16;
+    /// An atomic `i32`, as loom's.
+    AtomicI32, i32;
+    /// An atomic `i64`, as loom's.
+    AtomicI64, i64;
+    /// An atomic `isize`, as loom's.
+    AtomicIsize, isize;
+}
 loom_atomic!(/// An atomic raw pointer, as loom's.
     AtomicPtr<T>, *mut T);

@@ -1,15 +1,15 @@
 //! `std::sync`, as loom mocks it: pctvb's primitives (see [`pctvb::sync`]), loom's
-//! [`Notify`], and atomics with loom's extra methods ([`atomic`]).
-//!
-//! [`Arc`] is std's (pctvb's): reference counting is not a scheduling point, and loom's
-//! `Arc::from_std` does not exist (an `Arc` here already is std's).
+//! [`Notify`] and [`Arc`] (with `from_std` and the leak report), and atomics with loom's
+//! extra methods ([`atomic`]).
 
+mod arc;
 pub mod atomic;
 mod notify;
 
+pub use arc::Arc;
 pub use notify::Notify;
 pub use pctvb::sync::mpsc;
 pub use pctvb::sync::{
-    Arc, Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, PoisonError, RwLock,
-    RwLockReadGuard, RwLockWriteGuard, TryLockError, TryLockResult, WaitTimeoutResult, Weak,
+    Barrier, BarrierWaitResult, Condvar, LockResult, Mutex, MutexGuard, PoisonError, RwLock,
+    RwLockReadGuard, RwLockWriteGuard, TryLockError, TryLockResult, WaitTimeoutResult,
 };
