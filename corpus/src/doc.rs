@@ -193,7 +193,7 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
         let _ = writeln!(d, "- {line}");
     }
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
-          pctvb's default without a target), `pos` (partial order sampling, Fray's default), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
+          pctvb's default without a target), `pos` (partial order sampling, Fray's default), `portfolio` (the walk, POS and PCT d=2/3/5, one per execution, chosen by a bandit over new pairs of conflicting accesses), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
           (thread bounding t=3 c=1, `strategy = \"threadbound\"`'s defaults), `comb` (the \
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \

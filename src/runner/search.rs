@@ -127,6 +127,12 @@ impl Config {
         }
         report.stats.variables = serial.exec.var_report();
         search.finish(&mut report);
+        // What the strategies did over the run (the portfolio's executions per arm), asked of
+        // the engine's strategy and of the parked one, as the run ends.
+        let last = serial.exec.replace_strategy(Box::new(Random));
+        for strategy in [Some(last), parked].into_iter().flatten() {
+            report.notes.extend(strategy.summary());
+        }
         report
     }
 
