@@ -155,10 +155,10 @@ pub enum StrategyKind {
     /// strategy's.
     Pos => pos::INFO,
     /// A portfolio of the uniform walk, POS and PCT at depths 2, 3 and 5: each execution runs
-    /// one of them, chosen by a bandit (discounted UCB) that favours the arm whose recent
-    /// executions added pairs of conflicting accesses the run had not seen, with a floor share
-    /// for every arm. No guarantee, no parameters, no profiling; serial (each execution's arm
-    /// depends on the earlier ones), reproduced by its seed.
+    /// one of them, the walk unless another arm's recent executions added pairs of
+    /// conflicting accesses the run had not seen more often than the walk's; every other arm
+    /// runs at least 3% of the executions. No guarantee, no parameters, no profiling; serial
+    /// (each execution's arm depends on the earlier ones), reproduced by its seed.
     Portfolio => portfolio::INFO,
 }
 }
