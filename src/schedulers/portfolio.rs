@@ -109,7 +109,7 @@ impl Arm {
     }
 }
 
-/// No access yet: the thread field of an empty [`Access`].
+/// No access yet: the thread of an empty [`Access`], the object of an empty [`Announced`].
 const NOBODY: u32 = u32::MAX;
 
 /// An operation as the coverage sees it: who, what, and from where.
@@ -123,6 +123,19 @@ struct Access {
 
 impl Access {
     const NONE: Access = Access { thread: NOBODY, kind: EventKind::Block, site: 0 };
+}
+
+/// A thread's next operation on an object, as it announced it at its latest scheduling point:
+/// it runs when the thread is next chosen.
+#[derive(Clone, Copy, Debug)]
+struct Announced {
+    object: u32,
+    kind: EventKind,
+    site: usize,
+}
+
+impl Announced {
+    const NONE: Announced = Announced { object: NOBODY, kind: EventKind::Block, site: 0 };
 }
 
 /// Whether an operation leaves its object as it was: two of them on one object commute.
@@ -172,7 +185,7 @@ pub struct Portfolio {
     fresh: Vec<u64>,
     /// Each thread's latest announced operation on an object (kept across a `Block`: the
     /// blocked operation is the one that runs when the thread is chosen again), by thread id.
-    announced: Vec<Access>,
+    announced: Vec<Announced>,
     /// Each object's latest access in this execution, by object id.
     last: Vec<Access>,
 }
@@ -263,19 +276,15 @@ impl Portfolio {
         if event.kind != EventKind::Block {
             if let Some(object) = event.object {
                 if self.announced.len() <= current {
-                    self.announced.resize(current + 1, Access::NONE);
+                    self.announced.resize(current + 1, Announced::NONE);
                 }
                 let site = event.location as *const Location<'static> as usize;
-                // The object's id rides in the thread field until the operation runs.
-                self.announced[current] = Access { thread: object.0, kind: event.kind, site };
-            } else {
-                if let Some(slot) = self.announced.get_mut(current) {
-                    *slot = Access::NONE;
-                }
+                self.announced[current] = Announced { object: object.0, kind: event.kind, site };
+            } else if let Some(slot) = self.announced.get_mut(current) {
+                *slot = Announced::NONE;
             }
         }
-        let Some(&Access { thread: object, kind, site }) = self.announced.get(chosen.index())
-        else {
+        let Some(&Announced { object, kind, site }) = self.announced.get(chosen.index()) else {
             return;
         };
         if object == NOBODY {
