@@ -14,13 +14,13 @@
 //! estimates come from the run's first executions), [`Pct`] (Burckhardt et al. 2010),
 //! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
 //! bounding, section 4), [`Combined`] (variable bounding with thread-bounding priorities,
-//! the paper's randomized RankChecker and pctvb's default for guarantees) and [`Systematic`]
+//! the paper's randomized RankChecker and pctvb's default for guarantees), [`Systematic`]
 //! (the paper's exhaustive search), [`Pos`](pos::Pos) (partial order sampling, Yuan et al.,
 //! CAV 2018: random priorities, re-drawn after each step for the threads whose pending
 //! operations race with it; no guarantee), and [`Portfolio`](portfolio::Portfolio) (one of the
 //! walk, POS and PCT at depths 2, 3 and 5 per execution, the walk's unless another arm's
-//! executions add more new pairs of conflicting accesses, each arm with a floor share; no
-//! guarantee). The four priority strategies are each only their rules
+//! executions add more new pairs of conflicting accesses, each other arm with a floor share;
+//! no guarantee). The four priority strategies are each only their rules
 //! (the priority scheme, where change points go, how many, how they describe themselves); one
 //! core runs them all: strict priority scheduling, change points, extra threads below all
 //! others. (A thread that yields is not enabled until another thread makes progress: the
