@@ -52,6 +52,7 @@ pub fn short(tool: &Tool) -> String {
         "tb t=3 c=1" => "tb".into(),
         "combined d=2 v=1 t=3" => "comb".into(),
         "pctvb default" => "**default**".into(),
+        "pctvb default portfolio" => "default-pf".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
         "shuttle pct d=3" => "sh-pct3".into(),
@@ -193,11 +194,15 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
         let _ = writeln!(d, "- {line}");
     }
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
-          pctvb's default without a target), `pos` (partial order sampling, Fray's default), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
+          pctvb's default without a target), `pos` (partial order sampling, Fray's default), \
+          `portfolio` (the walk, POS and PCT d=2/3/5, one per execution: the walk's unless \
+          another arm's recent executions add more new pairs of conflicting accesses, each \
+          other arm at least 3%), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
           (thread bounding t=3 c=1, `strategy = \"threadbound\"`'s defaults), `comb` (the \
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
-          the uniform walk in profiling and in every second search execution), `sys` \
+          the uniform walk in profiling and in every second search execution), `default-pf` \
+          (`default` with the portfolio in place of the walk), `sys` \
           (systematic c<=2 v<=2 t<=2), `sh-rand`, \
           `sh-pct3`, `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk \
           schedulers), `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and \
@@ -662,7 +667,7 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let cols: Vec<usize> = (0..tools.len())
         .filter(|&i| match &tools[i] {
             Tool::Pctvb(k) => k.is_priority(),
-            Tool::PctvbDefault => true,
+            Tool::PctvbDefault | Tool::PctvbDefaultPortfolio => true,
             _ => false,
         })
         .collect();

@@ -29,6 +29,10 @@ pub enum Tool {
     /// ([`pctvb_default`]) with the uniform walk every second search execution and in
     /// profiling (`Config::uniform_walk_every`).
     PctvbDefault,
+    /// [`Tool::PctvbDefault`] with the portfolio (`strategy = "portfolio"`) in place of the
+    /// uniform walk, in profiling and in every second search execution: what the default with
+    /// a target would run if the portfolio were its exploring half.
+    PctvbDefaultPortfolio,
     /// shuttle's `RandomScheduler`.
     ShuttleRandom,
     /// shuttle's `PctScheduler` with this depth.
@@ -52,12 +56,14 @@ impl Tool {
             Tool::Pctvb(StrategyKind::Random),
             Tool::Pctvb(StrategyKind::UniformWalk),
             Tool::Pctvb(StrategyKind::Pos),
+            Tool::Pctvb(StrategyKind::Portfolio),
             Tool::Pctvb(StrategyKind::Pct { depth: 2 }),
             Tool::Pctvb(StrategyKind::Pct { depth: 3 }),
             Tool::Pctvb(StrategyKind::Pctvb { depth: 2, vars: 1 }),
             Tool::Pctvb(StrategyKind::from_name("threadbound").expect("a registered strategy")),
             Tool::Pctvb(pctvb_default()),
             Tool::PctvbDefault,
+            Tool::PctvbDefaultPortfolio,
             // t = 2, not the default 3: the column as before pctvb counted the spawner (with
             // t = 3, scaling-n100's 20 trials alone had not finished after 2 minutes).
             Tool::Pctvb(StrategyKind::systematic(2, 2, 2)),
@@ -90,6 +96,7 @@ impl Tool {
                 other => other.name().into(),
             },
             Tool::PctvbDefault => "pctvb default".into(),
+            Tool::PctvbDefaultPortfolio => "pctvb default portfolio".into(),
             Tool::ShuttleRandom => "shuttle random".into(),
             Tool::ShuttlePct(d) => format!("shuttle pct d={d}"),
             Tool::ShuttleUrw => "shuttle urw".into(),
@@ -101,7 +108,7 @@ impl Tool {
     /// Which tool family the column belongs to.
     pub fn family(&self) -> &'static str {
         match self {
-            Tool::Pctvb(_) | Tool::PctvbDefault => "pctvb",
+            Tool::Pctvb(_) | Tool::PctvbDefault | Tool::PctvbDefaultPortfolio => "pctvb",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) | Tool::ShuttleUrw => "shuttle",
             Tool::Loom(_) => "loom",
         }
@@ -191,10 +198,11 @@ pub struct Trial {
 /// Runs one trial of `program` under `tool` with this seed.
 pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial {
     match tool {
-        Tool::Pctvb(kind) => pctvb_trial(kind, 0, program, seed, budget.executions),
-        Tool::PctvbDefault => {
+        Tool::Pctvb(kind) => pctvb_trial(kind, 0, false, program, seed, budget.executions),
+        Tool::PctvbDefault | Tool::PctvbDefaultPortfolio => {
             let walk = pctvb::__internals::runner::DEFAULT_WALK_EVERY;
-            pctvb_trial(&pctvb_default(), walk, program, seed, budget.executions)
+            let portfolio = *tool == Tool::PctvbDefaultPortfolio;
+            pctvb_trial(&pctvb_default(), walk, portfolio, program, seed, budget.executions)
         }
         Tool::Loom(bound) => loom_trial(*bound, program, budget.loom_time),
         shuttle => shuttle_trial(shuttle, program, seed, budget.executions),
@@ -204,6 +212,7 @@ pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial
 fn pctvb_trial(
     kind: &StrategyKind,
     walk_every: u64,
+    portfolio_explores: bool,
     program: &Program,
     seed: u64,
     budget: u64,
@@ -217,6 +226,7 @@ fn pctvb_trial(
         .iterations(budget.saturating_sub(profiling).max(1))
         .strategy(kind.clone())
         .uniform_walk_every(walk_every)
+        .__portfolio_explores(portfolio_explores)
         .minimize_runs(0)
         .profile_runs(PROFILE_RUNS)
         .workers(1)

@@ -13,7 +13,7 @@
 use crate::guarantee::BoundKind;
 use crate::schedulers::registry::{same_name, Param, StrategyInfo, StrategyParams};
 use crate::schedulers::{
-    combined, pct, pctvb, pos, random, systematic, thread_bound, uniform_walk, Strategy,
+    combined, pct, pctvb, portfolio, pos, random, systematic, thread_bound, uniform_walk, Strategy,
     UnknownStrategy,
 };
 
@@ -154,6 +154,12 @@ pub enum StrategyKind {
     /// no parameters, no profiling; its executions run on every core like the random
     /// strategy's.
     Pos => pos::INFO,
+    /// A portfolio of the uniform walk, POS and PCT at depths 2, 3 and 5: each execution runs
+    /// one of them, the walk unless another arm's recent executions added pairs of
+    /// conflicting accesses the run had not seen more often than the walk's; every other arm
+    /// runs at least 3% of the executions. No guarantee, no parameters, no profiling; serial
+    /// (each execution's arm depends on the earlier ones), reproduced by its seed.
+    Portfolio => portfolio::INFO,
 }
 }
 
@@ -331,7 +337,7 @@ mod tests {
         assert_eq!(
             message.as_str(),
             "unknown strategy \"pctt\"; expected one of: random, uniform, pct, pctvb, \
-             threadbound, combined, systematic, pos"
+             threadbound, combined, systematic, pos, portfolio"
         );
         let long = "x".repeat(1000);
         let message = StrategyKind::__named(&long).unwrap_err();

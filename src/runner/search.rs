@@ -94,6 +94,9 @@ impl Config {
         };
         let describe = match walk_every {
             0 => kind.build().describe(),
+            m if self.portfolio_explores => {
+                format!("{} + portfolio 1 in {m}", kind.build().describe())
+            }
             m => format!("{} + uniform walk 1 in {m}", kind.build().describe()),
         };
         let mut report = self.empty_report(describe, seed, planned);
@@ -104,6 +107,10 @@ impl Config {
             counts: Counts::default(),
             static_only: Vec::new(),
             walk_every,
+            explorer: match self.portfolio_explores {
+                false => "the uniform random walk",
+                true => "the portfolio",
+            },
             walks: 0,
             walk_raises: 0,
         };
@@ -127,6 +134,12 @@ impl Config {
         }
         report.stats.variables = serial.exec.var_report();
         search.finish(&mut report);
+        // What the strategies did over the run (the portfolio's executions per arm), asked of
+        // the engine's strategy and of the parked one, as the run ends.
+        let last = serial.exec.replace_strategy(Box::new(Random));
+        for strategy in [Some(last), parked].into_iter().flatten() {
+            report.notes.extend(strategy.summary());
+        }
         report
     }
 
@@ -143,7 +156,7 @@ impl Config {
         let first: Box<dyn Strategy> = match (priority, walk_every) {
             (false, _) => kind.build(),
             (true, 0) => Box::new(Random),
-            (true, _) => StrategyKind::UniformWalk.build(),
+            (true, _) => self.explorer().build(),
         };
         let exec = Execution::new(choice.watch(first), self.limits());
         if priority {
@@ -622,6 +635,8 @@ struct Search<'a> {
     static_only: Vec<usize>,
     /// Every how many search executions one runs the uniform walk (0: never).
     walk_every: u64,
+    /// What those executions ran, for the report's note.
+    explorer: &'static str,
     /// Search executions that ran the walk.
     walks: u64,
     /// Executions of the walk that raised the counts.
@@ -790,9 +805,9 @@ impl Search<'_> {
         }
         if self.walks > 0 {
             profile.notes.push(format!(
-                "{} of the {} search executions ran the uniform random walk (1 in {}, for bugs \
-                 outside the guarantee's class); the guarantee counts only the strategy's",
-                self.walks, report.executions, self.walk_every
+                "{} of the {} search executions ran {} (1 in {}, for bugs outside the \
+                 guarantee's class); the guarantee counts only the strategy's",
+                self.walks, report.executions, self.explorer, self.walk_every
             ));
         }
         profile.final_n = self.counts.n;

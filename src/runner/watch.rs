@@ -67,6 +67,9 @@ impl Strategy for Watched {
     fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
         self.inner.end_execution(digest, steps)
     }
+    fn summary(&self) -> Option<String> {
+        self.inner.summary()
+    }
 }
 
 /// Distinct schedules counted exactly up to [`DistinctSchedules::CAP`], then "at least": a

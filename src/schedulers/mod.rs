@@ -14,10 +14,13 @@
 //! estimates come from the run's first executions), [`Pct`] (Burckhardt et al. 2010),
 //! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
 //! bounding, section 4), [`Combined`] (variable bounding with thread-bounding priorities,
-//! the paper's randomized RankChecker and pctvb's default for guarantees) and [`Systematic`]
-//! (the paper's exhaustive search), and [`Pos`](pos::Pos) (partial order sampling, Yuan et al.,
+//! the paper's randomized RankChecker and pctvb's default for guarantees), [`Systematic`]
+//! (the paper's exhaustive search), [`Pos`](pos::Pos) (partial order sampling, Yuan et al.,
 //! CAV 2018: random priorities, re-drawn after each step for the threads whose pending
-//! operations race with it; no guarantee). The four priority strategies are each only their rules
+//! operations race with it; no guarantee), and [`Portfolio`](portfolio::Portfolio) (one of the
+//! walk, POS and PCT at depths 2, 3 and 5 per execution, the walk's unless another arm's
+//! executions add more new pairs of conflicting accesses, each other arm with a floor share;
+//! no guarantee). The four priority strategies are each only their rules
 //! (the priority scheme, where change points go, how many, how they describe themselves); one
 //! core runs them all: strict priority scheduling, change points, extra threads below all
 //! others. (A thread that yields is not enabled until another thread makes progress: the
@@ -79,6 +82,7 @@ pub(crate) mod combined;
 mod guided;
 pub(crate) mod pct;
 pub(crate) mod pctvb;
+pub(crate) mod portfolio;
 pub(crate) mod pos;
 mod priority;
 pub(crate) mod random;
@@ -183,5 +187,11 @@ pub(crate) trait Strategy {
     /// and its number of scheduling points; an error fails the execution.
     fn end_execution(&mut self, _digest: u64, _steps: u64) -> Result<(), StrategyError> {
         Ok(())
+    }
+
+    /// What the strategy did over the run, for the report's notes (the portfolio's executions
+    /// per arm); `None` for strategies with nothing to add to their description.
+    fn summary(&self) -> Option<String> {
+        None
     }
 }
