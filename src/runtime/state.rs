@@ -55,6 +55,9 @@ pub(super) struct Thread {
     /// While it waits on a condition variable: the mutex it re-acquires when notified (a
     /// notification moves it to that mutex's waiters, `State::notified`).
     pub(super) reacquire: Option<ObjectId>,
+    /// Blocked in a rendezvous send that waits for the receiver to take its message (not for
+    /// room): a receipt wakes it, and it is not among the senders a freed slot enables.
+    pub(super) awaits_receipt: bool,
 }
 
 impl Thread {
@@ -74,6 +77,7 @@ impl Thread {
             last_step: 0,
             task: super::task::TaskState::default(),
             reacquire: None,
+            awaits_receipt: false,
         }
     }
 }
@@ -333,9 +337,10 @@ impl State {
         self.spinners.clear();
     }
 
-    /// After `object` (a lock or a `Once`) changed: its waiters are in the enabled threads
-    /// exactly while what they wait for is available (a mutex is free, a read lock has no
-    /// writer, a write lock no holder, a `Once` no initializer running), so a release enables
+    /// After `object` (a lock, a `Once` or a channel) changed: its waiters are in the enabled
+    /// threads exactly while what they wait for is available (a mutex is free, a read lock has
+    /// no writer, a write lock no holder, a `Once` no initializer running, a bounded channel
+    /// room for a sender that waits for room), so a release (a receive) enables
     /// them all, the one the strategy picks takes the object, and that acquisition disables the
     /// others again, without a step of theirs, and a chosen waiter's retried operation
     /// succeeds. Waiters' statuses stay `Blocked`: only the enabled list changes (the object's
@@ -354,6 +359,7 @@ impl State {
                     | open_if(writer.is_none(), OPEN_SHARED)
             }
             ObjectState::Once { running, .. } => open_if(running.is_none(), OPEN_EXCLUSIVE),
+            ObjectState::Channel { room } => open_if(*room, OPEN_EXCLUSIVE),
             _ => return,
         };
         let open = obj.open;
@@ -361,7 +367,10 @@ impl State {
             return;
         }
         obj.open = want;
-        let rwlock = matches!(obj.state, ObjectState::RwLock { .. });
+        // A mutex's or a `Once`'s waiters all wait for it; a rwlock's and a channel's are of
+        // several kinds (readers and writers; senders waiting for room, rendezvous senders
+        // waiting for a receipt, the receiver).
+        let filtered = matches!(obj.state, ObjectState::RwLock { .. } | ObjectState::Channel { .. });
         let mut ids = std::mem::take(&mut self.scratch);
         for (classes, add) in [(open & !want, false), (want & !open, true)] {
             if classes == 0 {
@@ -369,14 +378,20 @@ impl State {
             }
             ids.clear();
             let waiters = &self.objects[object.index()].waiters;
-            if !rwlock {
+            if !filtered {
                 ids.extend_from_slice(waiters); // one class of waiters
             } else {
                 let threads = &self.threads;
-                ids.extend(waiters.iter().filter(|t| match threads[t.index()].status {
-                    Status::Blocked(BlockedOn::RwRead(_)) => classes & OPEN_SHARED != 0,
-                    Status::Blocked(_) => classes & OPEN_EXCLUSIVE != 0,
-                    _ => false,
+                ids.extend(waiters.iter().filter(|t| {
+                    let t = &threads[t.index()];
+                    match t.status {
+                        Status::Blocked(BlockedOn::RwRead(_)) => classes & OPEN_SHARED != 0,
+                        Status::Blocked(BlockedOn::RwWrite(_)) => classes & OPEN_EXCLUSIVE != 0,
+                        Status::Blocked(BlockedOn::Send(_)) => {
+                            !t.awaits_receipt && classes & OPEN_EXCLUSIVE != 0
+                        }
+                        _ => false,
+                    }
                 }));
             }
             debug_assert!(ids.is_sorted(), "lock waiters are kept in id order");
@@ -470,6 +485,32 @@ impl State {
         self.objects[object.index()].waiters = waiters;
     }
 
+    /// Wakes the senders blocked on the channel `object` until the receiver takes their
+    /// message (rendezvous sends); senders waiting for room stay waiting (`set_room`).
+    pub(super) fn wake_receipt_waiters(&mut self, object: ObjectId) {
+        let mut waiters = std::mem::take(&mut self.objects[object.index()].waiters);
+        waiters.retain(|&t| {
+            let thread = &self.threads[t.index()];
+            if matches!(thread.status, Status::Blocked(BlockedOn::Send(_))) && thread.awaits_receipt
+            {
+                self.wake(t);
+                false
+            } else {
+                true
+            }
+        });
+        self.objects[object.index()].waiters = waiters;
+    }
+
+    /// Records whether the channel `object` has room now, and enables its senders waiting
+    /// for room exactly while it has (`refresh_waiters`).
+    pub(super) fn set_room(&mut self, object: ObjectId, room: bool) {
+        if let ObjectState::Channel { room: r } = &mut self.objects[object.index()].state {
+            *r = room;
+        }
+        self.refresh_waiters(object);
+    }
+
     /// Wakes every thread blocked on `object`; they retry their operation.
     pub(super) fn wake_waiters(&mut self, object: ObjectId) {
         let waiters = std::mem::take(&mut self.objects[object.index()].waiters);
@@ -493,13 +534,15 @@ impl State {
         match on {
             BlockedOn::Join(target) => self.threads[target.index()].joiners.push(id),
             BlockedOn::Park | BlockedOn::Waker => {}
-            // Waiters of a lock or a `Once` in id order, so that `refresh_waiters` enables
-            // them by a merge; a condition variable's in the order they started waiting
+            // Waiters of a lock, a `Once` or a channel in id order, so that `refresh_waiters`
+            // enables them by a merge; a condition variable's in the order they started waiting
             // (notification order), as the others' (any order).
             BlockedOn::Mutex(obj)
             | BlockedOn::RwRead(obj)
             | BlockedOn::RwWrite(obj)
-            | BlockedOn::Once(obj) => insert_sorted(&mut self.objects[obj.index()].waiters, id),
+            | BlockedOn::Once(obj)
+            | BlockedOn::Send(obj)
+            | BlockedOn::Recv(obj) => insert_sorted(&mut self.objects[obj.index()].waiters, id),
             other => {
                 if let Some(obj) = other.object() {
                     self.objects[obj.index()].waiters.push(id);
