@@ -226,11 +226,14 @@ pub(super) struct State {
     pub(super) enabled: Vec<ThreadId>,
     /// Scratch list of `refresh_waiters` (the waiters it enables), kept for its allocation.
     scratch: Vec<ThreadId>,
+    /// Emptied thread lists of the last execution's objects (waiters) and threads (joiners),
+    /// kept for their allocations: `reset` fills it, `register` and `spawn` take from it.
+    spare_lists: Vec<Vec<ThreadId>>,
     pub(super) objects: Vec<Object>,
     /// Objects that outlive executions (statics), by handle address. Every object of an
     /// execution is entered once, so the hash is one multiplication, not SipHash (addresses
     /// are not chosen by an adversary).
-    pub(super) by_address: HashMap<usize, ObjectId, BuildAddressHasher>,
+    pub(super) by_address: HashMap<usize, ObjectId, crate::vars::BuildAddressHasher>,
     /// Closures of threads spawned but not started yet, by thread id.
     pub(super) pending: Vec<Option<Box<dyn FnOnce()>>>,
     pub(super) steps: u64,
@@ -279,8 +282,9 @@ impl State {
             threads: Vec::with_capacity(INITIAL_THREADS),
             enabled: Vec::with_capacity(INITIAL_THREADS),
             scratch: Vec::with_capacity(INITIAL_THREADS),
+            spare_lists: Vec::new(),
             objects: Vec::with_capacity(INITIAL_OBJECTS),
-            by_address: HashMap::with_hasher(BuildAddressHasher),
+            by_address: HashMap::with_hasher(crate::vars::BuildAddressHasher),
             pending: Vec::with_capacity(INITIAL_THREADS),
             steps: 0,
             last_progress: 0,
@@ -555,42 +559,6 @@ impl State {
     pub(super) fn describe_object(&self, id: ObjectId) -> String {
         let o = &self.objects[id.index()];
         describe_object(o.kind, o.site)
-    }
-}
-
-/// Hashes a handle's address for `State::by_address`: a folded 64x64-bit multiplication, which
-/// spreads the address's middle bits over both halves (aligned addresses have their low bits
-/// clear, so the product alone would leave the low bits, where the table's buckets are
-/// picked, mostly clear too).
-#[derive(Clone, Copy, Default)]
-pub(super) struct BuildAddressHasher;
-
-impl std::hash::BuildHasher for BuildAddressHasher {
-    type Hasher = AddressHasher;
-    fn build_hasher(&self) -> AddressHasher {
-        AddressHasher(0)
-    }
-}
-
-/// The hasher [`BuildAddressHasher`] builds.
-pub(super) struct AddressHasher(u64);
-
-impl std::hash::Hasher for AddressHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `usize` keys are hashed (`write_usize`); a fallback for completeness.
-        for &b in bytes {
-            self.write_usize(b as usize);
-        }
-    }
-
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        let product = ((self.0 ^ n as u64) as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        self.0 = (product as u64) ^ ((product >> 64) as u64);
     }
 }
 
