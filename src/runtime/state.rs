@@ -298,6 +298,39 @@ impl State {
         }
     }
 
+    /// An empty thread list, with the allocation of an earlier one if there is one.
+    #[inline]
+    pub(super) fn spare_list(&mut self) -> Vec<ThreadId> {
+        self.spare_lists.pop().unwrap_or_default()
+    }
+
+    /// Gives `object` a reused waiters list if it never had one (its first waiter).
+    #[inline]
+    fn reserve_waiters(&mut self, object: ObjectId) {
+        if self.objects[object.index()].waiters.capacity() == 0 {
+            self.objects[object.index()].waiters = self.spare_list();
+        }
+    }
+
+    /// Empties the thread table and the object table for a new execution, keeping their
+    /// threads' and objects' lists for reuse (`spare_list`).
+    pub(super) fn clear_tables(&mut self) {
+        for t in self.threads.drain(..) {
+            let mut list = t.joiners;
+            if list.capacity() > 0 {
+                list.clear();
+                self.spare_lists.push(list);
+            }
+        }
+        for o in self.objects.drain(..) {
+            let mut list = o.waiters;
+            if list.capacity() > 0 {
+                list.clear();
+                self.spare_lists.push(list);
+            }
+        }
+    }
+
     pub(super) fn thread_info(&self, id: ThreadId) -> ThreadInfo {
         ThreadInfo { id, name: self.threads[id.index()].name.clone() }
     }
@@ -433,6 +466,7 @@ impl State {
             (Status::Blocked(BlockedOn::Condvar(_)), Some(mutex)) => {
                 thread.status = Status::Blocked(BlockedOn::Mutex(mutex));
                 thread.timeout_able = false;
+                self.reserve_waiters(mutex);
                 let m = &mut self.objects[mutex.index()];
                 insert_sorted(&mut m.waiters, id);
                 if m.open & OPEN_EXCLUSIVE != 0 {
@@ -536,7 +570,12 @@ impl State {
         thread.timed_out = false;
         remove_one_sorted(&mut self.enabled, id);
         match on {
-            BlockedOn::Join(target) => self.threads[target.index()].joiners.push(id),
+            BlockedOn::Join(target) => {
+                if self.threads[target.index()].joiners.capacity() == 0 {
+                    self.threads[target.index()].joiners = self.spare_list();
+                }
+                self.threads[target.index()].joiners.push(id)
+            }
             BlockedOn::Park | BlockedOn::Waker => {}
             // Waiters of a lock, a `Once` or a channel in id order, so that `refresh_waiters`
             // enables them by a merge; a condition variable's in the order they started waiting
@@ -546,9 +585,13 @@ impl State {
             | BlockedOn::RwWrite(obj)
             | BlockedOn::Once(obj)
             | BlockedOn::Send(obj)
-            | BlockedOn::Recv(obj) => insert_sorted(&mut self.objects[obj.index()].waiters, id),
+            | BlockedOn::Recv(obj) => {
+                self.reserve_waiters(obj);
+                insert_sorted(&mut self.objects[obj.index()].waiters, id)
+            }
             other => {
                 if let Some(obj) = other.object() {
+                    self.reserve_waiters(obj);
                     self.objects[obj.index()].waiters.push(id);
                 }
             }
