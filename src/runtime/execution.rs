@@ -182,21 +182,24 @@ impl Execution {
             if coroutines.len() <= i {
                 coroutines.resize_with(i + 1, || None);
             }
-            let (mut coroutine, stack) = match coroutines[i].take() {
-                Some(c) => c,
-                None => match self.start_coroutine(pool, ThreadId(i as u32)) {
-                    Ok(c) => c,
+            if coroutines[i].is_none() {
+                match self.start_coroutine(pool, ThreadId(i as u32)) {
+                    Ok(c) => coroutines[i] = Some(c),
                     Err(message) => {
                         self.state.borrow_mut().failure = Some(FailureCause::Internal { message });
                         break;
                     }
-                },
-            };
+                }
+            }
+            // Resumed in place: the coroutine does not move out of the table and back at every
+            // switch.
+            let Some((coroutine, stack)) = coroutines[i].as_mut() else { unreachable!() };
             self.watch.switch(i as u32);
             crash::running_stack(stack.0, stack.1, name);
-            match coroutine.resume(()) {
-                CoroutineResult::Yield(()) => coroutines[i] = Some((coroutine, stack)),
-                CoroutineResult::Return(()) => pool.give(coroutine.into_stack()),
+            if let CoroutineResult::Return(()) = coroutine.resume(()) {
+                if let Some((coroutine, _)) = coroutines[i].take() {
+                    pool.give(coroutine.into_stack());
+                }
             }
             let st = self.state.borrow();
             if st.failure.is_some() || st.over {

@@ -315,20 +315,23 @@ impl State {
     /// Empties the thread table and the object table for a new execution, keeping their
     /// threads' and objects' lists for reuse (`spare_list`).
     pub(super) fn clear_tables(&mut self) {
-        for t in self.threads.drain(..) {
-            let mut list = t.joiners;
-            if list.capacity() > 0 {
+        // Taken in place, not moved out with their threads and objects.
+        for t in &mut self.threads {
+            if t.joiners.capacity() > 0 {
+                let mut list = std::mem::take(&mut t.joiners);
                 list.clear();
                 self.spare_lists.push(list);
             }
         }
-        for o in self.objects.drain(..) {
-            let mut list = o.waiters;
-            if list.capacity() > 0 {
+        self.threads.clear();
+        for o in &mut self.objects {
+            if o.waiters.capacity() > 0 {
+                let mut list = std::mem::take(&mut o.waiters);
                 list.clear();
                 self.spare_lists.push(list);
             }
         }
+        self.objects.clear();
     }
 
     pub(super) fn thread_info(&self, id: ThreadId) -> ThreadInfo {
