@@ -292,5 +292,9 @@ fn a_channel_token_recorded_with_retries_diverges_clearly() {
         .run(bounded_channel_contention);
     let failure = report.failure().expect("the program always fails at its end");
     let blocked = failure.schedule.iter().filter(|s| s.operation.starts_with("blocked")).count();
-    assert!(blocked < 56 && failure.schedule.len() < 118, "{blocked} of {}", failure.schedule.len());
+    assert!(
+        blocked < 56 && failure.schedule.len() < 118,
+        "{blocked} of {}",
+        failure.schedule.len()
+    );
 }

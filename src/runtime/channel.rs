@@ -79,7 +79,10 @@ enum Change {
 
 enum Sent {
     /// Sent as message number `ticket`; whether the queue still has room.
-    Done { ticket: u64, room: bool },
+    Done {
+        ticket: u64,
+        room: bool,
+    },
     Full,
     Disconnected,
 }

@@ -97,8 +97,12 @@ pub(crate) struct Execution {
     end_check: Cell<Option<EndCheck>>,
     /// The host loop's table of coroutines, empty between executions (kept for its
     /// allocation).
-    coroutines: Cell<Vec<Option<(ThreadCoroutine, (usize, usize))>>>,
+    coroutines: Cell<Vec<Option<Running>>>,
 }
+
+/// A started thread's coroutine, with its stack's mapping (for the stack-overflow handler,
+/// `crash.rs`).
+type Running = (ThreadCoroutine, (usize, usize));
 
 /// A check of an execution's end state (pctvb-loom's leak report): the message of the
 /// failure, or `None` when the execution passes.

@@ -410,7 +410,8 @@ impl State {
         // A mutex's or a `Once`'s waiters all wait for it; a rwlock's and a channel's are of
         // several kinds (readers and writers; senders waiting for room, rendezvous senders
         // waiting for a receipt, the receiver).
-        let filtered = matches!(obj.state, ObjectState::RwLock { .. } | ObjectState::Channel { .. });
+        let filtered =
+            matches!(obj.state, ObjectState::RwLock { .. } | ObjectState::Channel { .. });
         let (closing, opening) = (open & !want, want & !open);
         let threads = &self.threads;
         // Each waiter's class (`OPEN_*` bit), or 0 for one that no availability enables.
