@@ -15,6 +15,15 @@
 //!   scheduling points per execution (pctvb: the longest of a run; shuttle: mean and longest,
 //!   counted by a wrapper around its scheduler).
 //!
+//! - `executions/correct/*`: executions per second of the corpus's bug-free programs
+//!   (`corpus/src/programs/correct.rs`: `counter`, `atomic_counter`, `prodcons_fixed`,
+//!   `ws_deque_fixed`), the same source compiled against each tool, under pctvb's default as
+//!   docs/RESULTS.md runs it (`pctvb_corpus::run`: the default priority strategy with its
+//!   profiling and every second execution a uniform walk, one worker, no minimization) and
+//!   under shuttle 0.9's random and URW schedulers, side by side on one OS thread; each
+//!   program's three benchmarks run back to back, so a load that changes over the whole run
+//!   weighs on the three alike.
+//!
 //! - `cell_access/*`: a checked `pctvb::cell::UnsafeCell` access (a write, then a read: each a
 //!   scheduling point that keeps the thread) with the data-race detector on and off.
 //!
@@ -234,6 +243,59 @@ fn contention(c: &mut Criterion) {
     group.finish();
 }
 
+/// Executions per measured iteration of `executions/correct/*`.
+const CORRECT_EXECUTIONS: u64 = 1000;
+
+/// The correct programs of `executions/correct/*`: name, pctvb body, shuttle body.
+type CorrectProgram = (&'static str, fn(usize), fn(usize));
+
+const CORRECT: [CorrectProgram; 4] = {
+    use pctvb_corpus::{on_pctvb::correct as p, on_shuttle::correct as s};
+    [
+        ("counter", p::counter, s::counter),
+        ("atomic_counter", p::atomic_counter, s::atomic_counter),
+        ("prodcons_fixed", p::producer_consumer_fixed, s::producer_consumer_fixed),
+        ("ws_deque_fixed", p::ws_deque_fixed, s::ws_deque_fixed),
+    ]
+};
+
+fn correct_programs(c: &mut Criterion) {
+    use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
+    use shuttle::scheduler::{RandomScheduler, UrwRandomScheduler};
+    let mut group = c.benchmark_group("executions/correct");
+    group.throughput(Throughput::Elements(CORRECT_EXECUTIONS));
+    for (name, pctvb_body, shuttle_body) in CORRECT {
+        // As `pctvb_corpus::run` runs pctvb's default: profiling executions, then the search,
+        // CORRECT_EXECUTIONS in all.
+        let config = pctvb::Config::new()
+            .ignore_env()
+            .seed(1)
+            .strategy(pctvb_default())
+            .uniform_walk_every(pctvb::__internals::runner::DEFAULT_WALK_EVERY)
+            .profile_runs(PROFILE_RUNS)
+            .iterations(CORRECT_EXECUTIONS - PROFILE_RUNS)
+            .minimize_runs(0)
+            .workers(1);
+        group.bench_function(format!("{name}/pctvb_default"), |b| {
+            b.iter(|| assert!(config.run(move || pctvb_body(0)).is_ok()))
+        });
+        let n = CORRECT_EXECUTIONS as usize;
+        group.bench_function(format!("{name}/shuttle_random"), |b| {
+            b.iter(|| {
+                let scheduler = RandomScheduler::new_from_seed(1, n);
+                shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
+            })
+        });
+        group.bench_function(format!("{name}/shuttle_urw"), |b| {
+            b.iter(|| {
+                let scheduler = UrwRandomScheduler::new_from_seed(1, n);
+                shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
+            })
+        });
+    }
+    group.finish();
+}
+
 const POINTS: u64 = 10_000;
 
 fn scheduling_points(c: &mut Criterion) {
@@ -417,6 +479,7 @@ criterion_group!(
     benches,
     scheduling_points,
     executions,
+    correct_programs,
     contention,
     first_failure,
     cell_accesses,

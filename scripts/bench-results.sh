@@ -2,7 +2,7 @@
 # Regenerates docs/RESULTS-runtime.md from the criterion benchmark `benches/runtime.rs` (the
 # workspace package pctvb-benches; criterion writes to $CARGO_TARGET_DIR/criterion, by default
 # the workspace's target/criterion, and this script reads it from there).
-# Usage: scripts/bench-results.sh   (takes about a minute on a 2-core machine)
+# Usage: scripts/bench-results.sh   (takes about four minutes on a 2-core machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo bench -p pctvb-benches --bench runtime -- --warm-up-time 2 --measurement-time 5 >/dev/null
@@ -41,6 +41,16 @@ uniform_parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform_al
 twostage = 20
 ts_pctvb = twostage / (mean_ns("executions_twostage_100/pctvb_uniform") / 1e9)
 ts_shuttle = twostage / (mean_ns("executions_twostage_100/shuttle_urw") / 1e9)
+# executions/correct/*: CORRECT_EXECUTIONS (benches/runtime.rs) executions of a bug-free corpus
+# program per iteration, pctvb's default as docs/RESULTS.md runs it against shuttle's faster
+# scheduler (random or URW) on the same program; the three run back to back.
+correct_executions = 1000
+correct = []
+for name in ["counter", "atomic_counter", "prodcons_fixed", "ws_deque_fixed"]:
+    rate = lambda tool: correct_executions / (mean_ns(f"executions_correct/{name}_{tool}") / 1e9)
+    ours = rate("pctvb_default")
+    theirs = max((rate(t), t.split("_")[1]) for t in ["shuttle_random", "shuttle_urw"])
+    correct.append((name, ours, theirs))
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "unknown"
 cpu = "unknown"
@@ -75,6 +85,14 @@ lines = [
     f"| executions/s, 100 threads contending for two mutexes (twostage_100), pctvb uniform walk, one OS thread | - | {ts_pctvb:,.0f}/s |",
     f"| executions/s, same program, shuttle 0.9 URW | - | {ts_shuttle:,.0f}/s |",
     f"| ratio pctvb / shuttle on 100 threads | >= 2 | {ts_pctvb / ts_shuttle:.2f}x |",
+]
+for name, ours, (theirs, which) in correct:
+    lines += [
+        f"| executions/s, {name} (bug-free corpus program), pctvb default, one OS thread | - | {ours:,.0f}/s |",
+        f"| the same, shuttle 0.9 {which} (the faster of random and URW) | - | {theirs:,.0f}/s |",
+        f"| ratio pctvb / shuttle on {name} | >= 3 | {ours / theirs:.2f}x |",
+    ]
+lines += [
     f"| checked `UnsafeCell` access (a scheduling point that keeps the thread), data-race detector on | - | {cell_on:.1f} ns |",
     f"| the same, detector off (`Config::race_detection(false)`) | - | {cell_off:.1f} ns |",
     f"| the detector's cost per access (the difference) | - | {cell_on - cell_off:.1f} ns |",

@@ -1,8 +1,8 @@
-//! A thread that waits costs no wasted steps: a waiter of a mutex, a read or write lock or a
-//! condition variable's re-acquisition is not enabled while what it waits for is unavailable,
-//! and when another waiter takes it first it waits again without a step. So each blocking
-//! operation makes at most one `blocked` scheduling point (where the thread found the object
-//! unavailable), never one per retry.
+//! A thread that waits costs no wasted steps: a waiter of a mutex, a read or write lock, a
+//! condition variable's re-acquisition or a full bounded channel's room is not enabled while
+//! what it waits for is unavailable, and when another waiter takes it first it waits again
+//! without a step. So each blocking operation makes at most one `blocked` scheduling point
+//! (where the thread found the object unavailable), never one per retry.
 //!
 //! Each case is a program that fails at its end on purpose, so the report carries the whole
 //! schedule of the execution (minimization off); runs of one execution each with seeds
@@ -10,6 +10,7 @@
 //! waiters find the lock taken again and again.
 
 use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use pctvb::sync::mpsc::sync_channel;
 use pctvb::sync::{Arc, Condvar, Mutex, RwLock};
 use pctvb::{thread, Config, StrategyKind};
 
@@ -197,4 +198,103 @@ fn a_token_recorded_with_retries_diverges_clearly() {
     let failure = report.failure().expect("the program always fails at its end");
     let blocked = failure.schedule.iter().filter(|s| s.operation.starts_with("blocked")).count();
     assert!(blocked < 15 && failure.schedule.len() < 97, "{blocked} of {}", failure.schedule.len());
+}
+
+/// `THREADS` senders of `ROUNDS` messages each on a channel of capacity `bound`, one receiver
+/// (the main thread) that takes them all.
+fn channel_contention(bound: usize) {
+    let (tx, rx) = sync_channel::<u32>(bound);
+    let hs: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let tx = tx.clone();
+            thread::spawn(move || {
+                for _ in 0..ROUNDS {
+                    tx.send(t).unwrap();
+                }
+            })
+        })
+        .collect();
+    drop(tx);
+    let mut received = 0;
+    while rx.recv().is_ok() {
+        received += 1;
+    }
+    assert_eq!(received, THREADS as usize * ROUNDS);
+    for h in hs {
+        h.join().unwrap();
+    }
+    panic!("the end");
+}
+
+fn bounded_channel_contention() {
+    channel_contention(1);
+}
+
+fn rendezvous_contention() {
+    channel_contention(0);
+}
+
+#[test]
+fn a_freed_slot_goes_to_one_sender() {
+    let mut blocked_some = false;
+    for schedule in schedules(bounded_channel_contention) {
+        for t in 1..=THREADS {
+            let (sends, blocked) = (count(&schedule, t, "send"), count(&schedule, t, "blocked"));
+            assert_eq!(sends, ROUNDS, "thread {t}: {schedule:?}");
+            // A sender that finds the channel full waits without retrying: when a receive
+            // frees the slot, the one chosen takes it and the others wait on without a step.
+            assert!(blocked <= sends, "thread {t} blocked {blocked} times for {sends} sends");
+            blocked_some |= blocked > 0;
+        }
+    }
+    assert!(blocked_some, "the senders must find the channel full");
+}
+
+#[test]
+fn a_rendezvous_sender_blocks_at_most_twice_per_send() {
+    let mut blocked_some = false;
+    for schedule in schedules(rendezvous_contention) {
+        for t in 1..=THREADS {
+            let (sends, blocked) = (count(&schedule, t, "send"), count(&schedule, t, "blocked"));
+            assert_eq!(sends, ROUNDS, "thread {t}: {schedule:?}");
+            // Once waiting for the slot (another sender's message is in it), once waiting for
+            // the receiver to take its own message: never a retry.
+            assert!(blocked <= 2 * sends, "thread {t} blocked {blocked} times for {sends} sends");
+            blocked_some |= blocked > 0;
+        }
+    }
+    assert!(blocked_some, "the senders must wait");
+}
+
+/// A replay token recorded before a receive handed the freed slot to one sender (pctvb at
+/// commit 5f9e7b1, where it woke every sender and each retried): the random strategy, seed 0,
+/// on `bounded_channel_contention`; its execution made 118 scheduling points, 56 of them
+/// `blocked`. The same choices no longer make the same execution, and the replay says so.
+const CHANNEL_TOKEN_BEFORE_THE_CHANGE: &str = "pctvb1-AQAGcmFuZG9tAACyCJ2mSoo0DwdeBxYHCBAOCxEJEgoOFAcMDRMHEQsIBwwLCgcIDQkLCggMBwsMDQoHCgwLBw0KDQwLCQgHCgwLCQgHEA0ICwcMDQ4ICwkMDQ4NCwkMDQcJCwwHCQwNCwcNDhIODA4LOKCVb_4k-3x9";
+
+#[test]
+fn a_channel_token_recorded_with_retries_diverges_clearly() {
+    let error = Config::new()
+        .ignore_env()
+        .replay(CHANNEL_TOKEN_BEFORE_THE_CHANGE)
+        .try_run(bounded_channel_contention)
+        .expect_err("the old schedule cannot replay");
+    assert!(matches!(error, pctvb::Error::ReplayDiverged { .. }), "{error:?}");
+    assert!(error.to_string().contains("replay diverged"), "{error}");
+    // The same seed today: fewer points and fewer of them blocked.
+    let report = Config::new()
+        .ignore_env()
+        .strategy(StrategyKind::Random)
+        .seed(0)
+        .minimize_runs(0)
+        .workers(1)
+        .trace_files(false)
+        .run(bounded_channel_contention);
+    let failure = report.failure().expect("the program always fails at its end");
+    let blocked = failure.schedule.iter().filter(|s| s.operation.starts_with("blocked")).count();
+    assert!(
+        blocked < 56 && failure.schedule.len() < 118,
+        "{blocked} of {}",
+        failure.schedule.len()
+    );
 }

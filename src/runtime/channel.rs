@@ -78,14 +78,19 @@ enum Change {
 }
 
 enum Sent {
-    Done(u64),
+    /// Sent as message number `ticket`; whether the queue still has room.
+    Done {
+        ticket: u64,
+        room: bool,
+    },
     Full,
     Disconnected,
 }
 
 enum Received<T> {
-    /// The message, and its number among the channel's received messages (its ticket).
-    Got(T, u64),
+    /// The message, its number among the channel's received messages (its ticket), and
+    /// whether the queue has room now (a bounded channel's senders may take it).
+    Got(T, u64, bool),
     Empty,
     Disconnected,
 }
@@ -138,8 +143,11 @@ impl<T> Channel<T> {
     /// Wakes whoever waits for a change of kind `what`: the execution's threads blocked for
     /// it and outside OS threads. A send can only help the receiver and a receive only senders
     /// (room in a bounded channel, a rendezvous taken), so the other side is left blocked: a
-    /// thread woken for nothing would take a step only to block again.
-    fn changed(&self, ex: Option<&Execution>, object: Option<ObjectId>, what: Change) {
+    /// thread woken for nothing would take a step only to block again. `room`: whether the
+    /// queue has room after the change. Senders waiting for room are not woken but enabled
+    /// while there is room (`State::refresh_waiters`): the strategy picks which of them takes
+    /// a freed slot, and the others go on waiting without a step.
+    fn changed(&self, ex: Option<&Execution>, object: Option<ObjectId>, what: Change, room: bool) {
         if let Some(ex) = ex {
             let object = object.unwrap_or_else(|| ex.object(&self.handle, VarKind::Channel));
             ex.with_state(|st| {
@@ -149,10 +157,11 @@ impl<T> Channel<T> {
                         st.wake_waiters_where(object, |on| matches!(on, BlockedOn::Recv(_)))
                     }
                     Change::Received => {
-                        st.wake_waiters_where(object, |on| matches!(on, BlockedOn::Send(_)))
+                        st.wake_receipt_waiters(object);
                     }
                     Change::Disconnected => st.wake_waiters(object),
                 }
+                st.set_room(object, room);
             });
         }
         self.room.notify_all();
@@ -177,7 +186,8 @@ impl<T> Channel<T> {
             }
             inner.queue.push_back(value.take().expect("sent once"));
             inner.sent += 1;
-            Sent::Done(inner.sent)
+            let room = capacity.is_none_or(|c| inner.queue.len() < c);
+            Sent::Done { ticket: inner.sent, room }
         };
         let rendezvous = self.bound == Some(0) && block;
         with_current(|ex| {
@@ -190,8 +200,8 @@ impl<T> Channel<T> {
                     false => Some(self.locked(None, |i| attempt(i, &mut value))),
                 };
                 return match sent {
-                    Some(Sent::Done(ticket)) => {
-                        self.changed(None, None, Change::Sent);
+                    Some(Sent::Done { ticket, room }) => {
+                        self.changed(None, None, Change::Sent, room);
                         if rendezvous {
                             self.wait_outside(None, |i| {
                                 (i.received >= ticket || !i.receiver_alive).then_some(())
@@ -204,29 +214,41 @@ impl<T> Channel<T> {
                 };
             };
             let object = ex.point(&self.handle, VarKind::Channel, EventKind::Send, location);
-            let ticket = loop {
+            let (ticket, room) = loop {
                 match self.locked(Some(ex), |i| attempt(i, &mut value)) {
-                    Sent::Done(ticket) => {
+                    Sent::Done { ticket, room } => {
                         ex.with_state(|st| {
                             let me = st.current;
                             st.races.send(me, object, ticket)
                         });
-                        break ticket;
+                        break (ticket, room);
                     }
                     Sent::Disconnected => {
                         return Err(TrySendError::Disconnected(unsent(&mut value)))
                     }
                     Sent::Full if !block => return Err(TrySendError::Full(unsent(&mut value))),
                     Sent::Full => {
+                        // Full: this sender waits for room, enabled again (with the others
+                        // waiting for room) when a receive frees a slot; chosen, it finds it.
+                        ex.with_state(|st| st.set_room(object, false));
                         ex.block(BlockedOn::Send(object), false, location);
                     }
                 }
             };
-            self.changed(Some(ex), Some(object), Change::Sent);
+            self.changed(Some(ex), Some(object), Change::Sent, room);
             if rendezvous {
-                // The send completes when the receiver has taken this message.
+                // The send completes when the receiver has taken this message: a receipt
+                // wakes this sender, which is not one of those waiting for room.
                 while self.locked(Some(ex), |i| i.received < ticket && i.receiver_alive) {
+                    ex.with_state(|st| {
+                        let me = st.current;
+                        st.threads[me.index()].awaits_receipt = true;
+                    });
                     ex.block(BlockedOn::Send(object), false, location);
+                    ex.with_state(|st| {
+                        let me = st.current;
+                        st.threads[me.index()].awaits_receipt = false;
+                    });
                 }
                 ex.with_state(|st| {
                     let me = st.current;
@@ -243,10 +265,12 @@ impl<T> Channel<T> {
         wait: RecvWait,
         location: &'static Location<'static>,
     ) -> Result<T, RecvTimeoutError> {
+        let capacity = self.bound.map(|b| b.max(1));
         let attempt = |inner: &mut Inner<T>| match inner.queue.pop_front() {
             Some(v) => {
                 inner.received += 1;
-                Received::Got(v, inner.received)
+                let room = capacity.is_none_or(|c| inner.queue.len() < c);
+                Received::Got(v, inner.received, room)
             }
             None if inner.senders == 0 => Received::Disconnected,
             None => Received::Empty,
@@ -268,8 +292,8 @@ impl<T> Channel<T> {
                     }
                 };
                 return match received {
-                    Some(Received::Got(v, _)) => {
-                        self.changed(None, None, Change::Received);
+                    Some(Received::Got(v, _, room)) => {
+                        self.changed(None, None, Change::Received, room);
                         Ok(v)
                     }
                     Some(Received::Disconnected) => Err(RecvTimeoutError::Disconnected),
@@ -279,7 +303,7 @@ impl<T> Channel<T> {
             let object = ex.point(&self.handle, VarKind::Channel, EventKind::Recv, location);
             loop {
                 match self.locked(Some(ex), attempt) {
-                    Received::Got(v, ticket) => {
+                    Received::Got(v, ticket, room) => {
                         // The message's send happens before its receipt.
                         let rendezvous = self.bound == Some(0);
                         ex.with_state(|st| {
@@ -289,7 +313,7 @@ impl<T> Channel<T> {
                                 st.races.rendezvous_receive(me, object);
                             }
                         });
-                        self.changed(Some(ex), Some(object), Change::Received);
+                        self.changed(Some(ex), Some(object), Change::Received, room);
                         return Ok(v);
                     }
                     Received::Disconnected => return Err(RecvTimeoutError::Disconnected),
@@ -341,7 +365,7 @@ impl<T> Channel<T> {
                 i.senders == 0
             });
             if last {
-                self.changed(ex, None, Change::Disconnected);
+                self.changed(ex, None, Change::Disconnected, true);
             }
         })
     }
@@ -350,7 +374,7 @@ impl<T> Channel<T> {
     pub(crate) fn drop_receiver(&self) {
         with_current(|ex| {
             self.locked(ex, |i| i.receiver_alive = false);
-            self.changed(ex, None, Change::Disconnected);
+            self.changed(ex, None, Change::Disconnected, true);
         })
     }
 }

@@ -95,7 +95,14 @@ pub(crate) struct Execution {
     /// The check to run when this execution ends normally ([`Execution::at_end`]); cleared
     /// when the next execution starts.
     end_check: Cell<Option<EndCheck>>,
+    /// The host loop's table of coroutines, empty between executions (kept for its
+    /// allocation).
+    coroutines: Cell<Vec<Option<Running>>>,
 }
+
+/// A started thread's coroutine, with its stack's mapping (for the stack-overflow handler,
+/// `crash.rs`).
+type Running = (ThreadCoroutine, (usize, usize));
 
 /// A check of an execution's end state (pctvb-loom's leak report): the message of the
 /// failure, or `None` when the execution passes.
@@ -120,6 +127,7 @@ impl Execution {
             live: LiveSlot::register(),
             watch: Watch::new(limits.run),
             end_check: Cell::new(None),
+            coroutines: Cell::new(Vec::new()),
         }
     }
 
@@ -171,8 +179,8 @@ impl Execution {
         let enter = context::enter(self);
         // Each thread's coroutine, with its stack's mapping for the stack-overflow handler
         // (`crash.rs`).
-        let mut coroutines: Vec<Option<(ThreadCoroutine, (usize, usize))>> =
-            Vec::with_capacity(self.seen_threads.get());
+        let mut coroutines = self.coroutines.take();
+        debug_assert!(coroutines.is_empty());
         loop {
             let (i, name) = {
                 let st = self.state.borrow();
@@ -188,21 +196,24 @@ impl Execution {
             if coroutines.len() <= i {
                 coroutines.resize_with(i + 1, || None);
             }
-            let (mut coroutine, stack) = match coroutines[i].take() {
-                Some(c) => c,
-                None => match self.start_coroutine(pool, ThreadId(i as u32)) {
-                    Ok(c) => c,
+            if coroutines[i].is_none() {
+                match self.start_coroutine(pool, ThreadId(i as u32)) {
+                    Ok(c) => coroutines[i] = Some(c),
                     Err(message) => {
                         self.state.borrow_mut().failure = Some(FailureCause::Internal { message });
                         break;
                     }
-                },
-            };
+                }
+            }
+            // Resumed in place: the coroutine does not move out of the table and back at every
+            // switch.
+            let Some((coroutine, stack)) = coroutines[i].as_mut() else { unreachable!() };
             self.watch.switch(i as u32);
             crash::running_stack(stack.0, stack.1, name);
-            match coroutine.resume(()) {
-                CoroutineResult::Yield(()) => coroutines[i] = Some((coroutine, stack)),
-                CoroutineResult::Return(()) => pool.give(coroutine.into_stack()),
+            if let CoroutineResult::Return(()) = coroutine.resume(()) {
+                if let Some((coroutine, _)) = coroutines[i].take() {
+                    pool.give(coroutine.into_stack());
+                }
             }
             let st = self.state.borrow();
             if st.failure.is_some() || st.over {
@@ -212,11 +223,12 @@ impl Execution {
         // Threads still suspended (after a failure, or blocked forever after main finished) are
         // not unwound: their destructors could block, schedule or panic again (a double panic
         // aborts the process). Their stack values are leaked instead.
-        for (mut coroutine, _) in coroutines.into_iter().flatten() {
+        for (mut coroutine, _) in coroutines.drain(..).flatten() {
             // SAFETY: the coroutine is never resumed again; skipping its destructors is a leak.
             unsafe { coroutine.force_reset() };
             pool.give(coroutine.into_stack());
         }
+        self.coroutines.set(coroutines);
         crash::running_stack(0, 0, (std::ptr::null(), 0));
         let leftovers = self.take_leftovers();
         self.watch.end();
@@ -248,11 +260,10 @@ impl Execution {
         self.end_check.set(None);
         self.live.set(st.gen);
         st.current = ThreadId::MAIN;
-        st.threads.clear();
+        st.clear_tables();
         st.threads.push(Thread::new(None, body_location));
         st.enabled.clear();
         st.enabled.push(ThreadId::MAIN);
-        st.objects.clear();
         st.by_address.clear();
         st.pending.clear();
         st.steps = 0;
@@ -383,9 +394,13 @@ impl Execution {
         st.threads[cur.index()].status = Status::Finished;
         st.progress();
         super::state::remove_one_sorted(&mut st.enabled, cur);
-        for joiner in std::mem::take(&mut st.threads[cur.index()].joiners) {
+        let mut joiners = std::mem::take(&mut st.threads[cur.index()].joiners);
+        for &joiner in &joiners {
             st.wake(joiner);
         }
+        // Keep the allocation for the next join.
+        joiners.clear();
+        st.threads[cur.index()].joiners = joiners;
         // Returning from the coroutine hands control back to the host, which runs whoever
         // `decide` picked.
         decide(&mut st, EventKind::ThreadExit, None, location);

@@ -86,9 +86,14 @@ pub(super) const OPEN_SHARED: u8 = 2;
 
 /// The model state of one object.
 pub(super) enum ObjectState {
-    /// Atomics, cells, channels and condvars keep no extra state here (a condvar's waiters,
-    /// in notification order, are the object's `waiters`).
+    /// Atomics, cells and condvars keep no extra state here (a condvar's waiters, in
+    /// notification order, are the object's `waiters`).
     Plain,
+    /// A channel: whether its queue had room after this execution's latest operation on it
+    /// (always for an unbounded one). Its senders waiting for room are enabled exactly while
+    /// it has (`State::refresh_waiters`), so a receive that frees a slot hands it to the one
+    /// sender the strategy picks; the queue itself is the channel's (`channel.rs`).
+    Channel { room: bool },
     /// A mutex: who holds it.
     Mutex { owner: Option<ThreadId> },
     /// A readers-writer lock.
@@ -106,6 +111,7 @@ impl ObjectState {
             VarKind::Mutex => ObjectState::Mutex { owner: None },
             VarKind::RwLock => ObjectState::RwLock { writer: None, readers: Vec::new() },
             VarKind::Barrier => ObjectState::Barrier { arrived: 0, generation: 0 },
+            VarKind::Channel => ObjectState::Channel { room: true },
             VarKind::Once => {
                 ObjectState::Once { running: None, done: false, poisoned: false, value: None }
             }

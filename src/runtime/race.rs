@@ -107,6 +107,11 @@ impl Slot {
 pub(super) struct Races {
     /// Whether the detector runs (`Config::race_detection`, `PCTVB_RACES`).
     pub(super) on: bool,
+    /// Whether the clocks are kept in this execution: from its first checked access on (see
+    /// [`Races::start_tracking`]). Until then every edge is skipped after one branch, so a
+    /// program (or an execution) that touches no checked cell and no instrumented pointer
+    /// pays nothing for the detector.
+    tracking: bool,
     gen: u64,
     /// Each thread's clock.
     threads: Vec<VClock>,
@@ -180,19 +185,44 @@ impl Races {
             self.spare_reads.push(a.reads);
         }
         self.longest = 0;
+        self.in_drop.clear();
+        self.tracking = false;
         frees::reset();
-        if !self.on {
-            return;
+    }
+
+    /// Starts keeping clocks, at the execution's first checked access: every one of its
+    /// `threads` threads so far starts afresh (its own entry 1, nothing acquired), as does
+    /// every object (their slots are reset on first use, being of an older generation).
+    ///
+    /// Why this loses no edge: an access is ordered before a later one only through edges
+    /// that come after it (a release by its thread after it, ...), so happens-before between
+    /// accesses made from now on does not depend on anything before now; and the detector
+    /// records no access before now. What threads and objects carry from before now is
+    /// dropped, not mixed into the new epochs.
+    #[cold]
+    fn start_tracking(&mut self, threads: usize) {
+        self.tracking = true;
+        self.sc_fences.clear();
+        for t in 0..threads {
+            self.start_thread(t);
+            self.threads[t].set(t, 1);
         }
-        self.start_thread(0);
-        self.threads[0].set(0, 1);
+    }
+
+    /// Starts the clocks if this is the execution's first checked access.
+    #[inline]
+    fn ensure_tracking(&mut self, threads: usize) {
+        if !self.tracking {
+            self.start_tracking(threads);
+        }
+    }
+
+    /// How many instrumented `Drop::drop` calls thread `t` is inside.
+    fn in_drop(&self, t: usize) -> u32 {
+        self.in_drop.get(t).copied().unwrap_or(0)
     }
 
     fn start_thread(&mut self, t: usize) {
-        if self.in_drop.len() <= t {
-            self.in_drop.resize(t + 1, 0);
-        }
-        self.in_drop[t] = 0;
         for v in [&mut self.threads, &mut self.fence_release, &mut self.pending_acquire] {
             if v.len() <= t {
                 v.resize_with(t + 1, VClock::default);
@@ -225,7 +255,7 @@ impl Races {
 
     /// Thread `parent` spawned `child`: the child starts with the parent's clock.
     pub(super) fn spawn(&mut self, parent: ThreadId, child: ThreadId) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let (p, c) = (parent.index(), child.index());
@@ -240,13 +270,17 @@ impl Races {
         if !self.on {
             return;
         }
-        let d = &mut self.in_drop[t.index()];
+        let t = t.index();
+        if self.in_drop.len() <= t {
+            self.in_drop.resize(t + 1, 0);
+        }
+        let d = &mut self.in_drop[t];
         *d = if enter { d.saturating_add(1) } else { d.saturating_sub(1) };
     }
 
     /// Thread `joiner` joined the finished thread `child`.
     pub(super) fn join(&mut self, joiner: ThreadId, child: ThreadId) {
-        if self.on {
+        if self.tracking {
             join_within(&mut self.threads, joiner.index(), child.index());
         }
     }
@@ -269,7 +303,7 @@ impl Races {
     /// `t` joins its clock into the clock `which` picks of `object`'s slot, then starts a new
     /// epoch of its own (its later operations are not covered by this release).
     fn release_into(&mut self, t: ThreadId, object: ObjectId, which: fn(&mut Slot) -> &mut VClock) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let t = t.index();
@@ -281,7 +315,7 @@ impl Races {
 
     /// `t` joins the clock `which` picks of `object`'s slot into its own.
     fn acquire_from(&mut self, t: ThreadId, object: ObjectId, which: fn(&Slot) -> &VClock) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let mut clock = std::mem::take(&mut self.threads[t.index()]);
@@ -291,7 +325,7 @@ impl Races {
 
     /// `t` write-locked the rwlock `object`: it acquires writers' and readers' releases.
     pub(super) fn acquire_write(&mut self, t: ThreadId, object: ObjectId) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let mut clock = std::mem::take(&mut self.threads[t.index()]);
@@ -304,7 +338,7 @@ impl Races {
     /// The last thread arrived at the barrier `object`: the arrivals so far become what
     /// leaving threads acquire.
     pub(super) fn barrier_release(&mut self, object: ObjectId) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let slot = self.slot(object);
@@ -321,7 +355,7 @@ impl Races {
 
     /// `t` sent message `ticket` on the channel `object`.
     pub(super) fn send(&mut self, t: ThreadId, object: ObjectId, ticket: u64) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let t = t.index();
@@ -334,7 +368,7 @@ impl Races {
     /// `t` received message `ticket` on the channel `object` (messages sent before this
     /// execution carry no clock).
     pub(super) fn recv(&mut self, t: ThreadId, object: ObjectId, ticket: u64) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let mut found = None;
@@ -365,7 +399,7 @@ impl Races {
 
     /// `t`'s blocking send on the rendezvous channel `object` completed.
     pub(super) fn rendezvous_sent(&mut self, t: ThreadId, object: ObjectId) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let mut clock = std::mem::take(&mut self.threads[t.index()]);
@@ -375,7 +409,7 @@ impl Races {
 
     /// `t` unparked `target`.
     pub(super) fn unpark(&mut self, t: ThreadId, target: ThreadId) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let (t, target) = (t.index(), target.index());
@@ -387,7 +421,7 @@ impl Races {
 
     /// `t` consumed its park token.
     pub(super) fn park(&mut self, t: ThreadId) {
-        if self.on {
+        if self.tracking {
             let t = t.index();
             let released = std::mem::take(&mut self.unparked[t]);
             self.threads[t].join(&released);
@@ -397,7 +431,7 @@ impl Races {
 
     /// `t` performed an atomic operation on `object`.
     pub(super) fn atomic(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let t = t.index();
@@ -441,7 +475,7 @@ impl Races {
 
     /// `t` ran a fence with ordering `order`.
     pub(super) fn fence(&mut self, t: ThreadId, order: Ordering) {
-        if !self.on {
+        if !self.tracking {
             return;
         }
         let t = t.index();
@@ -474,7 +508,7 @@ impl Races {
         step: u64,
     ) -> Option<(Access, bool)> {
         let ti = t.index();
-        let unchecked = self.in_drop[ti] > 0;
+        let unchecked = self.in_drop(ti) > 0;
         let clock = std::mem::take(&mut self.threads[ti]);
         let slot = self.slot(object);
         let race = if unchecked {
@@ -510,8 +544,8 @@ impl Races {
         self.drain_frees();
         let (start, end) = (addr, addr.saturating_add(size.max(1)));
         let ti = t.index();
+        let unchecked = self.in_drop(ti) > 0;
         let clock = &self.threads[ti];
-        let unchecked = self.in_drop[ti] > 0;
         let mut exact = None;
         for i in self.overlapping(start, end) {
             let s = &self.spans[i];
@@ -653,6 +687,7 @@ impl Execution {
             }
             let cur = st.current;
             let step = st.threads[cur.index()].last_step as u64;
+            st.races.ensure_tracking(st.threads.len());
             let (earlier, earlier_wrote) =
                 st.races.cell_access(cur, object, write, location, step)?;
             let first = RaceAccess {
@@ -688,6 +723,7 @@ impl Execution {
             }
             let cur = st.current;
             let step = st.threads[cur.index()].last_step as u64;
+            st.races.ensure_tracking(st.threads.len());
             let (earlier, earlier_wrote) =
                 st.races.addr_access(cur, addr, size, write, location, step)?;
             let first = RaceAccess {

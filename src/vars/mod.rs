@@ -94,10 +94,66 @@ pub struct VarProfile {
     pub shared: bool,
 }
 
+/// Hashes addresses (and small integers) for the engine's and this module's address-keyed
+/// tables: one folded 64x64-bit multiplication per word, which spreads an address's middle
+/// bits over both halves (aligned addresses have their low bits clear, so the product alone
+/// would leave the low bits, where a table's buckets are picked, mostly clear too). Not for
+/// keys an adversary chooses.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct BuildAddressHasher;
+
+impl std::hash::BuildHasher for BuildAddressHasher {
+    type Hasher = AddressHasher;
+    fn build_hasher(&self) -> AddressHasher {
+        AddressHasher(0)
+    }
+}
+
+/// The hasher [`BuildAddressHasher`] builds.
+pub(crate) struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        let product = ((self.0 ^ n) as u128).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = (product as u64) ^ ((product >> 64) as u64);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(n as u64);
+    }
+
+    #[inline]
+    fn write_isize(&mut self, n: isize) {
+        self.write_u64(n as u64);
+    }
+}
+
 /// Per-run table of variables: site -> dense id, plus their profiles.
 #[derive(Default)]
 pub(crate) struct VarTable {
     by_site: HashMap<(&'static str, u32, u32, VarKind), VarId>,
+    /// The same by the address of the site's `Location` and the kind, asked first: an object
+    /// created in every execution interns its site every time, and hashing the file name
+    /// (SipHash over the path) showed in profiles. Content stays the key of `by_site`: one site
+    /// may have several `Location` statics (one per codegen unit that inlined the call).
+    by_location: HashMap<(usize, VarKind), VarId, BuildAddressHasher>,
     infos: Vec<VarInfo>,
     profiles: Vec<VarProfile>,
     // Per-execution counters, reset at the start of each execution.
@@ -111,12 +167,18 @@ const NO_THREAD: u32 = u32::MAX;
 impl VarTable {
     /// The id of the variable created at `site`, registering it on first sight.
     pub(crate) fn intern(&mut self, site: &'static Location<'static>, kind: VarKind) -> VarId {
+        let address = (site as *const Location<'static> as usize, kind);
+        if let Some(&id) = self.by_location.get(&address) {
+            return id;
+        }
         let key = (site.file(), site.line(), site.column(), kind);
         if let Some(&id) = self.by_site.get(&key) {
+            self.by_location.insert(address, id);
             return id;
         }
         let id = VarId(self.infos.len() as u32);
         self.by_site.insert(key, id);
+        self.by_location.insert(address, id);
         self.infos.push(VarInfo { site, kind });
         self.profiles.push(VarProfile::default());
         self.accesses.push(0);
