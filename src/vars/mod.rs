@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::panic::Location;
 
 /// Dense id of a variable within one run (see the module docs).
@@ -97,6 +98,12 @@ pub struct VarProfile {
 /// Per-run table of variables: site -> dense id, plus their profiles.
 #[derive(Default)]
 pub(crate) struct VarTable {
+    /// The fast path of [`VarTable::intern`], which every object's first use in every
+    /// execution calls: the site's address (one `Location` static per call site, so the same
+    /// address is the same site) and kind, hashed with one multiplication per word.
+    by_address: HashMap<(usize, VarKind), VarId, BuildHasherDefault<WordHasher>>,
+    /// The site's contents: two `Location` statics of one site (a call site compiled into
+    /// two codegen units) are one variable.
     by_site: HashMap<(&'static str, u32, u32, VarKind), VarId>,
     infos: Vec<VarInfo>,
     profiles: Vec<VarProfile>,
@@ -108,15 +115,88 @@ pub(crate) struct VarTable {
 
 const NO_THREAD: u32 = u32::MAX;
 
+/// The hasher of [`VarTable`]'s address map: each word folded in with a multiplication (the
+/// keys are addresses of statics and small enum tags, not chosen by an adversary, so SipHash's
+/// protection buys nothing there, and its cost showed in `perf` profiles of loom suites that
+/// create many objects per execution, such as sharded-slab's).
+#[derive(Default)]
+pub(crate) struct WordHasher(u64);
+
+impl WordHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for WordHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.add(n as u64);
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.add(n as u64);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    #[inline]
+    fn write_isize(&mut self, n: isize) {
+        self.add(n as u64);
+    }
+}
+
 impl VarTable {
     /// The id of the variable created at `site`, registering it on first sight.
+    #[inline]
     pub(crate) fn intern(&mut self, site: &'static Location<'static>, kind: VarKind) -> VarId {
+        let address = (site as *const Location<'static> as usize, kind);
+        if let Some(&id) = self.by_address.get(&address) {
+            return id;
+        }
+        self.intern_site(address, site, kind)
+    }
+
+    /// [`VarTable::intern`] for a site address met for the first time in this run: by the
+    /// site's contents (hashing its file name), then registered under its address too.
+    #[cold]
+    fn intern_site(
+        &mut self,
+        address: (usize, VarKind),
+        site: &'static Location<'static>,
+        kind: VarKind,
+    ) -> VarId {
         let key = (site.file(), site.line(), site.column(), kind);
         if let Some(&id) = self.by_site.get(&key) {
+            self.by_address.insert(address, id);
             return id;
         }
         let id = VarId(self.infos.len() as u32);
         self.by_site.insert(key, id);
+        self.by_address.insert(address, id);
         self.infos.push(VarInfo { site, kind });
         self.profiles.push(VarProfile::default());
         self.accesses.push(0);
@@ -161,5 +241,54 @@ impl VarTable {
 
     pub(crate) fn profiles(&self) -> &[VarProfile] {
         &self.profiles
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[track_caller]
+    fn here() -> &'static Location<'static> {
+        Location::caller()
+    }
+
+    /// The address fast path and the contents map agree: one site and kind is one id in every
+    /// execution, in first-met order; another kind or another site is another variable.
+    #[test]
+    fn intern_gives_one_dense_id_per_site_and_kind() {
+        let mut table = VarTable::default();
+        let sites: Vec<&'static Location<'static>> = (0..3).map(|_| here()).collect();
+        // One call site in a loop: one `Location` static.
+        assert!(std::ptr::eq(sites[0], sites[1]));
+        let other = here();
+        let a = table.intern(sites[0], VarKind::Atomic);
+        let b = table.intern(other, VarKind::Atomic);
+        let c = table.intern(sites[0], VarKind::Cell);
+        assert_eq!((a.index(), b.index(), c.index()), (0, 1, 2));
+        for _ in 0..2 {
+            table.begin_execution();
+            assert_eq!(table.intern(sites[2], VarKind::Atomic), a);
+            assert_eq!(table.intern(other, VarKind::Atomic), b);
+            assert_eq!(table.intern(sites[1], VarKind::Cell), c);
+            table.end_execution();
+        }
+        assert_eq!(table.infos().len(), 3);
+        assert!(std::ptr::eq(table.infos()[1].site, other));
+        assert_eq!(table.infos()[2].kind, VarKind::Cell);
+    }
+
+    /// The address map's hasher tells apart the words it is given (a poor hash would still be
+    /// correct, only slower; this checks it is not constant).
+    #[test]
+    fn word_hasher_depends_on_every_word() {
+        let hash = |words: &[u64]| {
+            let mut h = WordHasher::default();
+            words.iter().for_each(|&w| h.write_u64(w));
+            h.finish()
+        };
+        assert_ne!(hash(&[1, 2]), hash(&[2, 1]));
+        assert_ne!(hash(&[0x1000, 4]), hash(&[0x1008, 4]));
+        assert_ne!(hash(&[0x1000, 4]), hash(&[0x1000, 5]));
     }
 }
