@@ -511,8 +511,9 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo "## Notes"
   echo
   timed_out=""
-  for r in "${rows[@]}"; do
-    case "$r" in *timeout*) timed_out+="${r%%|*}; " ;; esac
+  for r in "${raw[@]}"; do
+    IFS='|' read -r crate d_status _ _ _ _ _ c_status _ _ _ _ _ l_status _ <<<"$r"
+    case "$d_status $c_status $l_status" in *timeout*) timed_out+="$crate; " ;; esac
   done
   if [ -n "$timed_out" ]; then
     echo "- Runs killed by the timeout in the last run (their time is a lower bound, not a"
@@ -548,8 +549,10 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
       echo "- Why $crate is slower with the confidence target: pctvb's bound needs the executions it"
       echo "  counts ($e_counted), and reaching them took $e_executions search executions in all (the"
       echo "  uniform walk's, 1 in 2, and those drawn with counts a later execution raised are not"
-      echo "  counted) at $e_per us each ($e_secs s of test time, one test at a time); $loom_said."
-      echo "  Fewer executions would not give the printed guarantee; the tables above give each test's."
+      echo "  counted) at $e_per us each: $e_secs s of the models' own time (one test at a time), of"
+      echo "  the suite's median run of $c_s s (the rest is the process's and each test's set-up and"
+      echo "  libtest; two tests at a time); $loom_said. Fewer executions would not give the printed"
+      echo "  guarantee; the tables above give each test's."
     done
   done
   if [ -n "$close" ]; then
