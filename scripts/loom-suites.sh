@@ -15,8 +15,10 @@
 # be run one at a time; the "Failures" section quotes the logs present in target/loom-suites/.
 #
 # Usage: scripts/loom-suites.sh [crate-name ...]   (default: every crate in SUITES)
-# Environment: LOOM_TIMEOUT (seconds per loom run, default 900), PCTVB_TIMEOUT (default 900).
-# The timeouts used are printed in the document (a timed-out run is "timeout (N s)").
+# Environment: LOOM_TIMEOUT (seconds per loom run, default 900), PCTVB_TIMEOUT (default 900);
+# LOOM_SUITES_REPEATS (runs of each suite whose median is reported, default 5) and
+# LOOM_SUITES_REPEAT_BUDGET (seconds after which a suite is not run again, default 60).
+# The settings used are printed in the document (a timed-out run is "timeout (N s)").
 # Builds run under `nice -n 10` (they are the heavy part on a shared machine); the measured
 # runs do not, since a test that reads the real clock (oneshot's 1 ms `recv_timeout`) can
 # time out when its process is descheduled for longer than that.
@@ -27,6 +29,11 @@ OUT="$ROOT/target/loom-suites"
 RESULTS="$ROOT/docs/RESULTS-loom-suites.md"
 LOOM_TIMEOUT="${LOOM_TIMEOUT:-900}"
 PCTVB_TIMEOUT="${PCTVB_TIMEOUT:-900}"
+REPEATS="${LOOM_SUITES_REPEATS:-5}"
+REPEAT_BUDGET="${LOOM_SUITES_REPEAT_BUDGET:-60}"
+LOOM_COUNT_MAX="${LOOM_COUNT_MAX:-60}"
+case "$REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_REPEATS must be a number of runs, 1 or more (got '$REPEATS')" >&2; exit 2 ;; esac
+case "$REPEAT_BUDGET" in ''|*[!0-9]*) echo "LOOM_SUITES_REPEAT_BUDGET must be a whole number of seconds (got '$REPEAT_BUDGET')" >&2; exit 2 ;; esac
 
 # name | version | RUSTFLAGS | cargo test arguments (after --release) | loom's environment in the
 # crate's CI | where that command comes from. The environment is given to the pctvb runs too, so
@@ -38,6 +45,12 @@ SUITES=(
   "bytes|1.12.2|--cfg loom|--lib||.github/workflows/ci.yml (loom job; it builds in debug mode with -Dwarnings, here --release without -Dwarnings)"
   "st3|0.4.1|--cfg st3_loom|--tests|LOOM_MAX_PREEMPTIONS=3|.github/workflows/ci.yml (loom job)"
   "event-listener|5.4.2|--cfg loom|--test loom --features loom||.github/workflows/ci.yml of smol-rs/event-listener (loom job: no preemption bound)"
+)
+
+# Tests that read the real clock, which neither tool controls, per crate: "test|what it waits
+# for". Their timeouts are counted in every run's log and named in the row's notes.
+declare -A CLOCK_TESTS=(
+  [oneshot]="send_recv_different_threads|receives with recv_timeout(1 ms): std::time::Instant, read before and after the other threads' steps"
 )
 
 want=("$@")
@@ -97,30 +110,165 @@ standalone() {
   printf '\n[workspace]\n' >> "$1/Cargo.toml"
 }
 
-# Runs a command with a timeout; prints "pass|fail|timeout" "|seconds|" "tests passed/failed".
+# The timer: runs a suite's test binaries directly, as `cargo test` would (the package's
+# directory as working directory, cargo's CARGO_* variables and library path), and times each
+# run with a nanosecond clock (Python's `time.perf_counter_ns`, read just before the binary is
+# started and just after it exits: the process start-up is counted, Python's is not). A "run"
+# is every binary of the suite one after the other; runs repeat up to REPEATS times, or until
+# they took REPEAT_BUDGET seconds in all (a suite of a minute is not run five times). Prints
+# "status|median s|min s|max s|runs|tests": status pass, fail (a run failed; with how many of
+# the runs), or timeout; tests from the first failing run, or the first run. Every run's output
+# goes to the log, each under a "== run N: binary" line.
+cat > "$OUT/timer.py" <<'PY'
+import os, re, statistics, subprocess, sys, tempfile, time
+
+timeout, repeats, budget = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+log_path, cwd, rest = sys.argv[4], sys.argv[5], sys.argv[6:]
+# Binaries, then "--" and the arguments each gets (none for a measured run).
+split = rest.index("--") if "--" in rest else len(rest)
+binaries, arguments = rest[:split], rest[split + 1:]
+result = re.compile(rb"test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed")
+times, outcomes, counts = [], [], []
+with open(log_path, "wb") as log:
+    for run in range(1, repeats + 1):
+        total_ns, outcome, passed, failed = 0, "pass", 0, 0
+        for binary in binaries:
+            log.write(f"== run {run}: {binary}\n".encode())
+            log.flush()
+            with tempfile.TemporaryFile() as out:
+                start = time.perf_counter_ns()
+                try:
+                    rc = subprocess.run([binary, *arguments], cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=subprocess.STDOUT, timeout=timeout).returncode
+                except subprocess.TimeoutExpired:
+                    rc = None
+                total_ns += time.perf_counter_ns() - start
+                out.seek(0)
+                text = out.read()
+            log.write(text)
+            for p, f in result.findall(text):
+                passed, failed = passed + int(p), failed + int(f)
+            if rc is None:
+                outcome = "timeout"
+                log.write(f"\n== killed after {timeout:.0f} s\n".encode())
+                break
+            if rc != 0:
+                outcome = "fail"
+        times.append(total_ns / 1e9)
+        outcomes.append(outcome)
+        counts.append(f"{passed} passed, {failed} failed")
+        if outcome == "timeout" or sum(times) >= budget:
+            break
+n = len(times)
+bad = [i for i, o in enumerate(outcomes) if o != "pass"]
+if "timeout" in outcomes:
+    status = f"timeout ({timeout:.0f} s)"
+elif bad:
+    status = "fail" if len(bad) == n else f"fail ({len(bad)} of {n} runs)"
+else:
+    status = "pass"
+tests = counts[bad[0] if bad else 0]
+print(f"{status}|{statistics.median(times):.4f}|{min(times):.4f}|{max(times):.4f}|{n}|{tests}")
+PY
+
+# What the confidence mode ran, from two untimed runs of a clean suite with `--nocapture
+# --test-threads=1` (one test at a time, so each test's lines stay together): pctvb's summary
+# of each test (search executions, executions/s, threads, scheduling points k; the guarantee's
+# counted executions, its per-execution bound "1 in N" and sum k_q), and loom's "Completed in N
+# iterations" (its model log, on with LOOM_LOG=loom::model=info). Prints a crate line
+# "crate|tests|executions|counted|seconds|us per execution|loom iterations", then the five
+# tests pctvb spent most time in, each "  test|executions|counted|1 in|k|sum k_q|per s|s|loom".
+cat > "$OUT/explain.py" <<'PY'
+# Reads an untimed `--nocapture --test-threads=1` run of a suite under pctvb with a confidence
+# target and one under loom with its model log on; prints what the confidence mode ran.
+import re, sys
+
+pctvb_log, loom_log, crate = sys.argv[1], sys.argv[2], sys.argv[3]
+summary = re.compile(r"pctvb: crate::(\S+) (?:passed|FAILED) ([0-9]+) executions? in [0-9.]+s \(([0-9]+)/s; .*?up to ([0-9]+) threads?, ([0-9]+) scheduling points?")
+guarantee = re.compile(r"^pctvb: guarantee: .*\(([0-9,]+) executions; n=([0-9]+), k_q <= ([0-9]+);")
+bound = re.compile(r"^pctvb: per-execution bound: p >= \S+ \(1 in ([0-9,]+)\).*?sum k_q = ([0-9]+)")
+shared = re.compile(r"^pctvb: [0-9]+ variables?, [0-9]+ shared \(Q=([0-9]+)\)")
+tests, cur = {}, None
+for line in open(pctvb_log, errors="replace"):
+    m = summary.search(line)
+    if m:
+        cur = m.group(1)
+        n, rate = int(m.group(2)), int(m.group(3))
+        tests[cur] = dict(execs=n, rate=rate, secs=n / rate if rate else 0.0, threads=int(m.group(4)),
+                          points=int(m.group(5)), counted=None, one_in=None, sum_kq=None, q=None)
+        continue
+    if cur is None:
+        continue
+    for pat, keys in ((guarantee, ("counted",)), (bound, ("one_in", "sum_kq")), (shared, ("q",))):
+        m = pat.match(line)
+        if m:
+            for k, v in zip(keys, m.groups()):
+                tests[cur][k] = int(v.replace(",", ""))
+loom_iters, current = {}, None
+for line in open(loom_log, errors="replace"):
+    line = re.sub(r"\x1b\[[0-9;]*m", "", line)
+    m = re.match(r"^test (\S+) \.\.\.", line)
+    if m:
+        current = m.group(1)
+    m = re.search(r"Completed in ([0-9]+) iterations", line)
+    if m and current:
+        loom_iters[current] = int(m.group(1))
+total = sum(t["execs"] for t in tests.values())
+secs = sum(t["secs"] for t in tests.values())
+counted = sum(t["counted"] or 0 for t in tests.values())
+li = sum(loom_iters.values())
+per = secs / total * 1e6 if total else 0
+import os
+loom_ran = os.path.getsize(loom_log) > 0
+print(f"{crate}|{len(tests)}|{total}|{counted}|{secs:.3f}|{per:.1f}|{li if loom_iters else ('not printed' if loom_ran else 'not counted')}")
+top = sorted(tests.items(), key=lambda kv: -kv[1]["secs"])[:5]
+for name, t in top:
+    f = lambda v: "" if v is None else f"{v:,}"
+    print(f"  {name}|{t['execs']:,}|{f(t['counted'])}|{f(t['one_in'])}|{t['points']}|{f(t['sum_kq'])}|{t['rate']:,}|{t['secs']:.3f}|{f(loom_iters.get(name))}")
+PY
+
+# The test binaries `cargo test --release <args>` runs in a built copy, one path per line
+# (from `--no-run --message-format=json`: the artifacts built in test mode), in cargo's order
+# (unit tests of the library first, then the rest by name).
+test_binaries() {
+  local dir="$1" variant="$2"
+  # shellcheck disable=SC2086
+  (cd "$dir" && RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-$variant" \
+    nice -n 10 cargo test --release $args --no-run --quiet --message-format=json) | python3 -c '
+import json, sys
+found = []
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        found.append((0 if "lib" in m["target"]["kind"] else 1, m["target"]["name"], m["executable"]))
+for _, _, exe in sorted(found):
+    print(exe)
+'
+}
+
+# Times a built copy's suite (see timer.py above) in the environment given after the log
+# (NAME=value words: the crate's LOOM_* settings, PCTVB_CONFIDENCE). The environment adds what
+# cargo sets when it runs a test binary: CARGO_MANIFEST_DIR and the package's CARGO_PKG_*,
+# CARGO_CRATE_NAME, and the target directory's libraries on the library path.
 measure() {
-  local dir="$1" log="$2"; shift 2
-  local start end rc=0 status
-  start=$(date +%s.%N)
-  (cd "$dir" && timeout "$TIMEOUT" env "$@") >"$log" 2>&1 || rc=$?
-  end=$(date +%s.%N)
-  case "$rc" in
-    0) status=pass ;;
-    124) status="timeout (${TIMEOUT} s)" ;;
-    *) status=fail ;;
-  esac
-  # Sum the "test result" lines of every test binary the command ran.
-  local tests
-  tests=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed; [0-9]+ failed' "$log" \
-    | awk '{p += $4; f += $6} END {printf "%d passed, %d failed", p, f}')
-  # The time: the test binaries' own, as libtest reports it ("finished in N s", summed over
-  # the binaries run), so cargo's start-up and freshness check, which differ between the two
-  # copies' target directories, are left out; the command's elapsed time when no binary
-  # finished (a timeout, a build failure).
-  local secs
-  secs=$(grep -Eo 'finished in [0-9.]+s' "$log" | awk '{t += $3} END {if (NR) printf "%.2f", t}')
-  [ -n "$secs" ] || secs=$(echo "$end - $start" | bc)
-  printf '%s|%.2f|%s\n' "$status" "$secs" "$tests"
+  run_suite "$1" "$2" "$3" "$REPEATS" "" "${@:4}"
+}
+
+# As `measure`, once, with `arguments` (one word list) after the binaries: the untimed runs.
+run_suite() {
+  local dir="$1" variant="$2" log="$3" repeats="$4" arguments="$5"; shift 5
+  local bins
+  bins="$(test_binaries "$dir" "$variant")"
+  if [ -z "$bins" ]; then
+    echo "build failed|0|0|0|0|0 passed, 0 failed"
+    return
+  fi
+  local deps="$OUT/target-$variant/release"
+  # shellcheck disable=SC2086
+  env "$@" CARGO_MANIFEST_DIR="$dir" CARGO_MANIFEST_PATH="$dir/Cargo.toml" \
+    CARGO_PKG_NAME="$name" CARGO_PKG_VERSION="$version" CARGO_CRATE_NAME="${name//-/_}" \
+    LD_LIBRARY_PATH="$deps/deps:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    python3 "$OUT/timer.py" "$TIMEOUT" "$repeats" "$REPEAT_BUDGET" "$log" "$dir" $bins -- $arguments
 }
 
 # Builds a copy's loom test (quietly; the log says why if not).
@@ -130,7 +278,24 @@ build_copy() {
     nice -n 10 cargo test --release $args --no-run --quiet) >"$log" 2>&1
 }
 
+# "i of n": the runs in a timer log (see timer.py) in which `test` failed.
+clock_failures() {
+  awk -v t="---- $2 stdout ----" '
+    /^== run [0-9]+:/ {split($3, r, ":"); runs[r[1]] = 1}
+    $0 == t {failed[r[1]] = 1}
+    END {n = 0; f = 0; for (i in runs) n++; for (i in failed) f++; printf "%d of %d", f, n}' "$1"
+}
+
+# A measurement as three table cells: status | median s (min-max, runs) | tests.
+cells() {
+  local status med min max n tests
+  IFS='|' read -r status med min max n tests <<<"$1"
+  printf '%s|%s (%s-%s, %s runs)|%s' "$status" "$med" "$min" "$max" "$n" "$tests"
+}
+
 rows=()
+raw=()
+explained=()
 bug_rows=()
 ran=()
 for s in "${selected[@]}"; do
@@ -167,18 +332,39 @@ for s in "${selected[@]}"; do
   echo "== $name $version: pctvb (default)" >&2
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
-  default=$(measure "$OUT/$name-$version-pctvb" "$OUT/$name-pctvb-default.log" \
-    $loom_env RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-pctvb" cargo test --release $args)
+  default=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-default.log" $loom_env)
   echo "== $name $version: pctvb (PCTVB_CONFIDENCE=0.99)" >&2
   # shellcheck disable=SC2086
-  confident=$(measure "$OUT/$name-$version-pctvb" "$OUT/$name-pctvb-confidence.log" \
-    $loom_env PCTVB_CONFIDENCE=0.99 RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-pctvb" cargo test --release $args)
+  confident=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence.log" \
+    $loom_env PCTVB_CONFIDENCE=0.99)
   echo "== $name $version: loom ($loom_env)" >&2
   TIMEOUT=$LOOM_TIMEOUT
   # shellcheck disable=SC2086
-  loom=$(measure "$OUT/$name-$version-loom" "$OUT/$name-loom.log" \
-    $loom_env RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-loom" cargo test --release $args)
-  rows+=("$name $version|$default|$confident|$loom|${notes:-}")
+  loom=$(measure "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" $loom_env)
+  if [ -n "${CLOCK_TESTS[$name]:-}" ]; then
+    IFS='|' read -r clock_test clock_what <<<"${CLOCK_TESTS[$name]}"
+    notes+="\`$clock_test\` $clock_what; it failed (timed out) in $(clock_failures "$OUT/$name-pctvb-default.log" "$clock_test") pctvb default runs, $(clock_failures "$OUT/$name-pctvb-confidence.log" "$clock_test") confidence runs, $(clock_failures "$OUT/$name-loom.log" "$clock_test") loom runs (see Notes). "
+  fi
+  rows+=("$name $version|$(cells "$default")|$(cells "$confident")|$(cells "$loom")|${notes:-}")
+  raw+=("$name $version|$default|$confident|$loom")
+
+  # Where the confidence mode's time goes (untimed runs; see explain.py above). loom's
+  # iterations are counted when its measured run took at most LOOM_COUNT_MAX seconds.
+  echo "== $name $version: executions per test (untimed, --nocapture)" >&2
+  TIMEOUT=$PCTVB_TIMEOUT
+  # shellcheck disable=SC2086
+  run_suite "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence-counts.log" 1 \
+    "--nocapture --test-threads=1" $loom_env PCTVB_CONFIDENCE=0.99 >/dev/null
+  : >"$OUT/$name-loom-counts.log"
+  loom_median="$(echo "$loom" | cut -d'|' -f2)"
+  if awk -v m="$loom_median" -v c="$LOOM_COUNT_MAX" 'BEGIN {exit !(m <= c)}'; then
+    TIMEOUT=$LOOM_TIMEOUT
+    # shellcheck disable=SC2086
+    run_suite "$OUT/$name-$version-loom" loom "$OUT/$name-loom-counts.log" 1 \
+      "--nocapture --test-threads=1" $loom_env LOOM_LOG=loom::model=info >/dev/null
+  fi
+  explained+=("$(python3 "$OUT/explain.py" "$OUT/$name-pctvb-confidence-counts.log" \
+    "$OUT/$name-loom-counts.log" "$name $version")")
   ran+=("$name $version")
 
   # Injected bugs: a third (and fourth) copy with the patch applied.
@@ -196,14 +382,12 @@ for s in "${selected[@]}"; do
     echo "== $bug: pctvb (default)" >&2
     TIMEOUT=$PCTVB_TIMEOUT
     # shellcheck disable=SC2086
-    bug_pctvb=$(measure "$OUT/$bug-pctvb" "$OUT/$bug-pctvb-default.log" \
-      $loom_env RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-pctvb" cargo test --release $args)
+    bug_pctvb=$(measure "$OUT/$bug-pctvb" pctvb "$OUT/$bug-pctvb-default.log" $loom_env)
     echo "== $bug: loom ($loom_env)" >&2
     TIMEOUT=$LOOM_TIMEOUT
     # shellcheck disable=SC2086
-    bug_loom=$(measure "$OUT/$bug-loom" "$OUT/$bug-loom.log" \
-      $loom_env RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-loom" cargo test --release $args)
-    bug_rows+=("$name $version|\`scripts/loom-patches/$bug.patch\`|$bug_pctvb|$bug_loom")
+    bug_loom=$(measure "$OUT/$bug-loom" loom "$OUT/$bug-loom.log" $loom_env)
+    bug_rows+=("$name $version|\`scripts/loom-patches/$bug.patch\`|$(cells "$bug_pctvb")|$(cells "$bug_loom")")
   done
 done
 
@@ -228,9 +412,21 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo "Generated by \`scripts/loom-suites.sh\` on $(date -u +%Y-%m-%d) ($(nproc) cores, $(rustc --version))."
   echo "Each suite runs in release mode with the crate's loom cfg; pctvb through \`pctvb-loom\` after"
   echo "the one-line Cargo.toml switch, loom as published with the settings of the crate's CI."
-  echo "Times (s) are the test binaries' wall time as libtest reports it (\`finished in\`, summed over"
-  echo "the binaries a run starts): builds are done first, and cargo's start-up is left out."
-  echo "Executions per test are in each run's log (\`--nocapture\` prints pctvb's summary)."
+  echo
+  echo "How the time is measured: each suite is built first (\`cargo test --release <args> --no-run\`)."
+  echo "Then the test binaries that command would run are started directly, as cargo starts them"
+  echo "(the package's directory as working directory, cargo's \`CARGO_*\` variables, no extra"
+  echo "arguments, so libtest runs $(nproc) tests at a time), and each is timed with a nanosecond"
+  echo "clock (Python's \`time.perf_counter_ns\` read just before the binary starts and after it"
+  echo "exits: process start-up and exit are counted, cargo's and the timer's are not). A run is"
+  echo "every binary of the suite in turn; it is repeated up to ${REPEATS} times (\`LOOM_SUITES_REPEATS\`),"
+  echo "fewer when the runs so far took ${REPEAT_BUDGET} s (\`LOOM_SUITES_REPEAT_BUDGET\`). A time cell is the"
+  echo "median run in seconds, then the fastest and slowest run and the number of runs. Status and"
+  echo "test counts are those of the first run (of the first failing run, if any failed; \"fail (i"
+  echo "of n runs)\" when only some did). Measured runs ran at niceness $(nice) on a machine that may"
+  echo "have been running other work: compare the two tools within one row, where the spread says"
+  echo "how much a time moved from run to run. Executions per test are in each run's log"
+  echo "(\`--nocapture\` prints pctvb's summary); the confidence mode's are summarized below."
   echo
   echo "| crate | pctvb default | s | tests | pctvb confidence 0.99 | s | tests | loom | s | tests | notes |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -240,6 +436,39 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo "Timeouts of the last run: LOOM_TIMEOUT = ${LOOM_TIMEOUT} s, PCTVB_TIMEOUT = ${PCTVB_TIMEOUT} s per run; a"
   echo "\"timeout (N s)\" cell means the run was killed after N s. Rows of crates not in the last run"
   echo "are kept from the previous document (last run: ${ran[*]})."
+  echo
+  echo "## Confidence mode: where the time goes"
+  echo
+  echo "From two more runs of each clean suite, untimed, with \`--nocapture --test-threads=1\`: pctvb"
+  echo "with \`PCTVB_CONFIDENCE=0.99\` (each test's summary line: search executions, executions/s,"
+  echo "scheduling points k; its guarantee: the executions the bound counted and the per-execution"
+  echo "bound p, shown as 1 in 1/p, with the sum of the variables' accesses k_q it is computed from),"
+  echo "and loom with its model log on (\`LOOM_LOG=loom::model=info\`: \"Completed in N iterations\""
+  echo "per test; \"not counted\" when loom's measured run took over ${LOOM_COUNT_MAX} s, \`LOOM_COUNT_MAX\`;"
+  echo "\"not printed\" when the suite calls \`loom::model::Builder::check\` itself, as sharded-slab's"
+  echo "\`run_builder\` does: loom installs the log that prints the count only in \`loom::model\`; a"
+  echo "test that printed no count is missing from the sum)."
+  echo "pctvb's executions are the search's (1 in 2 runs the uniform walk, which the bound does not"
+  echo "count, so about twice the counted ones), its seconds the sum over tests of executions divided"
+  echo "by the executions/s the summary reports (one test at a time, without the 10 profiling"
+  echo "executions and the process start-up). A test that failed prints no summary and is missing."
+  echo
+  echo "| crate | tests with a summary | pctvb executions | counted by the bound | pctvb s | us per execution | loom iterations |"
+  echo "|---|---|---|---|---|---|---|"
+  for e in "${explained[@]}"; do
+    echo "| $(echo "$e" | head -1 | sed 's/|/ | /g') |"
+  done
+  echo
+  echo "The tests pctvb spent most time in, per crate (at most five):"
+  echo
+  echo "| crate | test | pctvb executions | counted | bound: 1 in | k | sum k_q | executions/s | pctvb s | loom iterations |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  for e in "${explained[@]}"; do
+    crate="$(echo "$e" | head -1 | cut -d'|' -f1)"
+    echo "$e" | tail -n +2 | while IFS= read -r t; do
+      echo "| $crate | ${t#  } |" | sed 's/|/ | /g; s/  */ /g; s/^ //; s/ $//'
+    done
+  done
   echo
   echo "## Injected bugs"
   echo
@@ -282,8 +511,9 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo "## Notes"
   echo
   timed_out=""
-  for r in "${rows[@]}"; do
-    case "$r" in *timeout*) timed_out+="${r%%|*}; " ;; esac
+  for r in "${raw[@]}"; do
+    IFS='|' read -r crate d_status _ _ _ _ _ c_status _ _ _ _ _ l_status _ <<<"$r"
+    case "$d_status $c_status $l_status" in *timeout*) timed_out+="$crate; " ;; esac
   done
   if [ -n "$timed_out" ]; then
     echo "- Runs killed by the timeout in the last run (their time is a lower bound, not a"
@@ -291,24 +521,62 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
     echo "  LOOM_TIMEOUT; it is not counted as a pass."
   fi
   slower=""
-  for r in "${rows[@]}"; do
-    IFS='|' read -r crate _ d_s _ _ c_s _ _ l_s _ <<<"$r"
-    awk -v d="$d_s" -v l="$l_s" 'BEGIN {exit !(d >= l)}' && slower+="$crate (default mode: $d_s s, loom $l_s s); "
-    awk -v c="$c_s" -v l="$l_s" 'BEGIN {exit !(c >= l)}' && slower+="$crate (confidence 0.99: $c_s s, loom $l_s s); "
+  close=""
+  for r in "${raw[@]}"; do
+    IFS='|' read -r crate _ d_s _ d_max _ _ _ c_s _ c_max _ _ _ l_s l_min _ _ _ <<<"$r"
+    awk -v d="$d_s" -v l="$l_s" 'BEGIN {exit !(d >= l)}' && slower+="$crate (default mode: median $d_s s, loom $l_s s); "
+    awk -v c="$c_s" -v l="$l_s" 'BEGIN {exit !(c >= l)}' && slower+="$crate (confidence 0.99: median $c_s s, loom $l_s s); "
+    awk -v d="$d_s" -v l="$l_s" -v m="$d_max" -v n="$l_min" 'BEGIN {exit !(d < l && m >= n)}' \
+      && close+="$crate (default mode: slowest run $d_max s, loom's fastest $l_min s); "
+    awk -v c="$c_s" -v l="$l_s" -v m="$c_max" -v n="$l_min" 'BEGIN {exit !(c < l && m >= n)}' \
+      && close+="$crate (confidence 0.99: slowest run $c_max s, loom's fastest $l_min s); "
   done
   if [ -n "$slower" ]; then
-    echo "- Where pctvb's time was not below loom's in the last run: ${slower%; }."
+    echo "- Where pctvb's median time was not below loom's in the last run: ${slower%; }."
   else
-    echo "- pctvb's time was below loom's on every crate in the last run, in both modes."
+    echo "- pctvb's median time was below loom's on every crate in the last run, in both modes."
+  fi
+  for r in "${raw[@]}"; do
+    IFS='|' read -r crate _ _ _ _ _ _ _ c_s _ _ _ _ _ l_s _ <<<"$r"
+    awk -v c="$c_s" -v l="$l_s" 'BEGIN {exit !(c >= l)}' || continue
+    for e in "${explained[@]}"; do
+      IFS='|' read -r e_crate _ e_executions e_counted e_secs e_per e_loom <<<"$(echo "$e" | head -1)"
+      [ "$e_crate" = "$crate" ] || continue
+      case "$e_loom" in
+        ''|*[!0-9]*|0) loom_said="loom's iteration count is $e_loom (see the table above), its median run took $l_s s" ;;
+        *) loom_said="loom enumerated $e_loom iterations in a median run of $l_s s ($(awk -v s="$l_s" -v n="$e_loom" 'BEGIN {printf "%.1f", s / n * 1e6}') us of whole run per iteration)" ;;
+      esac
+      echo "- Why $crate is slower with the confidence target: pctvb's bound needs the executions it"
+      echo "  counts ($e_counted), and reaching them took $e_executions search executions in all (the"
+      echo "  uniform walk's, 1 in 2, and those drawn with counts a later execution raised are not"
+      echo "  counted) at $e_per us each: $e_secs s of the models' own time (one test at a time), of"
+      echo "  the suite's median run of $c_s s (the rest is the process's and each test's set-up and"
+      echo "  libtest; two tests at a time); $loom_said. Fewer executions would not give the printed"
+      echo "  guarantee; the tables above give each test's."
+    done
+  done
+  if [ -n "$close" ]; then
+    echo "- Where pctvb's median was below loom's but the runs' ranges overlap: ${close%; }."
   fi
   echo "- pctvb samples executions (1000 per model by default; with \`PCTVB_CONFIDENCE=0.99\` as many as"
   echo "  its bound needs); loom enumerates them up to the crate's preemption bound. A pass means"
   echo "  different things: see README, \"Running your loom tests under pctvb\"."
-  echo "- oneshot's \`send_recv_different_threads\` receives with a 1 ms timeout measured on the real"
-  echo "  clock (\`std::time::Instant\`, which neither tool controls): an execution in which the OS"
-  echo "  deschedules the process for over 1 ms between the deadline and the send times out and"
-  echo "  fails. pctvb runs this model 1000 times (more for a guarantee), so a loaded machine shows"
-  echo "  it more often under pctvb than under loom; it is the test's clock, not a schedule."
+  echo "- oneshot's \`send_recv_different_threads\` depends on the real clock. Its receiver thread calls"
+  echo "  \`recv_timeout(Duration::from_millis(1))\`, which takes a deadline from \`std::time::Instant::now()\`"
+  echo "  (std's clock, which neither tool controls; oneshot's loom build replaces only \`park_timeout\`,"
+  echo "  by \`loom::thread::yield_now\`), then loops: while the deadline has not passed it yields and"
+  echo "  checks the channel; once it has, it swaps the channel's state and returns \`Err(Timeout)\` unless"
+  echo "  the message is already there, and the test asserts \`Ok(9)\`. Between taking the deadline and"
+  echo "  seeing the message lie a few scheduling points (the main thread spawning the sender, the"
+  echo "  sender's send): microseconds of work under either tool, so an execution times out only when"
+  echo "  the OS deschedules the test's thread for over 1 ms inside that window (pctvb's report then"
+  echo "  says that replaying the execution did not reproduce the failure). Each execution is one more"
+  echo "  chance, so the rate grows with the executions run (pctvb: 1000 by default, thousands with the"
+  echo "  confidence target; loom: its iteration count, in the table above) and with the machine's"
+  echo "  load. The row's notes count the runs it failed in; a failing run is reported as failing, not"
+  echo "  retried. pctvb-loom cannot do better without a source edit: the clock read is std's, not"
+  echo "  loom's, so no loom API it provides is on that path (raising the timeout in the test would be"
+  echo "  the source edit that removes the dependency)."
   echo "- pctvb treats atomics as sequentially consistent for scheduling, but its race detector"
   echo "  honours Release/Acquire: a Relaxed store does not publish data, so a weakened ordering"
   echo "  that lets an \`UnsafeCell\` access race is reported (the sharded-slab patch)."
