@@ -46,6 +46,7 @@ pub fn short(tool: &Tool) -> String {
         "random" => "random".into(),
         "uniform" => "uniform".into(),
         "pos" => "pos".into(),
+        "greybox" => "greybox".into(),
         "pct d=2" => "pct2".into(),
         "pct d=3" => "pct3".into(),
         "pctvb d=2 v=1" => "pctvb".into(),
@@ -193,7 +194,7 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
         let _ = writeln!(d, "- {line}");
     }
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
-          pctvb's default without a target), `pos` (partial order sampling, Fray's default), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
+          pctvb's default without a target), `pos` (partial order sampling, Fray's default), `greybox` (coverage-guided schedule fuzzing, serial), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
           (thread bounding t=3 c=1, `strategy = \"threadbound\"`'s defaults), `comb` (the \
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \

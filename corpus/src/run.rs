@@ -52,6 +52,7 @@ impl Tool {
             Tool::Pctvb(StrategyKind::Random),
             Tool::Pctvb(StrategyKind::UniformWalk),
             Tool::Pctvb(StrategyKind::Pos),
+            Tool::Pctvb(StrategyKind::Greybox),
             Tool::Pctvb(StrategyKind::Pct { depth: 2 }),
             Tool::Pctvb(StrategyKind::Pct { depth: 3 }),
             Tool::Pctvb(StrategyKind::Pctvb { depth: 2, vars: 1 }),

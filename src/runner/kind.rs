@@ -13,7 +13,7 @@
 use crate::guarantee::BoundKind;
 use crate::schedulers::registry::{same_name, Param, StrategyInfo, StrategyParams};
 use crate::schedulers::{
-    combined, pct, pctvb, pos, random, systematic, thread_bound, uniform_walk, Strategy,
+    combined, greybox, pct, pctvb, pos, random, systematic, thread_bound, uniform_walk, Strategy,
     UnknownStrategy,
 };
 
@@ -154,6 +154,13 @@ pub enum StrategyKind {
     /// no parameters, no profiling; its executions run on every core like the random
     /// strategy's.
     Pos => pos::INFO,
+    /// Coverage-guided schedule fuzzing: keeps the schedules whose executions reached new
+    /// features (an operation's site and value beside its thread's previous one, reads-from
+    /// pairs of sites) and replays a random prefix of a kept schedule before choosing at
+    /// random. For deep bugs in lock-free code that need a chain of rare states (SCTBench's
+    /// `SafeStack`). No guarantee, no parameters, no profiling; its executions are serial
+    /// (each learns from the earlier ones).
+    Greybox => greybox::INFO,
 }
 }
 

@@ -76,6 +76,7 @@
 //! own, so the loop stays outside the trait.
 
 pub(crate) mod combined;
+pub(crate) mod greybox;
 mod guided;
 pub(crate) mod pct;
 pub(crate) mod pctvb;
