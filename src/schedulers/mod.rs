@@ -17,7 +17,9 @@
 //! the paper's randomized RankChecker and pctvb's default for guarantees) and [`Systematic`]
 //! (the paper's exhaustive search), and [`Pos`](pos::Pos) (partial order sampling, Yuan et al.,
 //! CAV 2018: random priorities, re-drawn after each step for the threads whose pending
-//! operations race with it; no guarantee). The four priority strategies are each only their rules
+//! operations race with it; no guarantee), and [`Greybox`](greybox::Greybox) (coverage-guided
+//! schedule fuzzing: keeps the schedules that reached new features and replays random prefixes
+//! of them; no guarantee, serial). The four priority strategies are each only their rules
 //! (the priority scheme, where change points go, how many, how they describe themselves); one
 //! core runs them all: strict priority scheduling, change points, extra threads below all
 //! others. (A thread that yields is not enabled until another thread makes progress: the
