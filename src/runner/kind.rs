@@ -338,7 +338,7 @@ mod tests {
         assert_eq!(
             message.as_str(),
             "unknown strategy \"pctt\"; expected one of: random, uniform, pct, pctvb, \
-             threadbound, combined, systematic, pos"
+             threadbound, combined, systematic, pos, greybox"
         );
         let long = "x".repeat(1000);
         let message = StrategyKind::__named(&long).unwrap_err();

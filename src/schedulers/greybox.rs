@@ -2,7 +2,7 @@
 //! [`StrategyKind::Greybox`](crate::StrategyKind::Greybox)): greybox fuzzing (AFL's loop)
 //! applied to schedules, as RFF (Wolff et al., ASPLOS 2024) does with other feedback. A
 //! schedule whose execution did something no earlier execution did is kept; later executions
-//! replay a random prefix of a kept schedule and continue at random from there.
+//! replay a random prefix of a kept schedule and continue with the uniform walk.
 //!
 //! # What counts as new
 //!
@@ -15,14 +15,13 @@
 //! - the feature with the operation another thread completed just before it and the same
 //!   thread's previous one (a context switch and what it interleaved with).
 //!
-//! Thread ids are left out, so symmetric threads do not make a schedule new. The
-//! contexts are what matters: with single features or reads-from pairs of sites alone the
-//! corpus stops growing after a few dozen schedules on SafeStack and finds its bug in a few
-//! trials of 20; with them, in most trials within 10^4 executions (tests/safestack.rs).
+//! Thread ids are left out, so symmetric threads do not make a schedule new. The contexts
+//! are the point: a value alone, or which site a read read from, says little of how the
+//! threads interleaved, so the corpus would stop growing long before a chain of rare states.
 //!
 //! # Why it finds deep lock-free bugs
 //!
-//! SCTBench's `SafeStack` (an ABA on a lock-free stack) needs eight preemptions at narrow
+//! SCTBench's `SafeStack` (an ABA on a lock-free stack) needs many preemptions at narrow
 //! windows, each making a state the next builds on (a stale head read, a lock slot overwritten
 //! by a push's retry, a CAS that succeeds with a stale `next`, a count that drops to zero). A
 //! random walk must hit all of them in one execution; here each is a short random step from a
@@ -31,11 +30,14 @@
 //!
 //! # Executions
 //!
-//! One execution in [`FRESH_ONE_IN`] is a fresh random walk, so the corpus keeps gaining
-//! schedules unlike its own. The others take a kept schedule (half the time one of the
-//! [`RECENT`] latest, which extend the newest finds; otherwise any), follow it up to a
-//! uniformly drawn step while the thread it names can run, and then choose uniformly among the
-//! enabled threads.
+//! One execution in [`FRESH_ONE_IN`] is a fresh walk, so the corpus keeps gaining schedules
+//! unlike its own. The others take a kept schedule (half the time one of the [`RECENT`]
+//! latest, which extend the newest finds; otherwise any) and follow it up to a uniformly drawn
+//! step while the thread it names can run. Past that step, and in fresh executions, the
+//! uniform walk ([`UniformWalk`], the default strategy) chooses: it sees every decision, the
+//! followed ones included, so its counts of each thread's remaining steps stay right. The
+//! walk, not the naive random choice, is what keeps the strategy close to `uniform` on bugs
+//! that need no chain (the corpus's `greybox` column beside `uniform` and `random`).
 //!
 //! No guarantee. Every execution depends on the run's earlier ones (the corpus), so a run's
 //! executions are serial, and a seed reproduces a run, not an execution by its index alone; a
@@ -46,12 +48,13 @@
 use rand::RngExt;
 
 use super::registry::StrategyInfo;
+use super::uniform_walk::UniformWalk;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{ThreadId, Value};
 
 /// Bits of the coverage map (a power of two; 32 KiB).
 const MAP_BITS: usize = 1 << 18;
-/// One execution in this many is a fresh random walk.
+/// One execution in this many is a fresh walk (no kept prefix).
 pub(crate) const FRESH_ONE_IN: u32 = 4;
 /// Half of the other executions extend one of this many latest kept schedules.
 pub(crate) const RECENT: usize = 8;
@@ -82,6 +85,8 @@ pub(crate) struct Greybox {
     last: Vec<[u64; 2]>,
     /// The feature of the operation completed last, by any thread, and that thread.
     global_last: (u64, u32),
+    /// The walk past the prefix; it sees every decision, so its step counts stay right.
+    walk: UniformWalk,
 }
 
 impl Default for Greybox {
@@ -95,6 +100,7 @@ impl Default for Greybox {
             found_new: false,
             last: Vec::new(),
             global_last: (0, u32::MAX),
+            walk: UniformWalk::new(),
         }
     }
 }
@@ -169,7 +175,8 @@ impl Strategy for Greybox {
         "greybox".to_string()
     }
 
-    fn begin_execution(&mut self, _start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
+    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
+        self.walk.begin_execution(start, rng);
         self.choices.clear();
         self.last.clear();
         self.global_last = (0, u32::MAX);
@@ -204,16 +211,14 @@ impl Strategy for Greybox {
                 _ => self.prefix = None,
             }
         }
-        let chosen = match chosen {
-            Some(t) => t,
-            None if enabled.len() == 1 => enabled[0],
-            None => enabled[rng.random_range(0..enabled.len())],
-        };
+        let walked = self.walk.choose(decision, rng)?;
+        let chosen = chosen.unwrap_or(walked);
         self.choices.push(chosen.0);
         Ok(chosen)
     }
 
-    fn end_execution(&mut self, _digest: u64, _steps: u64) -> Result<(), StrategyError> {
+    fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
+        self.walk.end_execution(digest, steps)?;
         if self.found_new
             && self.corpus.len() < CORPUS_MAX
             && self.kept_choices + self.choices.len() <= CHOICES_MAX
