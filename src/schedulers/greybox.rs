@@ -21,12 +21,12 @@
 //!
 //! # Why it finds deep lock-free bugs
 //!
-//! SCTBench's `SafeStack` (an ABA on a lock-free stack) needs many preemptions at narrow
-//! windows, each making a state the next builds on (a stale head read, a lock slot overwritten
-//! by a push's retry, a CAS that succeeds with a stale `next`, a count that drops to zero). A
-//! random walk must hit all of them in one execution; here each is a short random step from a
-//! kept schedule that already made the previous ones, and each such state shows as new values
-//! in a new context.
+//! SCTBench's `SafeStack` (an ABA on a lock-free stack) needs at least 8 preemptions
+//! (`scripts/safestack-min-preemptions.py`) at narrow windows, each making a state the next
+//! builds on (a stale head read, a lock slot overwritten by a push's retry, a CAS that succeeds
+//! with a stale `next`, a count that drops to zero). A random walk must hit all of them in one
+//! execution; here each is a short random step from a kept schedule that already made the
+//! previous ones, and each such state shows as new values in a new context.
 //!
 //! # Executions
 //!
