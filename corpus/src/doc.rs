@@ -46,6 +46,7 @@ pub fn short(tool: &Tool) -> String {
         "random" => "random".into(),
         "uniform" => "uniform".into(),
         "pos" => "pos".into(),
+        "greybox" => "greybox".into(),
         "pct d=2" => "pct2".into(),
         "pct d=3" => "pct3".into(),
         "pctvb d=2 v=1" => "pctvb".into(),
@@ -195,6 +196,7 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     }
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
           pctvb's default without a target), `pos` (partial order sampling, Fray's default), \
+          `greybox` (coverage-guided schedule fuzzing, serial), \
           `portfolio` (the walk, POS and PCT d=2/3/5, one per execution: the walk's unless \
           another arm's recent executions add more new pairs of conflicting accesses, each \
           other arm at least 3%), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \

@@ -13,7 +13,7 @@
 use crate::guarantee::BoundKind;
 use crate::schedulers::registry::{same_name, Param, StrategyInfo, StrategyParams};
 use crate::schedulers::{
-    combined, pct, pctvb, portfolio, pos, random, systematic, thread_bound, uniform_walk, Strategy,
+    combined, greybox, pct, pctvb, portfolio, pos, random, systematic, thread_bound, uniform_walk, Strategy,
     UnknownStrategy,
 };
 
@@ -160,6 +160,13 @@ pub enum StrategyKind {
     /// runs at least 3% of the executions. No guarantee, no parameters, no profiling; serial
     /// (each execution's arm depends on the earlier ones), reproduced by its seed.
     Portfolio => portfolio::INFO,
+    /// Coverage-guided schedule fuzzing: keeps the schedules whose executions reached new
+    /// features (an operation's site and value beside its thread's previous one, reads-from
+    /// pairs of sites) and replays a random prefix of a kept schedule before choosing at
+    /// random. For deep bugs in lock-free code that need a chain of rare states (SCTBench's
+    /// `SafeStack`). No guarantee, no parameters, no profiling; its executions are serial
+    /// (each learns from the earlier ones).
+    Greybox => greybox::INFO,
 }
 }
 
@@ -337,7 +344,7 @@ mod tests {
         assert_eq!(
             message.as_str(),
             "unknown strategy \"pctt\"; expected one of: random, uniform, pct, pctvb, \
-             threadbound, combined, systematic, pos, portfolio"
+             threadbound, combined, systematic, pos, portfolio, greybox"
         );
         let long = "x".repeat(1000);
         let message = StrategyKind::__named(&long).unwrap_err();

@@ -17,10 +17,12 @@
 //! the paper's randomized RankChecker and pctvb's default for guarantees), [`Systematic`]
 //! (the paper's exhaustive search), [`Pos`](pos::Pos) (partial order sampling, Yuan et al.,
 //! CAV 2018: random priorities, re-drawn after each step for the threads whose pending
-//! operations race with it; no guarantee), and [`Portfolio`](portfolio::Portfolio) (one of the
+//! operations race with it; no guarantee), [`Portfolio`](portfolio::Portfolio) (one of the
 //! walk, POS and PCT at depths 2, 3 and 5 per execution, the walk's unless another arm's
 //! executions add more new pairs of conflicting accesses, each other arm with a floor share;
-//! no guarantee). The four priority strategies are each only their rules
+//! no guarantee), and [`Greybox`](greybox::Greybox) (coverage-guided
+//! schedule fuzzing: keeps the schedules that reached new features and replays random prefixes
+//! of them; no guarantee, serial). The four priority strategies are each only their rules
 //! (the priority scheme, where change points go, how many, how they describe themselves); one
 //! core runs them all: strict priority scheduling, change points, extra threads below all
 //! others. (A thread that yields is not enabled until another thread makes progress: the
@@ -79,6 +81,7 @@
 //! own, so the loop stays outside the trait.
 
 pub(crate) mod combined;
+pub(crate) mod greybox;
 mod guided;
 pub(crate) mod pct;
 pub(crate) mod pctvb;

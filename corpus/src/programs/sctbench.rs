@@ -452,7 +452,15 @@ impl SafeStack {
 
 /// `safestack` (SCTBench's hardest bug): three threads each pop a slot of three, write their
 /// id into it, check it is still theirs, and push it back, twice. The check fails when ABA
-/// hands one slot to two threads; it needs several preemptions at the right CAS windows.
+/// hands one slot to two threads; it needs several preemptions at the right CAS windows: at
+/// least 8 (`python3 scripts/safestack-min-preemptions.py` searches a model of this port and
+/// prints a failing schedule of 8). In it a thread reads the head and stalls; another pops that
+/// slot and, pushing it back, stores its `next` and stalls before its CAS; the first swaps that
+/// `next` (taking the lock); the pusher's CAS fails (a third thread popped meanwhile) and its
+/// retry overwrites the lock and succeeds; the first's CAS then succeeds with the stale `next`,
+/// making the head a slot the third thread holds, which another pop then hands out twice.
+/// A faithful port of SCTBench's `SafeStack.cpp` (same operations and retry loops; its
+/// `volatile` values are atomics here, scheduling points as SCTBench's racy accesses are).
 pub fn safestack(_: usize) {
     let stack = Arc::new(SafeStack::new(3));
     let handles = (0..3)
