@@ -103,3 +103,52 @@ fn shards_split_the_executions_and_together_find_what_one_run_finds() {
         }
     }
 }
+
+/// The OS threads a run's executions ran on, and its report.
+fn os_threads_of(
+    config: Config,
+    body: impl Fn() + Sync,
+) -> (Vec<std::thread::ThreadId>, pctvb::Report) {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let report = config.run(|| {
+        let id = std::thread::current().id();
+        let mut seen = seen.lock().unwrap();
+        if !seen.contains(&id) {
+            seen.push(id);
+        }
+        drop(seen);
+        body();
+    });
+    (seen.into_inner().unwrap(), report)
+}
+
+#[test]
+fn a_run_with_one_schedule_or_a_failing_first_execution_starts_no_worker_threads() {
+    let caller = std::thread::current().id();
+    let config = Config::new().ignore_env().seed(7).iterations(1000).workers(2).minimize_runs(0);
+    // One logical thread: execution 0 offers no choice, so it is the whole run, on this
+    // OS thread (each execution runs on the OS thread of its engine).
+    let (threads, report) = os_threads_of(config.clone(), || {
+        let n = AtomicUsize::new(0);
+        n.fetch_add(1, Ordering::SeqCst);
+    });
+    assert!(report.is_ok() && report.executions == 1, "{report:?}");
+    assert_eq!(threads, vec![caller]);
+    // A bug in execution 0: reported from this thread, at execution 0.
+    let (threads, report) = os_threads_of(config.clone(), || panic!("always"));
+    assert_eq!(report.failure().expect("found").execution, 0);
+    assert_eq!(threads, vec![caller]);
+    // A choice and no bug: the executions spread over the workers' OS threads (so this test
+    // sees where executions run).
+    let (threads, report) = os_threads_of(config, || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        let h = thread::spawn(move || {
+            m.fetch_add(1, Ordering::SeqCst);
+        });
+        n.fetch_add(1, Ordering::SeqCst);
+        h.join().unwrap();
+    });
+    assert!(report.is_ok() && report.executions == 1000, "{report:?}");
+    assert!(threads.iter().any(|&t| t != caller), "{threads:?}");
+}

@@ -9,6 +9,9 @@
 //! `i % m == k - 1`, so a CI matrix can split a budget across machines (a run of the walk
 //! also runs execution 0, to learn from it).
 //!
+//! A parallel run starts with execution 0 on the calling thread ([`Config::search`]): when it
+//! fails or offers no choice, the run ends there, without worker threads.
+//!
 //! Priority strategies run serially: their draws depend on the counts measured by earlier
 //! executions of the run, so splitting them would change the schedules.
 

@@ -35,6 +35,19 @@ impl Config {
         at: &'static Location<'static>,
     ) -> Report {
         if let Some((iterations, workers)) = self.parallel_plan(&kind, budget) {
+            // Execution 0 first, on this OS thread: when it fails, cannot test, or offers no
+            // choice (one schedule: a model with one thread, as many of a loom suite's are),
+            // the run ends with it, and starting worker threads would cost more than the run.
+            // It is the execution a serial run starts with, so the report is the same; when
+            // the run goes on, the workers run it again (the walk learns from it).
+            if self.shard.is_none() {
+                let mut first =
+                    self.search_serial(kind.clone(), seed, Budget::Iterations(1), body, at);
+                if first.failure.is_some() || first.error.is_some() || first.only_schedule {
+                    first.planned = iterations;
+                    return first;
+                }
+            }
             return self.search_parallel(&kind, seed, iterations, workers, body, at);
         }
         if let StrategyKind::Systematic { .. } = kind {
