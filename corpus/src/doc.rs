@@ -502,8 +502,8 @@ fn costs(rows: &[Row], tools: &[Tool], budget: u64) -> String {
         let _ = writeln!(
             d,
             "\nThe cheapest pctvb column on each program, picked after the fact (no strategy \
-             can pick so, and a portfolio that mixes these columns pays more than the cheapest \
-             of them), pays {ratio:.2}x what `sh-urw` pays over the {n} buggy programs it ran: \
+             can pick so; drawing each execution from one of these columns pays at least what \
+             the cheapest of them pays), pays {ratio:.2}x what `sh-urw` pays over the {n} buggy programs it ran: \
              the floor of any mix of them. On {cheap} of those programs `sh-urw` pays at most \
              two executions, where half would be below the one execution a run costs at least."
         );
