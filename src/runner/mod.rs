@@ -359,7 +359,11 @@ fn default_workers() -> usize {
     if one_at_a_time {
         1
     } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        // Asked once per process: std reads the cgroup files (/proc/self/cgroup, the CPU
+        // quota) at every call, which cost more than a whole one-schedule run (a loom
+        // suite's one-thread models, one run each: issue #17's event-listener row).
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
 }
 
