@@ -27,7 +27,7 @@ mod paper_figures;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
-use no_guarantee::{assert_runs_without_guarantee, correct_pair};
+use no_guarantee::{assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair};
 use paper_figures::figure_3;
 
 fn config(seed: u64) -> Config {
@@ -190,14 +190,7 @@ fn never_fails_a_correct_program() {
 fn same_seed_same_run_on_any_number_of_workers() {
     // Each execution's arm depends on the earlier executions: the run stays serial, so the
     // workers setting changes nothing.
-    let run = |seed: u64, workers: usize| {
-        let report = config(seed).workers(workers).iterations(1000).run(consumer_waits_with_if);
-        let f = report.failure().expect("found").clone();
-        (f.execution, f.token)
-    };
-    let first = run(3, 1);
-    assert_eq!(first, run(3, 1));
-    assert_eq!(first, run(3, 4));
+    assert_same_run_on_workers(config(3).iterations(1000), consumer_waits_with_if, &[4]);
 }
 
 #[test]

@@ -22,7 +22,7 @@ mod programs;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
-use no_guarantee::{assert_runs_without_guarantee, correct_pair};
+use no_guarantee::{assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair};
 use paper_figures::{figure_10, figure_3, FIGURES};
 use programs::lost_update; // the quickstart's lost update
 
@@ -90,16 +90,8 @@ fn failures_replay_exactly_from_their_token() {
 
 #[test]
 fn same_seed_same_run_on_any_number_of_workers() {
-    let run = |seed: u64, workers: usize| {
-        let report = config(seed).workers(workers).iterations(1000).run(figure_10);
-        let f = report.failure().expect("found").clone();
-        (f.execution, f.token)
-    };
-    let first = run(1, 1);
-    assert_eq!(first, run(1, 1));
     // Each execution depends only on the seed and its index.
-    assert_eq!(first, run(1, 2));
-    assert_eq!(first, run(1, 4));
+    assert_same_run_on_workers(config(1).iterations(1000), figure_10, &[2, 4]);
 }
 
 #[test]

@@ -25,7 +25,7 @@ mod programs;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
-use no_guarantee::{assert_runs_without_guarantee, correct_pair};
+use no_guarantee::{assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair};
 use programs::lost_update;
 
 fn config(seed: u64) -> Config {
@@ -173,16 +173,8 @@ fn failures_replay_exactly_from_their_token() {
 
 #[test]
 fn same_seed_same_run_on_any_number_of_workers() {
-    let run = |seed: u64, workers: usize| {
-        let report =
-            config(seed).workers(workers).minimize_runs(0).iterations(10_000).run(safestack);
-        let f = report.failure().expect("found").clone();
-        (f.execution, f.token)
-    };
-    let first = run(0, 1);
-    assert_eq!(first, run(0, 1));
     // Its executions learn from the earlier ones, so they run serially whatever the workers.
-    assert_eq!(first, run(0, 3));
+    assert_same_run_on_workers(config(0).minimize_runs(0).iterations(10_000), safestack, &[3]);
 }
 
 #[test]

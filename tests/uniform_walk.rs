@@ -36,7 +36,7 @@ mod paper_figures;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
-use no_guarantee::{assert_runs_without_guarantee, correct_pair};
+use no_guarantee::{assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair};
 use paper_figures::{figure_10, figure_3, figure_4};
 
 /// The corpus's programs import threads and synchronization from a facade named `rt`.
@@ -123,12 +123,10 @@ fn same_seed_same_run_and_workers_do_not_change_it() {
         let f = report.failure().expect("found").clone();
         (f.execution, f.token, report.strategy)
     };
-    let first = run(1, 1);
-    assert_eq!(first, run(1, 1));
     // Executions after the first depend only on the first, which every worker runs to learn
     // from: the run is the same on any number of OS threads.
-    assert_eq!(first, run(1, 2));
-    assert_eq!(first, run(1, 4));
+    assert_same_run_on_workers(config(1).iterations(1000), || thread_scaling(5), &[2, 4]);
+    let first = run(1, 1);
     assert_eq!(first.2, "uniform");
     let others: Vec<_> = (2..6).map(|s| run(s, 1)).collect();
     assert!(others.iter().any(|o| o.0 != first.0 || o.1 != first.1));

@@ -51,3 +51,19 @@ pub fn assert_runs_without_guarantee(
         }
     }
 }
+
+/// A run of `config` on `body` finds the same first failure (execution and replay token) when
+/// repeated on one worker and on each of `workers`: a strategy's run depends on its seed
+/// only, not on how many OS threads it may use.
+pub fn assert_same_run_on_workers(config: Config, body: fn(), workers: &[usize]) {
+    let run = |w: usize| {
+        let report = config.clone().workers(w).run(body);
+        let f = report.failure().expect("the run finds the bug").clone();
+        (f.execution, f.token)
+    };
+    let first = run(1);
+    assert_eq!(first, run(1), "the same run twice on one worker");
+    for &w in workers {
+        assert_eq!(first, run(w), "{w} workers");
+    }
+}
