@@ -171,6 +171,32 @@ fn readers_and_writers_block_at_most_once_per_lock() {
     assert!(blocked_some, "the threads must contend");
 }
 
+/// A token recorded before a blocking change (its execution made `steps` scheduling points,
+/// `blocked` of them `blocked`) no longer replays on `program`: the replay says so with the
+/// divergence error (not a wrong replay, not a panic), and the same seed today makes fewer
+/// points and fewer blocked ones.
+fn assert_old_token_diverges(token: &str, program: fn(), steps: usize, blocked: usize) {
+    let error = Config::new()
+        .ignore_env()
+        .replay(token)
+        .try_run(program)
+        .expect_err("the old schedule cannot replay");
+    assert!(matches!(error, pctvb::Error::ReplayDiverged { .. }), "{error:?}");
+    assert!(error.to_string().contains("replay diverged"), "{error}");
+    let report = Config::new()
+        .ignore_env()
+        .strategy(StrategyKind::Random)
+        .seed(0)
+        .minimize_runs(0)
+        .workers(1)
+        .trace_files(false)
+        .run(program);
+    let failure = report.failure().expect("the program always fails at its end");
+    let now = failure.schedule.iter().filter(|s| s.operation.starts_with("blocked")).count();
+    let len = failure.schedule.len();
+    assert!(now < blocked && len < steps, "{now} of {len} blocked, against {blocked} of {steps}");
+}
+
 /// A replay token recorded before waiters stopped retrying (pctvb at commit 6a10b53): the
 /// random strategy, seed 0, on `mutex_contention`; its execution made 97 scheduling points,
 /// 15 of them `blocked`, some retries. The same choices no longer make the same execution,
@@ -179,25 +205,7 @@ const TOKEN_BEFORE_THE_CHANGE: &str = "pctvb1-AQAGcmFuZG9tAAAnlMZ5TmT7bwdJBxYHCA
 
 #[test]
 fn a_token_recorded_with_retries_diverges_clearly() {
-    let error = Config::new()
-        .ignore_env()
-        .replay(TOKEN_BEFORE_THE_CHANGE)
-        .try_run(mutex_contention)
-        .expect_err("the old schedule cannot replay");
-    assert!(matches!(error, pctvb::Error::ReplayDiverged { .. }), "{error:?}");
-    assert!(error.to_string().contains("replay diverged"), "{error}");
-    // The same seed today: fewer points, none of them a retry.
-    let report = Config::new()
-        .ignore_env()
-        .strategy(StrategyKind::Random)
-        .seed(0)
-        .minimize_runs(0)
-        .workers(1)
-        .trace_files(false)
-        .run(mutex_contention);
-    let failure = report.failure().expect("the program always fails at its end");
-    let blocked = failure.schedule.iter().filter(|s| s.operation.starts_with("blocked")).count();
-    assert!(blocked < 15 && failure.schedule.len() < 97, "{blocked} of {}", failure.schedule.len());
+    assert_old_token_diverges(TOKEN_BEFORE_THE_CHANGE, mutex_contention, 97, 15);
 }
 
 /// `THREADS` senders of `ROUNDS` messages each on a channel of capacity `bound`, one receiver
@@ -274,27 +282,5 @@ const CHANNEL_TOKEN_BEFORE_THE_CHANGE: &str = "pctvb1-AQAGcmFuZG9tAACyCJ2mSoo0Dw
 
 #[test]
 fn a_channel_token_recorded_with_retries_diverges_clearly() {
-    let error = Config::new()
-        .ignore_env()
-        .replay(CHANNEL_TOKEN_BEFORE_THE_CHANGE)
-        .try_run(bounded_channel_contention)
-        .expect_err("the old schedule cannot replay");
-    assert!(matches!(error, pctvb::Error::ReplayDiverged { .. }), "{error:?}");
-    assert!(error.to_string().contains("replay diverged"), "{error}");
-    // The same seed today: fewer points and fewer of them blocked.
-    let report = Config::new()
-        .ignore_env()
-        .strategy(StrategyKind::Random)
-        .seed(0)
-        .minimize_runs(0)
-        .workers(1)
-        .trace_files(false)
-        .run(bounded_channel_contention);
-    let failure = report.failure().expect("the program always fails at its end");
-    let blocked = failure.schedule.iter().filter(|s| s.operation.starts_with("blocked")).count();
-    assert!(
-        blocked < 56 && failure.schedule.len() < 118,
-        "{blocked} of {}",
-        failure.schedule.len()
-    );
+    assert_old_token_diverges(CHANNEL_TOKEN_BEFORE_THE_CHANGE, bounded_channel_contention, 118, 56);
 }

@@ -424,9 +424,7 @@ pub fn oracle_ratio(
     b: &Tool,
 ) -> Option<(f64, usize, usize)> {
     let j = tools.iter().position(|t| t == b)?;
-    let ours: Vec<usize> = (0..tools.len())
-        .filter(|&i| tools[i].family() == "pctvb")
-        .collect();
+    let ours: Vec<usize> = (0..tools.len()).filter(|&i| tools[i].family() == "pctvb").collect();
     let (mut best, mut theirs, mut cheap) = (Vec::new(), Vec::new(), 0);
     for r in rows.iter().filter(|r| r.program.bug) {
         let Some(cb) = &r.cells[j] else { continue };

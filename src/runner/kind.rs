@@ -13,8 +13,8 @@
 use crate::guarantee::BoundKind;
 use crate::schedulers::registry::{same_name, Param, StrategyInfo, StrategyParams};
 use crate::schedulers::{
-    combined, greybox, pct, pctvb, portfolio, pos, random, systematic, thread_bound, uniform_walk, Strategy,
-    UnknownStrategy,
+    combined, greybox, pct, pctvb, portfolio, pos, random, systematic, thread_bound, uniform_walk,
+    Strategy, UnknownStrategy,
 };
 
 /// Defines [`StrategyKind`] from the list of strategies: the enum as written, [`STRATEGIES`],
