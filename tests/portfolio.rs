@@ -27,7 +27,9 @@ mod paper_figures;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
-use no_guarantee::{assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair};
+use no_guarantee::{
+    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
+};
 use paper_figures::figure_3;
 
 fn config(seed: u64) -> Config {
@@ -195,15 +197,7 @@ fn same_seed_same_run_on_any_number_of_workers() {
 
 #[test]
 fn is_a_strategy_without_guarantee_parameters_or_profiling() {
-    assert_runs_without_guarantee(
-        StrategyKind::Portfolio,
-        "portfolio",
-        &[
-            (|c| c.confidence(0.9), "no probability bound"),
-            (|c| c.depth(2), "does not take a depth bound"),
-        ],
-        false,
-    );
+    assert_runs_without_guarantee(StrategyKind::Portfolio, "portfolio", BOUND_REFUSALS, false);
 }
 
 #[pctvb::test(strategy = "portfolio", iterations = 200, seed = 3)]

@@ -25,7 +25,9 @@ mod programs;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
-use no_guarantee::{assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair};
+use no_guarantee::{
+    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
+};
 use programs::lost_update;
 
 fn config(seed: u64) -> Config {
@@ -179,15 +181,7 @@ fn same_seed_same_run_on_any_number_of_workers() {
 
 #[test]
 fn is_a_strategy_without_guarantee_parameters_or_profiling() {
-    assert_runs_without_guarantee(
-        StrategyKind::Greybox,
-        "greybox",
-        &[
-            (|c| c.confidence(0.9), "no probability bound"),
-            (|c| c.depth(2), "does not take a depth bound"),
-        ],
-        false,
-    );
+    assert_runs_without_guarantee(StrategyKind::Greybox, "greybox", BOUND_REFUSALS, false);
 }
 
 #[pctvb::test(strategy = "greybox", iterations = 200, seed = 3)]

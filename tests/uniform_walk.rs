@@ -36,7 +36,9 @@ mod paper_figures;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::correct_programs;
-use no_guarantee::{assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair};
+use no_guarantee::{
+    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
+};
 use paper_figures::{figure_10, figure_3, figure_4};
 
 /// The corpus's programs import threads and synchronization from a facade named `rt`.
@@ -168,11 +170,13 @@ fn is_a_strategy_without_guarantee_parameters_or_profiling() {
         StrategyKind::UniformWalk,
         "uniform",
         &[
-            (|c| c.confidence(0.9), "no probability bound"),
-            (|c| c.depth(2), "does not take a depth bound"),
-            (|c| c.vars(1), "does not take a vars bound"),
-            (|c| c.threads(2), "does not take a threads bound"),
-        ],
+            BOUND_REFUSALS,
+            &[
+                (|c| c.vars(1), "does not take a vars bound"),
+                (|c| c.threads(2), "does not take a threads bound"),
+            ],
+        ]
+        .concat(),
         true,
     );
 }

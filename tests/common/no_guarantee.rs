@@ -20,6 +20,12 @@ pub fn correct_pair() {
 /// A configuration change a strategy refuses, and words its error must contain.
 pub type Refusal = (fn(Config) -> Config, &'static str);
 
+/// The refusals every strategy without a guarantee makes: a confidence target and a depth.
+pub const BOUND_REFUSALS: &[Refusal] = &[
+    (|c| c.confidence(0.9), "no probability bound"),
+    (|c| c.depth(2), "does not take a depth bound"),
+];
+
 /// `kind`, named `name`, runs without profiling or bound, and refuses each configuration of
 /// `refused` (applied to a run of it) with an `Error::Config` whose message contains the
 /// given words, and names the strategy when `names_itself`.
