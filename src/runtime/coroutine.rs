@@ -1,13 +1,16 @@
 //! Stacks for the coroutines that carry logical threads, pooled so that an execution does not
 //! pay for `mmap` at every spawn.
 //!
-//! A pool lives for one run; when it is dropped its stacks go to a small per-OS-thread cache
-//! that the next run's pool starts from. A test binary that calls `Config::run` many times
-//! (or measures runs per second) then maps each thread's stack once rather than mapping,
-//! protecting and unmapping it, and faulting its pages in again, on every run. The cache is
-//! freed when its OS thread exits (a test thread of the harness, for instance).
+//! A pool lives for one run; when it is dropped its stacks go to a small process-wide cache
+//! that the next run's pool starts from, on any OS thread. A test binary that calls
+//! `Config::run` many times (or measures runs per second) then maps each thread's stack once
+//! rather than mapping, protecting and unmapping it, and faulting its pages in again, on every
+//! run. Process-wide, not per OS thread: libtest runs each test on a thread of its own, and a
+//! suite of short runs (a loom suite's one-thread models) paid an `mmap` and an `munmap` with
+//! its TLB shootdown per test. The cache's lock is taken when a run starts and ends, never at
+//! a scheduling point.
 
-use std::cell::RefCell;
+use std::sync::Mutex;
 
 use corosensei::stack::DefaultStack;
 use corosensei::Coroutine;
@@ -15,14 +18,12 @@ use corosensei::Coroutine;
 /// A logical thread's coroutine: resumed by the engine, suspended at scheduling points.
 pub(crate) type ThreadCoroutine = Coroutine<(), (), (), DefaultStack>;
 
-/// Most bytes of stack (reserved address space; only touched pages are resident) an OS thread
+/// Most bytes of stack (reserved address space; only touched pages are resident) the process
 /// keeps between runs.
 const CACHE_BYTES: usize = 64 << 20;
 
-thread_local! {
-    /// Stacks of one size left by the last run on this OS thread.
-    static SPARE: RefCell<Spare> = const { RefCell::new(Spare { size: 0, stacks: Vec::new() }) };
-}
+/// Stacks of one size left by the last runs of the process.
+static SPARE: Mutex<Spare> = Mutex::new(Spare { size: 0, stacks: Vec::new() });
 
 struct Spare {
     size: usize,
@@ -36,15 +37,14 @@ pub(crate) struct StackPool {
 }
 
 impl StackPool {
-    /// A pool of stacks of `size` bytes, starting with those an earlier run on this OS thread
-    /// left.
+    /// A pool of stacks of `size` bytes, starting with those earlier runs left. Runs at the
+    /// same time (parallel workers, libtest's test threads) share out the cached stacks: the
+    /// first takes them all, the others map fresh ones, and all give theirs back at the end.
     pub(crate) fn new(size: usize) -> StackPool {
-        let free = SPARE
-            .try_with(|spare| match spare.try_borrow_mut() {
-                Ok(mut spare) if spare.size == size => std::mem::take(&mut spare.stacks),
-                _ => Vec::new(),
-            })
-            .unwrap_or_default();
+        let free = match SPARE.lock() {
+            Ok(mut spare) if spare.size == size => std::mem::take(&mut spare.stacks),
+            _ => Vec::new(),
+        };
         StackPool { size, free }
     }
 
@@ -63,8 +63,8 @@ impl StackPool {
 }
 
 impl Drop for StackPool {
-    /// Leaves the stacks to the next run on this OS thread (up to [`CACHE_BYTES`]); a pool of
-    /// another size replaces the cached stacks.
+    /// Leaves the stacks to the next run (up to [`CACHE_BYTES`] in all); a pool of another
+    /// size replaces the cached stacks.
     fn drop(&mut self) {
         let mut free = std::mem::take(&mut self.free);
         if free.is_empty() {
@@ -72,15 +72,16 @@ impl Drop for StackPool {
         }
         let keep = (CACHE_BYTES / self.size.max(1)).max(1);
         let size = self.size;
-        // After the thread-local is gone (a run inside a thread-local destructor), or while it
-        // is borrowed, the stacks are simply unmapped.
-        let _ = SPARE.try_with(move |spare| {
-            let Ok(mut spare) = spare.try_borrow_mut() else { return };
-            if spare.size == size {
-                free.append(&mut spare.stacks);
-            }
-            free.truncate(keep);
-            *spare = Spare { size, stacks: free };
-        });
+        // A poisoned lock (a panic while it was held, which its short sections cannot raise)
+        // only costs the cache: the stacks are then unmapped here.
+        let Ok(mut spare) = SPARE.lock() else { return };
+        if spare.size == size {
+            free.append(&mut spare.stacks);
+        }
+        let extra = free.split_off(keep.min(free.len()));
+        let old = std::mem::replace(&mut *spare, Spare { size, stacks: free });
+        // Unmapped outside the lock.
+        drop(spare);
+        drop((old, extra));
     }
 }
