@@ -22,7 +22,7 @@ pub(crate) use std::sync::mpsc::{RecvTimeoutError, TrySendError};
 use super::context::with_current;
 use super::data_lock::{DataLock, Owner};
 use super::outside::WaitRoom;
-use super::state::describe_object;
+use super::state::{describe_object, Status};
 use super::{BlockedOn, EventKind, Execution, Handle, ObjectId};
 use crate::vars::VarKind;
 
@@ -153,12 +153,14 @@ impl<T> Channel<T> {
             ex.with_state(|st| {
                 st.progress();
                 match what {
-                    Change::Sent => {
-                        st.wake_waiters_where(object, |on| matches!(on, BlockedOn::Recv(_)))
-                    }
-                    Change::Received => {
-                        st.wake_receipt_waiters(object);
-                    }
+                    Change::Sent => st.wake_waiters_where(object, |t| {
+                        matches!(t.status, Status::Blocked(BlockedOn::Recv(_)))
+                    }),
+                    // Rendezvous senders waiting for their message to be taken; senders
+                    // waiting for room stay waiting (`set_room`).
+                    Change::Received => st.wake_waiters_where(object, |t| {
+                        matches!(t.status, Status::Blocked(BlockedOn::Send(_))) && t.awaits_receipt
+                    }),
                     Change::Disconnected => st.wake_waiters(object),
                 }
                 st.set_room(object, room);

@@ -508,32 +508,13 @@ impl State {
         self.objects[object.index()].waiters = waiters;
     }
 
-    /// Wakes the threads blocked on `object` whose wait satisfies `wake`; they retry their
-    /// operation (channels: a send wakes the receiver, a receive the senders).
-    pub(super) fn wake_waiters_where(
-        &mut self,
-        object: ObjectId,
-        wake: impl Fn(BlockedOn) -> bool,
-    ) {
-        let mut waiters = std::mem::take(&mut self.objects[object.index()].waiters);
-        waiters.retain(|&t| match self.threads[t.index()].status {
-            Status::Blocked(on) if wake(on) => {
-                self.wake(t);
-                false
-            }
-            _ => true,
-        });
-        self.objects[object.index()].waiters = waiters;
-    }
-
-    /// Wakes the senders blocked on the channel `object` until the receiver takes their
-    /// message (rendezvous sends); senders waiting for room stay waiting (`set_room`).
-    pub(super) fn wake_receipt_waiters(&mut self, object: ObjectId) {
+    /// Wakes the threads blocked on `object` that `wake` picks; they retry their operation
+    /// (channels: a send wakes the receiver, a receive the senders waiting for a receipt).
+    pub(super) fn wake_waiters_where(&mut self, object: ObjectId, wake: impl Fn(&Thread) -> bool) {
         let mut waiters = std::mem::take(&mut self.objects[object.index()].waiters);
         waiters.retain(|&t| {
             let thread = &self.threads[t.index()];
-            if matches!(thread.status, Status::Blocked(BlockedOn::Send(_))) && thread.awaits_receipt
-            {
+            if matches!(thread.status, Status::Blocked(_)) && wake(thread) {
                 self.wake(t);
                 false
             } else {
