@@ -114,57 +114,14 @@ fn executions(c: &mut Criterion) {
 const TWOSTAGE_THREADS: usize = 100;
 const TWOSTAGE_EXECUTIONS: u64 = 20;
 
-/// SCTBench's twostage shape without its bug: each of `TWOSTAGE_THREADS` threads writes the
-/// first stage under one mutex, then the second stage from the first under another, so every
-/// thread contends for both locks; the main thread joins them and checks the stages. The
-/// stages are atomics, so each critical section has scheduling points (as SCTBench's shared
-/// data accesses are) where other threads find the lock held.
+/// SCTBench's twostage shape without its bug, with `TWOSTAGE_THREADS` threads: one source in
+/// the corpus (`correct::twostage_ok`), compiled against each tool.
 fn pctvb_twostage() {
-    use pctvb::sync::atomic::{AtomicU64, Ordering::SeqCst};
-    use pctvb::sync::{Arc, Mutex};
-    let first = Arc::new(Mutex::new(AtomicU64::new(0)));
-    let second = Arc::new(Mutex::new(AtomicU64::new(0)));
-    let hs: Vec<_> = (0..TWOSTAGE_THREADS)
-        .map(|_| {
-            let (first, second) = (first.clone(), second.clone());
-            pctvb::thread::spawn(move || {
-                let seen = first.lock().unwrap().fetch_add(1, SeqCst) + 1;
-                let s = second.lock().unwrap();
-                if s.load(SeqCst) < seen {
-                    s.store(seen, SeqCst);
-                }
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-    assert_eq!(first.lock().unwrap().load(SeqCst), TWOSTAGE_THREADS as u64);
-    assert_eq!(second.lock().unwrap().load(SeqCst), TWOSTAGE_THREADS as u64);
+    pctvb_corpus::on_pctvb::correct::twostage_ok(TWOSTAGE_THREADS);
 }
 
 fn shuttle_twostage() {
-    use shuttle::sync::atomic::{AtomicU64, Ordering::SeqCst};
-    use shuttle::sync::{Arc, Mutex};
-    let first = Arc::new(Mutex::new(AtomicU64::new(0)));
-    let second = Arc::new(Mutex::new(AtomicU64::new(0)));
-    let hs: Vec<_> = (0..TWOSTAGE_THREADS)
-        .map(|_| {
-            let (first, second) = (first.clone(), second.clone());
-            shuttle::thread::spawn(move || {
-                let seen = first.lock().unwrap().fetch_add(1, SeqCst) + 1;
-                let s = second.lock().unwrap();
-                if s.load(SeqCst) < seen {
-                    s.store(seen, SeqCst);
-                }
-            })
-        })
-        .collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-    assert_eq!(first.lock().unwrap().load(SeqCst), TWOSTAGE_THREADS as u64);
-    assert_eq!(second.lock().unwrap().load(SeqCst), TWOSTAGE_THREADS as u64);
+    pctvb_corpus::on_shuttle::correct::twostage_ok(TWOSTAGE_THREADS);
 }
 
 /// A shuttle scheduler that counts the decisions of the one it wraps, per execution.

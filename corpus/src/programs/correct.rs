@@ -1,7 +1,7 @@
 // Correct programs: no strategy may ever report a failure. Included once per tool by
 // `crate::on_tool!`.
 
-use super::rt::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use super::rt::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 use super::rt::sync::{Arc, Condvar, Mutex};
 use super::rt::thread;
 
@@ -96,4 +96,32 @@ pub fn atomic_counter(_: usize) {
         h.join().unwrap();
     }
     assert_eq!(n.load(SeqCst), 6);
+}
+
+/// SCTBench's twostage shape without its bug (for the side-by-side benches, not in the
+/// catalog): each of `threads` threads writes the first stage under one mutex, then the second
+/// stage from the first under another, so every thread contends for both locks; the main
+/// thread joins them and checks the stages. The stages are atomics, so each critical section
+/// has scheduling points (as SCTBench's shared data accesses are) where other threads find the
+/// lock held.
+pub fn twostage_ok(threads: usize) {
+    let first = Arc::new(Mutex::new(AtomicU64::new(0)));
+    let second = Arc::new(Mutex::new(AtomicU64::new(0)));
+    let hs: Vec<_> = (0..threads)
+        .map(|_| {
+            let (first, second) = (first.clone(), second.clone());
+            thread::spawn(move || {
+                let seen = first.lock().unwrap().fetch_add(1, SeqCst) + 1;
+                let s = second.lock().unwrap();
+                if s.load(SeqCst) < seen {
+                    s.store(seen, SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(first.lock().unwrap().load(SeqCst), threads as u64);
+    assert_eq!(second.lock().unwrap().load(SeqCst), threads as u64);
 }
