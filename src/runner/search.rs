@@ -157,11 +157,7 @@ impl Config {
     /// The engine a serial search starts with. A priority strategy profiles first, under a
     /// random strategy (the uniform walk when the run walks, naive random otherwise), which
     /// [`start_strategy`] replaces after profiling; other strategies start as themselves.
-    fn first_execution(
-        &self,
-        kind: &StrategyKind,
-        walk_every: u64,
-    ) -> Execution {
+    fn first_execution(&self, kind: &StrategyKind, walk_every: u64) -> Execution {
         let priority = kind.is_priority();
         let first: Box<dyn Strategy> = match (priority, walk_every) {
             (false, _) => kind.build(),
