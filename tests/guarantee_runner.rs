@@ -174,9 +174,11 @@ fn every_strategy_is_deterministic_given_the_seed_and_replays_its_failures() {
         StrategyKind::Combined { depth: 3, vars: 1, threads: 3 },
     ] {
         // Counting mode: failures of the (random) profiling executions are not recorded, so
-        // the first failure is the strategy's own.
+        // the first failure is the strategy's own. Seed 3: thread bounding, the rarest of the
+        // four on figure 3 (about one execution in 2,000), finds it within the 3000 under it.
         let run = || {
             config()
+                .seed(3)
                 .strategy(kind.clone())
                 .iterations(3000)
                 .stop_at_first_failure(false)

@@ -102,9 +102,13 @@ fn config(kind: &StrategyKind, seed: u64) -> Config {
         .minimize_runs(20)
 }
 
-/// Seeds whose 10 profiling executions never share the heap integer (for 4 of the seeds
-/// 0..24 they do: the sharing is rare under random profiling, not impossible).
-const SEEDS: [u64; 4] = [0, 1, 2, 4];
+/// Seeds whose 10 profiling executions never share the heap integer (with the schedule
+/// generator of `src/schedulers/rng.rs`, 3 of the seeds 0..24 do: 2, 3 and 14; the sharing
+/// is rare under random profiling, not impossible).
+const SEEDS: [u64; 4] = [0, 1, 4, 5];
+/// A seed among [`SEEDS`] whose search (not its profiling) shares the variable, for the tests
+/// of what the run learns then.
+const LEARNING_SEED: u64 = 1;
 
 /// The run's variable-table entry of the heap integer (`Box::new` in `rarely_shared`).
 fn heap_integer(report: &pctvb::Report) -> pctvb::report::VarProfile {
@@ -183,7 +187,7 @@ fn a_variable_first_shared_in_the_search_enters_the_table_q_and_k_q() {
     // The correct program: the writer writes the heap integer 20 times, more accesses than
     // the atomic's 13, so the printed largest k_q is the heap integer's once it is learned.
     for kind in [pctvb(), combined()] {
-        let report = config(&kind, 2).confidence(0.9).run(correct);
+        let report = config(&kind, LEARNING_SEED).confidence(0.9).run(correct);
         assert!(report.failure().is_none(), "{}", report.failure().unwrap());
         let profile = report.profile.as_ref().expect("a profiled run");
         // Profiling: the atomic alone is shared; its k_q is STEPS + 1.
@@ -291,7 +295,7 @@ fn a_static_or_an_atomic_first_shared_in_the_search_is_learned_too() {
     for (name, program, kq) in programs {
         let var = vars.iter().find(|v| v.name == name).expect("the static pass found it");
         for kind in [pctvb(), combined()] {
-            let report = config(&kind, 2).confidence(0.9).run(|| program(0, 10));
+            let report = config(&kind, LEARNING_SEED).confidence(0.9).run(|| program(0, 10));
             assert!(report.failure().is_none(), "{}", report.failure().unwrap());
             let profile = report.profile.as_ref().expect("a profiled run");
             assert_eq!(profile.shared_variables, 1, "{name}: {profile:?}");

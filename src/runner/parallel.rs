@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use super::outcome::Found;
-use super::watch::{ChoiceFlag, DistinctSchedules};
+use super::watch::DistinctSchedules;
 use super::{Config, StrategyKind};
 use crate::report::{self, Report};
 use crate::runtime::{Execution, StackPool};
@@ -178,8 +178,7 @@ impl Config {
         at: &'static Location<'static>,
         claims: Claims<'_>,
     ) -> Worker {
-        let choice = ChoiceFlag::default();
-        let exec = Execution::new(choice.watch(kind.build()), self.limits());
+        let exec = Execution::new(kind.build(), self.limits());
         let mut pool = StackPool::new(self.stack_size);
         let mut worker = Worker::default();
         // Runs execution `index`; whether it failed or had no choice (then every execution
@@ -191,7 +190,7 @@ impl Config {
                 worker.recent.push(record);
             }
             let Some(cause) = outcome.failure else {
-                if !choice.had_choice() {
+                if !exec.had_choice() {
                     claims.single.store(true, Ordering::SeqCst);
                     return true;
                 }

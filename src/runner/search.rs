@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
 use super::progress::Progress;
-use super::watch::{count_text, duration_text, long_plan, ChoiceFlag, DistinctSchedules, LONG_RUN};
+use super::watch::{count_text, duration_text, long_plan, DistinctSchedules, LONG_RUN};
 use super::{Config, StrategyKind};
 use crate::error::Error;
 use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, GuaranteeStatement};
@@ -92,10 +92,8 @@ impl Config {
         let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
         // Every `walk_every`-th search execution runs the uniform walk, which also profiles.
         let walk_every = if priority { self.walk_every() } else { 0 };
-        let choice = ChoiceFlag::default();
         let mut serial = Serial {
-            exec: self.first_execution(&kind, walk_every, &choice),
-            choice,
+            exec: self.first_execution(&kind, walk_every),
             pool: StackPool::new(self.stack_size),
             body,
             at,
@@ -133,7 +131,7 @@ impl Config {
             if self.profile(&mut serial, &mut search, &mut report, instrumented).is_break() {
                 return report;
             }
-            parked = start_strategy(&serial.exec, &kind, walk_every, &serial.choice);
+            parked = start_strategy(&serial.exec, &kind, walk_every);
         }
         let searched = self.search_executions(
             &mut serial,
@@ -159,19 +157,14 @@ impl Config {
     /// The engine a serial search starts with. A priority strategy profiles first, under a
     /// random strategy (the uniform walk when the run walks, naive random otherwise), which
     /// [`start_strategy`] replaces after profiling; other strategies start as themselves.
-    fn first_execution(
-        &self,
-        kind: &StrategyKind,
-        walk_every: u64,
-        choice: &ChoiceFlag,
-    ) -> Execution {
+    fn first_execution(&self, kind: &StrategyKind, walk_every: u64) -> Execution {
         let priority = kind.is_priority();
         let first: Box<dyn Strategy> = match (priority, walk_every) {
             (false, _) => kind.build(),
             (true, 0) => Box::new(Random),
             (true, _) => self.explorer().build(),
         };
-        let exec = Execution::new(choice.watch(first), self.limits());
+        let exec = Execution::new(first, self.limits());
         if priority {
             // One registry: the static pass's variables enter the run's table first, so the
             // report lists those no execution met beside those profiling measured.
@@ -199,7 +192,7 @@ impl Config {
         report: &mut Report,
         instrumented: bool,
     ) -> ControlFlow<()> {
-        let Serial { exec, pool, body, at, seed, choice } = serial;
+        let Serial { exec, pool, body, at, seed } = serial;
         let (body, at, seed) = (*body, *at, *seed);
         let mut profiling =
             if instrumented { crate::instrument::profiling_session() } else { None };
@@ -234,7 +227,7 @@ impl Config {
                     report.stats.variables = exec.var_report();
                     return ControlFlow::Break(());
                 }
-            } else if !choice.had_choice() {
+            } else if !exec.had_choice() {
                 // One schedule: the search would repeat this execution (its priorities and
                 // change points have nothing to choose between).
                 report.only_schedule = true;
@@ -323,7 +316,7 @@ impl Config {
             report.executions += 1;
             record_size(&mut report.stats, outcome.threads, outcome.steps);
             schedules.insert(exec.schedule_hash());
-            let only_schedule = outcome.failure.is_none() && !serial.choice.had_choice();
+            let only_schedule = outcome.failure.is_none() && !exec.had_choice();
             if priority {
                 if let Err(message) = search.observe(exec, index, walking, report) {
                     report.stats.variables = exec.var_report();
@@ -500,8 +493,6 @@ impl Config {
 /// the run was started, and the run seed.
 struct Serial<'b> {
     exec: Execution,
-    /// Whether the last execution had a choice to make.
-    choice: ChoiceFlag,
     pool: StackPool,
     body: &'b (dyn Fn() + Sync),
     at: &'static Location<'static>,
@@ -521,10 +512,8 @@ fn start_strategy(
     exec: &Execution,
     kind: &StrategyKind,
     walk_every: u64,
-    choice: &ChoiceFlag,
 ) -> Option<Box<dyn Strategy>> {
-    let strategy = choice.watch(kind.build());
-    let profiler = exec.replace_strategy(strategy);
+    let profiler = exec.replace_strategy(kind.build());
     (walk_every > 0).then_some(profiler)
 }
 

@@ -1,82 +1,21 @@
-//! What the runner watches across executions to stop early and stay small: whether an
-//! execution had any choice to make (a body with one schedule is explored by one execution),
-//! the distinct schedules seen (counted in bounded memory), and when a long run must say what
+//! What the runner watches across executions to stop early and stay small (whether an
+//! execution had any choice to make is the engine's `Execution::had_choice`): the distinct
+//! schedules seen (counted in bounded memory), and when a long run must say what
 //! it plans.
 
-use std::cell::Cell;
 use std::collections::HashSet;
-use std::rc::Rc;
 use std::time::Duration;
-
-use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::vars::VarId;
-
-/// Whether the execution under way reached a scheduling point with two or more threads that
-/// could run, shared between the runner and the [`Watched`] strategy.
-#[derive(Clone, Default)]
-pub(super) struct ChoiceFlag(Rc<Cell<bool>>);
-
-impl ChoiceFlag {
-    /// Whether the last execution had a choice.
-    pub(super) fn had_choice(&self) -> bool {
-        self.0.get()
-    }
-
-    /// `strategy`, reporting its choices to this flag.
-    pub(super) fn watch(&self, strategy: Box<dyn Strategy>) -> Box<dyn Strategy> {
-        Box::new(Watched { inner: strategy, flag: self.clone() })
-    }
-}
-
-/// A strategy that notes whether any decision had more than one thread to pick from, and
-/// otherwise does exactly what the strategy it wraps does.
-struct Watched {
-    inner: Box<dyn Strategy>,
-    flag: ChoiceFlag,
-}
-
-impl Strategy for Watched {
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-
-    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
-        self.flag.0.set(false);
-        self.inner.begin_execution(start, rng)
-    }
-
-    fn chosen_variables(&self) -> &[VarId] {
-        self.inner.chosen_variables()
-    }
-
-    fn bounds_variables(&self) -> bool {
-        self.inner.bounds_variables()
-    }
-
-    fn choose(
-        &mut self,
-        decision: &Decision<'_>,
-        rng: &mut ScheduleRng,
-    ) -> Result<crate::runtime::ThreadId, StrategyError> {
-        if decision.enabled.len() > 1 {
-            self.flag.0.set(true);
-        }
-        self.inner.choose(decision, rng)
-    }
-
-    fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
-        self.inner.end_execution(digest, steps)
-    }
-    fn summary(&self) -> Option<String> {
-        self.inner.summary()
-    }
-}
 
 /// Distinct schedules counted exactly up to [`DistinctSchedules::CAP`], then "at least": a
 /// set of every schedule's hash grew by tens of bytes per execution (38 MB at a million).
+///
+/// The set hashes with the vars table's multiply-fold hasher, not SipHash: one insert per
+/// execution, and SipHash with its growth was ~1.5% of a 24-step program's run (#18). The
+/// schedule hash's low bits depend only on the choices' low bits, so it is mixed, not used
+/// as it is.
 #[derive(Default)]
 pub(super) struct DistinctSchedules {
-    seen: HashSet<u64>,
+    seen: HashSet<u64, crate::vars::BuildAddressHasher>,
     capped: bool,
 }
 

@@ -261,6 +261,9 @@ pub(super) struct State {
     /// Whether scheduling points offer the strategy every enabled thread (true unless
     /// pctvb-loom's `stop_exploring` turned it off: see `Execution::set_exploring`).
     pub(super) exploring: bool,
+    /// Whether a scheduling point of this execution had two or more threads to choose from
+    /// (the runner stops a body with one schedule after one execution).
+    pub(super) had_choice: bool,
 }
 
 impl State {
@@ -299,6 +302,7 @@ impl State {
             failure: None,
             over: false,
             exploring: true,
+            had_choice: false,
         }
     }
 

@@ -91,6 +91,7 @@ mod priority;
 pub(crate) mod random;
 pub(crate) mod registry;
 mod replay;
+mod rng;
 pub(crate) mod systematic;
 pub(crate) mod thread_bound;
 pub(crate) mod uniform_walk;
@@ -105,15 +106,11 @@ pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,
 };
 
-use rand_chacha::ChaCha8Rng;
-
 use crate::runtime::{Event, Pending, ThreadId};
 use crate::vars::{VarId, VarInfo, VarProfile};
 
-/// The random number generator every strategy draws from: ChaCha8 seeded with the run seed and
-/// switched to the stream of the execution index, so execution `i` of seed `s` is the same on
-/// every machine and can be re-run alone.
-pub type ScheduleRng = ChaCha8Rng;
+/// The random number generator every strategy draws from (`rng.rs`).
+pub use rng::ScheduleRng;
 
 /// What a strategy is told at one scheduling point.
 #[derive(Debug)]

@@ -126,6 +126,24 @@ pub(crate) struct PriorityCore {
     points: Vec<ChangePoint>,
     /// Variables chosen for this execution (accesses domain).
     chosen: Vec<VarId>,
+    /// Buffers `begin` draws in, kept across executions so that it does not allocate (a run
+    /// of a small program spends a visible share of its time in per-execution allocations).
+    scratch: Scratch,
+}
+
+/// `PriorityCore::begin`'s working buffers (their contents do not outlive one call).
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// The permutation drawn.
+    values: Vec<i64>,
+    /// Change-point priorities, in draw order.
+    change_prios: Vec<i64>,
+    /// The shared variables and their `k_q`.
+    shared: Vec<(VarId, u64)>,
+    /// Indices into `shared`, partially shuffled.
+    order: Vec<usize>,
+    /// The chosen variables and their `k_q`.
+    picked: Vec<(VarId, u64)>,
 }
 
 impl PriorityCore {
@@ -139,6 +157,7 @@ impl PriorityCore {
             floor: 0,
             points: Vec::new(),
             chosen: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -158,22 +177,26 @@ impl PriorityCore {
     pub(crate) fn begin(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
         let n = start.max_threads.max(1);
         let c = self.changes as usize;
+        let Scratch { values, change_prios, shared, order, picked } = &mut self.scratch;
         // Change-point priorities, in draw order.
-        let change_prios: Vec<i64> = match self.scheme {
+        change_prios.clear();
+        match self.scheme {
             PriorityScheme::Pct => {
                 let d = c as i64 + 1;
-                let mut values: Vec<i64> = (d..d + n as i64).collect();
-                values.shuffle(rng);
-                self.initial = values;
-                (1..=c as i64).collect()
+                self.initial.clear();
+                self.initial.extend(d..d + n as i64);
+                self.initial.shuffle(rng);
+                change_prios.extend(1..=c as i64);
             }
             PriorityScheme::Permutation => {
-                let mut values: Vec<i64> = (1..=(n + c) as i64).collect();
+                values.clear();
+                values.extend(1..=(n + c) as i64);
                 values.shuffle(rng);
-                self.initial = values[..n].to_vec();
-                values[n..].to_vec()
+                self.initial.clear();
+                self.initial.extend_from_slice(&values[..n]);
+                change_prios.extend_from_slice(&values[n..]);
             }
-        };
+        }
         // Every initial and change priority is >= 1: extra threads go below all of them.
         self.floor = 0;
         self.prio.clear();
@@ -183,31 +206,35 @@ impl PriorityCore {
             ChangeDomain::Steps => {
                 let k = start.max_steps;
                 if k > 0 {
-                    for &priority in &change_prios {
+                    for &priority in change_prios.iter() {
                         let at = rng.random_range(1..=k);
                         self.points.push(ChangePoint { at, var: None, priority });
                     }
                 }
             }
             ChangeDomain::Accesses { vars } => {
-                let shared: Vec<(VarId, u64)> = start
-                    .profiles
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.shared)
-                    .map(|(i, p)| (VarId(i as u32), p.max_accesses))
-                    .collect();
+                shared.clear();
+                shared.extend(
+                    start
+                        .profiles
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, p)| p.shared)
+                        .map(|(i, p)| (VarId(i as u32), p.max_accesses)),
+                );
                 let v = (vars as usize).min(shared.len());
-                let mut order: Vec<usize> = (0..shared.len()).collect();
-                let (picked, _) = order.partial_shuffle(rng, v);
-                let mut picked: Vec<(VarId, u64)> = picked.iter().map(|&i| shared[i]).collect();
+                order.clear();
+                order.extend(0..shared.len());
+                let (drawn, _) = order.partial_shuffle(rng, v);
+                picked.clear();
+                picked.extend(drawn.iter().map(|&i| shared[i]));
                 picked.sort_unstable();
-                self.chosen = picked.iter().map(|&(q, _)| q).collect();
+                self.chosen.extend(picked.iter().map(|&(q, _)| q));
                 let size: u64 = picked.iter().map(|&(_, kq)| kq).sum();
                 if size > 0 {
-                    for &priority in &change_prios {
+                    for &priority in change_prios.iter() {
                         let mut r = rng.random_range(0..size);
-                        for &(q, kq) in &picked {
+                        for &(q, kq) in picked.iter() {
                             if r < kq {
                                 self.points.push(ChangePoint { at: r + 1, var: Some(q), priority });
                                 break;

@@ -63,7 +63,9 @@
 //! Each choice is O(log n) in the number of threads, with no allocation: the weights live in
 //! a Fenwick tree by thread id, a draw among all threads is kept if the thread is enabled, and
 //! after a few misses (most weight on blocked threads) one exact pass over the enabled threads
-//! draws instead; a few enabled threads are drawn by that pass directly.
+//! draws instead; a few enabled threads are drawn by that pass directly. The tree is kept only
+//! while the execution has more threads than that pass takes: with fewer, no draw reads it, and
+//! updating it at every point was a tenth of a small program's time.
 //!
 //! The paper's "selective" variant (SURW) counts
 //! only events on shared variables; we do not, because pctvb's scheduling points already are
@@ -144,7 +146,12 @@ pub struct UniformWalk {
     /// This execution's threads, by id.
     threads: Vec<ThreadState>,
     /// Every thread's weight (0 once it exited), by id: draws in O(log n) (see `choose`).
+    /// Empty while the execution has at most [`LINEAR_UP_TO`] threads (no draw reads it then);
+    /// filled when one more appears, and kept up to date from then on.
     weights: Fenwick,
+    /// The last spawn site's file (its address and length) and the hash of its path: a spawn
+    /// hashes its site's path once per file instead of byte by byte at every spawn.
+    file_hash: (usize, usize, u64),
 }
 
 /// One thread of the current execution.
@@ -204,16 +211,44 @@ impl UniformWalk {
             handed_over: 0,
             exited: false,
         };
-        self.weights.push(t.remaining());
         self.threads.push(t);
+        if self.threads.len() > LINEAR_UP_TO {
+            // From here draws may read the tree: enter every thread it does not have yet.
+            for i in self.weights.len()..self.threads.len() {
+                let w = self.weight(i);
+                self.weights.push(w);
+            }
+        }
         own + descendants
     }
 
-    /// Sets thread `i`'s weight in the tree to what its state says now.
-    fn reweigh(&mut self, i: usize) {
+    /// Thread `i`'s weight: what it still has to do, 0 once it exited.
+    fn weight(&self, i: usize) -> u64 {
         let t = &self.threads[i];
-        let w = if t.exited { 0 } else { t.remaining() };
-        self.weights.set(i, w);
+        if t.exited {
+            0
+        } else {
+            t.remaining()
+        }
+    }
+
+    /// Sets thread `i`'s weight in the tree to what its state says now (when the tree is kept).
+    fn reweigh(&mut self, i: usize) {
+        if i < self.weights.len() {
+            let w = self.weight(i);
+            self.weights.set(i, w);
+        }
+    }
+
+    /// The identity of the `ordinal`-th thread `parent` spawned at `site` ([`child_key`]), with
+    /// the hash of the site's path remembered from the previous spawn when it is the same file.
+    fn spawn_key(&mut self, parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
+        let file = site.file();
+        let (at, len) = (file.as_ptr() as usize, file.len());
+        if (self.file_hash.0, self.file_hash.1) != (at, len) {
+            self.file_hash = (at, len, path_hash(file));
+        }
+        site_key(parent, ordinal, self.file_hash.2, site)
     }
 
     /// Draws among `enabled` with probability proportional to their weights, by one pass over
@@ -241,7 +276,7 @@ impl UniformWalk {
             let id = self.threads.len() as u64;
             match self.threads.get(cur).copied() {
                 Some(parent) if decision.event.kind == EventKind::Spawn => {
-                    let key = child_key(parent.key, parent.spawned, decision.event.location);
+                    let key = self.spawn_key(parent.key, parent.spawned, decision.event.location);
                     let estimate = self.add_thread(key, Some(cur as u32));
                     let parent = &mut self.threads[cur];
                     parent.spawned += 1;
@@ -358,6 +393,11 @@ impl Fenwick {
         self.weight.clear();
     }
 
+    /// Ids in the tree.
+    fn len(&self) -> usize {
+        self.weight.len()
+    }
+
     /// Sum of the weights of ids `0..n`.
     fn prefix(&self, mut n: usize) -> u64 {
         let mut sum = 0;
@@ -414,12 +454,20 @@ impl Fenwick {
 
 /// The identity of the `ordinal`-th thread (from 0) that the thread `parent` spawned, spawned
 /// at `site`.
+#[cfg(test)]
 fn child_key(parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
-    let mut h = mix(parent, ordinal);
-    for b in site.file().bytes() {
-        h = mix(h, b as u64);
-    }
+    site_key(parent, ordinal, path_hash(site.file()), site)
+}
+
+/// [`child_key`] with the hash of the site's path given.
+fn site_key(parent: u64, ordinal: u64, path: u64, site: &Location<'_>) -> u64 {
+    let h = mix(mix(parent, ordinal), path);
     mix(mix(h, site.line() as u64), site.column() as u64)
+}
+
+/// A hash of a source path (a fixed function of its bytes).
+fn path_hash(path: &str) -> u64 {
+    path.bytes().fold(0x7061_7468, |h, b| mix(h, b as u64))
 }
 
 /// The hasher of the identity map: identities already are well-mixed hashes, so the map uses
@@ -742,6 +790,56 @@ mod tests {
             let expected = if i >= 10 { (i + 1) as f64 / total as f64 } else { 0.0 };
             let share = c as f64 / runs as f64;
             assert!((share - expected).abs() < 0.01, "thread {i}: {share}, expected {expected}");
+        }
+    }
+
+    #[test]
+    fn the_tree_is_kept_from_the_first_thread_past_the_linear_pass() {
+        // A second execution (estimates learned) where the main thread spawns 11 threads, one
+        // point each: the tree stays empty up to LINEAR_UP_TO threads, then holds every
+        // thread's weight, and follows the points made after it was filled.
+        let mut walk = UniformWalk::new();
+        let mut r = rng(3);
+        for _ in 0..2 {
+            walk.begin_execution(&start(), &mut r);
+            let mut enabled = vec![ThreadId(0)];
+            let spawn = event(EventKind::Spawn);
+            for i in 1..12u32 {
+                enabled.push(ThreadId(i));
+                let d = Decision {
+                    enabled: &enabled,
+                    current: ThreadId(0),
+                    current_enabled: true,
+                    event: &spawn,
+                    step: 0,
+                    var_access: 0,
+                    pending: crate::runtime::Pending::NONE,
+                };
+                walk.choose(&d, &mut r).unwrap();
+                let kept = if walk.threads.len() > LINEAR_UP_TO { walk.threads.len() } else { 0 };
+                assert_eq!(walk.weights.weight.len(), kept, "after spawning thread {i}");
+            }
+            let exit = event(EventKind::ThreadExit);
+            for i in (1..12u32).rev() {
+                enabled.retain(|&t| t != ThreadId(i));
+                let d = Decision {
+                    enabled: &enabled,
+                    current: ThreadId(i),
+                    current_enabled: false,
+                    event: &exit,
+                    step: 0,
+                    var_access: 0,
+                    pending: crate::runtime::Pending::NONE,
+                };
+                walk.choose(&d, &mut r).unwrap();
+            }
+            for i in 0..walk.threads.len() {
+                assert_eq!(walk.weights.weight[i], walk.weight(i), "thread {i}");
+                let prefix = walk.weights.prefix(i + 1) - walk.weights.prefix(i);
+                assert_eq!(prefix, walk.weight(i), "the tree's sums, thread {i}");
+            }
+            assert_eq!(walk.weights.total(), walk.weight(0), "only the main thread is left");
+            walk.end_execution(0, 0).unwrap();
         }
     }
 
