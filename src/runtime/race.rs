@@ -1,5 +1,6 @@
 //! The data-race detector: happens-before between logical threads, tracked with vector clocks,
-//! and the check of every `pctvb::cell::UnsafeCell` access (per cell) and every instrumented
+//! and the check of every `pctvb::cell::UnsafeCell` access (per cell; an access may stay open,
+//! as pctvb-loom's pointer guards do: [`LiveSpan`]) and every instrumented
 //! pointer access `#[pctvb::instrument]` reports (per byte range: overlapping ranges are
 //! compared) against it. The detector forgets the accesses of memory it sees become new: an
 //! instrumented allocation, a coroutine stack given to another thread, every free the watching
