@@ -804,6 +804,8 @@ impl Execution {
         });
     }
 
+    /// The scheduling point and race check of a cell access, which stays open when `open`
+    /// (the span to end, if the detector is on); fails the execution on a data race.
     #[inline(always)]
     fn checked_cell_access(
         &self,
@@ -814,9 +816,10 @@ impl Execution {
     ) -> Option<LiveSpan> {
         let kind = if write { EventKind::CellWrite } else { EventKind::CellRead };
         let object = self.point(handle, VarKind::Cell, kind, location);
-        let result = self.with_state(|st| {
+        let mut span = None;
+        let cause = self.with_state(|st| {
             if !st.races.on {
-                return Ok(None);
+                return None;
             }
             let cur = st.current;
             let step = st.threads[cur.index()].last_step as u64;
@@ -824,8 +827,10 @@ impl Execution {
             let Some((earlier, earlier_wrote, live)) =
                 st.races.cell_access(cur, object, write, location, step, open)
             else {
-                let span = LiveSpan { gen: st.gen, object, thread: cur, write, location };
-                return Ok(open.then_some(span));
+                if open {
+                    span = Some(LiveSpan { gen: st.gen, object, thread: cur, write, location });
+                }
+                return None;
             };
             let first = RaceAccess {
                 thread: st.thread_info(ThreadId(earlier.thread)),
@@ -836,12 +841,12 @@ impl Execution {
             };
             let second =
                 RaceAccess { thread: st.thread_info(cur), write, location, step, live: false };
-            Err(FailureCause::DataRace { what: st.describe_object(object), first, second })
+            Some(FailureCause::DataRace { what: st.describe_object(object), first, second })
         });
-        match result {
-            Ok(span) => span,
-            Err(cause) => self.fail(cause),
+        if let Some(cause) = cause {
+            self.fail(cause)
         }
+        span
     }
 
     /// The race check of an instrumented pointer access (`#[pctvb::instrument]`) by the
