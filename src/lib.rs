@@ -113,7 +113,7 @@ pub mod __internals {
     }
     /// Cell accesses that stay open, for pctvb-loom's `ConstPtr`/`MutPtr`.
     pub mod cell {
-        pub use crate::cell::{access_span, AccessSpan};
+        pub use crate::cell::span::{access_span, AccessSpan};
     }
     /// Threads, for pctvb-loom's `thread::spawn`.
     pub mod thread {
