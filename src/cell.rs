@@ -73,6 +73,54 @@ impl<T: ?Sized> UnsafeCell<T> {
     }
 }
 
+/// pctvb-loom's open accesses (re-exported as `__internals::cell`, not through this module:
+/// they are no part of pctvb's API).
+pub(crate) mod span {
+    use std::marker::PhantomData;
+    use std::panic::Location;
+
+    use super::UnsafeCell;
+    use crate::runtime::{with_current, LiveSpan};
+
+    /// An access of a cell that stays open while this value lives, for pctvb-loom's pointer
+    /// guards (`ConstPtr`, `MutPtr`): see [`access_span`]. Not part of pctvb's API.
+    #[doc(hidden)]
+    #[must_use]
+    pub struct AccessSpan {
+        span: Option<LiveSpan>,
+        /// Stays on its logical thread, as the guard holding it.
+        _not_send: PhantomData<*const ()>,
+    }
+
+    /// Starts an access of `cell` (`write`: a write, else a read) that lasts until the returned
+    /// value is dropped, as loom's `UnsafeCell::get`/`get_mut` guards do: the same scheduling
+    /// point and race check as `with`/`with_mut` now, and while the access is open another
+    /// thread's conflicting access of the cell is a data race; its end is recorded as an access
+    /// too. Outside an execution nothing happens; with the detector off, only the scheduling
+    /// point.
+    #[doc(hidden)]
+    #[track_caller]
+    pub fn access_span<T: ?Sized>(cell: &UnsafeCell<T>, write: bool) -> AccessSpan {
+        let location = Location::caller();
+        let span =
+            with_current(|ex| ex.and_then(|ex| ex.begin_span(&cell.handle, write, location)));
+        AccessSpan { span, _not_send: PhantomData }
+    }
+
+    impl Drop for AccessSpan {
+        fn drop(&mut self) {
+            // Not while unwinding: the execution fails anyway, and its state may be borrowed.
+            if let Some(span) = self.span.take().filter(|_| !std::thread::panicking()) {
+                with_current(|ex| {
+                    if let Some(ex) = ex {
+                        ex.end_span(&span)
+                    }
+                });
+            }
+        }
+    }
+}
+
 impl<T: Default> Default for UnsafeCell<T> {
     #[track_caller]
     fn default() -> UnsafeCell<T> {

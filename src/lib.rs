@@ -111,6 +111,10 @@ pub mod __internals {
     pub mod schedulers {
         pub use crate::schedulers::MAX_RANDOM_ORDERS;
     }
+    /// Cell accesses that stay open, for pctvb-loom's `ConstPtr`/`MutPtr`.
+    pub mod cell {
+        pub use crate::cell::span::{access_span, AccessSpan};
+    }
     /// Threads, for pctvb-loom's `thread::spawn`.
     pub mod thread {
         /// Spawns a logical thread of the running execution, as [`crate::thread::spawn`] but

@@ -1,16 +1,20 @@
 //! `std::cell`, as loom mocks it: an [`UnsafeCell`] whose accesses are scheduling points and
-//! race checks ([`pctvb::cell::UnsafeCell`]'s `with`/`with_mut`), with loom's pointer types
-//! [`ConstPtr`] and [`MutPtr`], and a [`Cell`] built on it.
+//! race checks (those of [`pctvb::cell::UnsafeCell`]), with loom's pointer types [`ConstPtr`]
+//! and [`MutPtr`], and a [`Cell`] built on it.
+//!
+//! As in loom, an access lasts: from `get`/`get_mut` until the pointer is dropped, and for
+//! `with`/`with_mut` while the closure runs. Another thread's conflicting access of the cell
+//! in that time is reported as a data race even when each dereference is short, and the
+//! access's end counts as an access too (pctvb's hidden `access_span` hook).
 
 use std::fmt;
 use std::marker::PhantomData;
 
 /// loom's `UnsafeCell`: [`UnsafeCell::with`] and [`UnsafeCell::get`] are reads of the cell,
 /// [`UnsafeCell::with_mut`] and [`UnsafeCell::get_mut`] writes; each is a scheduling point
-/// and goes through [`pctvb::cell::UnsafeCell`]'s access checks.
-///
-/// loom also tracks how long the [`ConstPtr`] or [`MutPtr`] of `get`/`get_mut` lives; here
-/// the access is checked when the pointer is taken.
+/// and goes through [`pctvb::cell::UnsafeCell`]'s access checks when it starts, and stays
+/// open until the closure returns or the [`ConstPtr`]/[`MutPtr`] is dropped, as in loom:
+/// another thread's conflicting access meanwhile is a data race.
 pub struct UnsafeCell<T: ?Sized>(pctvb::cell::UnsafeCell<T>);
 
 impl<T> UnsafeCell<T> {
@@ -27,36 +31,43 @@ impl<T> UnsafeCell<T> {
 }
 
 impl<T: ?Sized> UnsafeCell<T> {
-    /// Reads through a raw pointer: a scheduling point and a read of the cell.
+    /// Reads through a raw pointer: a scheduling point and a read of the cell that lasts
+    /// while `f` runs.
     #[track_caller]
     pub fn with<F, R>(&self, f: F) -> R
     where
         F: FnOnce(*const T) -> R,
     {
-        self.0.with(f)
+        // `f` may reach scheduling points, where other threads run: the span covers them.
+        let _span = pctvb::__internals::cell::access_span(&self.0, false);
+        f(self.0.get())
     }
 
-    /// Writes through a raw pointer: a scheduling point and a write of the cell.
+    /// Writes through a raw pointer: a scheduling point and a write of the cell that lasts
+    /// while `f` runs.
     #[track_caller]
     pub fn with_mut<F, R>(&self, f: F) -> R
     where
         F: FnOnce(*mut T) -> R,
     {
-        self.0.with_mut(f)
+        let _span = pctvb::__internals::cell::access_span(&self.0, true);
+        f(self.0.get())
     }
 
-    /// An immutable access to the cell: a scheduling point and a read of the cell now, and a
-    /// pointer to read through later.
+    /// An immutable access to the cell: a scheduling point and a read of the cell that lasts
+    /// until the pointer is dropped.
     #[track_caller]
     pub fn get(&self) -> ConstPtr<T> {
-        ConstPtr { ptr: self.0.with(|p| p) }
+        let span = pctvb::__internals::cell::access_span(&self.0, false);
+        ConstPtr { ptr: self.0.get(), _span: span }
     }
 
-    /// A mutable access to the cell: a scheduling point and a write of the cell now, and a
-    /// pointer to write through later.
+    /// A mutable access to the cell: a scheduling point and a write of the cell that lasts
+    /// until the pointer is dropped.
     #[track_caller]
     pub fn get_mut(&self) -> MutPtr<T> {
-        MutPtr { ptr: self.0.with_mut(|p| p) }
+        let span = pctvb::__internals::cell::access_span(&self.0, true);
+        MutPtr { ptr: self.0.get(), _span: span }
     }
 }
 
@@ -80,9 +91,11 @@ impl<T: ?Sized> fmt::Debug for UnsafeCell<T> {
     }
 }
 
-/// An immutable pointer into an [`UnsafeCell`], from [`UnsafeCell::get`].
+/// An immutable pointer into an [`UnsafeCell`], from [`UnsafeCell::get`]: the cell is being
+/// read while it lives.
 pub struct ConstPtr<T: ?Sized> {
     ptr: *const T,
+    _span: pctvb::__internals::cell::AccessSpan,
 }
 
 impl<T: ?Sized> ConstPtr<T> {
@@ -111,9 +124,11 @@ impl<T: ?Sized> fmt::Debug for ConstPtr<T> {
     }
 }
 
-/// A mutable pointer into an [`UnsafeCell`], from [`UnsafeCell::get_mut`].
+/// A mutable pointer into an [`UnsafeCell`], from [`UnsafeCell::get_mut`]: the cell is being
+/// written while it lives.
 pub struct MutPtr<T: ?Sized> {
     ptr: *mut T,
+    _span: pctvb::__internals::cell::AccessSpan,
 }
 
 impl<T: ?Sized> MutPtr<T> {

@@ -32,12 +32,15 @@
 //!   and loom's `LOOM_*`) and the builder fields pctvb honours.
 //! - [`thread`], [`sync`] (but [`sync::atomic`], [`sync::Arc`] and [`sync::Notify`]):
 //!   pctvb's types, re-exported.
-//! - [`sync::Arc`]: loom's `Arc` over std's, with `from_std` and loom's leak report.
+//! - [`sync::Arc`]: loom's `Arc` over std's, with `from_std` and loom's leak report; its
+//!   clones, drops, `get_mut`, `try_unwrap` and `strong_count` are scheduling points, as
+//!   loom's branch points (operations on a pctvb atomic that mirrors the count).
 //! - [`sync::atomic`]: newtypes over pctvb's atomics that add loom's inherent `with_mut`,
 //!   `unsync_load` and `compare_and_swap`, and dereference to pctvb's for the rest.
 //! - [`cell`]: loom's `UnsafeCell` shape (`get`/`get_mut` returning [`cell::ConstPtr`] and
-//!   [`cell::MutPtr`]) over [`pctvb::cell::UnsafeCell`], whose `with`/`with_mut` are the
-//!   scheduling points and race checks.
+//!   [`cell::MutPtr`]) over [`pctvb::cell::UnsafeCell`]: each access is a scheduling point
+//!   and a race check, and lasts, as in loom, until the pointer is dropped (the closure of
+//!   `with`/`with_mut` returns).
 //! - [`alloc`]: loom's allocation functions and [`alloc::Track`], with loom's leak report
 //!   at the end of each execution.
 //! - [`hint`], [`future`], [`lazy_static!`], [`thread_local!`], [`explore`],
@@ -48,9 +51,10 @@
 //! enumerated (set `PCTVB_STRATEGY=systematic` for a bounded exhaustive search, or
 //! `PCTVB_CONFIDENCE=0.99` for a computed guarantee).
 //!
-//! The other differences from loom 0.7: [`sync::Arc`]'s clones and drops are not scheduling
-//! points; the access of a [`cell::ConstPtr`] or [`cell::MutPtr`] is checked when it is
-//! taken, not kept open while it lives; [`sync::Notify::wait`] never returns spuriously;
+//! The other differences from loom 0.7: cell accesses are scheduling points (loom's are not
+//! branch points); a thread's own conflicting access of a cell while it holds a
+//! [`cell::ConstPtr`] or [`cell::MutPtr`] of it is not reported (loom panics; here only
+//! other threads' accesses race); [`sync::Notify::wait`] never returns spuriously;
 //! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint
 //! files and `log` are not honoured (see [`mod@model`]).
 

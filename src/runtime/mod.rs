@@ -76,7 +76,7 @@ pub(crate) use object::Handle;
 use object::ObjectState;
 pub(crate) use once::{OnceCell, RawOnce};
 pub(crate) use park::{current as current_thread, park, unpark};
-pub(crate) use race::{frees, race_message, AtomicSync};
+pub(crate) use race::{frees, race_message, AtomicSync, LiveSpan};
 pub(crate) use rwlock::{RawRwLock, RwHold};
 pub(crate) use state::{describe_object, FailureCause, Pending};
 pub use state::{Step, ThreadInfo, Value};

@@ -1,5 +1,6 @@
 //! The data-race detector: happens-before between logical threads, tracked with vector clocks,
-//! and the check of every `pctvb::cell::UnsafeCell` access (per cell) and every instrumented
+//! and the check of every `pctvb::cell::UnsafeCell` access (per cell; an access may stay open,
+//! as pctvb-loom's pointer guards do: [`LiveSpan`]) and every instrumented
 //! pointer access `#[pctvb::instrument]` reports (per byte range: overlapping ranges are
 //! compared) against it. The detector forgets the accesses of memory it sees become new: an
 //! instrumented allocation, a coroutine stack given to another thread, every free the watching
@@ -70,6 +71,35 @@ pub(crate) struct RaceAccess {
     pub(crate) location: &'static Location<'static>,
     /// The index of its scheduling point in the schedule.
     pub(crate) step: u64,
+    /// Whether the access was still in progress: a pointer guard of pctvb-loom's
+    /// (`ConstPtr`/`MutPtr`) taken at `location` and not yet dropped (see [`LiveSpan`]).
+    pub(crate) live: bool,
+}
+
+/// An access of a cell that stays open until it ends: pctvb-loom's `ConstPtr`/`MutPtr` (and
+/// its closure forms) are accesses from the guard's creation to its drop, as loom's are.
+/// While one is open, a conflicting access of the cell by another thread is a race whatever
+/// the clocks say (the span's end comes after it in the execution, so nothing can order it
+/// before that end); the end is recorded as an access too, with the thread's clock then, so
+/// a release inside the span does not order the pointer's later uses. Held by the guard (no
+/// allocation); ending a span of an older execution does nothing.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LiveSpan {
+    gen: u64,
+    object: ObjectId,
+    thread: ThreadId,
+    write: bool,
+    location: &'static Location<'static>,
+}
+
+/// One thread's open spans of one cell.
+#[derive(Clone, Copy, Debug, Default)]
+struct Open {
+    reads: u32,
+    writes: u32,
+    /// The latest open read's and write's start, for the report.
+    read: Option<Access>,
+    write: Option<Access>,
 }
 
 /// The detector's state of one object in one execution.
@@ -87,6 +117,10 @@ struct Slot {
     /// A cell's last write and, per thread, its last read since.
     write: Option<Access>,
     reads: Vec<Option<Access>>,
+    /// How many spans of this cell are open ([`LiveSpan`]), and per thread which: the
+    /// checked access pays one branch on `open` while none is.
+    open: u32,
+    open_by: Vec<Open>,
 }
 
 impl Slot {
@@ -99,6 +133,8 @@ impl Slot {
         }
         self.write = None;
         self.reads.clear();
+        self.open = 0;
+        self.open_by.clear();
     }
 }
 
@@ -497,8 +533,9 @@ impl Races {
     }
 
     /// Checks an access of the cell `object` by `t` at `location` (scheduling point `step`)
-    /// against the cell's earlier accesses, and records it. Returns the earlier access it
-    /// races with, if any.
+    /// against the cell's earlier accesses and its open spans, and records it (`open`: as the
+    /// start of a span, see [`LiveSpan`]). Returns the earlier access it races with, whether
+    /// that one wrote, and whether it is an open span.
     fn cell_access(
         &mut self,
         t: ThreadId,
@@ -506,7 +543,8 @@ impl Races {
         write: bool,
         location: &'static Location<'static>,
         step: u64,
-    ) -> Option<(Access, bool)> {
+        open: bool,
+    ) -> Option<(Access, bool, bool)> {
         let ti = t.index();
         let unchecked = self.in_drop(ti) > 0;
         let clock = std::mem::take(&mut self.threads[ti]);
@@ -514,11 +552,56 @@ impl Races {
         let race = if unchecked {
             record(&clock, t, &mut slot.write, &mut slot.reads, write, location, step);
             None
+        } else if let Some((a, wrote)) = open_conflict(slot, ti, write) {
+            Some((a, wrote, true))
         } else {
             check(&clock, t, &mut slot.write, &mut slot.reads, write, location, step)
+                .map(|(a, wrote)| (a, wrote, false))
         };
+        if open && race.is_none() {
+            if slot.open_by.len() <= ti {
+                slot.open_by.resize(ti + 1, Open::default());
+            }
+            let me = Some(Access { thread: t.0, epoch: clock.get(ti), location, step });
+            let o = &mut slot.open_by[ti];
+            if write {
+                o.writes += 1;
+                o.write = me;
+            } else {
+                o.reads += 1;
+                o.read = me;
+            }
+            slot.open += 1;
+        }
         self.threads[ti] = clock;
         race
+    }
+
+    /// Ends the open span `span` (its guard was dropped at scheduling point `step` of its
+    /// thread): the end is recorded as an access with the thread's clock now. Not checked:
+    /// an access before the span that the end does not follow was reported at the span's
+    /// start (the start's clock is older), and one inside it as a conflict with the span.
+    fn end_span(&mut self, span: &LiveSpan, step: u64) {
+        let ti = span.thread.index();
+        let i = self.slot_index(span.object);
+        let slot = &mut self.objects[i];
+        let Some(o) = slot.open_by.get_mut(ti) else { return };
+        let count = if span.write { &mut o.writes } else { &mut o.reads };
+        if *count == 0 {
+            return;
+        }
+        *count -= 1;
+        slot.open -= 1;
+        let clock = &self.threads[ti];
+        record(
+            clock,
+            span.thread,
+            &mut slot.write,
+            &mut slot.reads,
+            span.write,
+            span.location,
+            step,
+        );
     }
 
     /// The index range of `spans` whose entries may overlap `start..end`: every entry before
@@ -626,6 +709,24 @@ fn conflict(
     None
 }
 
+/// Whether an access by thread `ti` (`write` or a read) conflicts with another thread's open
+/// span of the cell ([`LiveSpan`]): that span's start, and whether it writes.
+#[inline]
+fn open_conflict(slot: &Slot, ti: usize, write: bool) -> Option<(Access, bool)> {
+    if slot.open == 0 {
+        return None;
+    }
+    slot.open_by.iter().enumerate().filter(|&(u, _)| u != ti).find_map(|(_, o)| {
+        if o.writes > 0 {
+            o.write.map(|a| (a, true))
+        } else if write && o.reads > 0 {
+            o.read.map(|a| (a, false))
+        } else {
+            None
+        }
+    })
+}
+
 /// Records an access that did not race: a write replaces the last write and the reads (all
 /// of which happen before it), a read replaces its thread's last read.
 fn record(
@@ -679,8 +780,43 @@ impl Execution {
         write: bool,
         location: &'static Location<'static>,
     ) {
+        self.checked_cell_access(handle, write, location, false);
+    }
+
+    /// As [`Execution::cell_access`], and the access stays open until [`Execution::end_span`]
+    /// ends the span returned (`None`: the detector is off).
+    pub(crate) fn begin_span(
+        &self,
+        handle: &Handle,
+        write: bool,
+        location: &'static Location<'static>,
+    ) -> Option<LiveSpan> {
+        self.checked_cell_access(handle, write, location, true)
+    }
+
+    /// Ends `span`, if it belongs to this execution.
+    pub(crate) fn end_span(&self, span: &LiveSpan) {
+        self.with_state(|st| {
+            if st.gen == span.gen && st.races.on && st.races.tracking {
+                let step = st.threads[span.thread.index()].last_step as u64;
+                st.races.end_span(span, step);
+            }
+        });
+    }
+
+    /// The scheduling point and race check of a cell access, which stays open when `open`
+    /// (the span to end, if the detector is on); fails the execution on a data race.
+    #[inline(always)]
+    fn checked_cell_access(
+        &self,
+        handle: &Handle,
+        write: bool,
+        location: &'static Location<'static>,
+        open: bool,
+    ) -> Option<LiveSpan> {
         let kind = if write { EventKind::CellWrite } else { EventKind::CellRead };
         let object = self.point(handle, VarKind::Cell, kind, location);
+        let mut span = None;
         let cause = self.with_state(|st| {
             if !st.races.on {
                 return None;
@@ -688,20 +824,29 @@ impl Execution {
             let cur = st.current;
             let step = st.threads[cur.index()].last_step as u64;
             st.races.ensure_tracking(st.threads.len());
-            let (earlier, earlier_wrote) =
-                st.races.cell_access(cur, object, write, location, step)?;
+            let Some((earlier, earlier_wrote, live)) =
+                st.races.cell_access(cur, object, write, location, step, open)
+            else {
+                if open {
+                    span = Some(LiveSpan { gen: st.gen, object, thread: cur, write, location });
+                }
+                return None;
+            };
             let first = RaceAccess {
                 thread: st.thread_info(ThreadId(earlier.thread)),
                 write: earlier_wrote,
                 location: earlier.location,
                 step: earlier.step,
+                live,
             };
-            let second = RaceAccess { thread: st.thread_info(cur), write, location, step };
+            let second =
+                RaceAccess { thread: st.thread_info(cur), write, location, step, live: false };
             Some(FailureCause::DataRace { what: st.describe_object(object), first, second })
         });
         if let Some(cause) = cause {
             self.fail(cause)
         }
+        span
     }
 
     /// The race check of an instrumented pointer access (`#[pctvb::instrument]`) by the
@@ -731,8 +876,10 @@ impl Execution {
                 write: earlier_wrote,
                 location: earlier.location,
                 step: earlier.step,
+                live: false,
             };
-            let second = RaceAccess { thread: st.thread_info(cur), write, location, step };
+            let second =
+                RaceAccess { thread: st.thread_info(cur), write, location, step, live: false };
             Some((first, second))
         });
         if let Some((first, second)) = race {
@@ -786,19 +933,22 @@ impl Execution {
 
 /// The failure message of a data race on `what`.
 pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) -> String {
-    let verb = |a: &RaceAccess| if a.write { "wrote" } else { "read" };
-    let at = |a: &RaceAccess| format!("{}:{}", a.location.file(), a.location.line());
+    let access = |a: &RaceAccess| {
+        let verb = if a.write { "wrote" } else { "read" };
+        let at = format!("{}:{}", a.location.file(), a.location.line());
+        if a.live {
+            format!(
+                "{} {verb} it through a pointer taken at {at} (step {}) and still live",
+                a.thread, a.step
+            )
+        } else {
+            format!("{} {verb} it at {at} (step {})", a.thread, a.step)
+        }
+    };
     format!(
-        "data race on {what}: {} {} it at {} (step {}), {} {} it at {} (step {}), with no \
-         happens-before between them",
-        first.thread,
-        verb(first),
-        at(first),
-        first.step,
-        second.thread,
-        verb(second),
-        at(second),
-        second.step
+        "data race on {what}: {}, {}, with no happens-before between them",
+        access(first),
+        access(second)
     )
 }
 

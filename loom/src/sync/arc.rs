@@ -4,19 +4,49 @@
 //! `Weak`, and an `Arc<T>` does not coerce to `Arc<dyn Trait>` (build one with
 //! [`Arc::from_std`], as with loom).
 //!
-//! Reference counting is not a scheduling point here (in loom each clone and drop is a
-//! branch point): the count changes at the scheduling points around it.
+//! As in loom, the reference count's operations are scheduling points: each clone, drop,
+//! `get_mut`, `try_unwrap` and `strong_count` is one operation on a pctvb atomic that mirrors
+//! the count (named by the `Arc`'s creation site), so a bug that depends on when a clone or
+//! a drop happens relative to other threads is explored. Their orderings are std's, for the
+//! race detector: a clone is Relaxed, a drop Release and the last drop also Acquire (what
+//! other threads did before their drops happens before the value's drop), `get_mut` and a
+//! successful `try_unwrap` Acquire; `strong_count` is SeqCst, as loom's. One scheduling point
+//! each, but for a drop that another thread's drop made the last one while this one waited
+//! at its point: its Acquire is then a fence of its own, as std's drop does it.
 
 use std::borrow::Borrow;
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::mem::ManuallyDrop;
 use std::panic::Location;
 use std::pin::Pin;
+use std::sync::Mutex;
 
-/// `std::sync::Arc`, as loom mocks it: counted and checked for leaks in each execution.
+use super::atomic::{fence, AtomicUsize, Ordering::*};
+
+/// `std::sync::Arc`, as loom mocks it: counted through a pctvb atomic, and checked for leaks
+/// in each execution.
 pub struct Arc<T: ?Sized> {
     value: std::sync::Arc<T>,
+    count: std::sync::Arc<Count>,
+}
+
+/// The shared count of one value's `Arc`s, as the scheduler and the race detector see it (the
+/// value's own count is std's, which it mirrors).
+struct Count {
+    count: AtomicUsize,
+    /// Whether [`RAW`] holds this count (an `Arc` of the value went through `into_raw`).
+    raw: std::sync::atomic::AtomicBool,
+}
+
+/// The counts of values whose `Arc`s went through [`Arc::into_raw`], by the value's address,
+/// for [`Arc::from_raw`] (a pointer alone carries no count). An entry goes when the value is
+/// dropped. Only `into_raw`, `from_raw` and the last drop of such a value take the lock.
+static RAW: Mutex<Option<HashMap<usize, std::sync::Arc<Count>>>> = Mutex::new(None);
+
+fn raw_counts() -> std::sync::MutexGuard<'static, Option<HashMap<usize, std::sync::Arc<Count>>>> {
+    RAW.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The leak registry's key of the value an `Arc` shares.
@@ -40,19 +70,24 @@ impl<T> Arc<T> {
         unsafe { Pin::new_unchecked(Arc::new(value)) }
     }
 
-    /// The value, if this is its only `Arc`; else the `Arc` back.
+    /// The value, if this is its only `Arc`; else the `Arc` back. A scheduling point.
+    #[track_caller]
     pub fn try_unwrap(this: Arc<T>) -> Result<T, Arc<T>> {
-        if std::sync::Arc::strong_count(&this.value) != 1 {
+        if this.count.count.compare_exchange(1, 0, Acquire, Relaxed).is_err() {
             return Err(this);
         }
         crate::leaks::remove_at(key(&this.value));
         let this = ManuallyDrop::new(this);
-        // SAFETY: `this` is never used or dropped again, so the field is moved out once.
-        let value = unsafe { std::ptr::read(&this.value) };
+        // SAFETY: `this` is never used or dropped again, so each field is moved out once.
+        let (value, count) = unsafe { (std::ptr::read(&this.value), std::ptr::read(&this.count)) };
+        forget_raw(&value, &count);
         match std::sync::Arc::try_unwrap(value) {
             Ok(v) => Ok(v),
             // Another OS thread cloned it meanwhile (outside an execution): not tracked.
-            Err(value) => Err(Arc { value }),
+            Err(value) => {
+                count.count.store(1, Relaxed);
+                Err(Arc { value, count })
+            }
         }
     }
 }
@@ -81,37 +116,51 @@ impl<T: ?Sized> Arc<T> {
             "Arc provided to `from_std` is not unique"
         );
         let what = format!("Arc<{}>", std::any::type_name::<T>());
-        crate::leaks::add_at(key(&std), what, Location::caller());
-        Arc { value: std }
+        let location = Location::caller();
+        crate::leaks::add_at(key(&std), what, location);
+        // Created here, so the count is named by the caller's site, as the `Arc` is.
+        let count = Count { count: AtomicUsize::new(1), raw: Default::default() };
+        Arc { value: std, count: std::sync::Arc::new(count) }
     }
 
-    /// How many `Arc`s share the value (pointers from [`Arc::into_raw`] included).
+    /// How many `Arc`s share the value (pointers from [`Arc::into_raw`] included). A
+    /// scheduling point (a SeqCst load, as in loom).
+    #[track_caller]
     pub fn strong_count(this: &Arc<T>) -> usize {
+        this.count.count.load(SeqCst);
         std::sync::Arc::strong_count(&this.value)
     }
 
-    /// Adds one to the count of the `Arc` that `ptr` came from.
+    /// Adds one to the count of the `Arc` that `ptr` came from: a clone of it.
     ///
     /// # Safety
     /// As `std::sync::Arc::increment_strong_count`: `ptr` came from [`Arc::into_raw`] and
     /// its `Arc` is still alive.
+    #[track_caller]
     pub unsafe fn increment_strong_count(ptr: *const T) {
-        // SAFETY: the caller's promise.
-        unsafe { std::sync::Arc::increment_strong_count(ptr) }
+        // SAFETY: the caller's promise; the rebuilt `Arc` is not dropped, so the count it
+        // stands for stays.
+        let this = ManuallyDrop::new(unsafe { Arc::from_raw(ptr) });
+        std::mem::forget(Arc::clone(&this));
     }
 
-    /// Takes one from the count of the `Arc` that `ptr` came from, dropping the value at 0.
+    /// Takes one from the count of the `Arc` that `ptr` came from, dropping the value at 0:
+    /// a drop of it.
     ///
     /// # Safety
     /// As `std::sync::Arc::decrement_strong_count`.
+    #[track_caller]
     pub unsafe fn decrement_strong_count(ptr: *const T) {
         // SAFETY: the caller's promise; dropping the rebuilt `Arc` keeps the leak registry
         // right when this was the last count.
         drop(unsafe { Arc::from_raw(ptr) })
     }
 
-    /// The value, mutably, if no other `Arc` shares it.
+    /// The value, mutably, if no other `Arc` shares it. A scheduling point (an Acquire load
+    /// of the count, as std's).
+    #[track_caller]
     pub fn get_mut(this: &mut Arc<T>) -> Option<&mut T> {
+        this.count.count.load(Acquire);
         std::sync::Arc::get_mut(&mut this.value)
     }
 
@@ -124,8 +173,13 @@ impl<T: ?Sized> Arc<T> {
     /// [`Arc::from_raw`], or the value is reported as leaked when the execution ends).
     pub fn into_raw(this: Arc<T>) -> *const T {
         let this = ManuallyDrop::new(this);
-        // SAFETY: `this` is never used or dropped again, so the field is moved out once.
-        std::sync::Arc::into_raw(unsafe { std::ptr::read(&this.value) })
+        // SAFETY: `this` is never used or dropped again, so each field is moved out once.
+        let (value, count) = unsafe { (std::ptr::read(&this.value), std::ptr::read(&this.count)) };
+        let ptr = std::sync::Arc::into_raw(value);
+        if !count.raw.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            raw_counts().get_or_insert_with(HashMap::new).insert(ptr.cast::<()>() as usize, count);
+        }
+        ptr
     }
 
     /// A pointer to the value.
@@ -137,25 +191,54 @@ impl<T: ?Sized> Arc<T> {
     ///
     /// # Safety
     /// As `std::sync::Arc::from_raw`.
+    ///
+    /// # Panics
+    /// When no `Arc` went through [`Arc::into_raw`] to give `ptr` (as loom's).
     pub unsafe fn from_raw(ptr: *const T) -> Arc<T> {
+        let count = raw_counts()
+            .as_ref()
+            .and_then(|m| m.get(&(ptr.cast::<()>() as usize)).cloned())
+            .expect("loom::sync::Arc::from_raw: the pointer did not come from Arc::into_raw");
         // SAFETY: the caller's promise.
-        Arc { value: unsafe { std::sync::Arc::from_raw(ptr) } }
+        Arc { value: unsafe { std::sync::Arc::from_raw(ptr) }, count }
+    }
+}
+
+/// Removes the value's count from [`RAW`] if it is there (the value is being dropped, or
+/// taken out by `try_unwrap`).
+fn forget_raw<T: ?Sized>(value: &std::sync::Arc<T>, count: &Count) {
+    if count.raw.load(std::sync::atomic::Ordering::Relaxed) {
+        if let Some(m) = raw_counts().as_mut() {
+            m.remove(&(std::sync::Arc::as_ptr(value).cast::<()>() as usize));
+        }
     }
 }
 
 impl<T: ?Sized> Drop for Arc<T> {
     fn drop(&mut self) {
+        // Known last before the scheduling point (no other `Arc` can appear meanwhile): the
+        // Release and the Acquire in one operation. Else Release, and should another thread's
+        // drop at that point have left this one the last, the Acquire as a fence, as std's.
+        let last = std::sync::Arc::strong_count(&self.value) == 1;
+        let before = self.count.count.fetch_sub(1, if last { AcqRel } else { Release });
+        if before == 1 && !last {
+            fence(Acquire);
+        }
         // Every logical thread of an execution runs on one OS thread, so the count cannot
         // change between this check and the field's drop.
         if std::sync::Arc::strong_count(&self.value) == 1 {
             crate::leaks::remove_at(key(&self.value));
+            forget_raw(&self.value, &self.count);
         }
     }
 }
 
 impl<T: ?Sized> Clone for Arc<T> {
+    /// A new `Arc` of the value: a scheduling point (a Relaxed increment, as std's).
+    #[track_caller]
     fn clone(&self) -> Arc<T> {
-        Arc { value: std::sync::Arc::clone(&self.value) }
+        self.count.count.fetch_add(1, Relaxed);
+        Arc { value: std::sync::Arc::clone(&self.value), count: std::sync::Arc::clone(&self.count) }
     }
 }
 

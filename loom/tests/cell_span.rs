@@ -1,0 +1,235 @@
+//! The access span of loom's `UnsafeCell` pointers: an access lasts from `get`/`get_mut` until
+//! the `ConstPtr`/`MutPtr` is dropped (and for `with`/`with_mut` while the closure runs), as
+//! in loom. Races only visible through a live pointer are found as `FailureKind::DataRace`
+//! with a replayable token; correctly synchronized uses of live pointers are not reported.
+//!
+//! Every run goes through pctvb's `Config` with a fixed seed and `ignore_env` (a developer's
+//! `PCTVB_*` variables cannot change the outcome) and the default strategy, the uniform random
+//! walk. In each racy program every execution in which the second thread sees the flag races,
+//! about half of them; each seed listed was checked to find it within its budget. The
+//! correct programs must pass all their executions.
+extern crate pctvb_loom as loom;
+
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicBool, Ordering::*};
+use loom::sync::{Arc, Mutex};
+use loom::thread;
+use pctvb::{Config, FailureKind, Report};
+
+const NO_RACE_RUNS: u64 = 2000;
+
+fn config(seed: u64) -> Config {
+    Config::new().ignore_env().seed(seed).name("cell_span")
+}
+
+/// A cell and a flag that publishes it.
+struct Slot {
+    value: UnsafeCell<u64>,
+    ready: AtomicBool,
+}
+
+// SAFETY: the tests synchronize the cell's accesses (or show that they do not).
+unsafe impl Sync for Slot {}
+
+fn slot() -> Arc<Slot> {
+    Arc::new(Slot { value: UnsafeCell::new(0), ready: AtomicBool::new(false) })
+}
+
+/// Runs `body` on `seed`, expects a data race whose first access is the pointer taken at line
+/// `live_line` and still live or ended after the flag's release, and checks that the token
+/// replays it.
+fn expect_race(seed: u64, live_line: u32, body: fn()) -> Report {
+    let report = config(seed).iterations(1000).run(body);
+    let failure = report.failure().unwrap_or_else(|| panic!("no race found on seed {seed}"));
+    assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
+    let m = &failure.message;
+    assert!(m.starts_with("data race on UnsafeCell@loom/tests/cell_span.rs:"), "{m}");
+    assert!(m.contains(&format!("loom/tests/cell_span.rs:{live_line} (step ")), "{m}");
+    let token = failure.token.clone().expect("a replay token");
+    let again = config(seed).replay(token).run(body);
+    let again = again.failure().expect("the replay fails again");
+    assert_eq!(again.kind, FailureKind::DataRace);
+    assert_eq!(again.message, failure.message);
+    report
+}
+
+fn assert_passes(body: fn()) {
+    let report = config(0x5be4).iterations(NO_RACE_RUNS).run(body);
+    if let Some(f) = report.failure() {
+        panic!("expected no race, got:\n{f}");
+    }
+    assert_eq!(report.executions, NO_RACE_RUNS);
+}
+
+/// The writer takes its `MutPtr`, publishes the flag, and only then writes through the
+/// pointer: a reader that sees the flag is ordered after the pointer was taken, not after the
+/// write. Checked only when the pointer is taken, this is no race; it is one.
+const MUT_PTR_LINE: u32 = line!() + 5;
+fn write_through_a_pointer_taken_before_publishing() {
+    let slot = slot();
+    let s = slot.clone();
+    let writer = thread::spawn(move || {
+        let p = s.value.get_mut();
+        s.ready.store(true, Release);
+        unsafe { *p.deref() = 42 };
+        drop(p);
+    });
+    if slot.ready.load(Acquire) {
+        slot.value.with(|p| unsafe { *p });
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_write_through_a_live_mut_ptr_races_with_a_reader_after_the_flag() {
+    for seed in [1, 2, 3] {
+        expect_race(seed, MUT_PTR_LINE, write_through_a_pointer_taken_before_publishing);
+    }
+}
+
+/// The mirror case: the reader takes its `ConstPtr`, signals that it is done, then reads
+/// through it; a writer waiting for the signal writes while the pointer is live (or after it
+/// is dropped, but unordered with its end).
+const CONST_PTR_LINE: u32 = line!() + 5;
+fn read_through_a_pointer_after_signalling_done() {
+    let slot = slot();
+    let s = slot.clone();
+    let reader = thread::spawn(move || {
+        let p = s.value.get();
+        s.ready.store(true, Release);
+        let _ = unsafe { *p.deref() };
+    });
+    if slot.ready.load(Acquire) {
+        unsafe { *slot.value.get_mut().deref() = 7 };
+    }
+    reader.join().unwrap();
+}
+
+#[test]
+fn a_write_while_another_threads_const_ptr_is_live_is_a_race() {
+    for seed in [4, 5, 6] {
+        expect_race(seed, CONST_PTR_LINE, read_through_a_pointer_after_signalling_done);
+    }
+}
+
+/// The closure form covers the closure: a scheduling point inside it (here the flag's store)
+/// lets the reader in while the write is still to come.
+const WITH_MUT_LINE: u32 = line!() + 5;
+fn publish_inside_with_mut() {
+    let slot = slot();
+    let s = slot.clone();
+    let writer = thread::spawn(move || {
+        s.value.with_mut(|p| {
+            s.ready.store(true, Release);
+            unsafe { *p = 42 };
+        });
+    });
+    if slot.ready.load(Acquire) {
+        slot.value.with(|p| unsafe { *p });
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn with_mut_stays_open_while_its_closure_runs() {
+    for seed in [7, 8, 9] {
+        expect_race(seed, WITH_MUT_LINE, publish_inside_with_mut);
+    }
+}
+
+/// As in loom, a live `MutPtr` claims the cell: a read by another thread while it lives is
+/// reported even when the write through it comes later, ordered after the read (by `ack`).
+/// Here the read always falls inside the writer's span, so the report says so.
+const CLAIM_LINE: u32 = line!() + 6;
+fn read_while_a_mut_ptr_is_held() {
+    let slot = slot();
+    let ack = Arc::new(AtomicBool::new(false));
+    let (s, a) = (slot.clone(), ack.clone());
+    let writer = thread::spawn(move || {
+        let p = s.value.get_mut();
+        s.ready.store(true, Release);
+        while !a.load(Acquire) {
+            thread::yield_now();
+        }
+        unsafe { *p.deref() = 42 };
+    });
+    while !slot.ready.load(Acquire) {
+        thread::yield_now();
+    }
+    slot.value.with(|p| unsafe { *p });
+    ack.store(true, Release);
+    writer.join().unwrap();
+}
+
+#[test]
+fn the_report_names_the_live_pointer() {
+    let report = expect_race(10, CLAIM_LINE, read_while_a_mut_ptr_is_held);
+    let m = &report.failure().unwrap().message;
+    assert!(
+        m.contains(&format!(
+            "wrote it through a pointer taken at loom/tests/cell_span.rs:{CLAIM_LINE} (step "
+        )) && m.contains("and still live"),
+        "{m}"
+    );
+}
+
+#[test]
+fn pointers_dropped_before_the_release_do_not_race() {
+    assert_passes(|| {
+        let slot = slot();
+        let s = slot.clone();
+        let writer = thread::spawn(move || {
+            let p = s.value.get_mut();
+            unsafe { *p.deref() = 42 };
+            drop(p);
+            s.ready.store(true, Release);
+        });
+        if slot.ready.load(Acquire) {
+            let p = slot.value.get();
+            assert_eq!(unsafe { *p.deref() }, 42);
+        }
+        writer.join().unwrap();
+    });
+}
+
+#[test]
+fn pointers_held_under_a_lock_do_not_race() {
+    assert_passes(|| {
+        let shared = Arc::new((Mutex::new(()), UnsafeCell::new(0u64)));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let s = shared.clone();
+                thread::spawn(move || {
+                    let _g = s.0.lock().unwrap();
+                    let p = s.1.get_mut();
+                    // A scheduling point while the pointer is live: the other thread may
+                    // run, but it waits for the lock.
+                    thread::yield_now();
+                    unsafe { *p.deref() += 1 };
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(unsafe { *shared.1.get().deref() }, 2);
+    });
+}
+
+#[test]
+fn live_const_ptrs_of_two_threads_do_not_race() {
+    assert_passes(|| {
+        let cell = Arc::new(UnsafeCell::new(5u64));
+        let c = cell.clone();
+        let reader = thread::spawn(move || {
+            let p = c.get();
+            thread::yield_now();
+            assert_eq!(unsafe { *p.deref() }, 5);
+        });
+        let p = cell.get();
+        thread::yield_now();
+        assert_eq!(unsafe { *p.deref() }, 5);
+        drop(p);
+        reader.join().unwrap();
+    });
+}
