@@ -11,8 +11,10 @@
 # (applied with `patch -p1`) gives one more pair of copies, run under pctvb (default mode)
 # and under loom; a failing suite means the tool found the bug.
 #
-# Rows of crates not run this time are kept from the existing results document, so crates can
-# be run one at a time; the "Failures" section quotes the logs present in target/loom-suites/.
+# What every section of the existing results document says of crates not run this time is
+# kept (their table rows, their quoted failures), so crates can be run one at a time; the
+# crates run this time get new rows, and their failures are quoted from this run's logs in
+# target/loom-suites/. The Notes compare the tools on every crate the document lists.
 #
 # Usage: scripts/loom-suites.sh [crate-name ...]   (default: every crate in SUITES)
 # Environment: LOOM_TIMEOUT (seconds per loom run, default 900), PCTVB_TIMEOUT (default 900);
@@ -23,6 +25,8 @@
 # runs do not, since a test that reads the real clock (oneshot's 1 ms `recv_timeout`) can
 # time out when its process is descheduled for longer than that.
 set -euo pipefail
+# A failing command ends the script (set -e): say which, rather than stop without a word.
+trap 'echo "scripts/loom-suites.sh: line $LINENO: a command failed (exit $?); the results document was not written" >&2' ERR
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="$ROOT/target/loom-suites"
@@ -295,6 +299,7 @@ cells() {
 
 rows=()
 raw=()
+alone_rows=()
 explained=()
 bug_rows=()
 ran=()
@@ -337,10 +342,17 @@ for s in "${selected[@]}"; do
   # shellcheck disable=SC2086
   confident=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence.log" \
     $loom_env PCTVB_CONFIDENCE=0.99)
+  # The guarantee alone: a named strategy runs without the uniform walk in between, so every
+  # search execution is the combined strategy's and counts towards the bound.
+  echo "== $name $version: pctvb (PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99)" >&2
+  # shellcheck disable=SC2086
+  alone=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-guarantee-only.log" \
+    $loom_env PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99)
   echo "== $name $version: loom ($loom_env)" >&2
   TIMEOUT=$LOOM_TIMEOUT
   # shellcheck disable=SC2086
   loom=$(measure "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" $loom_env)
+  alone_rows+=("$name $version|$(cells "$alone")|$(echo "$confident" | cut -d'|' -f2)|$(echo "$loom" | cut -d'|' -f2)")
   if [ -n "${CLOCK_TESTS[$name]:-}" ]; then
     IFS='|' read -r clock_test clock_what <<<"${CLOCK_TESTS[$name]}"
     notes+="\`$clock_test\` $clock_what; it failed (timed out) in $(clock_failures "$OUT/$name-pctvb-default.log" "$clock_test") pctvb default runs, $(clock_failures "$OUT/$name-pctvb-confidence.log" "$clock_test") confidence runs, $(clock_failures "$OUT/$name-loom.log" "$clock_test") loom runs (see Notes). "
@@ -391,11 +403,21 @@ for s in "${selected[@]}"; do
   done
 done
 
-# Keeps the rows (first cell: crate and version) of crates not run this time.
+# Partial runs (`scripts/loom-suites.sh <crate> ...`): every section keeps what the existing
+# document says of the crates not run this time, and takes the new crates' rows from this run.
+# A row belongs to the crate (name and version) in its first cell; a failure quoted under
+# "Failures" to the crate whose name starts its log's name.
+ran_names=()
+for r in "${ran[@]}"; do ran_names+=("${r% *}"); done
+
+# The existing document's table rows of a section (`main`: the tables before the first `## `
+# heading) with `cells` cells, of crates not run this time.
 kept_rows() {
-  local section="$1"
+  local section="$1" cells="$2"
   [ -f "$RESULTS" ] || return 0
-  awk -v s="$section" '/^## /{in_s = ($0 == s)} /^# /{in_s = (s == "main")} in_s && /^\| / && !/^\| crate \|/' "$RESULTS" \
+  awk -v s="$section" -v c="$cells" '
+    /^## / {in_s = ($0 == s)} /^# / {in_s = (s == "main")}
+    in_s && /^\| / && !/^\| crate \|/ && !/^\|---/ && gsub(/\|/, "|") - 1 == c' "$RESULTS" \
     | while IFS= read -r line; do
         crate="$(echo "$line" | cut -d'|' -f2 | sed 's/^ *//; s/ *$//')"
         keep=1
@@ -403,8 +425,67 @@ kept_rows() {
         if [ "$keep" = 1 ]; then echo "$line"; fi
       done
 }
-old_rows="$(kept_rows main)"
-old_bug_rows="$(kept_rows "## Injected bugs")"
+
+# Whether a log (its name without .log) belongs to a crate run this time.
+ran_log() {
+  local n
+  for n in "${ran_names[@]}"; do
+    case "$1" in "$n"-*) return 0 ;; esac
+  done
+  return 1
+}
+
+# The existing document's quoted failures (each: the "`log`: ..." line, its code block and the
+# blank line after it) of crates not run this time.
+kept_failures() {
+  [ -f "$RESULTS" ] || return 0
+  awk '/^## / {on = ($0 == "## Failures")} on' "$RESULTS" | python3 -c '
+import re, sys
+names = sys.argv[1:]
+text = sys.stdin.read()
+for m in re.finditer(r"^`([^`]+)`: the first failure, as reported:\n\n```\n.*?^```\n", text, re.S | re.M):
+    if not any(m.group(1).startswith(n + "-") for n in names):
+        print(m.group(0))
+' "${ran_names[@]}"
+}
+
+# A main-table row as the measurements' fields, in the order `raw` holds them: crate, then for
+# pctvb default, pctvb confidence and loom each status|median|min|max|runs|tests.
+row_fields() {
+  python3 -c '
+import re, sys
+for line in sys.stdin:
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    out = [cells[0]]
+    for i in (1, 4, 7):
+        m = re.match(r"([0-9.]+) \(([0-9.]+)-([0-9.]+), ([0-9]+) runs\)", cells[i + 1])
+        med, lo, hi, n = m.groups() if m else ("0", "0", "0", "0")
+        out += [cells[i], med, lo, hi, n, cells[i + 2]]
+    print("|".join(out))
+'
+}
+
+new_main=()
+for r in "${rows[@]}"; do new_main+=("| ${r//|/ | } |"); done
+all_rows="$( { kept_rows main 11; printf '%s\n' "${new_main[@]}"; } | grep -v '^$' | sort)"
+# The Notes below compare the tools on every crate in the document, run now or kept.
+mapfile -t raw < <(echo "$all_rows" | grep -v '^$' | row_fields)
+new_explained=()
+new_tests=()
+for e in "${explained[@]}"; do
+  new_explained+=("| $(echo "$e" | head -1 | sed 's/|/ | /g') |")
+  crate="$(echo "$e" | head -1 | cut -d'|' -f1)"
+  while IFS= read -r t; do
+    new_tests+=("$(echo "| $crate | ${t#  } |" | sed 's/|/ | /g; s/  */ /g; s/^ //; s/ $//')")
+  done < <(echo "$e" | tail -n +2)
+done
+conf_section="## Confidence mode: where the time goes"
+# Sorted by crate (each crate's tests stay in their order: most time first).
+all_explained="$( { kept_rows "$conf_section" 7; printf '%s\n' "${new_explained[@]}"; } | grep -v '^$' | sort)"
+all_tests="$( { kept_rows "$conf_section" 10; printf '%s\n' "${new_tests[@]}"; } | grep -v '^$' | sort -s -t'|' -k2,2)"
+all_alone="$( { kept_rows "$conf_section" 6; for r in "${alone_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
+all_bug_rows="$( { kept_rows "## Injected bugs" 8; for r in "${bug_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
+old_failures="$(kept_failures)"
 
 {
   echo "# Real crates' loom suites under pctvb and under loom"
@@ -430,12 +511,11 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo
   echo "| crate | pctvb default | s | tests | pctvb confidence 0.99 | s | tests | loom | s | tests | notes |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
-  { [ -n "$old_rows" ] && echo "$old_rows"
-    for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done; } | sort
+  echo "$all_rows"
   echo
   echo "Timeouts of the last run: LOOM_TIMEOUT = ${LOOM_TIMEOUT} s, PCTVB_TIMEOUT = ${PCTVB_TIMEOUT} s per run; a"
-  echo "\"timeout (N s)\" cell means the run was killed after N s. Rows of crates not in the last run"
-  echo "are kept from the previous document (last run: ${ran[*]})."
+  echo "\"timeout (N s)\" cell means the run was killed after N s. What every section says of a crate"
+  echo "not in the last run is kept from the previous document (last run: ${ran[*]})."
   echo
   echo "## Confidence mode: where the time goes"
   echo
@@ -455,20 +535,24 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo
   echo "| crate | tests with a summary | pctvb executions | counted by the bound | pctvb s | us per execution | loom iterations |"
   echo "|---|---|---|---|---|---|---|"
-  for e in "${explained[@]}"; do
-    echo "| $(echo "$e" | head -1 | sed 's/|/ | /g') |"
-  done
+  echo "$all_explained"
   echo
   echo "The tests pctvb spent most time in, per crate (at most five):"
   echo
   echo "| crate | test | pctvb executions | counted | bound: 1 in | k | sum k_q | executions/s | pctvb s | loom iterations |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
-  for e in "${explained[@]}"; do
-    crate="$(echo "$e" | head -1 | cut -d'|' -f1)"
-    echo "$e" | tail -n +2 | while IFS= read -r t; do
-      echo "| $crate | ${t#  } |" | sed 's/|/ | /g; s/  */ /g; s/^ //; s/ $//'
-    done
-  done
+  echo "$all_tests"
+  echo
+  echo "The guarantee alone: the suite with \`PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99\`, timed as"
+  echo "above. A named strategy runs without the uniform walk in between, so every search execution"
+  echo "is the combined strategy's and counts towards the bound: the same guarantee (each test's"
+  echo "summary states it) from about half the executions, without the walk's exploration, which"
+  echo "finds bugs outside the bound's class (more preemptions, variables or threads) and, on most"
+  echo "programs, those inside it in fewer executions (README, \"Compared with shuttle and loom\")."
+  echo
+  echo "| crate | status | s | tests | pctvb confidence 0.99 (with the walk): median s | loom: median s |"
+  echo "|---|---|---|---|---|---|"
+  echo "$all_alone"
   echo
   echo "## Injected bugs"
   echo
@@ -477,14 +561,18 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo
   echo "| crate | patch | pctvb default | s | tests | loom | s | tests |"
   echo "|---|---|---|---|---|---|---|---|"
-  { [ -n "$old_bug_rows" ] && echo "$old_bug_rows"
-    for r in "${bug_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | sort
+  echo "$all_bug_rows"
   echo
   echo "## Failures"
   echo
   any=0
-  for log in "$OUT"/*-pctvb-default.log "$OUT"/*-pctvb-confidence.log "$OUT"/*-loom.log; do
+  if [ -n "$old_failures" ]; then
+    any=1
+    echo "$old_failures"
+  fi
+  for log in "$OUT"/*-pctvb-default.log "$OUT"/*-pctvb-confidence.log "$OUT"/*-pctvb-guarantee-only.log "$OUT"/*-loom.log; do
     [ -f "$log" ] || continue
+    ran_log "$(basename "$log" .log)" || continue
     grep -q "^failures:" "$log" || continue
     any=1
     echo "\`$(basename "$log" .log)\`: the first failure, as reported:"
@@ -516,7 +604,7 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
     case "$d_status $c_status $l_status" in *timeout*) timed_out+="$crate; " ;; esac
   done
   if [ -n "$timed_out" ]; then
-    echo "- Runs killed by the timeout in the last run (their time is a lower bound, not a"
+    echo "- Runs killed by the timeout (their time is a lower bound, not a"
     echo "  result): ${timed_out%; }. A timed-out loom run says loom did not finish within"
     echo "  LOOM_TIMEOUT; it is not counted as a pass."
   fi
@@ -532,15 +620,16 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
       && close+="$crate (confidence 0.99: slowest run $c_max s, loom's fastest $l_min s); "
   done
   if [ -n "$slower" ]; then
-    echo "- Where pctvb's median time was not below loom's in the last run: ${slower%; }."
+    echo "- Where pctvb's median time was not below loom's: ${slower%; }."
   else
-    echo "- pctvb's median time was below loom's on every crate in the last run, in both modes."
+    echo "- pctvb's median time was below loom's on every crate, in both modes."
   fi
   for r in "${raw[@]}"; do
     IFS='|' read -r crate _ _ _ _ _ _ _ c_s _ _ _ _ _ l_s _ <<<"$r"
     awk -v c="$c_s" -v l="$l_s" 'BEGIN {exit !(c >= l)}' || continue
-    for e in "${explained[@]}"; do
-      IFS='|' read -r e_crate _ e_executions e_counted e_secs e_per e_loom <<<"$(echo "$e" | head -1)"
+    while IFS= read -r e; do
+      IFS='|' read -r e_crate _ e_executions e_counted e_secs e_per e_loom \
+        <<<"$(echo "$e" | sed 's/^| //; s/ |$//; s/ | /|/g')"
       [ "$e_crate" = "$crate" ] || continue
       case "$e_loom" in
         ''|*[!0-9]*|0) loom_said="loom's iteration count is $e_loom (see the table above), its median run took $l_s s" ;;
@@ -553,7 +642,7 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
       echo "  the suite's median run of $c_s s (the rest is the process's and each test's set-up and"
       echo "  libtest; two tests at a time); $loom_said. Fewer executions would not give the printed"
       echo "  guarantee; the tables above give each test's."
-    done
+    done <<<"$all_explained"
   done
   if [ -n "$close" ]; then
     echo "- Where pctvb's median was below loom's but the runs' ranges overlap: ${close%; }."
