@@ -18,7 +18,9 @@
 #
 # Usage: scripts/loom-suites.sh [crate-name ...]   (default: every crate in SUITES)
 # Environment: LOOM_TIMEOUT (seconds per loom run, default 900), PCTVB_TIMEOUT (default 900);
-# LOOM_SUITES_REPEATS (runs of each suite whose median is reported, default 5) and
+# LOOM_SUITES_REPEATS (runs of each suite whose median is reported, default 5),
+# LOOM_SUITES_SHORT_REPEATS (runs of a suite whose runs so far took under 1 s in all, default
+# 21: a run of milliseconds moves with the machine's load, and more runs steady its median) and
 # LOOM_SUITES_REPEAT_BUDGET (seconds after which a suite is not run again, default 60).
 # The settings used are printed in the document (a timed-out run is "timeout (N s)").
 # Builds run under `nice -n 10` (they are the heavy part on a shared machine); the measured
@@ -35,8 +37,10 @@ LOOM_TIMEOUT="${LOOM_TIMEOUT:-900}"
 PCTVB_TIMEOUT="${PCTVB_TIMEOUT:-900}"
 REPEATS="${LOOM_SUITES_REPEATS:-5}"
 REPEAT_BUDGET="${LOOM_SUITES_REPEAT_BUDGET:-60}"
+SHORT_REPEATS="${LOOM_SUITES_SHORT_REPEATS:-21}"
 LOOM_COUNT_MAX="${LOOM_COUNT_MAX:-60}"
 case "$REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_REPEATS must be a number of runs, 1 or more (got '$REPEATS')" >&2; exit 2 ;; esac
+case "$SHORT_REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_SHORT_REPEATS must be a number of runs, 1 or more (got '$SHORT_REPEATS')" >&2; exit 2 ;; esac
 case "$REPEAT_BUDGET" in ''|*[!0-9]*) echo "LOOM_SUITES_REPEAT_BUDGET must be a whole number of seconds (got '$REPEAT_BUDGET')" >&2; exit 2 ;; esac
 
 # name | version | RUSTFLAGS | cargo test arguments (after --release) | loom's environment in the
@@ -118,23 +122,26 @@ standalone() {
 # directory as working directory, cargo's CARGO_* variables and library path), and times each
 # run with a nanosecond clock (Python's `time.perf_counter_ns`, read just before the binary is
 # started and just after it exits: the process start-up is counted, Python's is not). A "run"
-# is every binary of the suite one after the other; runs repeat up to REPEATS times, or until
-# they took REPEAT_BUDGET seconds in all (a suite of a minute is not run five times). Prints
+# is every binary of the suite one after the other; runs repeat up to REPEATS times (up to
+# SHORT_REPEATS while they took under 1 s in all), or until they took REPEAT_BUDGET seconds in
+# all (a suite of a minute is not run five times). Prints
 # "status|median s|min s|max s|runs|tests": status pass, fail (a run failed; with how many of
 # the runs), or timeout; tests from the first failing run, or the first run. Every run's output
 # goes to the log, each under a "== run N: binary" line.
 cat > "$OUT/timer.py" <<'PY'
 import os, re, statistics, subprocess, sys, tempfile, time
 
-timeout, repeats, budget = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-log_path, cwd, rest = sys.argv[4], sys.argv[5], sys.argv[6:]
+timeout, repeats, short_repeats = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+budget, log_path, cwd, rest = float(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7:]
 # Binaries, then "--" and the arguments each gets (none for a measured run).
 split = rest.index("--") if "--" in rest else len(rest)
 binaries, arguments = rest[:split], rest[split + 1:]
 result = re.compile(rb"test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed")
 times, outcomes, counts = [], [], []
 with open(log_path, "wb") as log:
-    for run in range(1, repeats + 1):
+    run = 0
+    while run < repeats or (run < short_repeats and sum(times) < 1.0):
+        run += 1
         total_ns, outcome, passed, failed = 0, "pass", 0, 0
         for binary in binaries:
             log.write(f"== run {run}: {binary}\n".encode())
@@ -255,12 +262,12 @@ for _, _, exe in sorted(found):
 # cargo sets when it runs a test binary: CARGO_MANIFEST_DIR and the package's CARGO_PKG_*,
 # CARGO_CRATE_NAME, and the target directory's libraries on the library path.
 measure() {
-  run_suite "$1" "$2" "$3" "$REPEATS" "" "${@:4}"
+  run_suite "$1" "$2" "$3" "$REPEATS" "$SHORT_REPEATS" "" "${@:4}"
 }
 
 # As `measure`, once, with `arguments` (one word list) after the binaries: the untimed runs.
 run_suite() {
-  local dir="$1" variant="$2" log="$3" repeats="$4" arguments="$5"; shift 5
+  local dir="$1" variant="$2" log="$3" repeats="$4" short_repeats="$5" arguments="$6"; shift 6
   local bins
   bins="$(test_binaries "$dir" "$variant")"
   if [ -z "$bins" ]; then
@@ -272,7 +279,7 @@ run_suite() {
   env "$@" CARGO_MANIFEST_DIR="$dir" CARGO_MANIFEST_PATH="$dir/Cargo.toml" \
     CARGO_PKG_NAME="$name" CARGO_PKG_VERSION="$version" CARGO_CRATE_NAME="${name//-/_}" \
     LD_LIBRARY_PATH="$deps/deps:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    python3 "$OUT/timer.py" "$TIMEOUT" "$repeats" "$REPEAT_BUDGET" "$log" "$dir" $bins -- $arguments
+    python3 "$OUT/timer.py" "$TIMEOUT" "$repeats" "$short_repeats" "$REPEAT_BUDGET" "$log" "$dir" $bins -- $arguments
 }
 
 # Builds a copy's loom test (quietly; the log says why if not).
@@ -365,14 +372,14 @@ for s in "${selected[@]}"; do
   echo "== $name $version: executions per test (untimed, --nocapture)" >&2
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
-  run_suite "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence-counts.log" 1 \
+  run_suite "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence-counts.log" 1 1 \
     "--nocapture --test-threads=1" $loom_env PCTVB_CONFIDENCE=0.99 >/dev/null
   : >"$OUT/$name-loom-counts.log"
   loom_median="$(echo "$loom" | cut -d'|' -f2)"
   if awk -v m="$loom_median" -v c="$LOOM_COUNT_MAX" 'BEGIN {exit !(m <= c)}'; then
     TIMEOUT=$LOOM_TIMEOUT
     # shellcheck disable=SC2086
-    run_suite "$OUT/$name-$version-loom" loom "$OUT/$name-loom-counts.log" 1 \
+    run_suite "$OUT/$name-$version-loom" loom "$OUT/$name-loom-counts.log" 1 1 \
       "--nocapture --test-threads=1" $loom_env LOOM_LOG=loom::model=info >/dev/null
   fi
   explained+=("$(python3 "$OUT/explain.py" "$OUT/$name-pctvb-confidence-counts.log" \
@@ -500,8 +507,10 @@ old_failures="$(kept_failures)"
   echo "arguments, so libtest runs $(nproc) tests at a time), and each is timed with a nanosecond"
   echo "clock (Python's \`time.perf_counter_ns\` read just before the binary starts and after it"
   echo "exits: process start-up and exit are counted, cargo's and the timer's are not). A run is"
-  echo "every binary of the suite in turn; it is repeated up to ${REPEATS} times (\`LOOM_SUITES_REPEATS\`),"
-  echo "fewer when the runs so far took ${REPEAT_BUDGET} s (\`LOOM_SUITES_REPEAT_BUDGET\`). A time cell is the"
+  echo "every binary of the suite in turn; it is repeated up to ${REPEATS} times (\`LOOM_SUITES_REPEATS\`), up"
+  echo "to ${SHORT_REPEATS} times while the runs so far took under 1 s in all (\`LOOM_SUITES_SHORT_REPEATS\`: a run"
+  echo "of milliseconds moves with the machine's load), fewer when the runs so far took ${REPEAT_BUDGET} s"
+  echo "(\`LOOM_SUITES_REPEAT_BUDGET\`). A time cell is the"
   echo "median run in seconds, then the fastest and slowest run and the number of runs. Status and"
   echo "test counts are those of the first run (of the first failing run, if any failed; \"fail (i"
   echo "of n runs)\" when only some did). Measured runs ran at niceness $(nice) on a machine that may"
