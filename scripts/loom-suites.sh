@@ -118,68 +118,107 @@ standalone() {
   printf '\n[workspace]\n' >> "$1/Cargo.toml"
 }
 
-# The timer: runs a suite's test binaries directly, as `cargo test` would (the package's
+# The timer: runs suites' test binaries directly, as `cargo test` would (the package's
 # directory as working directory, cargo's CARGO_* variables and library path), and times each
 # run with a nanosecond clock (Python's `time.perf_counter_ns`, read just before the binary is
 # started and just after it exits: the process start-up is counted, Python's is not). A "run"
-# is every binary of the suite one after the other; runs repeat up to REPEATS times (up to
+# is every binary of a suite one after the other. It takes several suites (the settings a
+# crate is measured in: pctvb's modes and loom), each described by a spec file (see `spec`
+# below), and runs them in turn, one run of each per round, so that a change in the machine's
+# load falls on every tool alike. A suite's runs repeat up to REPEATS times (up to
 # SHORT_REPEATS while they took under 1 s in all), or until they took REPEAT_BUDGET seconds in
-# all (a suite of a minute is not run five times). Prints
+# all (a suite of a minute is not run five times). Prints, per suite in the order given,
 # "status|median s|min s|max s|runs|tests": status pass, fail (a run failed; with how many of
 # the runs), or timeout; tests from the first failing run, or the first run. Every run's output
-# goes to the log, each under a "== run N: binary" line.
+# goes to the suite's log, each under a "== run N: binary" line.
 cat > "$OUT/timer.py" <<'PY'
 import os, re, statistics, subprocess, sys, tempfile, time
 
-timeout, repeats, short_repeats = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-budget, log_path, cwd, rest = float(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7:]
-# Binaries, then "--" and the arguments each gets (none for a measured run).
-split = rest.index("--") if "--" in rest else len(rest)
-binaries, arguments = rest[:split], rest[split + 1:]
+repeats, short_repeats, budget = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 result = re.compile(rb"test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed")
-times, outcomes, counts = [], [], []
-with open(log_path, "wb") as log:
-    run = 0
-    while run < repeats or (run < short_repeats and sum(times) < 1.0):
-        run += 1
+
+
+class Suite:
+    def __init__(self, path):
+        self.env, self.binaries, self.arguments = dict(os.environ), [], []
+        for line in open(path).read().splitlines():
+            key, _, value = line.partition("=")
+            if key == "log":
+                self.log = open(value, "wb")
+            elif key == "cwd":
+                self.cwd = value
+            elif key == "timeout":
+                self.timeout = float(value)
+            elif key == "arguments":
+                self.arguments = value.split()
+            elif key == "env":
+                name, _, v = value.partition("=")
+                self.env[name] = v
+            elif key == "binary":
+                self.binaries.append(value)
+        self.times, self.outcomes, self.counts = [], [], []
+
+    def wants_more(self):
+        n, spent = len(self.times), sum(self.times)
+        if not self.binaries or "timeout" in self.outcomes or spent >= budget:
+            return False
+        return n < repeats or (n < short_repeats and spent < 1.0)
+
+    def run(self):
+        number = len(self.times) + 1
         total_ns, outcome, passed, failed = 0, "pass", 0, 0
-        for binary in binaries:
-            log.write(f"== run {run}: {binary}\n".encode())
-            log.flush()
+        for binary in self.binaries:
+            self.log.write(f"== run {number}: {binary}\n".encode())
+            self.log.flush()
             with tempfile.TemporaryFile() as out:
                 start = time.perf_counter_ns()
                 try:
-                    rc = subprocess.run([binary, *arguments], cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=subprocess.STDOUT, timeout=timeout).returncode
+                    rc = subprocess.run([binary, *self.arguments], cwd=self.cwd, env=self.env,
+                                        stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=subprocess.STDOUT, timeout=self.timeout).returncode
                 except subprocess.TimeoutExpired:
                     rc = None
                 total_ns += time.perf_counter_ns() - start
                 out.seek(0)
                 text = out.read()
-            log.write(text)
+            self.log.write(text)
             for p, f in result.findall(text):
                 passed, failed = passed + int(p), failed + int(f)
             if rc is None:
                 outcome = "timeout"
-                log.write(f"\n== killed after {timeout:.0f} s\n".encode())
+                self.log.write(f"\n== killed after {self.timeout:.0f} s\n".encode())
                 break
             if rc != 0:
                 outcome = "fail"
-        times.append(total_ns / 1e9)
-        outcomes.append(outcome)
-        counts.append(f"{passed} passed, {failed} failed")
-        if outcome == "timeout" or sum(times) >= budget:
-            break
-n = len(times)
-bad = [i for i, o in enumerate(outcomes) if o != "pass"]
-if "timeout" in outcomes:
-    status = f"timeout ({timeout:.0f} s)"
-elif bad:
-    status = "fail" if len(bad) == n else f"fail ({len(bad)} of {n} runs)"
-else:
-    status = "pass"
-tests = counts[bad[0] if bad else 0]
-print(f"{status}|{statistics.median(times):.4f}|{min(times):.4f}|{max(times):.4f}|{n}|{tests}")
+        self.times.append(total_ns / 1e9)
+        self.outcomes.append(outcome)
+        self.counts.append(f"{passed} passed, {failed} failed")
+
+    def line(self):
+        if not self.binaries:
+            return "build failed|0|0|0|0|0 passed, 0 failed"
+        times, n = self.times, len(self.times)
+        bad = [i for i, o in enumerate(self.outcomes) if o != "pass"]
+        if "timeout" in self.outcomes:
+            status = f"timeout ({self.timeout:.0f} s)"
+        elif bad:
+            status = "fail" if len(bad) == n else f"fail ({len(bad)} of {n} runs)"
+        else:
+            status = "pass"
+        tests = self.counts[bad[0] if bad else 0]
+        return f"{status}|{statistics.median(times):.4f}|{min(times):.4f}|{max(times):.4f}|{n}|{tests}"
+
+
+suites = [Suite(path) for path in sys.argv[4:]]
+while True:
+    due = [s for s in suites if s.wants_more()]
+    if not due:
+        break
+    for s in due:
+        s.run()
+for s in suites:
+    s.log.close()
+    print(s.line())
 PY
 
 # What the confidence mode ran, from two untimed runs of a clean suite with `--nocapture
@@ -257,29 +296,39 @@ for _, _, exe in sorted(found):
 '
 }
 
-# Times a built copy's suite (see timer.py above) in the environment given after the log
-# (NAME=value words: the crate's LOOM_* settings, PCTVB_CONFIDENCE). The environment adds what
-# cargo sets when it runs a test binary: CARGO_MANIFEST_DIR and the package's CARGO_PKG_*,
-# CARGO_CRATE_NAME, and the target directory's libraries on the library path.
-measure() {
-  run_suite "$1" "$2" "$3" "$REPEATS" "$SHORT_REPEATS" "" "${@:4}"
+# Writes the spec of a built copy's suite for timer.py (see above) to "$log.spec" and prints
+# its path: the log, the working directory, the timeout (TIMEOUT), the arguments every binary
+# gets (one word list; none for a measured run), the environment given after them (NAME=value
+# words: the crate's LOOM_* settings, PCTVB_CONFIDENCE) with what cargo sets when it runs a
+# test binary (CARGO_MANIFEST_DIR and the package's CARGO_PKG_*, CARGO_CRATE_NAME, and the
+# target directory's libraries on the library path), and the binaries (none: the build failed).
+spec() {
+  local dir="$1" variant="$2" log="$3" arguments="$4"; shift 4
+  local deps="$OUT/target-$variant/release" word bin
+  {
+    echo "log=$log"
+    echo "cwd=$dir"
+    echo "timeout=$TIMEOUT"
+    echo "arguments=$arguments"
+    for word in "$@" CARGO_MANIFEST_DIR="$dir" CARGO_MANIFEST_PATH="$dir/Cargo.toml" \
+      CARGO_PKG_NAME="$name" CARGO_PKG_VERSION="$version" CARGO_CRATE_NAME="${name//-/_}" \
+      LD_LIBRARY_PATH="$deps/deps:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; do
+      echo "env=$word"
+    done
+    test_binaries "$dir" "$variant" | while IFS= read -r bin; do echo "binary=$bin"; done
+  } >"$log.spec"
+  echo "$log.spec"
 }
 
-# As `measure`, once, with `arguments` (one word list) after the binaries: the untimed runs.
-run_suite() {
-  local dir="$1" variant="$2" log="$3" repeats="$4" short_repeats="$5" arguments="$6"; shift 6
-  local bins
-  bins="$(test_binaries "$dir" "$variant")"
-  if [ -z "$bins" ]; then
-    echo "build failed|0|0|0|0|0 passed, 0 failed"
-    return
-  fi
-  local deps="$OUT/target-$variant/release"
-  # shellcheck disable=SC2086
-  env "$@" CARGO_MANIFEST_DIR="$dir" CARGO_MANIFEST_PATH="$dir/Cargo.toml" \
-    CARGO_PKG_NAME="$name" CARGO_PKG_VERSION="$version" CARGO_CRATE_NAME="${name//-/_}" \
-    LD_LIBRARY_PATH="$deps/deps:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    python3 "$OUT/timer.py" "$TIMEOUT" "$repeats" "$short_repeats" "$REPEAT_BUDGET" "$log" "$dir" $bins -- $arguments
+# Times suites together (see timer.py above): their specs, a line each.
+measure_specs() {
+  python3 "$OUT/timer.py" "$REPEATS" "$SHORT_REPEATS" "$REPEAT_BUDGET" "$@"
+}
+
+# Runs a built copy's suite once, untimed, with `arguments` (one word list) after the
+# binaries: `spec`'s arguments.
+run_once() {
+  python3 "$OUT/timer.py" 1 1 "$REPEAT_BUDGET" "$(spec "$@")"
 }
 
 # Builds a copy's loom test (quietly; the log says why if not).
@@ -341,24 +390,25 @@ for s in "${selected[@]}"; do
     fi
   done
 
-  echo "== $name $version: pctvb (default)" >&2
+  # pctvb's three settings and loom, timed together (one run of each per round). The third,
+  # the guarantee alone: a named strategy runs without the uniform walk in between, so every
+  # search execution is the combined strategy's and counts towards the bound.
+  echo "== $name $version: timing pctvb (default; PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99) and loom ($loom_env), in turn" >&2
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
-  default=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-default.log" $loom_env)
-  echo "== $name $version: pctvb (PCTVB_CONFIDENCE=0.99)" >&2
+  spec_default="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-default.log" "" $loom_env)"
   # shellcheck disable=SC2086
-  confident=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence.log" \
-    $loom_env PCTVB_CONFIDENCE=0.99)
-  # The guarantee alone: a named strategy runs without the uniform walk in between, so every
-  # search execution is the combined strategy's and counts towards the bound.
-  echo "== $name $version: pctvb (PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99)" >&2
+  spec_confident="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence.log" "" \
+    $loom_env PCTVB_CONFIDENCE=0.99)"
   # shellcheck disable=SC2086
-  alone=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-guarantee-only.log" \
-    $loom_env PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99)
-  echo "== $name $version: loom ($loom_env)" >&2
+  spec_alone="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-guarantee-only.log" "" \
+    $loom_env PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99)"
   TIMEOUT=$LOOM_TIMEOUT
   # shellcheck disable=SC2086
-  loom=$(measure "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" $loom_env)
+  spec_loom="$(spec "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" "" $loom_env)"
+  mapfile -t measured < <(measure_specs "$spec_default" "$spec_confident" "$spec_alone" "$spec_loom")
+  [ "${#measured[@]}" = 4 ] || { echo "the timer failed for $name $version" >&2; exit 1; }
+  default="${measured[0]}" confident="${measured[1]}" alone="${measured[2]}" loom="${measured[3]}"
   alone_rows+=("$name $version|$(cells "$alone")|$(echo "$confident" | cut -d'|' -f2)|$(echo "$loom" | cut -d'|' -f2)")
   if [ -n "${CLOCK_TESTS[$name]:-}" ]; then
     IFS='|' read -r clock_test clock_what <<<"${CLOCK_TESTS[$name]}"
@@ -372,14 +422,14 @@ for s in "${selected[@]}"; do
   echo "== $name $version: executions per test (untimed, --nocapture)" >&2
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
-  run_suite "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence-counts.log" 1 1 \
+  run_once "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence-counts.log" \
     "--nocapture --test-threads=1" $loom_env PCTVB_CONFIDENCE=0.99 >/dev/null
   : >"$OUT/$name-loom-counts.log"
   loom_median="$(echo "$loom" | cut -d'|' -f2)"
   if awk -v m="$loom_median" -v c="$LOOM_COUNT_MAX" 'BEGIN {exit !(m <= c)}'; then
     TIMEOUT=$LOOM_TIMEOUT
     # shellcheck disable=SC2086
-    run_suite "$OUT/$name-$version-loom" loom "$OUT/$name-loom-counts.log" 1 1 \
+    run_once "$OUT/$name-$version-loom" loom "$OUT/$name-loom-counts.log" \
       "--nocapture --test-threads=1" $loom_env LOOM_LOG=loom::model=info >/dev/null
   fi
   explained+=("$(python3 "$OUT/explain.py" "$OUT/$name-pctvb-confidence-counts.log" \
@@ -398,14 +448,16 @@ for s in "${selected[@]}"; do
       build_copy "$OUT/$bug-$variant" "$variant" "$OUT/$bug-$variant-build.log" \
         || echo "build failed: see $OUT/$bug-$variant-build.log" >&2
     done
-    echo "== $bug: pctvb (default)" >&2
+    echo "== $bug: timing pctvb (default) and loom ($loom_env), in turn" >&2
     TIMEOUT=$PCTVB_TIMEOUT
     # shellcheck disable=SC2086
-    bug_pctvb=$(measure "$OUT/$bug-pctvb" pctvb "$OUT/$bug-pctvb-default.log" $loom_env)
-    echo "== $bug: loom ($loom_env)" >&2
+    spec_pctvb="$(spec "$OUT/$bug-pctvb" pctvb "$OUT/$bug-pctvb-default.log" "" $loom_env)"
     TIMEOUT=$LOOM_TIMEOUT
     # shellcheck disable=SC2086
-    bug_loom=$(measure "$OUT/$bug-loom" loom "$OUT/$bug-loom.log" $loom_env)
+    spec_loom="$(spec "$OUT/$bug-loom" loom "$OUT/$bug-loom.log" "" $loom_env)"
+    mapfile -t measured < <(measure_specs "$spec_pctvb" "$spec_loom")
+    [ "${#measured[@]}" = 2 ] || { echo "the timer failed for $bug" >&2; exit 1; }
+    bug_pctvb="${measured[0]}" bug_loom="${measured[1]}"
     bug_rows+=("$name $version|\`scripts/loom-patches/$bug.patch\`|$(cells "$bug_pctvb")|$(cells "$bug_loom")")
   done
 done
@@ -510,7 +562,9 @@ old_failures="$(kept_failures)"
   echo "every binary of the suite in turn; it is repeated up to ${REPEATS} times (\`LOOM_SUITES_REPEATS\`), up"
   echo "to ${SHORT_REPEATS} times while the runs so far took under 1 s in all (\`LOOM_SUITES_SHORT_REPEATS\`: a run"
   echo "of milliseconds moves with the machine's load), fewer when the runs so far took ${REPEAT_BUDGET} s"
-  echo "(\`LOOM_SUITES_REPEAT_BUDGET\`). A time cell is the"
+  echo "(\`LOOM_SUITES_REPEAT_BUDGET\`). A crate's settings (pctvb's default, its confidence target, the"
+  echo "guarantee alone, loom) are timed in turn, one run of each per round, so that a change in the"
+  echo "machine's load falls on every tool alike. A time cell is the"
   echo "median run in seconds, then the fastest and slowest run and the number of runs. Status and"
   echo "test counts are those of the first run (of the first failing run, if any failed; \"fail (i"
   echo "of n runs)\" when only some did). Measured runs ran at niceness $(nice) on a machine that may"
