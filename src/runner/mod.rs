@@ -307,9 +307,7 @@ impl Config {
             seed,
             stack_size: self.stack_size,
             watchdog: (!self.watchdog.is_zero()).then_some(self.watchdog),
-            record: record
-                .clone()
-                .map(|r| Box::new(r) as Box<dyn crate::runtime::ExecutionRecord>),
+            record: record.clone().map(|r| Box::new(r) as Box<dyn crate::runtime::ExecutionRecord>),
             encode_token: Some(|run, strategy, execution, choices, digest| {
                 replay::encode(&ReplayToken {
                     test: run.token_name.clone(),
