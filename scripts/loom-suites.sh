@@ -11,18 +11,24 @@
 # (applied with `patch -p1`) gives one more pair of copies, run under pctvb (default mode)
 # and under loom; a failing suite means the tool found the bug.
 #
-# Rows of crates not run this time are kept from the existing results document, so crates can
-# be run one at a time; the "Failures" section quotes the logs present in target/loom-suites/.
+# What every section of the existing results document says of crates not run this time is
+# kept (their table rows, their quoted failures), so crates can be run one at a time; the
+# crates run this time get new rows, and their failures are quoted from this run's logs in
+# target/loom-suites/. The Notes compare the tools on every crate the document lists.
 #
 # Usage: scripts/loom-suites.sh [crate-name ...]   (default: every crate in SUITES)
 # Environment: LOOM_TIMEOUT (seconds per loom run, default 900), PCTVB_TIMEOUT (default 900);
-# LOOM_SUITES_REPEATS (runs of each suite whose median is reported, default 5) and
+# LOOM_SUITES_REPEATS (runs of each suite whose median is reported, default 5),
+# LOOM_SUITES_SHORT_REPEATS (runs of a suite whose runs so far took under 1 s in all, default
+# 21: a run of milliseconds moves with the machine's load, and more runs steady its median) and
 # LOOM_SUITES_REPEAT_BUDGET (seconds after which a suite is not run again, default 60).
 # The settings used are printed in the document (a timed-out run is "timeout (N s)").
 # Builds run under `nice -n 10` (they are the heavy part on a shared machine); the measured
 # runs do not, since a test that reads the real clock (oneshot's 1 ms `recv_timeout`) can
 # time out when its process is descheduled for longer than that.
 set -euo pipefail
+# A failing command ends the script (set -e): say which, rather than stop without a word.
+trap 'echo "scripts/loom-suites.sh: line $LINENO: a command failed (exit $?); the results document was not written" >&2' ERR
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="$ROOT/target/loom-suites"
@@ -31,8 +37,10 @@ LOOM_TIMEOUT="${LOOM_TIMEOUT:-900}"
 PCTVB_TIMEOUT="${PCTVB_TIMEOUT:-900}"
 REPEATS="${LOOM_SUITES_REPEATS:-5}"
 REPEAT_BUDGET="${LOOM_SUITES_REPEAT_BUDGET:-60}"
+SHORT_REPEATS="${LOOM_SUITES_SHORT_REPEATS:-21}"
 LOOM_COUNT_MAX="${LOOM_COUNT_MAX:-60}"
 case "$REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_REPEATS must be a number of runs, 1 or more (got '$REPEATS')" >&2; exit 2 ;; esac
+case "$SHORT_REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_SHORT_REPEATS must be a number of runs, 1 or more (got '$SHORT_REPEATS')" >&2; exit 2 ;; esac
 case "$REPEAT_BUDGET" in ''|*[!0-9]*) echo "LOOM_SUITES_REPEAT_BUDGET must be a whole number of seconds (got '$REPEAT_BUDGET')" >&2; exit 2 ;; esac
 
 # name | version | RUSTFLAGS | cargo test arguments (after --release) | loom's environment in the
@@ -110,65 +118,107 @@ standalone() {
   printf '\n[workspace]\n' >> "$1/Cargo.toml"
 }
 
-# The timer: runs a suite's test binaries directly, as `cargo test` would (the package's
+# The timer: runs suites' test binaries directly, as `cargo test` would (the package's
 # directory as working directory, cargo's CARGO_* variables and library path), and times each
 # run with a nanosecond clock (Python's `time.perf_counter_ns`, read just before the binary is
 # started and just after it exits: the process start-up is counted, Python's is not). A "run"
-# is every binary of the suite one after the other; runs repeat up to REPEATS times, or until
-# they took REPEAT_BUDGET seconds in all (a suite of a minute is not run five times). Prints
+# is every binary of a suite one after the other. It takes several suites (the settings a
+# crate is measured in: pctvb's modes and loom), each described by a spec file (see `spec`
+# below), and runs them in turn, one run of each per round, so that a change in the machine's
+# load falls on every tool alike. A suite's runs repeat up to REPEATS times (up to
+# SHORT_REPEATS while they took under 1 s in all), or until they took REPEAT_BUDGET seconds in
+# all (a suite of a minute is not run five times). Prints, per suite in the order given,
 # "status|median s|min s|max s|runs|tests": status pass, fail (a run failed; with how many of
 # the runs), or timeout; tests from the first failing run, or the first run. Every run's output
-# goes to the log, each under a "== run N: binary" line.
+# goes to the suite's log, each under a "== run N: binary" line.
 cat > "$OUT/timer.py" <<'PY'
 import os, re, statistics, subprocess, sys, tempfile, time
 
-timeout, repeats, budget = float(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-log_path, cwd, rest = sys.argv[4], sys.argv[5], sys.argv[6:]
-# Binaries, then "--" and the arguments each gets (none for a measured run).
-split = rest.index("--") if "--" in rest else len(rest)
-binaries, arguments = rest[:split], rest[split + 1:]
+repeats, short_repeats, budget = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 result = re.compile(rb"test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed")
-times, outcomes, counts = [], [], []
-with open(log_path, "wb") as log:
-    for run in range(1, repeats + 1):
+
+
+class Suite:
+    def __init__(self, path):
+        self.env, self.binaries, self.arguments = dict(os.environ), [], []
+        for line in open(path).read().splitlines():
+            key, _, value = line.partition("=")
+            if key == "log":
+                self.log = open(value, "wb")
+            elif key == "cwd":
+                self.cwd = value
+            elif key == "timeout":
+                self.timeout = float(value)
+            elif key == "arguments":
+                self.arguments = value.split()
+            elif key == "env":
+                name, _, v = value.partition("=")
+                self.env[name] = v
+            elif key == "binary":
+                self.binaries.append(value)
+        self.times, self.outcomes, self.counts = [], [], []
+
+    def wants_more(self):
+        n, spent = len(self.times), sum(self.times)
+        if not self.binaries or "timeout" in self.outcomes or spent >= budget:
+            return False
+        return n < repeats or (n < short_repeats and spent < 1.0)
+
+    def run(self):
+        number = len(self.times) + 1
         total_ns, outcome, passed, failed = 0, "pass", 0, 0
-        for binary in binaries:
-            log.write(f"== run {run}: {binary}\n".encode())
-            log.flush()
+        for binary in self.binaries:
+            self.log.write(f"== run {number}: {binary}\n".encode())
+            self.log.flush()
             with tempfile.TemporaryFile() as out:
                 start = time.perf_counter_ns()
                 try:
-                    rc = subprocess.run([binary, *arguments], cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=subprocess.STDOUT, timeout=timeout).returncode
+                    rc = subprocess.run([binary, *self.arguments], cwd=self.cwd, env=self.env,
+                                        stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=subprocess.STDOUT, timeout=self.timeout).returncode
                 except subprocess.TimeoutExpired:
                     rc = None
                 total_ns += time.perf_counter_ns() - start
                 out.seek(0)
                 text = out.read()
-            log.write(text)
+            self.log.write(text)
             for p, f in result.findall(text):
                 passed, failed = passed + int(p), failed + int(f)
             if rc is None:
                 outcome = "timeout"
-                log.write(f"\n== killed after {timeout:.0f} s\n".encode())
+                self.log.write(f"\n== killed after {self.timeout:.0f} s\n".encode())
                 break
             if rc != 0:
                 outcome = "fail"
-        times.append(total_ns / 1e9)
-        outcomes.append(outcome)
-        counts.append(f"{passed} passed, {failed} failed")
-        if outcome == "timeout" or sum(times) >= budget:
-            break
-n = len(times)
-bad = [i for i, o in enumerate(outcomes) if o != "pass"]
-if "timeout" in outcomes:
-    status = f"timeout ({timeout:.0f} s)"
-elif bad:
-    status = "fail" if len(bad) == n else f"fail ({len(bad)} of {n} runs)"
-else:
-    status = "pass"
-tests = counts[bad[0] if bad else 0]
-print(f"{status}|{statistics.median(times):.4f}|{min(times):.4f}|{max(times):.4f}|{n}|{tests}")
+        self.times.append(total_ns / 1e9)
+        self.outcomes.append(outcome)
+        self.counts.append(f"{passed} passed, {failed} failed")
+
+    def line(self):
+        if not self.binaries:
+            return "build failed|0|0|0|0|0 passed, 0 failed"
+        times, n = self.times, len(self.times)
+        bad = [i for i, o in enumerate(self.outcomes) if o != "pass"]
+        if "timeout" in self.outcomes:
+            status = f"timeout ({self.timeout:.0f} s)"
+        elif bad:
+            status = "fail" if len(bad) == n else f"fail ({len(bad)} of {n} runs)"
+        else:
+            status = "pass"
+        tests = self.counts[bad[0] if bad else 0]
+        return f"{status}|{statistics.median(times):.4f}|{min(times):.4f}|{max(times):.4f}|{n}|{tests}"
+
+
+suites = [Suite(path) for path in sys.argv[4:]]
+while True:
+    due = [s for s in suites if s.wants_more()]
+    if not due:
+        break
+    for s in due:
+        s.run()
+for s in suites:
+    s.log.close()
+    print(s.line())
 PY
 
 # What the confidence mode ran, from two untimed runs of a clean suite with `--nocapture
@@ -246,29 +296,39 @@ for _, _, exe in sorted(found):
 '
 }
 
-# Times a built copy's suite (see timer.py above) in the environment given after the log
-# (NAME=value words: the crate's LOOM_* settings, PCTVB_CONFIDENCE). The environment adds what
-# cargo sets when it runs a test binary: CARGO_MANIFEST_DIR and the package's CARGO_PKG_*,
-# CARGO_CRATE_NAME, and the target directory's libraries on the library path.
-measure() {
-  run_suite "$1" "$2" "$3" "$REPEATS" "" "${@:4}"
+# Writes the spec of a built copy's suite for timer.py (see above) to "$log.spec" and prints
+# its path: the log, the working directory, the timeout (TIMEOUT), the arguments every binary
+# gets (one word list; none for a measured run), the environment given after them (NAME=value
+# words: the crate's LOOM_* settings, PCTVB_CONFIDENCE) with what cargo sets when it runs a
+# test binary (CARGO_MANIFEST_DIR and the package's CARGO_PKG_*, CARGO_CRATE_NAME, and the
+# target directory's libraries on the library path), and the binaries (none: the build failed).
+spec() {
+  local dir="$1" variant="$2" log="$3" arguments="$4"; shift 4
+  local deps="$OUT/target-$variant/release" word bin
+  {
+    echo "log=$log"
+    echo "cwd=$dir"
+    echo "timeout=$TIMEOUT"
+    echo "arguments=$arguments"
+    for word in "$@" CARGO_MANIFEST_DIR="$dir" CARGO_MANIFEST_PATH="$dir/Cargo.toml" \
+      CARGO_PKG_NAME="$name" CARGO_PKG_VERSION="$version" CARGO_CRATE_NAME="${name//-/_}" \
+      LD_LIBRARY_PATH="$deps/deps:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; do
+      echo "env=$word"
+    done
+    test_binaries "$dir" "$variant" | while IFS= read -r bin; do echo "binary=$bin"; done
+  } >"$log.spec"
+  echo "$log.spec"
 }
 
-# As `measure`, once, with `arguments` (one word list) after the binaries: the untimed runs.
-run_suite() {
-  local dir="$1" variant="$2" log="$3" repeats="$4" arguments="$5"; shift 5
-  local bins
-  bins="$(test_binaries "$dir" "$variant")"
-  if [ -z "$bins" ]; then
-    echo "build failed|0|0|0|0|0 passed, 0 failed"
-    return
-  fi
-  local deps="$OUT/target-$variant/release"
-  # shellcheck disable=SC2086
-  env "$@" CARGO_MANIFEST_DIR="$dir" CARGO_MANIFEST_PATH="$dir/Cargo.toml" \
-    CARGO_PKG_NAME="$name" CARGO_PKG_VERSION="$version" CARGO_CRATE_NAME="${name//-/_}" \
-    LD_LIBRARY_PATH="$deps/deps:$deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    python3 "$OUT/timer.py" "$TIMEOUT" "$repeats" "$REPEAT_BUDGET" "$log" "$dir" $bins -- $arguments
+# Times suites together (see timer.py above): their specs, a line each.
+measure_specs() {
+  python3 "$OUT/timer.py" "$REPEATS" "$SHORT_REPEATS" "$REPEAT_BUDGET" "$@"
+}
+
+# Runs a built copy's suite once, untimed, with `arguments` (one word list) after the
+# binaries: `spec`'s arguments.
+run_once() {
+  python3 "$OUT/timer.py" 1 1 "$REPEAT_BUDGET" "$(spec "$@")"
 }
 
 # Builds a copy's loom test (quietly; the log says why if not).
@@ -295,6 +355,7 @@ cells() {
 
 rows=()
 raw=()
+alone_rows=()
 explained=()
 bug_rows=()
 ran=()
@@ -329,18 +390,26 @@ for s in "${selected[@]}"; do
     fi
   done
 
-  echo "== $name $version: pctvb (default)" >&2
+  # pctvb's three settings and loom, timed together (one run of each per round). The third,
+  # the guarantee alone: a named strategy runs without the uniform walk in between, so every
+  # search execution is the combined strategy's and counts towards the bound.
+  echo "== $name $version: timing pctvb (default; PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99) and loom ($loom_env), in turn" >&2
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
-  default=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-default.log" $loom_env)
-  echo "== $name $version: pctvb (PCTVB_CONFIDENCE=0.99)" >&2
+  spec_default="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-default.log" "" $loom_env)"
   # shellcheck disable=SC2086
-  confident=$(measure "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence.log" \
-    $loom_env PCTVB_CONFIDENCE=0.99)
-  echo "== $name $version: loom ($loom_env)" >&2
+  spec_confident="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence.log" "" \
+    $loom_env PCTVB_CONFIDENCE=0.99)"
+  # shellcheck disable=SC2086
+  spec_alone="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-guarantee-only.log" "" \
+    $loom_env PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99)"
   TIMEOUT=$LOOM_TIMEOUT
   # shellcheck disable=SC2086
-  loom=$(measure "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" $loom_env)
+  spec_loom="$(spec "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" "" $loom_env)"
+  mapfile -t measured < <(measure_specs "$spec_default" "$spec_confident" "$spec_alone" "$spec_loom")
+  [ "${#measured[@]}" = 4 ] || { echo "the timer failed for $name $version" >&2; exit 1; }
+  default="${measured[0]}" confident="${measured[1]}" alone="${measured[2]}" loom="${measured[3]}"
+  alone_rows+=("$name $version|$(cells "$alone")|$(echo "$confident" | cut -d'|' -f2)|$(echo "$loom" | cut -d'|' -f2)")
   if [ -n "${CLOCK_TESTS[$name]:-}" ]; then
     IFS='|' read -r clock_test clock_what <<<"${CLOCK_TESTS[$name]}"
     notes+="\`$clock_test\` $clock_what; it failed (timed out) in $(clock_failures "$OUT/$name-pctvb-default.log" "$clock_test") pctvb default runs, $(clock_failures "$OUT/$name-pctvb-confidence.log" "$clock_test") confidence runs, $(clock_failures "$OUT/$name-loom.log" "$clock_test") loom runs (see Notes). "
@@ -353,14 +422,14 @@ for s in "${selected[@]}"; do
   echo "== $name $version: executions per test (untimed, --nocapture)" >&2
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
-  run_suite "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence-counts.log" 1 \
+  run_once "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence-counts.log" \
     "--nocapture --test-threads=1" $loom_env PCTVB_CONFIDENCE=0.99 >/dev/null
   : >"$OUT/$name-loom-counts.log"
   loom_median="$(echo "$loom" | cut -d'|' -f2)"
   if awk -v m="$loom_median" -v c="$LOOM_COUNT_MAX" 'BEGIN {exit !(m <= c)}'; then
     TIMEOUT=$LOOM_TIMEOUT
     # shellcheck disable=SC2086
-    run_suite "$OUT/$name-$version-loom" loom "$OUT/$name-loom-counts.log" 1 \
+    run_once "$OUT/$name-$version-loom" loom "$OUT/$name-loom-counts.log" \
       "--nocapture --test-threads=1" $loom_env LOOM_LOG=loom::model=info >/dev/null
   fi
   explained+=("$(python3 "$OUT/explain.py" "$OUT/$name-pctvb-confidence-counts.log" \
@@ -379,23 +448,35 @@ for s in "${selected[@]}"; do
       build_copy "$OUT/$bug-$variant" "$variant" "$OUT/$bug-$variant-build.log" \
         || echo "build failed: see $OUT/$bug-$variant-build.log" >&2
     done
-    echo "== $bug: pctvb (default)" >&2
+    echo "== $bug: timing pctvb (default) and loom ($loom_env), in turn" >&2
     TIMEOUT=$PCTVB_TIMEOUT
     # shellcheck disable=SC2086
-    bug_pctvb=$(measure "$OUT/$bug-pctvb" pctvb "$OUT/$bug-pctvb-default.log" $loom_env)
-    echo "== $bug: loom ($loom_env)" >&2
+    spec_pctvb="$(spec "$OUT/$bug-pctvb" pctvb "$OUT/$bug-pctvb-default.log" "" $loom_env)"
     TIMEOUT=$LOOM_TIMEOUT
     # shellcheck disable=SC2086
-    bug_loom=$(measure "$OUT/$bug-loom" loom "$OUT/$bug-loom.log" $loom_env)
+    spec_loom="$(spec "$OUT/$bug-loom" loom "$OUT/$bug-loom.log" "" $loom_env)"
+    mapfile -t measured < <(measure_specs "$spec_pctvb" "$spec_loom")
+    [ "${#measured[@]}" = 2 ] || { echo "the timer failed for $bug" >&2; exit 1; }
+    bug_pctvb="${measured[0]}" bug_loom="${measured[1]}"
     bug_rows+=("$name $version|\`scripts/loom-patches/$bug.patch\`|$(cells "$bug_pctvb")|$(cells "$bug_loom")")
   done
 done
 
-# Keeps the rows (first cell: crate and version) of crates not run this time.
+# Partial runs (`scripts/loom-suites.sh <crate> ...`): every section keeps what the existing
+# document says of the crates not run this time, and takes the new crates' rows from this run.
+# A row belongs to the crate (name and version) in its first cell; a failure quoted under
+# "Failures" to the crate whose name starts its log's name.
+ran_names=()
+for r in "${ran[@]}"; do ran_names+=("${r% *}"); done
+
+# The existing document's table rows of a section (`main`: the tables before the first `## `
+# heading) with `cells` cells, of crates not run this time.
 kept_rows() {
-  local section="$1"
+  local section="$1" cells="$2"
   [ -f "$RESULTS" ] || return 0
-  awk -v s="$section" '/^## /{in_s = ($0 == s)} /^# /{in_s = (s == "main")} in_s && /^\| / && !/^\| crate \|/' "$RESULTS" \
+  awk -v s="$section" -v c="$cells" '
+    /^## / {in_s = ($0 == s)} /^# / {in_s = (s == "main")}
+    in_s && /^\| / && !/^\| crate \|/ && !/^\|---/ && gsub(/\|/, "|") - 1 == c' "$RESULTS" \
     | while IFS= read -r line; do
         crate="$(echo "$line" | cut -d'|' -f2 | sed 's/^ *//; s/ *$//')"
         keep=1
@@ -403,8 +484,67 @@ kept_rows() {
         if [ "$keep" = 1 ]; then echo "$line"; fi
       done
 }
-old_rows="$(kept_rows main)"
-old_bug_rows="$(kept_rows "## Injected bugs")"
+
+# Whether a log (its name without .log) belongs to a crate run this time.
+ran_log() {
+  local n
+  for n in "${ran_names[@]}"; do
+    case "$1" in "$n"-*) return 0 ;; esac
+  done
+  return 1
+}
+
+# The existing document's quoted failures (each: the "`log`: ..." line, its code block and the
+# blank line after it) of crates not run this time.
+kept_failures() {
+  [ -f "$RESULTS" ] || return 0
+  awk '/^## / {on = ($0 == "## Failures")} on' "$RESULTS" | python3 -c '
+import re, sys
+names = sys.argv[1:]
+text = sys.stdin.read()
+for m in re.finditer(r"^`([^`]+)`: the first failure, as reported:\n\n```\n.*?^```\n", text, re.S | re.M):
+    if not any(m.group(1).startswith(n + "-") for n in names):
+        print(m.group(0))
+' "${ran_names[@]}"
+}
+
+# A main-table row as the measurements' fields, in the order `raw` holds them: crate, then for
+# pctvb default, pctvb confidence and loom each status|median|min|max|runs|tests.
+row_fields() {
+  python3 -c '
+import re, sys
+for line in sys.stdin:
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    out = [cells[0]]
+    for i in (1, 4, 7):
+        m = re.match(r"([0-9.]+) \(([0-9.]+)-([0-9.]+), ([0-9]+) runs\)", cells[i + 1])
+        med, lo, hi, n = m.groups() if m else ("0", "0", "0", "0")
+        out += [cells[i], med, lo, hi, n, cells[i + 2]]
+    print("|".join(out))
+'
+}
+
+new_main=()
+for r in "${rows[@]}"; do new_main+=("| ${r//|/ | } |"); done
+all_rows="$( { kept_rows main 11; printf '%s\n' "${new_main[@]}"; } | grep -v '^$' | sort)"
+# The Notes below compare the tools on every crate in the document, run now or kept.
+mapfile -t raw < <(echo "$all_rows" | grep -v '^$' | row_fields)
+new_explained=()
+new_tests=()
+for e in "${explained[@]}"; do
+  new_explained+=("| $(echo "$e" | head -1 | sed 's/|/ | /g') |")
+  crate="$(echo "$e" | head -1 | cut -d'|' -f1)"
+  while IFS= read -r t; do
+    new_tests+=("$(echo "| $crate | ${t#  } |" | sed 's/|/ | /g; s/  */ /g; s/^ //; s/ $//')")
+  done < <(echo "$e" | tail -n +2)
+done
+conf_section="## Confidence mode: where the time goes"
+# Sorted by crate (each crate's tests stay in their order: most time first).
+all_explained="$( { kept_rows "$conf_section" 7; printf '%s\n' "${new_explained[@]}"; } | grep -v '^$' | sort)"
+all_tests="$( { kept_rows "$conf_section" 10; printf '%s\n' "${new_tests[@]}"; } | grep -v '^$' | sort -s -t'|' -k2,2)"
+all_alone="$( { kept_rows "$conf_section" 6; for r in "${alone_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
+all_bug_rows="$( { kept_rows "## Injected bugs" 8; for r in "${bug_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
+old_failures="$(kept_failures)"
 
 {
   echo "# Real crates' loom suites under pctvb and under loom"
@@ -419,8 +559,12 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo "arguments, so libtest runs $(nproc) tests at a time), and each is timed with a nanosecond"
   echo "clock (Python's \`time.perf_counter_ns\` read just before the binary starts and after it"
   echo "exits: process start-up and exit are counted, cargo's and the timer's are not). A run is"
-  echo "every binary of the suite in turn; it is repeated up to ${REPEATS} times (\`LOOM_SUITES_REPEATS\`),"
-  echo "fewer when the runs so far took ${REPEAT_BUDGET} s (\`LOOM_SUITES_REPEAT_BUDGET\`). A time cell is the"
+  echo "every binary of the suite in turn; it is repeated up to ${REPEATS} times (\`LOOM_SUITES_REPEATS\`), up"
+  echo "to ${SHORT_REPEATS} times while the runs so far took under 1 s in all (\`LOOM_SUITES_SHORT_REPEATS\`: a run"
+  echo "of milliseconds moves with the machine's load), fewer when the runs so far took ${REPEAT_BUDGET} s"
+  echo "(\`LOOM_SUITES_REPEAT_BUDGET\`). A crate's settings (pctvb's default, its confidence target, the"
+  echo "guarantee alone, loom) are timed in turn, one run of each per round, so that a change in the"
+  echo "machine's load falls on every tool alike. A time cell is the"
   echo "median run in seconds, then the fastest and slowest run and the number of runs. Status and"
   echo "test counts are those of the first run (of the first failing run, if any failed; \"fail (i"
   echo "of n runs)\" when only some did). Measured runs ran at niceness $(nice) on a machine that may"
@@ -430,12 +574,11 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo
   echo "| crate | pctvb default | s | tests | pctvb confidence 0.99 | s | tests | loom | s | tests | notes |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|"
-  { [ -n "$old_rows" ] && echo "$old_rows"
-    for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done; } | sort
+  echo "$all_rows"
   echo
   echo "Timeouts of the last run: LOOM_TIMEOUT = ${LOOM_TIMEOUT} s, PCTVB_TIMEOUT = ${PCTVB_TIMEOUT} s per run; a"
-  echo "\"timeout (N s)\" cell means the run was killed after N s. Rows of crates not in the last run"
-  echo "are kept from the previous document (last run: ${ran[*]})."
+  echo "\"timeout (N s)\" cell means the run was killed after N s. What every section says of a crate"
+  echo "not in the last run is kept from the previous document (last run: ${ran[*]})."
   echo
   echo "## Confidence mode: where the time goes"
   echo
@@ -455,20 +598,24 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo
   echo "| crate | tests with a summary | pctvb executions | counted by the bound | pctvb s | us per execution | loom iterations |"
   echo "|---|---|---|---|---|---|---|"
-  for e in "${explained[@]}"; do
-    echo "| $(echo "$e" | head -1 | sed 's/|/ | /g') |"
-  done
+  echo "$all_explained"
   echo
   echo "The tests pctvb spent most time in, per crate (at most five):"
   echo
   echo "| crate | test | pctvb executions | counted | bound: 1 in | k | sum k_q | executions/s | pctvb s | loom iterations |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
-  for e in "${explained[@]}"; do
-    crate="$(echo "$e" | head -1 | cut -d'|' -f1)"
-    echo "$e" | tail -n +2 | while IFS= read -r t; do
-      echo "| $crate | ${t#  } |" | sed 's/|/ | /g; s/  */ /g; s/^ //; s/ $//'
-    done
-  done
+  echo "$all_tests"
+  echo
+  echo "The guarantee alone: the suite with \`PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99\`, timed as"
+  echo "above. A named strategy runs without the uniform walk in between, so every search execution"
+  echo "is the combined strategy's and counts towards the bound: the same guarantee (each test's"
+  echo "summary states it) from about half the executions, without the walk's exploration, which"
+  echo "finds bugs outside the bound's class (more preemptions, variables or threads) and, on most"
+  echo "programs, those inside it in fewer executions (README, \"Compared with shuttle and loom\")."
+  echo
+  echo "| crate | status | s | tests | pctvb confidence 0.99 (with the walk): median s | loom: median s |"
+  echo "|---|---|---|---|---|---|"
+  echo "$all_alone"
   echo
   echo "## Injected bugs"
   echo
@@ -477,14 +624,18 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
   echo
   echo "| crate | patch | pctvb default | s | tests | loom | s | tests |"
   echo "|---|---|---|---|---|---|---|---|"
-  { [ -n "$old_bug_rows" ] && echo "$old_bug_rows"
-    for r in "${bug_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | sort
+  echo "$all_bug_rows"
   echo
   echo "## Failures"
   echo
   any=0
-  for log in "$OUT"/*-pctvb-default.log "$OUT"/*-pctvb-confidence.log "$OUT"/*-loom.log; do
+  if [ -n "$old_failures" ]; then
+    any=1
+    echo "$old_failures"
+  fi
+  for log in "$OUT"/*-pctvb-default.log "$OUT"/*-pctvb-confidence.log "$OUT"/*-pctvb-guarantee-only.log "$OUT"/*-loom.log; do
     [ -f "$log" ] || continue
+    ran_log "$(basename "$log" .log)" || continue
     grep -q "^failures:" "$log" || continue
     any=1
     echo "\`$(basename "$log" .log)\`: the first failure, as reported:"
@@ -516,7 +667,7 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
     case "$d_status $c_status $l_status" in *timeout*) timed_out+="$crate; " ;; esac
   done
   if [ -n "$timed_out" ]; then
-    echo "- Runs killed by the timeout in the last run (their time is a lower bound, not a"
+    echo "- Runs killed by the timeout (their time is a lower bound, not a"
     echo "  result): ${timed_out%; }. A timed-out loom run says loom did not finish within"
     echo "  LOOM_TIMEOUT; it is not counted as a pass."
   fi
@@ -532,15 +683,16 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
       && close+="$crate (confidence 0.99: slowest run $c_max s, loom's fastest $l_min s); "
   done
   if [ -n "$slower" ]; then
-    echo "- Where pctvb's median time was not below loom's in the last run: ${slower%; }."
+    echo "- Where pctvb's median time was not below loom's: ${slower%; }."
   else
-    echo "- pctvb's median time was below loom's on every crate in the last run, in both modes."
+    echo "- pctvb's median time was below loom's on every crate, in both modes."
   fi
   for r in "${raw[@]}"; do
     IFS='|' read -r crate _ _ _ _ _ _ _ c_s _ _ _ _ _ l_s _ <<<"$r"
     awk -v c="$c_s" -v l="$l_s" 'BEGIN {exit !(c >= l)}' || continue
-    for e in "${explained[@]}"; do
-      IFS='|' read -r e_crate _ e_executions e_counted e_secs e_per e_loom <<<"$(echo "$e" | head -1)"
+    while IFS= read -r e; do
+      IFS='|' read -r e_crate _ e_executions e_counted e_secs e_per e_loom \
+        <<<"$(echo "$e" | sed 's/^| //; s/ |$//; s/ | /|/g')"
       [ "$e_crate" = "$crate" ] || continue
       case "$e_loom" in
         ''|*[!0-9]*|0) loom_said="loom's iteration count is $e_loom (see the table above), its median run took $l_s s" ;;
@@ -553,7 +705,7 @@ old_bug_rows="$(kept_rows "## Injected bugs")"
       echo "  the suite's median run of $c_s s (the rest is the process's and each test's set-up and"
       echo "  libtest; two tests at a time); $loom_said. Fewer executions would not give the printed"
       echo "  guarantee; the tables above give each test's."
-    done
+    done <<<"$all_explained"
   done
   if [ -n "$close" ]; then
     echo "- Where pctvb's median was below loom's but the runs' ranges overlap: ${close%; }."

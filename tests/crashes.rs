@@ -307,6 +307,40 @@ fn child_no_crash() {
 }
 
 #[test]
+fn child_records() {
+    if !is_child("child_records") {
+        return;
+    }
+    // One thread: one schedule, so the run ends with its first execution.
+    let report = Config::new().name("crashes::one_schedule").iterations(100).run(|| {});
+    assert!(report.is_ok());
+    assert_eq!(report.executions, 1);
+    let report = Config::new().name("crashes::two_threads").workers(1).iterations(20).run(|| {
+        thread::spawn(|| {}).join().unwrap();
+    });
+    assert!(report.is_ok());
+    assert_eq!(report.executions, 20);
+}
+
+/// The record is opened at a run's second execution: a run that ends with its first (one
+/// schedule) creates no file, a longer one does and marks it done (its first word 0) when it
+/// ends (`runner/record.rs`).
+#[cfg(unix)]
+#[test]
+fn the_record_is_kept_from_a_runs_second_execution() {
+    let target = scratch("records");
+    let (output, _, stderr) = run_child("child_records", &target, &[]);
+    assert!(output.status.success(), "{stderr}");
+    let one = target.join("pctvb/crashes--one_schedule/current-execution");
+    assert!(!one.exists(), "a one-execution run created {}", one.display());
+    let two = target.join("pctvb/crashes--two_threads/current-execution");
+    let bytes = std::fs::read(&two).unwrap_or_else(|e| panic!("{}: {e}", two.display()));
+    assert_eq!(bytes.len(), 4096);
+    assert_eq!(bytes[..8], [0; 8], "the record of a finished run is marked done");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+#[test]
 fn child_abort_after_run() {
     if !is_child("child_abort_after_run") {
         return;

@@ -93,10 +93,10 @@ impl Config {
                 effective.deadline = effective.time_budget.map(|t| started + t);
                 // The race check of instrumented pointer accesses needs their hooks armed.
                 let _pointers = effective.races.then(crate::instrument::arm_pointer_checks);
-                let unfinished = effective.start_run(seed, None);
+                let record = effective.start_run(seed, None);
                 let mut report = effective.search_with_regressions(kind, seed, budget, &body, at);
                 report.notes.extend(note);
-                report.notes.extend(unfinished);
+                report.notes.extend(record.and_then(|r| r.unfinished_note()));
                 report.notes.extend(variable_origins(&report));
                 effective.finish_run();
                 report
@@ -218,7 +218,7 @@ impl Config {
             effective.budget = Budget::Confidence(p);
         }
         let kind = effective.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
-        let seed = overrides.seed.or(self.seed).unwrap_or_else(rand::random);
+        let seed = overrides.seed.or(self.seed).unwrap_or_else(fresh_seed);
         let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(effective.budget);
         if budget == Budget::Iterations(0) {
             return Err(Error::config(
@@ -227,8 +227,8 @@ impl Config {
                  or more",
             ));
         }
-        effective.workers =
-            Some(overrides.workers.or(self.workers).unwrap_or_else(default_workers));
+        // `None`: the default, asked of the machine only when a search goes parallel.
+        effective.workers = overrides.workers.or(self.workers);
         effective.shard = overrides.shard.or(self.shard);
         effective.time_budget = overrides.time.or(self.time_budget);
         effective.progress = overrides.progress;
@@ -283,9 +283,9 @@ impl Config {
 
     /// Prepares what crash reports say about the run seeded `seed` (a replay of the token
     /// `replay`, or a search), and for a named search the record of the execution it is in
-    /// (see `record.rs`). Returns, as a note also printed now, what an earlier run of the same
-    /// test that did not finish left behind.
-    fn start_run(&mut self, seed: u64, replay: Option<&str>) -> Option<String> {
+    /// (see `record.rs`), which it returns: after the run, it says what an earlier run of the
+    /// same test that did not finish left behind, if this run opened the file and found that.
+    fn start_run(&mut self, seed: u64, replay: Option<&str>) -> Option<Arc<record::Record>> {
         let template = self.replay_line("\0");
         let rerun_line = match replay {
             Some(token) => self.replay_line(token.trim()),
@@ -295,14 +295,10 @@ impl Config {
             None => format!("PCTVB_SEED={seed} (or Config::seed({seed}) in code)"),
         };
         let test = self.name.clone().unwrap_or_else(|| "(unnamed run)".to_string());
-        let (record, unfinished) = match (&self.name, replay) {
-            (Some(name), None) => record::Record::open(name, seed, &rerun_line),
-            _ => (None, None),
+        let record = match (&self.name, replay) {
+            (Some(name), None) => Some(Arc::new(record::Record::new(name, seed, &rerun_line))),
+            _ => None,
         };
-        let note = unfinished.map(|u| u.message(&test));
-        if let Some(note) = &note {
-            eprintln!("pctvb: {note}");
-        }
         self.run_info = Some(Arc::new(RunInfo {
             test,
             token_name: self.name.clone().unwrap_or_default(),
@@ -311,7 +307,7 @@ impl Config {
             seed,
             stack_size: self.stack_size,
             watchdog: (!self.watchdog.is_zero()).then_some(self.watchdog),
-            record: record.map(|r| Box::new(r) as Box<dyn crate::runtime::ExecutionRecord>),
+            record: record.clone().map(|r| Box::new(r) as Box<dyn crate::runtime::ExecutionRecord>),
             encode_token: Some(|run, strategy, execution, choices, digest| {
                 replay::encode(&ReplayToken {
                     test: run.token_name.clone(),
@@ -323,7 +319,7 @@ impl Config {
                 })
             }),
         }));
-        note
+        record
     }
 
     /// The run ended (the process did not die): a crash after it names it.
@@ -348,10 +344,26 @@ impl Config {
     }
 }
 
+/// A random seed for a run that was given none. std's `RandomState` keys are random per OS
+/// thread (read from the OS once per thread, which the engine's maps do anyway) and differ at
+/// each call; hashing the clock with them gives an unpredictable seed without `rand`'s thread
+/// generator, whose set-up on each new thread (a `getrandom` call and a ChaCha block) cost
+/// more than a loom suite's one-execution model (issue #17).
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
 /// The available parallelism, or 1 when the test harness was asked to run one test at a time
 /// (`--test-threads=1` or `RUST_TEST_THREADS=1`), which usually means "do not run in
 /// parallel".
-fn default_workers() -> usize {
+pub(super) fn default_workers() -> usize {
     let args: Vec<String> = std::env::args().collect();
     let one_at_a_time = std::env::var("RUST_TEST_THREADS").is_ok_and(|v| v.trim() == "1")
         || args.iter().any(|a| a == "--test-threads=1")

@@ -10,7 +10,10 @@ const QUIET_START: Duration = Duration::from_secs(2);
 const EVERY: Duration = Duration::from_millis(250);
 
 pub(super) struct Progress {
-    enabled: bool,
+    /// `None`: not asked yet whether stderr is a terminal. Asked when the line would first
+    /// show, not at the start: most runs end sooner, and a run of a loom suite's one-execution
+    /// model costs less than the `isatty` call (issue #17).
+    enabled: Option<bool>,
     started: Instant,
     last: Option<Instant>,
     name: String,
@@ -21,7 +24,7 @@ impl Progress {
     /// ignored).
     pub(super) fn new(name: Option<&str>, forced: Option<bool>) -> Progress {
         Progress {
-            enabled: forced.unwrap_or_else(|| std::io::stderr().is_terminal()),
+            enabled: forced,
             started: Instant::now(),
             last: None,
             name: name.unwrap_or("run").to_string(),
@@ -31,7 +34,7 @@ impl Progress {
     /// Called after each execution; cheap when disabled or too early.
     #[inline]
     pub(super) fn tick(&mut self, done: u64, planned: u64, failures: u64) {
-        if self.enabled && done.is_multiple_of(64) {
+        if self.enabled != Some(false) && done.is_multiple_of(64) {
             self.show(done, planned, failures);
         }
     }
@@ -41,6 +44,9 @@ impl Progress {
         let now = Instant::now();
         let elapsed = now - self.started;
         if elapsed < QUIET_START || self.last.is_some_and(|l| now - l < EVERY) {
+            return;
+        }
+        if !*self.enabled.get_or_insert_with(|| std::io::stderr().is_terminal()) {
             return;
         }
         self.last = Some(now);

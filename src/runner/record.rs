@@ -4,17 +4,31 @@
 //! The file is one page mapped into memory (`MAP_SHARED`): at the start of every execution
 //! the engine stores its index there with a plain memory write (no system call), and the page
 //! belongs to the kernel's page cache, so the index survives the process dying in any way (a
-//! heap corruption, `abort()`, a signal, `kill -9`). A run that ends normally removes the file;
-//! the next run of the same test that finds it says which execution the dead process was in
-//! and how to reproduce it. A run that ends normally marks the file done (one store) and leaves
-//! it for the next run to map again: creating and removing it costs far more. While a run holds
-//! the file it holds an advisory lock on it, so a run of the same test in another process at
-//! the same time is not taken for a crash.
+//! heap corruption, `abort()`, a signal, `kill -9`). The next run of the same test that finds
+//! the record unfinished says which execution the dead process was in and how to reproduce
+//! it. A run that ends normally marks the file done (one store) and leaves it for the next run
+//! to map again: creating and removing it costs far more. While a run holds the file it holds
+//! an advisory lock on it, so a run of the same test in another process at the same time is
+//! not taken for a crash.
+//!
+//! The file is opened at the start of the run's second execution, not before its first: a
+//! run that ends in its first execution (a failure, or a model with one schedule: a loom
+//! suite's one-thread models run one execution each) never touches it. Opening, locking,
+//! mapping, first writing (the file system updates the file's times) and unmapping the page
+//! cost tens of microseconds per run, more than such a run's whole execution (issue #17's
+//! event-listener suite: nine one-execution models, where it was a fifth of pctvb's share of
+//! the process). What that leaves out: a process that dies during the first execution without
+//! running pctvb's crash handler (`kill -9`, the OOM killer) leaves no record. A fatal signal
+//! or an abort there is still reported by the crash handler (`runtime/crash.rs`), with the
+//! seed and the line that reproduces it, and a hang by the watchdog.
 //!
 //! Layout (native-endian `u64` words): `MAGIC` (0 once the run is done), the seed, then [`SLOTS`] slots, one per
 //! engine of the run (parallel workers each have one), holding `index + 1` of the execution
 //! the engine is in (0: none); then, from byte [`TEXT_AT`], the length (a `u64`) and the
 //! bytes of the line that reproduces the run.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::runtime::ExecutionRecord;
 
@@ -64,63 +78,130 @@ fn path_for(name: &str) -> std::path::PathBuf {
     target.join("pctvb").join(dir).join("current-execution")
 }
 
-#[cfg(unix)]
-pub(super) use mapped::Record;
+/// A named run's record: the file is opened at the start of the run's second execution (see
+/// the module documentation); until then `enter` and `leave` store nothing.
+pub(super) struct Record {
+    name: String,
+    seed: u64,
+    rerun_line: String,
+    /// Whether the run's first execution has begun (it runs without the file). The first
+    /// execution of a run always runs alone (parallel workers start after it), so a plain
+    /// load and store suffice.
+    first_begun: AtomicBool,
+    /// The mapped page, once opened (`None` inside when it cannot be kept: no writable target
+    /// directory, or another process runs the same test now).
+    mapped: OnceLock<Option<Mapped>>,
+    next_slot: AtomicUsize,
+    /// What an earlier run that did not finish left in the file, as said on stderr when the
+    /// file was opened.
+    note: OnceLock<String>,
+}
 
-#[cfg(not(unix))]
-pub(super) struct Record;
-
-#[cfg(not(unix))]
 impl Record {
-    pub(super) fn open(
-        _name: &str,
-        _seed: u64,
-        _rerun_line: &str,
-    ) -> (Option<Record>, Option<Unfinished>) {
-        (None, None)
+    /// The record of the run `name`, seeded `seed`, reproduced by `rerun_line`.
+    pub(super) fn new(name: &str, seed: u64, rerun_line: &str) -> Record {
+        Record {
+            name: name.to_string(),
+            seed,
+            rerun_line: rerun_line.to_string(),
+            first_begun: AtomicBool::new(false),
+            mapped: OnceLock::new(),
+            next_slot: AtomicUsize::new(0),
+            note: OnceLock::new(),
+        }
+    }
+
+    /// What an earlier run of the same test that did not finish left behind, if this run
+    /// opened the file and found it (the message was printed on stderr then).
+    pub(super) fn unfinished_note(&self) -> Option<String> {
+        self.note.get().cloned()
+    }
+
+    /// The mapped page, opening it on first use.
+    fn mapped(&self) -> Option<&Mapped> {
+        self.mapped
+            .get_or_init(|| {
+                let (mapped, unfinished) = Mapped::open(&self.name, self.seed, &self.rerun_line);
+                if let Some(unfinished) = unfinished {
+                    let note = unfinished.message(&self.name);
+                    eprintln!("pctvb: {note}");
+                    let _ = self.note.set(note);
+                }
+                mapped
+            })
+            .as_ref()
     }
 }
 
-#[cfg(not(unix))]
-impl ExecutionRecord for Record {
+impl ExecutionRecord for Arc<Record> {
     fn claim(&self) -> usize {
-        0
+        self.next_slot.fetch_add(1, Ordering::Relaxed) % SLOTS
     }
-    fn enter(&self, _slot: usize, _index: u64) {}
-    fn leave(&self, _slot: usize) {}
+
+    #[inline]
+    fn enter(&self, slot: usize, index: u64) {
+        if !self.first_begun.load(Ordering::Relaxed) {
+            self.first_begun.store(true, Ordering::Relaxed);
+            return;
+        }
+        if let Some(mapped) = self.mapped() {
+            mapped.store(slot, index + 1);
+        }
+    }
+
+    #[inline]
+    fn leave(&self, slot: usize) {
+        if let Some(Some(mapped)) = self.mapped.get() {
+            mapped.store(slot, 0);
+        }
+    }
+}
+
+#[cfg(unix)]
+use mapped::Mapped;
+
+#[cfg(not(unix))]
+struct Mapped;
+
+#[cfg(not(unix))]
+impl Mapped {
+    fn open(_name: &str, _seed: u64, _rerun_line: &str) -> (Option<Mapped>, Option<Unfinished>) {
+        (None, None)
+    }
+    fn store(&self, _slot: usize, _value: u64) {}
 }
 
 #[cfg(unix)]
 mod mapped {
     use std::fs::{File, OpenOptions};
     use std::os::unix::io::AsRawFd;
-    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicU64, Ordering};
 
-    use super::{path_for, ExecutionRecord, Unfinished, MAGIC, PAGE, SLOTS, TEXT_AT};
+    use super::{path_for, Unfinished, MAGIC, PAGE, SLOTS, TEXT_AT};
 
-    /// A run's mapped record; removed when dropped (the run ended without the process dying).
-    pub(crate) struct Record {
+    /// A run's mapped record; marked done when dropped (the run ended without the process
+    /// dying).
+    pub(super) struct Mapped {
         words: *mut AtomicU64,
         /// Keeps the lock.
         _file: File,
-        next_slot: AtomicUsize,
     }
 
     // SAFETY: the mapping is only accessed through atomics.
-    unsafe impl Send for Record {}
+    unsafe impl Send for Mapped {}
     // SAFETY: as above.
-    unsafe impl Sync for Record {}
+    unsafe impl Sync for Mapped {}
 
-    impl Record {
+    impl Mapped {
         /// Opens the record of the run `name` (seeded `seed`, reproduced by `rerun_line`),
         /// and returns what an earlier run that did not finish left in it. `None` when the
         /// record cannot be kept (no writable target directory, or another process runs the
         /// same test now).
-        pub(in crate::runner) fn open(
+        pub(super) fn open(
             name: &str,
             seed: u64,
             rerun_line: &str,
-        ) -> (Option<Record>, Option<Unfinished>) {
+        ) -> (Option<Mapped>, Option<Unfinished>) {
             let path = path_for(name);
             let open = || {
                 OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path)
@@ -163,7 +244,7 @@ mod mapped {
                 std::slice::from_raw_parts(ptr.cast::<u8>().cast_const(), PAGE)
             });
             let words = ptr.cast::<AtomicU64>();
-            let record = Record { words, _file: file, next_slot: AtomicUsize::new(0) };
+            let record = Mapped { words, _file: file };
             // SAFETY: the page is mapped and page-aligned; words and bytes stay within it.
             unsafe {
                 for i in 0..2 + SLOTS {
@@ -198,25 +279,16 @@ mod mapped {
         Some(Unfinished { seed: word(1), executions, rerun_line })
     }
 
-    impl ExecutionRecord for Record {
-        fn claim(&self) -> usize {
-            self.next_slot.fetch_add(1, Ordering::Relaxed) % SLOTS
-        }
-
+    impl Mapped {
+        /// Stores `value` in engine `slot`'s word (`index + 1` of its execution, 0: none).
         #[inline]
-        fn enter(&self, slot: usize, index: u64) {
+        pub(super) fn store(&self, slot: usize, value: u64) {
             // SAFETY: `slot < SLOTS`, inside the mapped page.
-            unsafe { (*self.words.add(2 + slot)).store(index + 1, Ordering::Relaxed) };
-        }
-
-        #[inline]
-        fn leave(&self, slot: usize) {
-            // SAFETY: as in `enter`.
-            unsafe { (*self.words.add(2 + slot)).store(0, Ordering::Relaxed) };
+            unsafe { (*self.words.add(2 + slot)).store(value, Ordering::Relaxed) };
         }
     }
 
-    impl Drop for Record {
+    impl Drop for Mapped {
         /// The run ended without the process dying: marks the record done.
         fn drop(&mut self) {
             // SAFETY: the page is mapped until the `munmap` below, and no reference to it

@@ -34,7 +34,7 @@ impl Config {
         body: &(dyn Fn() + Sync),
         at: &'static Location<'static>,
     ) -> Report {
-        if let Some((iterations, workers)) = self.parallel_plan(&kind, budget) {
+        if let Some(iterations) = self.parallel_plan(&kind, budget) {
             // Execution 0 first, on this OS thread: when it fails, cannot test, or offers no
             // choice (one schedule: a model with one thread, as many of a loom suite's are),
             // the run ends with it, and starting worker threads would cost more than the run.
@@ -48,7 +48,13 @@ impl Config {
                     return first;
                 }
             }
-            return self.search_parallel(&kind, seed, iterations, workers, body, at);
+            // The default worker count is asked only now: a run that ended above never
+            // needs it (see `default_workers`). With one worker the run is the serial search
+            // (which runs execution 0 again).
+            let workers = self.workers.unwrap_or_else(super::default_workers);
+            if workers > 1 {
+                return self.search_parallel(&kind, seed, iterations, workers, body, at);
+            }
         }
         if let StrategyKind::Systematic { .. } = kind {
             return self.systematic(kind, seed, budget, body, at);
@@ -56,21 +62,21 @@ impl Config {
         self.search_serial(kind, seed, budget, body, at)
     }
 
-    /// The executions and OS threads of a search that runs in parallel, or `None` when it
-    /// stays on this thread. Only the random walks run in parallel (a priority strategy's
-    /// draws depend on the counts of earlier executions), only for an iteration budget, only
-    /// when the run stops at its first failure (a counting run reports every failure, in
-    /// order), and only for many executions: starting the threads costs tens of microseconds.
-    fn parallel_plan(&self, kind: &StrategyKind, budget: Budget) -> Option<(u64, usize)> {
-        let workers = self.workers.unwrap_or(1);
+    /// The executions of a search that may run in parallel (on more than one worker, which
+    /// [`Config::search`] asks after execution 0), or `None` when it stays on this thread. Only
+    /// the random walks run in parallel (a priority strategy's draws depend on the counts of
+    /// earlier executions), only for an iteration budget, only when the run stops at its first
+    /// failure (a counting run reports every failure, in order), and only for many executions:
+    /// starting the threads costs tens of microseconds.
+    fn parallel_plan(&self, kind: &StrategyKind, budget: Budget) -> Option<u64> {
         match budget {
             Budget::Iterations(n)
                 if kind.runs_in_parallel()
-                    && workers > 1
+                    && self.workers != Some(1)
                     && self.stop_at_first_failure
                     && n >= PARALLEL_MIN_EXECUTIONS =>
             {
-                Some((n, workers))
+                Some(n)
             }
             _ => None,
         }
