@@ -98,7 +98,7 @@ pub(crate) const INFO: StrategyInfo = StrategyInfo {
 };
 
 /// The identity of the test body's thread.
-const MAIN_KEY: u64 = 0x6d61_696e_5f74_6872;
+pub(super) const MAIN_KEY: u64 = 0x6d61_696e_5f74_6872;
 
 /// What the first execution a thread identity appeared in measured of it: the walk's
 /// estimates, which later executions do not change.
@@ -414,7 +414,7 @@ impl Fenwick {
 
 /// The identity of the `ordinal`-th thread (from 0) that the thread `parent` spawned, spawned
 /// at `site`.
-fn child_key(parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
+pub(super) fn child_key(parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
     let mut h = mix(parent, ordinal);
     for b in site.file().bytes() {
         h = mix(h, b as u64);
@@ -425,7 +425,7 @@ fn child_key(parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
 /// The hasher of the identity map: identities already are well-mixed hashes, so the map uses
 /// them as they are.
 #[derive(Clone, Copy, Debug, Default)]
-struct KeyHasher(u64);
+pub(super) struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
@@ -444,7 +444,7 @@ impl Hasher for KeyHasher {
 }
 
 /// Mixes `x` into the hash `h` (a fixed function: identities are the same on every run).
-fn mix(h: u64, x: u64) -> u64 {
+pub(super) fn mix(h: u64, x: u64) -> u64 {
     let mut z = (h ^ x.wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_add(0x632b_e59b_d9b4_e019);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
