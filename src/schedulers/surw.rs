@@ -51,11 +51,12 @@
 //!   the parent's weight.
 //! - Executions with no candidate variable (nothing shared in execution 0), and half of the
 //!   others, drawn (see [`WALK_EVERY`]), run the uniform walk itself (SURW with every event
-//!   interesting is the walk). The two find different programs' bugs cheaply: on pctvb's
-//!   corpus the selective walk pays a tenth of the walk's executions on the Bluetooth driver
-//!   and the 100-thread two-stage program and a third on the Treiber stack's ABA, and three
-//!   to eight times the walk's on the thread-scaling family, whose bug needs the order of
-//!   two variables' accesses (the guide's strategy section has the measurements).
+//!   interesting is the walk). The two find different programs' bugs cheaply: the
+//!   selective walk where a bug is one variable's accesses among much unrelated work (the
+//!   corpus's Bluetooth driver, 100-thread two-stage program, Treiber stack), the walk where
+//!   it is the order of two variables' accesses, which one selected variable leaves to the
+//!   naive order (the thread-scaling family); the guide's strategy section has the
+//!   measurements.
 //!
 //! The selection is per execution, drawn from the execution's rng, and the estimates come
 //! from execution 0 only: executions after the first depend only on the first and on their
