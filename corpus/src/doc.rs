@@ -45,6 +45,7 @@ pub fn short(tool: &Tool) -> String {
     match tool.name().as_str() {
         "random" => "random".into(),
         "uniform" => "uniform".into(),
+        "surw" => "surw".into(),
         "pos" => "pos".into(),
         "greybox" => "greybox".into(),
         "pct d=2" => "pct2".into(),
@@ -195,7 +196,9 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
         let _ = writeln!(d, "- {line}");
     }
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
-          pctvb's default without a target), `pos` (partial order sampling, Fray's default), \
+          pctvb's default without a target), `surw` (the selectively uniform walk: the \
+          uniform walk over the accesses to one shared variable drawn per execution, the \
+          uniform walk itself in half the executions), `pos` (partial order sampling, Fray's default), \
           `greybox` (coverage-guided schedule fuzzing, serial), \
           `portfolio` (the walk, POS and PCT d=2/3/5, one per execution: the walk's unless \
           another arm's recent executions add more new pairs of conflicting accesses, each \

@@ -56,6 +56,7 @@ impl Tool {
         vec![
             Tool::Pctvb(StrategyKind::Random),
             Tool::Pctvb(StrategyKind::UniformWalk),
+            Tool::Pctvb(StrategyKind::Surw),
             Tool::Pctvb(StrategyKind::Pos),
             Tool::Pctvb(StrategyKind::Greybox),
             Tool::Pctvb(StrategyKind::Portfolio),

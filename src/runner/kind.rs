@@ -13,8 +13,8 @@
 use crate::guarantee::BoundKind;
 use crate::schedulers::registry::{same_name, Param, StrategyInfo, StrategyParams};
 use crate::schedulers::{
-    combined, greybox, pct, pctvb, portfolio, pos, random, systematic, thread_bound, uniform_walk,
-    Strategy, UnknownStrategy,
+    combined, greybox, pct, pctvb, portfolio, pos, random, surw, systematic, thread_bound,
+    uniform_walk, Strategy, UnknownStrategy,
 };
 
 /// Defines [`StrategyKind`] from the list of strategies: the enum as written, [`STRATEGIES`],
@@ -167,6 +167,13 @@ pub enum StrategyKind {
     /// `SafeStack`). No guarantee, no parameters, no profiling; its executions are serial
     /// (each learns from the earlier ones).
     Greybox => greybox::INFO,
+    /// The selectively uniform random walk (Zhao et al.'s SURW): each execution draws a
+    /// variable that two or more threads accessed in the run's first execution, and
+    /// interleaves the accesses to it as the uniform walk interleaves events (each thread
+    /// weighted by its estimated accesses left), while the other events run in a naive random
+    /// order; half its executions, drawn, run the uniform walk instead. No guarantee, no
+    /// parameters, no profiling; its executions run on every core like the uniform walk's.
+    Surw => surw::INFO,
 }
 }
 
@@ -344,7 +351,7 @@ mod tests {
         assert_eq!(
             message.as_str(),
             "unknown strategy \"pctt\"; expected one of: random, uniform, pct, pctvb, \
-             threadbound, combined, systematic, pos, portfolio, greybox"
+             threadbound, combined, systematic, pos, portfolio, greybox, surw"
         );
         let long = "x".repeat(1000);
         let message = StrategyKind::__named(&long).unwrap_err();

@@ -11,7 +11,10 @@
 //! Strategies: [`Random`] (the baseline, no guarantee), [`UniformWalk`] (a random walk
 //! weighted by each thread's estimated remaining scheduling points, so it samples
 //! interleavings nearly uniformly: Zhao et al.'s URW, ASPLOS 2025; no guarantee, and its
-//! estimates come from the run's first executions), [`Pct`] (Burckhardt et al. 2010),
+//! estimates come from the run's first executions), [`Surw`](surw::Surw) (the selective
+//! variant: that walk over the accesses to one shared variable drawn per execution, other
+//! events in naive random order, the walk itself in half the executions; no guarantee),
+//! [`Pct`] (Burckhardt et al. 2010),
 //! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
 //! bounding, section 4), [`Combined`] (variable bounding with thread-bounding priorities,
 //! the paper's randomized RankChecker and pctvb's default for guarantees), [`Systematic`]
@@ -92,6 +95,7 @@ pub(crate) mod random;
 pub(crate) mod registry;
 mod replay;
 mod rng;
+pub(crate) mod surw;
 pub(crate) mod systematic;
 pub(crate) mod thread_bound;
 pub(crate) mod uniform_walk;

@@ -1,0 +1,677 @@
+//! The selectively uniform random walk (`strategy = "surw"`): the walk of
+//! [`UniformWalk`](super::uniform_walk::UniformWalk) applied to the accesses of one shared
+//! variable drawn per execution, with every other event left to a naive random choice; half
+//! the executions run the uniform walk itself.
+//!
+//! # What this module owns, and what it must not touch
+//!
+//! It owns [`Surw`]: the per-thread, per-variable access estimates it learns in execution 0,
+//! the variables it selects in each later execution, and its choice at each scheduling point.
+//! Like every strategy it sees only what a [`Decision`] tells it and the execution's seeded
+//! rng; it touches no thread, variable or synchronization state (the runtime's) and computes
+//! no guarantee: it has none.
+//!
+//! # The algorithm
+//!
+//! SURW of Zhao, Wolff, Mathur and Roychoudhury, "Selectively Uniform Concurrency Testing"
+//! (ASPLOS 2025), as far as we know it (the paper's own description and its ports to Fray and
+//! PChecker; this is our own code). The uniform walk samples the interleavings of *all* events
+//! uniformly, and a bug between two accesses to one variable then competes with every other
+//! event of the program for the walk's randomness. SURW picks a set of *interesting* events
+//! and samples the interleavings of those uniformly, while the other events run as a naive
+//! random walk orders them; every interleaving of all events keeps a positive probability.
+//!
+//! - Interesting events: the accesses to the variables selected for the execution. A variable
+//!   is an allocation site (pctvb's [`VarId`](crate::vars::VarId): every object created at one site); the
+//!   candidates are the variables two or more threads accessed in execution 0, and each
+//!   execution draws its selection from them with its own rng. An access is interesting
+//!   whatever its kind (a load, a store, a lock, a retry of a blocked lock).
+//! - Estimates: execution 0 is a naive random walk (the uniform walk's own first execution,
+//!   which this strategy also feeds, see below); at its end each thread identity (as the walk
+//!   identifies threads across executions: its parent's identity, the spawn site and its rank
+//!   among the parent's spawns) gets its accesses per variable, and those of its descendants.
+//!   A thread's weight in an execution is its estimated accesses to the selected variables
+//!   that it has not made yet, plus those of the threads it has yet to spawn.
+//! - The choice: one thread at a time is the *intended* next interesting event's owner, drawn
+//!   among the enabled threads with probability proportional to their weights when an
+//!   interesting event is ready and none is intended. At each scheduling point the thread
+//!   that runs is drawn uniformly among the enabled threads whose pending operation is not
+//!   interesting, and the intended thread if its pending operation is; when the intended
+//!   thread's interesting event runs, the intention is spent. So the sequence of interesting
+//!   events follows the uniform walk's weights (uniform over their interleavings with exact
+//!   estimates), and the other events do not consume that randomness.
+//! - Completeness: an intended thread that is no longer enabled (it blocked) is dropped and a
+//!   new one drawn; a thread whose estimate is spent but which is at an interesting event
+//!   runs as if it were not (the estimate was short), so no thread waits for an intention it
+//!   could never get. Any thread with an interesting event left has a positive weight at
+//!   every draw, and every other thread is a candidate at every point: every schedule keeps a
+//!   positive probability.
+//! - A parent stands for the interesting events of the threads it has yet to spawn: when an
+//!   intended parent spawns, the intention passes to the new child with the child's share of
+//!   the parent's weight.
+//! - Executions with no candidate variable (nothing shared in execution 0), and half of the
+//!   others, drawn (see [`WALK_EVERY`]), run the uniform walk itself (SURW with every event
+//!   interesting is the walk). The two find different programs' bugs cheaply: the
+//!   selective walk where a bug is one variable's accesses among much unrelated work (the
+//!   corpus's Bluetooth driver, 100-thread two-stage program, Treiber stack), the walk where
+//!   it is the order of two variables' accesses, which one selected variable leaves to the
+//!   naive order (the thread-scaling family); the guide's strategy section has the
+//!   measurements.
+//!
+//! The selection is per execution, drawn from the execution's rng, and the estimates come
+//! from execution 0 only: executions after the first depend only on the first and on their
+//! own random stream, as the walk's do, so runs spread them over worker threads and reproduce
+//! them by seed; a failure replays by its token (which records the choices). Variable ids
+//! are dense per run in the order a run meets them, so the ids execution 0 met are the same
+//! in every worker.
+//!
+//! Cost per scheduling point: one pass over the enabled threads (each thread's pending
+//! operation and its variable, looked up by object id in a table this execution filled), a
+//! weighted draw over them when an intention is drawn; no allocation once the tables have
+//! grown in the run's first executions.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use rand::RngExt;
+
+use super::registry::StrategyInfo;
+use super::uniform_walk::{child_key, mix, KeyHasher, UniformWalk, MAIN_KEY};
+use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
+use crate::runtime::{EventKind, ThreadId};
+
+/// `strategy = "surw"`: no parameters, no bound; it learns in execution 0, after which
+/// executions run in parallel.
+pub(crate) const INFO: StrategyInfo = StrategyInfo {
+    name: "surw",
+    params: &[],
+    bound: None,
+    priority: false,
+    learns_from_execution_0: true,
+    parallel: true,
+    build: |_| Box::new(Surw::new()),
+};
+
+/// One execution in this many, drawn from the execution's rng (executions do not know their
+/// index), runs the uniform walk instead of a selection. Measured on the corpus (see the
+/// guide's strategy section): the selective walk and the walk find different programs'
+/// bugs cheaply, and half of each paid less over the corpus than either alone.
+const WALK_EVERY: u64 = 2;
+
+/// Variables each selective execution selects (fewer if fewer are shared). One, as the
+/// corpus measured best: with two, a program with two shared variables selects them all.
+const SELECTED: usize = 1;
+
+/// What execution 0 measured of one thread identity.
+#[derive(Clone, Debug, Default)]
+struct Record {
+    /// Its own accesses per variable (sorted by variable).
+    own: Vec<(u32, u64)>,
+    /// Its descendants' accesses per variable (sorted by variable).
+    descendants: Vec<(u32, u64)>,
+}
+
+/// Sum of the counts of `counts` (sorted by variable) over the `selected` variables.
+fn sum_over(counts: &[(u32, u64)], selected: &[u32]) -> u64 {
+    selected
+        .iter()
+        .filter_map(|v| counts.binary_search_by_key(v, |&(x, _)| x).ok())
+        .map(|i| counts[i].1)
+        .sum()
+}
+
+/// Adds `n` to variable `var`'s count in `counts` (kept sorted).
+fn add_count(counts: &mut Vec<(u32, u64)>, var: u32, n: u64) {
+    match counts.binary_search_by_key(&var, |&(x, _)| x) {
+        Ok(i) => counts[i].1 += n,
+        Err(i) => counts.insert(i, (var, n)),
+    }
+}
+
+/// One thread of the current execution.
+#[derive(Clone, Copy, Debug)]
+struct ThreadState {
+    key: u64,
+    parent: Option<u32>,
+    /// Estimated own accesses to the selected variables.
+    own: u64,
+    /// Estimated accesses of its descendants to them.
+    descendants: u64,
+    /// Accesses to them it made so far.
+    done: u64,
+    /// Threads it spawned so far.
+    spawned: u64,
+    /// The estimates of the threads it spawned so far (they weigh for themselves).
+    handed_over: u64,
+}
+
+impl ThreadState {
+    /// Its interesting events left: its own, at least 0, and those of the threads it has yet
+    /// to spawn.
+    fn remaining(&self) -> u64 {
+        self.own.saturating_sub(self.done) + self.descendants.saturating_sub(self.handed_over)
+    }
+}
+
+/// What an execution runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// Execution 0: the naive walk, measuring.
+    Learn,
+    /// The uniform walk itself.
+    Walk,
+    /// The selective walk over `selected`.
+    Selective,
+}
+
+/// The selectively uniform random walk (SURW of Zhao, Wolff, Mathur and Roychoudhury,
+/// "Selectively Uniform Concurrency Testing", ASPLOS 2025): per execution, the accesses to
+/// one shared variable drawn at random are interleaved as the uniform walk interleaves
+/// events (each thread weighted by its estimated accesses left), and the other events run as
+/// a naive random walk orders them; half the executions, drawn, run the uniform walk
+/// instead. No guarantee; estimates from execution 0, after which executions run in
+/// parallel.
+#[derive(Clone, Debug)]
+pub struct Surw {
+    /// The uniform walk: fed in execution 0 (whose naive choices it makes), run in the
+    /// executions that do not select.
+    walk: UniformWalk,
+    mode: Mode,
+    /// Execution 0's measures, by thread identity.
+    records: HashMap<u64, Record, BuildHasherDefault<KeyHasher>>,
+    /// Variables two or more threads accessed in execution 0 (sorted).
+    shared: Vec<u32>,
+    /// This execution's selected variables.
+    selected: Vec<u32>,
+    /// The own estimate of a thread identity execution 0 did not have, for the selection.
+    default_own: u64,
+    /// This execution's threads, by id.
+    threads: Vec<ThreadState>,
+    /// The variable of each object of this execution, by object id (`u32::MAX`: none or not
+    /// seen yet).
+    object_var: Vec<u32>,
+    /// The thread whose interesting event is to run next, if drawn.
+    intended: Option<ThreadId>,
+    /// Execution 0 only: each thread's accesses per variable, by thread id.
+    learning: Vec<Vec<(u32, u64)>>,
+    /// Execution 0 only: each object's first accessing thread and whether another one
+    /// accessed it, by object id.
+    sharing: Vec<(u32, bool)>,
+}
+
+impl Default for Surw {
+    fn default() -> Self {
+        Surw::new()
+    }
+}
+
+const NO_VAR: u32 = u32::MAX;
+
+impl Surw {
+    pub fn new() -> Surw {
+        Surw {
+            walk: UniformWalk::new(),
+            mode: Mode::Learn,
+            records: HashMap::default(),
+            shared: Vec::new(),
+            selected: Vec::new(),
+            default_own: 0,
+            threads: Vec::new(),
+            object_var: Vec::new(),
+            intended: None,
+            learning: Vec::new(),
+            sharing: Vec::new(),
+        }
+    }
+
+    fn add_thread(&mut self, key: u64, parent: Option<u32>) -> u64 {
+        let (own, descendants) = match self.records.get(&key) {
+            Some(r) => (sum_over(&r.own, &self.selected), sum_over(&r.descendants, &self.selected)),
+            None => (self.default_own, 0),
+        };
+        self.threads.push(ThreadState {
+            key,
+            parent,
+            own,
+            descendants,
+            done: 0,
+            spawned: 0,
+            handed_over: 0,
+        });
+        own + descendants
+    }
+
+    /// Registers the threads `decision.enabled` names that this execution has not seen (each
+    /// just spawned by the current thread), as the walk does.
+    fn register_new_threads(&mut self, decision: &Decision<'_>, rng: &mut ScheduleRng) {
+        let Some(&newest) = decision.enabled.last() else { return };
+        let cur = decision.current.index();
+        while self.threads.len() <= newest.index() {
+            let id = self.threads.len() as u64;
+            match self.threads.get(cur).copied() {
+                Some(parent) if decision.event.kind == EventKind::Spawn => {
+                    let key = child_key(parent.key, parent.spawned, decision.event.location);
+                    let estimate = self.add_thread(key, Some(cur as u32));
+                    // The parent stood for its children's events: if it was intended, the
+                    // intended event is the new child's with the child's share of its weight.
+                    let before = parent.remaining();
+                    if self.mode == Mode::Selective
+                        && self.intended == Some(decision.current)
+                        && before > 0
+                        && rng.random_range(0..before) < estimate
+                    {
+                        self.intended = Some(ThreadId(id as u32));
+                    }
+                    let parent = &mut self.threads[cur];
+                    parent.spawned += 1;
+                    parent.handed_over += estimate;
+                }
+                _ => {
+                    self.add_thread(mix(MAIN_KEY ^ 0x5eed, id), None);
+                }
+            }
+        }
+    }
+
+    /// The variable of the operation `thread` is about to perform (`NO_VAR` for none).
+    fn pending_var(&self, decision: &Decision<'_>, thread: ThreadId) -> u32 {
+        if thread == decision.current {
+            return decision.event.var.map_or(NO_VAR, |v| v.0);
+        }
+        match decision.pending.of(thread) {
+            Some((_, Some(object))) => {
+                self.object_var.get(object.index()).copied().unwrap_or(NO_VAR)
+            }
+            _ => NO_VAR,
+        }
+    }
+
+    /// Whether `thread`'s pending operation is interesting and `thread` still has an estimated
+    /// interesting event (a spent estimate runs as uninteresting: see the module docs).
+    fn waits_for_intention(&self, decision: &Decision<'_>, thread: ThreadId) -> bool {
+        let var = self.pending_var(decision, thread);
+        var != NO_VAR
+            && self.selected.contains(&var)
+            && self.threads.get(thread.index()).is_some_and(|t| t.remaining() > 0)
+    }
+
+    /// Draws the intended thread among `enabled` by weight; `None` if all weigh nothing.
+    fn draw_intended(&self, enabled: &[ThreadId], rng: &mut ScheduleRng) -> Option<ThreadId> {
+        let weight = |t: ThreadId| self.threads.get(t.index()).map_or(0, |s| s.remaining());
+        let total: u64 = enabled.iter().map(|&t| weight(t)).sum();
+        if total == 0 {
+            return None;
+        }
+        let mut draw = rng.random_range(0..total);
+        for &t in enabled {
+            let w = weight(t);
+            if draw < w {
+                return Some(t);
+            }
+            draw -= w;
+        }
+        unreachable!("the draw is below the total weight")
+    }
+
+    /// Execution 0: the walk's naive choice, and the counts of the chosen thread's access.
+    fn learn(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+    ) -> Result<ThreadId, StrategyError> {
+        let chosen = self.walk.choose(decision, rng)?;
+        let var = self.pending_var(decision, chosen);
+        if var != NO_VAR {
+            let t = chosen.index();
+            if self.learning.len() <= t {
+                self.learning.resize(t + 1, Vec::new());
+            }
+            add_count(&mut self.learning[t], var, 1);
+            // Sharing is per object: the objects of one site that each thread keeps to itself
+            // (every thread's own counter) do not make the site shared.
+            let object = if chosen == decision.current {
+                decision.event.object
+            } else {
+                decision.pending.of(chosen).and_then(|(_, o)| o)
+            };
+            if let Some(object) = object {
+                let o = object.index();
+                if self.sharing.len() <= o {
+                    self.sharing.resize(o + 1, (u32::MAX, false));
+                }
+                let (first, shared) = &mut self.sharing[o];
+                if *first == u32::MAX {
+                    *first = t as u32;
+                } else if *first != t as u32 {
+                    *shared = true;
+                }
+            }
+        }
+        Ok(chosen)
+    }
+
+    /// Execution 0 ended: each thread identity's accesses and its descendants'.
+    fn finish_learning(&mut self) {
+        let n = self.threads.len();
+        self.learning.resize(n, Vec::new());
+        let mut descendants: Vec<Vec<(u32, u64)>> = vec![Vec::new(); n];
+        // A child's id is above its parent's: children first.
+        for i in (0..n).rev() {
+            if let Some(p) = self.threads[i].parent {
+                let mut sub = std::mem::take(&mut descendants[i]);
+                for &(v, c) in &self.learning[i] {
+                    add_count(&mut descendants[p as usize], v, c);
+                }
+                for &(v, c) in &sub {
+                    add_count(&mut descendants[p as usize], v, c);
+                }
+                // Keep the child's own subtree for its record.
+                std::mem::swap(&mut descendants[i], &mut sub);
+            }
+        }
+        for (i, t) in self.threads.iter().enumerate() {
+            self.records.entry(t.key).or_insert_with(|| Record {
+                own: self.learning[i].clone(),
+                descendants: descendants[i].clone(),
+            });
+        }
+        let mut shared: Vec<u32> = self
+            .sharing
+            .iter()
+            .enumerate()
+            .filter(|(_, &(_, shared))| shared)
+            .filter_map(|(o, _)| self.object_var.get(o).copied().filter(|&v| v != NO_VAR))
+            .collect();
+        shared.sort_unstable();
+        shared.dedup();
+        self.shared = shared;
+        self.learning = Vec::new();
+        self.sharing = Vec::new();
+    }
+
+    /// Draws this execution's selection.
+    fn select(&mut self, rng: &mut ScheduleRng) {
+        self.selected.clear();
+        let k = SELECTED.min(self.shared.len());
+        // A partial Fisher-Yates draw of k distinct variables.
+        while self.selected.len() < k {
+            let v = self.shared[rng.random_range(0..self.shared.len())];
+            if !self.selected.contains(&v) {
+                self.selected.push(v);
+            }
+        }
+        self.selected.sort_unstable();
+        let sum: u64 = self.records.values().map(|r| sum_over(&r.own, &self.selected)).sum();
+        self.default_own = sum.div_ceil(self.records.len().max(1) as u64);
+    }
+}
+
+impl Strategy for Surw {
+    fn describe(&self) -> String {
+        "surw".to_string()
+    }
+
+    fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
+        self.threads.clear();
+        self.object_var.clear();
+        self.intended = None;
+        self.mode = if self.mode == Mode::Learn && self.records.is_empty() {
+            Mode::Learn
+        } else if self.shared.is_empty() || (WALK_EVERY > 0 && rng.random_range(0..WALK_EVERY) == 0)
+        {
+            Mode::Walk
+        } else {
+            Mode::Selective
+        };
+        match self.mode {
+            Mode::Learn | Mode::Walk => {
+                self.selected.clear();
+                self.walk.begin_execution(start, rng);
+            }
+            Mode::Selective => self.select(rng),
+        }
+        self.add_thread(MAIN_KEY, None);
+    }
+
+    fn choose(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+    ) -> Result<ThreadId, StrategyError> {
+        if self.mode == Mode::Walk {
+            return self.walk.choose(decision, rng);
+        }
+        self.register_new_threads(decision, rng);
+        if let (Some(object), Some(var)) = (decision.event.object, decision.event.var) {
+            let i = object.index();
+            if self.object_var.len() <= i {
+                self.object_var.resize(i + 1, NO_VAR);
+            }
+            self.object_var[i] = var.0;
+        }
+        if self.mode == Mode::Learn {
+            return self.learn(decision, rng);
+        }
+        let enabled = decision.enabled;
+        if self.intended.is_some_and(|t| enabled.binary_search(&t).is_err()) {
+            self.intended = None;
+        }
+        // Candidates: the threads at an uninteresting operation, and the intended thread.
+        let mut free = 0usize;
+        let mut ready = false;
+        for &t in enabled {
+            if self.waits_for_intention(decision, t) {
+                ready = true;
+            } else {
+                free += 1;
+            }
+        }
+        if ready && self.intended.is_none() {
+            self.intended = self.draw_intended(enabled, rng);
+        }
+        let intended_ready = self.intended.is_some_and(|t| self.waits_for_intention(decision, t));
+        let candidates = free + usize::from(intended_ready);
+        debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
+        let mut pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
+        let mut chosen = enabled[0];
+        for &t in enabled {
+            let waits = self.waits_for_intention(decision, t);
+            if !waits || (intended_ready && Some(t) == self.intended) {
+                if pick == 0 {
+                    chosen = t;
+                    break;
+                }
+                pick -= 1;
+            }
+        }
+        if self.pending_var(decision, chosen) != NO_VAR
+            && self.selected.contains(&self.pending_var(decision, chosen))
+        {
+            if let Some(t) = self.threads.get_mut(chosen.index()) {
+                t.done += 1;
+            }
+            if self.intended == Some(chosen) {
+                self.intended = None;
+            }
+        }
+        Ok(chosen)
+    }
+
+    fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
+        match self.mode {
+            Mode::Learn => {
+                self.walk.end_execution(digest, steps)?;
+                self.finish_learning();
+                // Later executions never learn again, even with nothing shared.
+                self.mode = Mode::Walk;
+                Ok(())
+            }
+            Mode::Walk => self.walk.end_execution(digest, steps),
+            Mode::Selective => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{Event, ObjectId};
+    use crate::vars::VarId;
+    use rand::SeedableRng;
+    use std::panic::Location;
+
+    fn rng(seed: u64) -> ScheduleRng {
+        ScheduleRng::seed_from_u64(seed)
+    }
+
+    fn start() -> ExecutionStart<'static> {
+        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[] }
+    }
+
+    /// An event of `kind`, on object `object` of variable `var` if given.
+    fn event(kind: EventKind, on: Option<(u32, u32)>) -> Event {
+        Event {
+            kind,
+            object: on.map(|(o, _)| ObjectId(o)),
+            var: on.map(|(_, v)| VarId(v)),
+            location: Location::caller(),
+        }
+    }
+
+    /// Makes one decision of `current` at `e` with `enabled`, returning the choice.
+    fn decide(
+        s: &mut Surw,
+        r: &mut ScheduleRng,
+        enabled: &[u32],
+        current: u32,
+        e: &Event,
+    ) -> ThreadId {
+        let enabled: Vec<ThreadId> = enabled.iter().map(|&t| ThreadId(t)).collect();
+        let d = Decision {
+            enabled: &enabled,
+            current: ThreadId(current),
+            current_enabled: enabled.contains(&ThreadId(current)),
+            event: e,
+            step: 0,
+            var_access: 0,
+            pending: crate::runtime::Pending::NONE,
+        };
+        s.choose(&d, r).unwrap()
+    }
+
+    /// A fake program, driven in a fixed order: main spawns threads 1 and 2; thread 1 accesses
+    /// `x` (object 0 of variable 0) twice and its own counter (object 1 of variable 1) three
+    /// times; thread 2 accesses `x` once and its own counter (object 2, also variable 1: the
+    /// same allocation site) twice. Every access is decided with its thread alone enabled,
+    /// so the strategy's choice is the fake's.
+    fn execution(s: &mut Surw, r: &mut ScheduleRng) {
+        s.begin_execution(&start(), r);
+        let spawn = event(EventKind::Spawn, None);
+        decide(s, r, &[0, 1], 0, &spawn);
+        decide(s, r, &[0, 1, 2], 0, &spawn);
+        let load = |o, v| event(EventKind::AtomicLoad, Some((o, v)));
+        for e in [load(0, 0), load(0, 0), load(1, 1), load(1, 1), load(1, 1)] {
+            decide(s, r, &[1], 1, &e);
+        }
+        for e in [load(0, 0), load(2, 1), load(2, 1)] {
+            decide(s, r, &[2], 2, &e);
+        }
+        decide(s, r, &[0], 0, &event(EventKind::Join, None));
+        s.end_execution(0, 12).unwrap();
+    }
+
+    #[test]
+    fn learns_accesses_per_variable_and_thread_identity_in_execution_0() {
+        let mut s = Surw::new();
+        let mut r = rng(1);
+        execution(&mut s, &mut r);
+        // Variable 1's objects are each one thread's: not shared.
+        assert_eq!(s.shared, vec![0]);
+        let record = |t: usize| s.records[&s.threads[t].key].clone();
+        assert_eq!(record(1).own, vec![(0, 2), (1, 3)]);
+        assert_eq!(record(2).own, vec![(0, 1), (1, 2)]);
+        assert!(record(1).descendants.is_empty());
+        assert!(record(0).own.is_empty());
+        assert_eq!(record(0).descendants, vec![(0, 3), (1, 5)]);
+    }
+
+    #[test]
+    fn weighs_each_thread_by_its_selected_accesses_left() {
+        let mut s = Surw::new();
+        let mut r = rng(2);
+        execution(&mut s, &mut r);
+        // Half the executions, drawn, are the walk's: run until one selects (20 executions
+        // all walking would be a 1e-6 chance; the seed is fixed anyway).
+        let mut walks = 0;
+        loop {
+            execution(&mut s, &mut r);
+            if s.mode == Mode::Selective {
+                break;
+            }
+            walks += 1;
+            assert!(walks < 20, "no selective execution");
+        }
+        assert_eq!(s.selected, vec![0], "the one shared variable");
+        // Main stood for its children's 3 accesses to x and handed them over at the spawns.
+        let states: Vec<_> = s.threads.iter().map(|t| (t.own, t.descendants, t.done)).collect();
+        assert_eq!(states, vec![(0, 3, 0), (2, 0, 2), (1, 0, 1)]);
+        assert_eq!(s.threads[0].handed_over, 3);
+        assert!(s.threads.iter().all(|t| t.remaining() == 0), "every access made");
+    }
+
+    #[test]
+    fn selects_only_shared_variables_and_the_walk_without_any() {
+        let mut s = Surw::new();
+        let mut r = rng(3);
+        s.shared = vec![2, 5, 9];
+        s.records.insert(MAIN_KEY, Record::default());
+        let mut seen = [0u32; 10];
+        for _ in 0..300 {
+            s.select(&mut r);
+            assert!(!s.selected.is_empty() && s.selected.len() <= SELECTED.max(1));
+            assert!(s.selected.windows(2).all(|w| w[0] < w[1]), "distinct and sorted");
+            for &v in &s.selected {
+                seen[v as usize] += 1;
+            }
+        }
+        assert!(seen.iter().enumerate().all(|(v, &n)| (n > 0) == [2, 5, 9].contains(&v)));
+
+        // A program with nothing shared in execution 0 runs the uniform walk.
+        let mut lone = Surw::new();
+        lone.begin_execution(&start(), &mut r);
+        let e = event(EventKind::AtomicLoad, Some((0, 0)));
+        decide(&mut lone, &mut r, &[0], 0, &e);
+        lone.end_execution(0, 1).unwrap();
+        assert!(lone.shared.is_empty());
+        lone.begin_execution(&start(), &mut r);
+        assert_eq!(lone.mode, Mode::Walk);
+    }
+
+    #[test]
+    fn counts_are_sorted_sums() {
+        let mut c = Vec::new();
+        for (v, n) in [(4, 1), (1, 2), (4, 3), (0, 1)] {
+            add_count(&mut c, v, n);
+        }
+        assert_eq!(c, vec![(0, 1), (1, 2), (4, 4)]);
+        assert_eq!(sum_over(&c, &[1, 4]), 6);
+        assert_eq!(sum_over(&c, &[2, 3]), 0);
+    }
+
+    #[test]
+    fn same_seed_same_choices() {
+        let run = |seed: u64| {
+            let mut s = Surw::new();
+            let mut r = rng(seed);
+            execution(&mut s, &mut r);
+            (0..20)
+                .map(|_| {
+                    s.begin_execution(&start(), &mut r);
+                    let spawn = event(EventKind::Spawn, None);
+                    decide(&mut s, &mut r, &[0, 1], 0, &spawn).0
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(5), run(5));
+    }
+}
