@@ -76,7 +76,7 @@ use std::hash::BuildHasherDefault;
 use rand::RngExt;
 
 use super::registry::StrategyInfo;
-use super::uniform_walk::{child_key, mix, KeyHasher, UniformWalk, MAIN_KEY};
+use super::uniform_walk::{child_key, mix, KeyHasher, ThreadState, UniformWalk, MAIN_KEY};
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{EventKind, ThreadId};
 
@@ -128,31 +128,6 @@ fn add_count(counts: &mut Vec<(u32, u64)>, var: u32, n: u64) {
     }
 }
 
-/// One thread of the current execution.
-#[derive(Clone, Copy, Debug)]
-struct ThreadState {
-    key: u64,
-    parent: Option<u32>,
-    /// Estimated own accesses to the selected variables.
-    own: u64,
-    /// Estimated accesses of its descendants to them.
-    descendants: u64,
-    /// Accesses to them it made so far.
-    done: u64,
-    /// Threads it spawned so far.
-    spawned: u64,
-    /// The estimates of the threads it spawned so far (they weigh for themselves).
-    handed_over: u64,
-}
-
-impl ThreadState {
-    /// Its interesting events left: its own, at least 0, and those of the threads it has yet
-    /// to spawn.
-    fn remaining(&self) -> u64 {
-        self.own.saturating_sub(self.done) + self.descendants.saturating_sub(self.handed_over)
-    }
-}
-
 /// What an execution runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -185,7 +160,7 @@ pub struct Surw {
     selected: Vec<u32>,
     /// The own estimate of a thread identity execution 0 did not have, for the selection.
     default_own: u64,
-    /// This execution's threads, by id.
+    /// This execution's threads, by id; their events are accesses to the selected variables.
     threads: Vec<ThreadState>,
     /// The variable of each object of this execution, by object id (`u32::MAX`: none or not
     /// seen yet).
@@ -229,15 +204,7 @@ impl Surw {
             Some(r) => (sum_over(&r.own, &self.selected), sum_over(&r.descendants, &self.selected)),
             None => (self.default_own, 0),
         };
-        self.threads.push(ThreadState {
-            key,
-            parent,
-            own,
-            descendants,
-            done: 0,
-            spawned: 0,
-            handed_over: 0,
-        });
+        self.threads.push(ThreadState::new(key, parent, own, descendants));
         own + descendants
     }
 
@@ -254,7 +221,7 @@ impl Surw {
                     let estimate = self.add_thread(key, Some(cur as u32));
                     // The parent stood for its children's events: if it was intended, the
                     // intended event is the new child's with the child's share of its weight.
-                    let before = parent.remaining();
+                    let before = parent.left();
                     if self.mode == Mode::Selective
                         && self.intended == Some(decision.current)
                         && before > 0
@@ -292,12 +259,12 @@ impl Surw {
         let var = self.pending_var(decision, thread);
         var != NO_VAR
             && self.selected.contains(&var)
-            && self.threads.get(thread.index()).is_some_and(|t| t.remaining() > 0)
+            && self.threads.get(thread.index()).is_some_and(|t| t.left() > 0)
     }
 
     /// Draws the intended thread among `enabled` by weight; `None` if all weigh nothing.
     fn draw_intended(&self, enabled: &[ThreadId], rng: &mut ScheduleRng) -> Option<ThreadId> {
-        let weight = |t: ThreadId| self.threads.get(t.index()).map_or(0, |s| s.remaining());
+        let weight = |t: ThreadId| self.threads.get(t.index()).map_or(0, |s| s.left());
         let total: u64 = enabled.iter().map(|&t| weight(t)).sum();
         if total == 0 {
             return None;
@@ -616,7 +583,7 @@ mod tests {
         let states: Vec<_> = s.threads.iter().map(|t| (t.own, t.descendants, t.done)).collect();
         assert_eq!(states, vec![(0, 3, 0), (2, 0, 2), (1, 0, 1)]);
         assert_eq!(s.threads[0].handed_over, 3);
-        assert!(s.threads.iter().all(|t| t.remaining() == 0), "every access made");
+        assert!(s.threads.iter().all(|t| t.left() == 0), "every access made");
     }
 
     #[test]

@@ -164,31 +164,53 @@ pub struct UniformWalk {
     file_hash: (usize, usize, u64),
 }
 
-/// One thread of the current execution.
+/// One thread of the current execution, with what its identity's estimate says of it. The
+/// events counted are the walk's scheduling points; surw (`surw.rs`) keeps the same state for
+/// the accesses to its selected variables.
 #[derive(Clone, Copy, Debug)]
-struct ThreadState {
+pub(super) struct ThreadState {
     /// Its identity across executions.
-    key: u64,
+    pub(super) key: u64,
     /// The id of the thread that spawned it (`None` for the main thread).
-    parent: Option<u32>,
-    /// Estimated own scheduling points.
-    own: u64,
-    /// Estimated scheduling points of its descendants.
-    descendants: u64,
-    /// Scheduling points it reached so far (its `Block` points not counted, see `choose`).
-    done: u64,
+    pub(super) parent: Option<u32>,
+    /// Estimated own events.
+    pub(super) own: u64,
+    /// Estimated events of its descendants.
+    pub(super) descendants: u64,
+    /// Events it made so far (the walk does not count its `Block` points, see `choose`).
+    pub(super) done: u64,
     /// Threads it spawned so far.
-    spawned: u64,
-    /// The estimated points (own and descendants) of the threads it spawned so far: they no
+    pub(super) spawned: u64,
+    /// The estimated events (own and descendants) of the threads it spawned so far: they no
     /// longer count in its weight, they have weights of their own.
-    handed_over: u64,
-    /// It reached its exit: it weighs nothing in the tree any more.
+    pub(super) handed_over: u64,
+    /// It reached its exit: it weighs nothing in the walk's tree any more.
     exited: bool,
 }
 
 impl ThreadState {
-    /// The thread's weight: its estimated remaining own scheduling points (at least 1), plus
-    /// those of the threads it has yet to spawn, whose events can only come after its spawns.
+    /// A thread with these estimates that has done nothing yet.
+    pub(super) fn new(key: u64, parent: Option<u32>, own: u64, descendants: u64) -> ThreadState {
+        ThreadState {
+            key,
+            parent,
+            own,
+            descendants,
+            done: 0,
+            spawned: 0,
+            handed_over: 0,
+            exited: false,
+        }
+    }
+
+    /// Its estimated events left: its own (none once it outlived its estimate), plus those of
+    /// the threads it has yet to spawn, whose events can only come after its spawns.
+    pub(super) fn left(&self) -> u64 {
+        self.own.saturating_sub(self.done) + self.descendants.saturating_sub(self.handed_over)
+    }
+
+    /// The walk's weight of the thread: [`left`](Self::left), with at least 1 of its own (a
+    /// thread that outlived its estimate still runs, as under the naive walk).
     fn remaining(&self) -> u64 {
         self.own.saturating_sub(self.done).max(1)
             + self.descendants.saturating_sub(self.handed_over)
@@ -211,17 +233,7 @@ impl UniformWalk {
 
     fn add_thread(&mut self, key: u64, parent: Option<u32>) -> u64 {
         let (own, descendants) = self.estimate_of(key);
-        let t = ThreadState {
-            key,
-            parent,
-            own,
-            descendants,
-            done: 0,
-            spawned: 0,
-            handed_over: 0,
-            exited: false,
-        };
-        self.threads.push(t);
+        self.threads.push(ThreadState::new(key, parent, own, descendants));
         if self.threads.len() > LINEAR_UP_TO {
             // From here draws may read the tree: enter every thread it does not have yet.
             for i in self.weights.len()..self.threads.len() {
