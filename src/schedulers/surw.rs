@@ -23,7 +23,9 @@
 //!
 //! - Interesting events: the accesses to the variables selected for the execution. A variable
 //!   is an allocation site (pctvb's [`VarId`](crate::vars::VarId): every object created at one site); the
-//!   candidates are the variables two or more threads accessed in execution 0, and each
+//!   candidates are the variables of which one object was accessed by two or more threads in
+//!   execution 0 (by object, not by site: objects of one site that each thread keeps to
+//!   itself, such as a per-thread counter, do not make the site a candidate), and each
 //!   execution draws its selection from them with its own rng. An access is interesting
 //!   whatever its kind (a load, a store, a lock, a retry of a blocked lock).
 //! - Estimates: execution 0 is a naive random walk (the uniform walk's own first execution,
