@@ -4,7 +4,7 @@
 //! correct program, replays its failures from their token, names the arm that found a bug,
 //! reports its executions per arm, is a strategy without guarantee, parameters or profiling,
 //! and with a target can take the walk's place as the exploring half of a run
-//! (`Config::__portfolio_explores`, hidden: for the corpus's measurement) while the guarantee
+//! (`Config::__explorer`, hidden: for the corpus's measurement) while the guarantee
 //! counts only the guaranteed strategy's executions.
 //!
 //! Every run uses a fixed seed (seeds 0-4 unless a test says otherwise) and `ignore_env`; where
@@ -215,7 +215,7 @@ fn with_a_target_it_can_be_the_exploring_half_and_only_the_strategy_counts() {
         .workers(1)
         .depth(2)
         .iterations(100)
-        .__portfolio_explores(true)
+        .__explorer(StrategyKind::Portfolio)
         .run(correct_pair);
     assert!(report.is_ok(), "{:?}", report.failure());
     assert!(report.strategy.ends_with(" + portfolio 1 in 2"), "{}", report.strategy);

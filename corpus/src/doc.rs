@@ -55,6 +55,7 @@ pub fn short(tool: &Tool) -> String {
         "combined d=2 v=1 t=3" => "comb".into(),
         "pctvb default" => "**default**".into(),
         "pctvb default portfolio" => "default-pf".into(),
+        "pctvb default surw" => "default-surw".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
         "shuttle pct d=3" => "sh-pct3".into(),
@@ -207,7 +208,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
           the uniform walk in profiling and in every second search execution), `default-pf` \
-          (`default` with the portfolio in place of the walk), `sys` \
+          (`default` with the portfolio in place of the walk), `default-surw` (`default` with \
+          surw in place of the walk), `sys` \
           (systematic c<=2 v<=2 t<=2), `sh-rand`, \
           `sh-pct3`, `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk \
           schedulers), `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and \
@@ -670,7 +672,7 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let cols: Vec<usize> = (0..tools.len())
         .filter(|&i| match &tools[i] {
             Tool::Pctvb(k) => k.is_priority(),
-            Tool::PctvbDefault | Tool::PctvbDefaultPortfolio => true,
+            Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultSurw => true,
             _ => false,
         })
         .collect();

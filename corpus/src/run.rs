@@ -34,6 +34,10 @@ pub enum Tool {
     /// uniform walk, in profiling and in every second search execution: what the default with
     /// a target would run if the portfolio were its exploring half.
     PctvbDefaultPortfolio,
+    /// [`Tool::PctvbDefault`] with surw (`strategy = "surw"`) in place of the uniform walk, in
+    /// profiling and in every second search execution: what the default with a target would
+    /// run if surw were its exploring half.
+    PctvbDefaultSurw,
     /// shuttle's `RandomScheduler`.
     ShuttleRandom,
     /// shuttle's `PctScheduler` with this depth.
@@ -67,6 +71,7 @@ impl Tool {
             Tool::Pctvb(pctvb_default()),
             Tool::PctvbDefault,
             Tool::PctvbDefaultPortfolio,
+            Tool::PctvbDefaultSurw,
             // t = 2, not the default 3: the column as before pctvb counted the spawner (with
             // t = 3, scaling-n100's 20 trials alone had not finished after 2 minutes).
             Tool::Pctvb(StrategyKind::systematic(2, 2, 2)),
@@ -100,6 +105,7 @@ impl Tool {
             },
             Tool::PctvbDefault => "pctvb default".into(),
             Tool::PctvbDefaultPortfolio => "pctvb default portfolio".into(),
+            Tool::PctvbDefaultSurw => "pctvb default surw".into(),
             Tool::ShuttleRandom => "shuttle random".into(),
             Tool::ShuttlePct(d) => format!("shuttle pct d={d}"),
             Tool::ShuttleUrw => "shuttle urw".into(),
@@ -111,7 +117,10 @@ impl Tool {
     /// Which tool family the column belongs to.
     pub fn family(&self) -> &'static str {
         match self {
-            Tool::Pctvb(_) | Tool::PctvbDefault | Tool::PctvbDefaultPortfolio => "pctvb",
+            Tool::Pctvb(_)
+            | Tool::PctvbDefault
+            | Tool::PctvbDefaultPortfolio
+            | Tool::PctvbDefaultSurw => "pctvb",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) | Tool::ShuttleUrw => "shuttle",
             Tool::Loom(_) => "loom",
         }
@@ -201,11 +210,15 @@ pub struct Trial {
 /// Runs one trial of `program` under `tool` with this seed.
 pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial {
     match tool {
-        Tool::Pctvb(kind) => pctvb_trial(kind, 0, false, program, seed, budget.executions),
-        Tool::PctvbDefault | Tool::PctvbDefaultPortfolio => {
+        Tool::Pctvb(kind) => pctvb_trial(kind, 0, None, program, seed, budget.executions),
+        Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultSurw => {
             let walk = pctvb::__internals::runner::DEFAULT_WALK_EVERY;
-            let portfolio = *tool == Tool::PctvbDefaultPortfolio;
-            pctvb_trial(&pctvb_default(), walk, portfolio, program, seed, budget.executions)
+            let explorer = match tool {
+                Tool::PctvbDefaultPortfolio => Some(StrategyKind::Portfolio),
+                Tool::PctvbDefaultSurw => Some(StrategyKind::Surw),
+                _ => None,
+            };
+            pctvb_trial(&pctvb_default(), walk, explorer, program, seed, budget.executions)
         }
         Tool::Loom(bound) => loom_trial(*bound, program, budget.loom_time),
         shuttle => shuttle_trial(shuttle, program, seed, budget.executions),
@@ -215,7 +228,7 @@ pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial
 fn pctvb_trial(
     kind: &StrategyKind,
     walk_every: u64,
-    portfolio_explores: bool,
+    explorer: Option<StrategyKind>,
     program: &Program,
     seed: u64,
     budget: u64,
@@ -223,17 +236,17 @@ fn pctvb_trial(
     let (body, param) = (program.bodies.pctvb, program.param);
     let profiling = if kind.is_priority() { PROFILE_RUNS } else { 0 };
     let started = Instant::now();
-    let report = Config::new()
+    let mut config = Config::new()
         .ignore_env()
         .seed(seed)
         .iterations(budget.saturating_sub(profiling).max(1))
         .strategy(kind.clone())
-        .uniform_walk_every(walk_every)
-        .__portfolio_explores(portfolio_explores)
-        .minimize_runs(0)
-        .profile_runs(PROFILE_RUNS)
-        .workers(1)
-        .run(move || body(param));
+        .uniform_walk_every(walk_every);
+    if let Some(explorer) = explorer {
+        config = config.__explorer(explorer);
+    }
+    let report =
+        config.minimize_runs(0).profile_runs(PROFILE_RUNS).workers(1).run(move || body(param));
     let elapsed = started.elapsed();
     // A run that could not test would otherwise read as a bug not found.
     if let Some(error) = report.error() {

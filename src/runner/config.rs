@@ -112,9 +112,9 @@ pub struct Config {
     /// Whether panics inside executions are printed as they happen (`PCTVB_SHOW_PANICS`).
     pub(super) show_panics: bool,
     pub(super) walk_every: Option<u64>,
-    /// Whether the executions interleaved with a priority strategy's (`walk_every`) run the
-    /// portfolio instead of the uniform walk ([`Config::__portfolio_explores`]).
-    pub(super) portfolio_explores: bool,
+    /// What the executions interleaved with a priority strategy's (`walk_every`) run instead
+    /// of the uniform walk, if anything ([`Config::__explorer`]).
+    pub(super) explorer: Option<StrategyKind>,
     pub(super) time_budget: Option<std::time::Duration>,
     /// When the time budget runs out, set when a run starts.
     pub(super) deadline: Option<std::time::Instant>,
@@ -187,7 +187,7 @@ impl Config {
             trace_files: true,
             show_panics: false,
             walk_every: None,
-            portfolio_explores: false,
+            explorer: None,
             time_budget: None,
             deadline: None,
             progress: None,
@@ -396,23 +396,20 @@ impl Config {
         self
     }
 
-    /// Measurement only (the corpus's `default-pf` column): the executions a run interleaves
-    /// with its priority strategy ([`Config::uniform_walk_every`]) and its profiling run the
-    /// portfolio ([`StrategyKind::Portfolio`]) instead of the uniform walk. Not an API: it
+    /// Measurement only (the corpus's `default-pf` and `default-surw` columns): the executions
+    /// a run interleaves with its priority strategy ([`Config::uniform_walk_every`]) and its
+    /// profiling run `kind` (the portfolio, surw) instead of the uniform walk. Not an API: it
     /// stays hidden until the measurement says the default should change.
     #[doc(hidden)]
-    pub fn __portfolio_explores(mut self, on: bool) -> Config {
-        self.portfolio_explores = on;
+    pub fn __explorer(mut self, kind: StrategyKind) -> Config {
+        self.explorer = Some(kind);
         self
     }
 
     /// The strategy a run interleaves with its priority strategy and profiles with: the
-    /// uniform walk, or the portfolio ([`Config::__portfolio_explores`]).
+    /// uniform walk, unless [`Config::__explorer`] named another.
     pub(super) fn explorer(&self) -> StrategyKind {
-        match self.portfolio_explores {
-            false => StrategyKind::UniformWalk,
-            true => StrategyKind::Portfolio,
-        }
+        self.explorer.clone().unwrap_or(StrategyKind::UniformWalk)
     }
 
     /// The run seed; without one, each run draws a fresh seed (failures stay reproducible

@@ -111,8 +111,8 @@ impl Config {
         };
         let describe = match walk_every {
             0 => kind.build().describe(),
-            m if self.portfolio_explores => {
-                format!("{} + portfolio 1 in {m}", kind.build().describe())
+            m if self.explorer.is_some() => {
+                format!("{} + {} 1 in {m}", kind.build().describe(), self.explorer().name())
             }
             m => format!("{} + uniform walk 1 in {m}", kind.build().describe()),
         };
@@ -124,9 +124,10 @@ impl Config {
             counts: Counts::default(),
             static_only: Vec::new(),
             walk_every,
-            explorer: match self.portfolio_explores {
-                false => "the uniform random walk",
-                true => "the portfolio",
+            explorer: match self.explorer().name() {
+                "portfolio" => "the portfolio",
+                "surw" => "the selectively uniform walk",
+                _ => "the uniform random walk",
             },
             walks: 0,
             walk_raises: 0,
