@@ -21,7 +21,8 @@ mod paper_figures;
 mod replays;
 use correct_programs::correct_programs;
 use no_guarantee::{
-    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
+    assert_explores_beside_a_target, assert_runs_without_guarantee, assert_same_run_on_workers,
+    correct_pair, BOUND_REFUSALS,
 };
 use paper_figures::{figure_10, figure_3, figure_4};
 
@@ -184,27 +185,7 @@ fn the_attribute_takes_the_surw_strategy() {
 fn with_a_target_it_can_be_the_exploring_half_and_only_the_strategy_counts() {
     // A depth bound without a named strategy: the combined strategy, and every second search
     // execution (and the profiling) for the explorer, here surw (the corpus's `default-surw`).
-    let report = Config::new()
-        .ignore_env()
-        .seed(0)
-        .workers(1)
-        .depth(2)
-        .iterations(100)
-        .__explorer(StrategyKind::Surw)
-        .run(correct_pair);
-    assert!(report.is_ok(), "{:?}", report.failure());
-    assert!(report.strategy.ends_with(" + surw 1 in 2"), "{}", report.strategy);
-    let profile = report.profile.as_ref().expect("a priority strategy's profile");
-    assert!(
-        profile.notes.iter().any(|n| {
-            n.starts_with("50 of the 100 search executions ran the selectively uniform walk")
-        }),
-        "{:?}",
-        profile.notes
-    );
-    // The guarantee counts the strategy's 50 executions only.
-    let guarantee = report.guarantee.as_ref().expect("a passing run with a bound states it");
-    assert_eq!(guarantee.executions, 50);
+    assert_explores_beside_a_target(StrategyKind::Surw, "surw", "the selectively uniform walk");
 
     // And it finds a bug the walk's half is there for: figure 4 needs two preemptions, out of
     // reach of the depth-2 strategy in most executions. Fixed seeds 0..5.

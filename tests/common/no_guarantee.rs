@@ -73,3 +73,34 @@ pub fn assert_same_run_on_workers(config: Config, body: fn(), workers: &[usize])
         assert_eq!(first, run(w), "{w} workers");
     }
 }
+
+/// Runs [`correct_pair`] with a depth bound and no named strategy (the combined strategy) and
+/// `explorer` in the uniform walk's place (`Config::__explorer`, the corpus's `default-pf` and
+/// `default-surw` columns): seed 0, one worker, 100 search executions. Checks what any such
+/// half must do: the run's description names `name` as 1 in 2, the profile's note says the
+/// search ran `long_name` in 50 of the 100, and the guarantee counts only the strategy's 50.
+/// Returns the report for the caller's own checks.
+#[allow(dead_code)] // used by the test files of the strategies that can be that half
+pub fn assert_explores_beside_a_target(
+    explorer: StrategyKind,
+    name: &str,
+    long_name: &str,
+) -> pctvb::Report {
+    let report = Config::new()
+        .ignore_env()
+        .seed(0)
+        .workers(1)
+        .depth(2)
+        .iterations(100)
+        .__explorer(explorer)
+        .run(correct_pair);
+    assert!(report.is_ok(), "{:?}", report.failure());
+    let suffix = format!(" + {name} 1 in 2");
+    assert!(report.strategy.ends_with(&suffix), "{}", report.strategy);
+    let profile = report.profile.as_ref().expect("a priority strategy's profile");
+    let note = format!("50 of the 100 search executions ran {long_name}");
+    assert!(profile.notes.iter().any(|n| n.starts_with(&note)), "{:?}", profile.notes);
+    let guarantee = report.guarantee.as_ref().expect("a passing run with a bound states it");
+    assert_eq!(guarantee.executions, 50);
+    report
+}
