@@ -24,7 +24,7 @@ mod no_guarantee;
 mod programs;
 #[path = "common/replays.rs"]
 mod replays;
-use correct_programs::correct_programs;
+use correct_programs::assert_never_fails;
 use no_guarantee::{
     assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
 };
@@ -150,13 +150,7 @@ fn finds_the_quickstart_lost_update_within_a_few_executions() {
 
 #[test]
 fn never_fails_a_correct_program() {
-    for (name, body) in correct_programs() {
-        for seed in 0..3 {
-            let report = config(seed).iterations(300).run(body);
-            assert!(report.is_ok(), "{name}, seed {seed}: {:?}", report.failure());
-            assert_eq!(report.executions, 300, "{name}");
-        }
-    }
+    assert_never_fails(config, 300);
 }
 
 #[test]
@@ -166,11 +160,7 @@ fn failures_replay_exactly_from_their_token() {
     let failure = report.failure().expect("found");
     assert_eq!(failure.kind, FailureKind::Panic);
     assert_eq!(report.strategy, "greybox");
-    let token = failure.token.clone().expect("a token");
-    for _ in 0..2 {
-        let replay = config(99).name(name).replay(token.clone()).run(lost_update);
-        replays::assert_reproduces(&replay, failure);
-    }
+    replays::assert_token_replays(|| config(99).name(name), lost_update, failure);
 }
 
 #[test]

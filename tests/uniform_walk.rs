@@ -35,7 +35,7 @@ mod no_guarantee;
 mod paper_figures;
 #[path = "common/replays.rs"]
 mod replays;
-use correct_programs::correct_programs;
+use correct_programs::assert_never_fails;
 use no_guarantee::{
     assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
 };
@@ -90,13 +90,7 @@ fn finds_a_two_thread_bug_among_n_threads_far_sooner_than_the_naive_walk() {
 
 #[test]
 fn never_fails_a_correct_program() {
-    for (name, body) in correct_programs() {
-        for seed in 0..3 {
-            let report = config(seed).iterations(500).run(body);
-            assert!(report.is_ok(), "{name}, seed {seed}: {:?}", report.failure());
-            assert_eq!(report.executions, 500, "{name}");
-        }
-    }
+    assert_never_fails(config, 500);
 }
 
 #[test]

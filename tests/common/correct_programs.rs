@@ -93,3 +93,15 @@ pub fn correct_programs() -> Vec<(&'static str, fn())> {
         }),
     ]
 }
+
+/// Runs every program of [`correct_programs`] `iterations` executions on seeds 0..3 under the
+/// configuration `config(seed)` builds, and asserts that each run passed all of them.
+pub fn assert_never_fails(config: impl Fn(u64) -> pctvb::Config, iterations: u64) {
+    for (name, body) in correct_programs() {
+        for seed in 0..3 {
+            let report = config(seed).iterations(iterations).run(body);
+            assert!(report.is_ok(), "{name}, seed {seed}: {:?}", report.failure());
+            assert_eq!(report.executions, iterations, "{name}");
+        }
+    }
+}

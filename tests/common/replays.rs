@@ -14,3 +14,15 @@ pub fn assert_reproduces(replay: &Report, original: &Failure) {
     assert_eq!(again.execution, original.execution);
     assert_eq!(again.schedule.len(), original.schedule.len());
 }
+
+/// Replays `failure`'s token twice, each time with the configuration `config` builds (the
+/// test's strategy under another seed: a replay must not depend on it), and checks that each
+/// replay reproduced it.
+#[allow(dead_code)] // not every test file that includes this module uses it
+pub fn assert_token_replays(config: impl Fn() -> pctvb::Config, body: fn(), failure: &Failure) {
+    let token = failure.token.clone().expect("a token");
+    for _ in 0..2 {
+        let replay = config().replay(token.clone()).run(body);
+        assert_reproduces(&replay, failure);
+    }
+}
