@@ -324,21 +324,15 @@ impl State {
     /// threads' and objects' lists for reuse (`spare_list`).
     pub(super) fn clear_tables(&mut self) {
         // Taken in place, not moved out with their threads and objects.
-        for t in &mut self.threads {
-            if t.joiners.capacity() > 0 {
-                let mut list = std::mem::take(&mut t.joiners);
+        let joiners = self.threads.iter_mut().map(|t| &mut t.joiners);
+        for list in joiners.chain(self.objects.iter_mut().map(|o| &mut o.waiters)) {
+            if list.capacity() > 0 {
+                let mut list = std::mem::take(list);
                 list.clear();
                 self.spare_lists.push(list);
             }
         }
         self.threads.clear();
-        for o in &mut self.objects {
-            if o.waiters.capacity() > 0 {
-                let mut list = std::mem::take(&mut o.waiters);
-                list.clear();
-                self.spare_lists.push(list);
-            }
-        }
         self.objects.clear();
     }
 
