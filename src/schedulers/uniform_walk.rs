@@ -539,6 +539,24 @@ mod tests {
         ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[] }
     }
 
+    /// A scheduling point of `current` at step 0 with no other pending operations.
+    fn point<'a>(
+        enabled: &'a [ThreadId],
+        current: ThreadId,
+        current_enabled: bool,
+        event: &'a Event,
+    ) -> Decision<'a> {
+        Decision {
+            enabled,
+            current,
+            current_enabled,
+            event,
+            step: 0,
+            var_access: 0,
+            pending: crate::runtime::Pending::NONE,
+        }
+    }
+
     /// A fake program: the main thread spawns threads 1 and 2 and joins them; thread 1 makes
     /// `short` scheduling points and thread 2 `long` ones (its exit included). Runs one
     /// execution under `strategy` and returns how many of thread 2's points came before
@@ -548,15 +566,7 @@ mod tests {
         let (m, t1, t2) = (ThreadId(0), ThreadId(1), ThreadId(2));
         let mut step = 0;
         let mut decide = |s: &mut dyn Strategy, enabled: &[ThreadId], cur: ThreadId, e: &Event| {
-            let d = Decision {
-                enabled,
-                current: cur,
-                current_enabled: enabled.contains(&cur),
-                event: e,
-                step,
-                var_access: 0,
-                pending: crate::runtime::Pending::NONE,
-            };
+            let d = Decision { step, ..point(enabled, cur, enabled.contains(&cur), e) };
             step += 1;
             s.choose(&d, rng).unwrap()
         };
@@ -746,15 +756,7 @@ mod tests {
         let two = [ThreadId(0), ThreadId(1)];
         let mut decide = |walk: &mut UniformWalk, enabled: &[ThreadId], kind: EventKind| {
             let e = event(kind);
-            let d = Decision {
-                enabled,
-                current: ThreadId(0),
-                current_enabled: true,
-                event: &e,
-                step: 0,
-                var_access: 0,
-                pending: crate::runtime::Pending::NONE,
-            };
+            let d = point(enabled, ThreadId(0), true, &e);
             walk.choose(&d, &mut r).unwrap();
         };
         decide(&mut walk, &two, EventKind::Spawn);
@@ -792,15 +794,7 @@ mod tests {
         let e = event(EventKind::AtomicLoad);
         let runs = 200_000;
         for _ in 0..runs {
-            let d = Decision {
-                enabled: &enabled,
-                current: ThreadId(0),
-                current_enabled: false,
-                event: &e,
-                step: 0,
-                var_access: 0,
-                pending: crate::runtime::Pending::NONE,
-            };
+            let d = point(&enabled, ThreadId(0), false, &e);
             let t = walk.choose(&d, &mut r).unwrap();
             counts[t.index()] += 1;
             // Keep thread 0 (the current one) from drifting: undo its count.
@@ -827,15 +821,7 @@ mod tests {
             let spawn = event(EventKind::Spawn);
             for i in 1..12u32 {
                 enabled.push(ThreadId(i));
-                let d = Decision {
-                    enabled: &enabled,
-                    current: ThreadId(0),
-                    current_enabled: true,
-                    event: &spawn,
-                    step: 0,
-                    var_access: 0,
-                    pending: crate::runtime::Pending::NONE,
-                };
+                let d = point(&enabled, ThreadId(0), true, &spawn);
                 walk.choose(&d, &mut r).unwrap();
                 let kept = if walk.threads.len() > LINEAR_UP_TO { walk.threads.len() } else { 0 };
                 assert_eq!(walk.weights.weight.len(), kept, "after spawning thread {i}");
@@ -843,15 +829,7 @@ mod tests {
             let exit = event(EventKind::ThreadExit);
             for i in (1..12u32).rev() {
                 enabled.retain(|&t| t != ThreadId(i));
-                let d = Decision {
-                    enabled: &enabled,
-                    current: ThreadId(i),
-                    current_enabled: false,
-                    event: &exit,
-                    step: 0,
-                    var_access: 0,
-                    pending: crate::runtime::Pending::NONE,
-                };
+                let d = point(&enabled, ThreadId(i), false, &exit);
                 walk.choose(&d, &mut r).unwrap();
             }
             for i in 0..walk.threads.len() {
