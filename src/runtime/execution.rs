@@ -649,7 +649,7 @@ fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
     // was never registered is new, so the address map is not consulted (a stale entry could
     // belong to an object that moved away), only updated.
     if handle.ever_registered() {
-        if let Some(&id) = st.by_address.get(&handle.address()) {
+        if let Some(id) = st.by_address.get(handle.address()) {
             handle.remember(st.gen, id);
             return id;
         }
