@@ -506,21 +506,6 @@ impl Execution {
         }
     }
 
-    /// Records the value the calling thread's latest operation read or wrote, for the trace,
-    /// and whether the operation changed shared state (an atomic store or read-modify-write
-    /// that wrote a different value): that is progress, which ends other threads' spinning.
-    /// A failed compare-exchange, a swap of the same value, a load is not.
-    #[inline]
-    pub(crate) fn note_access(&self, value: super::Value, changed: bool) {
-        let mut st = self.state.borrow_mut();
-        if changed {
-            st.progress();
-        }
-        let step = st.threads[st.current.index()].last_step;
-        if let Some(s) = st.trace.get_mut(step) {
-            s.value = Some(value);
-        }
-    }
 
     /// Runs `f` on the execution's state (for the object files of the runtime).
     #[inline]
@@ -639,6 +624,21 @@ impl Execution {
     pub(crate) fn var_report(&self) -> Vec<(crate::vars::VarInfo, crate::vars::VarProfile)> {
         let st = self.state.borrow();
         st.vars.infos().iter().cloned().zip(st.vars.profiles().iter().cloned()).collect()
+    }
+}
+
+/// Records the value the calling thread's latest operation read or wrote, for the trace,
+/// and whether the operation changed shared state (an atomic store or read-modify-write
+/// that wrote a different value): that is progress, which ends other threads' spinning.
+/// A failed compare-exchange, a swap of the same value, a load is not.
+#[inline]
+pub(super) fn note_access(st: &mut State, value: super::Value, changed: bool) {
+    if changed {
+        st.progress();
+    }
+    let step = st.threads[st.current.index()].last_step;
+    if let Some(s) = st.trace.get_mut(step) {
+        s.value = Some(value);
     }
 }
 
