@@ -506,7 +506,6 @@ impl Execution {
         }
     }
 
-
     /// Runs `f` on the execution's state (for the object files of the runtime).
     #[inline]
     pub(super) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {

@@ -339,7 +339,10 @@ mod tests {
         assert_eq!(table.infos().len(), 4);
         assert_ne!(first[0], first[1]);
         assert_ne!(first[0], first[2]);
-        assert_eq!((first[4], first[5], first[6], first[7]), (first[0], first[1], first[2], first[3]));
+        assert_eq!(
+            (first[4], first[5], first[6], first[7]),
+            (first[0], first[1], first[2], first[3])
+        );
         // Collisions: addresses RECENT words apart share a slot.
         let w = std::mem::align_of::<Location<'static>>();
         assert_eq!(recent_slot(0x1000), recent_slot(0x1000 + RECENT * w));
