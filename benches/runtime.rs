@@ -27,6 +27,12 @@
 //! - `cell_access/*`: a checked `pctvb::cell::UnsafeCell` access (a write, then a read: each a
 //!   scheduling point that keeps the thread) with the data-race detector on and off.
 //!
+//! - `object_use/*`: an atomic load (a scheduling point that keeps the thread), in runs of
+//!   ten executions, of an atomic used for the first time in the execution (`first_use`: the
+//!   object is registered and its variable looked up) and of one already used (`reused`): the
+//!   difference is what an object's first use costs (issue #17: sharded-slab's loom tests
+//!   register about 85 objects per execution).
+//!
 //! - `pointer_access/*`: an instrumented raw-pointer access (`#[pctvb::instrument]`, no
 //!   tracking session: no scheduling point) of memory the test body allocated, with the
 //!   data-race detector on (the run arms the pointer hooks and checks each access) and off
@@ -386,6 +392,42 @@ fn cell_accesses(c: &mut Criterion) {
     group.finish();
 }
 
+/// Executions per iteration of `object_use/*`.
+const OBJECT_EXECUTIONS: u64 = 10;
+
+/// POINTS atomic loads in OBJECT_EXECUTIONS executions of one run, each of a fresh atomic
+/// (`first_use`) or all of one (`reused`); the atomics are built before the loads in both (the
+/// same allocation and construction), so the difference is the registration of an object at
+/// its first use. Several executions, so that the engine's tables have their capacity from
+/// the first, as in any run of more than one execution.
+fn object_uses(c: &mut Criterion) {
+    use pctvb::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let per_execution = (POINTS / OBJECT_EXECUTIONS) as usize;
+    let mut group = c.benchmark_group("object_use");
+    group.throughput(Throughput::Elements(POINTS));
+    for (name, fresh) in [("first_use", true), ("reused", false)] {
+        group.bench_function(name, |b| {
+            let config = random_config().iterations(OBJECT_EXECUTIONS).workers(1);
+            b.iter(|| {
+                let report = config.run(move || {
+                    // A second thread, joined first: without a choice the run would stop
+                    // after one execution (every execution would be that one).
+                    pctvb::thread::spawn(|| {}).join().unwrap();
+                    let atomics: Vec<AtomicUsize> =
+                        (0..per_execution).map(|_| AtomicUsize::new(1)).collect();
+                    let mut sum = 0;
+                    for i in 0..per_execution {
+                        sum += atomics[if fresh { i } else { 0 }].load(Relaxed);
+                    }
+                    assert_eq!(sum, per_execution);
+                });
+                assert!(report.is_ok());
+            })
+        });
+    }
+    group.finish();
+}
+
 /// Instrumented code for `pointer_access/*`.
 #[pctvb::instrument(force)]
 mod pointers {
@@ -440,6 +482,7 @@ criterion_group!(
     contention,
     first_failure,
     cell_accesses,
+    object_uses,
     pointer_accesses
 );
 criterion_main!(benches);

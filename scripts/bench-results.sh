@@ -28,6 +28,10 @@ switch = 2 * (two - same)
 # cell_access/*: POINTS checked UnsafeCell accesses per iteration (POINTS/2 writes and reads).
 cell_on = mean_ns("cell_access/race_detection_on") / points
 cell_off = mean_ns("cell_access/race_detection_off") / points
+# object_use/*: POINTS atomic loads, each of an atomic used for the first time in the
+# execution (first_use) or all of one atomic (reused).
+first_use = mean_ns("object_use/first_use") / points
+reused = mean_ns("object_use/reused") / points
 # pointer_access/*: POINTS instrumented raw-pointer accesses (POINTS/2 writes and reads).
 ptr_on = mean_ns("pointer_access/race_detection_on") / points
 ptr_off = mean_ns("pointer_access/race_detection_off") / points
@@ -96,6 +100,9 @@ lines += [
     f"| checked `UnsafeCell` access (a scheduling point that keeps the thread), data-race detector on | - | {cell_on:.1f} ns |",
     f"| the same, detector off (`Config::race_detection(false)`) | - | {cell_off:.1f} ns |",
     f"| the detector's cost per access (the difference) | - | {cell_on - cell_off:.1f} ns |",
+    f"| atomic load of an atomic used for the first time in the execution (a scheduling point that keeps the thread) | - | {first_use:.1f} ns |",
+    f"| the same, of an atomic already used | - | {reused:.1f} ns |",
+    f"| an object's first use in an execution (registration: the difference) | - | {first_use - reused:.1f} ns |",
     f"| instrumented raw-pointer access (no scheduling point), data-race detector on: armed hook and check | - | {ptr_on:.1f} ns |",
     f"| the same, detector off (the hook stays unarmed) | - | {ptr_off:.1f} ns |",
     "",

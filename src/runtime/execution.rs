@@ -506,22 +506,6 @@ impl Execution {
         }
     }
 
-    /// Records the value the calling thread's latest operation read or wrote, for the trace,
-    /// and whether the operation changed shared state (an atomic store or read-modify-write
-    /// that wrote a different value): that is progress, which ends other threads' spinning.
-    /// A failed compare-exchange, a swap of the same value, a load is not.
-    #[inline]
-    pub(crate) fn note_access(&self, value: super::Value, changed: bool) {
-        let mut st = self.state.borrow_mut();
-        if changed {
-            st.progress();
-        }
-        let step = st.threads[st.current.index()].last_step;
-        if let Some(s) = st.trace.get_mut(step) {
-            s.value = Some(value);
-        }
-    }
-
     /// Runs `f` on the execution's state (for the object files of the runtime).
     #[inline]
     pub(super) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -642,6 +626,21 @@ impl Execution {
     }
 }
 
+/// Records the value the calling thread's latest operation read or wrote, for the trace,
+/// and whether the operation changed shared state (an atomic store or read-modify-write
+/// that wrote a different value): that is progress, which ends other threads' spinning.
+/// A failed compare-exchange, a swap of the same value, a load is not.
+#[inline]
+pub(super) fn note_access(st: &mut State, value: super::Value, changed: bool) {
+    if changed {
+        st.progress();
+    }
+    let step = st.threads[st.current.index()].last_step;
+    if let Some(s) = st.trace.get_mut(step) {
+        s.value = Some(value);
+    }
+}
+
 fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
     // A handle that carries another execution's key belongs to a long-lived object (a static,
     // or an object built outside the run) that another test running at the same time may have
@@ -649,7 +648,7 @@ fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
     // was never registered is new, so the address map is not consulted (a stale entry could
     // belong to an object that moved away), only updated.
     if handle.ever_registered() {
-        if let Some(&id) = st.by_address.get(&handle.address()) {
+        if let Some(id) = st.by_address.get(handle.address()) {
             handle.remember(st.gen, id);
             return id;
         }
@@ -660,14 +659,23 @@ fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
     );
     let var = st.vars.intern(handle.site(), var_kind);
     let id = ObjectId::from_index(st.objects.len());
-    st.objects.push(Object {
-        var,
-        kind: var_kind,
-        site: handle.site(),
-        waiters: Vec::new(),
-        open: 0,
-        state: ObjectState::for_kind(var_kind),
-    });
+    // Written in place: a push built the object on the stack in pieces and copied it in wider
+    // loads, which stalled store forwarding (half of this function's time).
+    st.objects.reserve(1);
+    let len = st.objects.len();
+    // SAFETY: `reserve` made room for one more object at index `len`, which is written before
+    // the length covers it.
+    unsafe {
+        st.objects.as_mut_ptr().add(len).write(Object {
+            var,
+            kind: var_kind,
+            site: handle.site(),
+            waiters: Vec::new(),
+            open: 0,
+            state: ObjectState::for_kind(var_kind),
+        });
+        st.objects.set_len(len + 1);
+    }
     st.by_address.insert(handle.address(), id);
     handle.remember(st.gen, id);
     id

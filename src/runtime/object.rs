@@ -9,8 +9,10 @@
 use std::panic::Location;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use std::collections::HashMap;
+
 use super::{ObjectId, ThreadId};
-use crate::vars::{VarId, VarKind};
+use crate::vars::{BuildAddressHasher, VarId, VarKind};
 
 const ID_BITS: u32 = 24;
 const ID_MASK: u64 = (1 << ID_BITS) - 1;
@@ -61,6 +63,45 @@ impl Handle {
     /// The address that identifies a long-lived object (a static) across executions.
     pub(crate) fn address(&self) -> usize {
         self as *const Handle as usize
+    }
+}
+
+/// One execution's objects by the address of their handle, for a handle that carries another
+/// execution's key: a long-lived object (a static, or one built outside the run) that another
+/// test running at the same time on another OS thread may have re-keyed for its own execution
+/// (see `register`). Such a lookup is rare (the first use of a long-lived object in an
+/// execution, or a re-keying), while every registration must be findable by it: so a
+/// registration only appends to `pending` (no hashing at an object's first use), and a lookup
+/// first enters what is pending into `map`, in registration order, so that of two objects
+/// registered at one address (the first freed, the second built in its place) the later wins,
+/// as a map updated at every registration would have it.
+#[derive(Default)]
+pub(super) struct AddressIndex {
+    map: HashMap<usize, ObjectId, BuildAddressHasher>,
+    pending: Vec<(usize, ObjectId)>,
+}
+
+impl AddressIndex {
+    /// Forgets every object (a new execution), keeping the allocations.
+    pub(super) fn clear(&mut self) {
+        if !self.map.is_empty() {
+            self.map.clear();
+        }
+        self.pending.clear();
+    }
+
+    /// Records that the object registered at handle address `address` is `id`.
+    #[inline]
+    pub(super) fn insert(&mut self, address: usize, id: ObjectId) {
+        self.pending.push((address, id));
+    }
+
+    /// The object last registered at `address`, if any.
+    pub(super) fn get(&mut self, address: usize) -> Option<ObjectId> {
+        for (a, id) in self.pending.drain(..) {
+            self.map.insert(a, id);
+        }
+        self.map.get(&address).copied()
     }
 }
 
@@ -160,5 +201,35 @@ impl Drop for ErasedValue {
     fn drop(&mut self) {
         // SAFETY: created by `new` with the matching drop function; dropped exactly once.
         unsafe { (self.drop_fn)(self.ptr) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lookups see every registration before them, whether or not an earlier lookup entered
+    /// it in the map; the latest registration at an address wins; `clear` forgets all.
+    #[test]
+    fn address_index_finds_the_latest_registration() {
+        let mut index = AddressIndex::default();
+        let id = ObjectId::from_index;
+        assert_eq!(index.get(0x1000), None);
+        index.insert(0x1000, id(0));
+        index.insert(0x2000, id(1));
+        assert_eq!(index.get(0x1000), Some(id(0)));
+        // Registered after a lookup (pending again), then one in place of an earlier object.
+        index.insert(0x3000, id(2));
+        index.insert(0x1000, id(3));
+        index.insert(0x3000, id(4));
+        assert_eq!(index.get(0x2000), Some(id(1)));
+        assert_eq!(index.get(0x1000), Some(id(3)));
+        assert_eq!(index.get(0x3000), Some(id(4)));
+        assert_eq!(index.get(0x4000), None);
+        index.clear();
+        assert_eq!(index.get(0x1000), None);
+        index.insert(0x1000, id(0));
+        assert_eq!(index.get(0x1000), Some(id(0)));
+        assert_eq!(index.get(0x2000), None);
     }
 }

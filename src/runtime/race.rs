@@ -128,8 +128,12 @@ impl Slot {
         self.gen = gen;
         self.release.clear();
         self.other.clear();
-        for (_, c) in self.messages.drain(..) {
-            spare.push(c);
+        // Most slots are no channel's: an empty queue's drain still cost ~2% of a cell-heavy
+        // run (issue #17's profile), so it is skipped.
+        if !self.messages.is_empty() {
+            for (_, c) in self.messages.drain(..) {
+                spare.push(c);
+            }
         }
         self.write = None;
         self.reads.clear();
@@ -271,16 +275,26 @@ impl Races {
         self.unparked[t].clear();
     }
 
-    /// The index of `object`'s slot, reset if this execution did not use it yet.
+    /// The index of `object`'s slot, reset if this execution did not use it yet. Inlined for
+    /// the common case (a slot this execution already uses: two compares), the rest out of
+    /// line: this runs at every checked access, atomic operation and span end.
+    #[inline]
     fn slot_index(&mut self, object: ObjectId) -> usize {
         let i = object.index();
+        match self.objects.get(i) {
+            Some(slot) if slot.gen == self.gen => i,
+            _ => self.first_use(i),
+        }
+    }
+
+    /// [`Races::slot_index`] of a slot not used yet in this execution (or not allocated).
+    #[cold]
+    #[inline(never)]
+    fn first_use(&mut self, i: usize) -> usize {
         if self.objects.len() <= i {
             self.objects.resize_with(i + 1, Slot::default);
         }
-        let slot = &mut self.objects[i];
-        if slot.gen != self.gen {
-            slot.reset(self.gen, &mut self.spare);
-        }
+        self.objects[i].reset(self.gen, &mut self.spare);
         i
     }
 
@@ -477,24 +491,18 @@ impl Races {
             AtomicSync::Rmw(o) => (Some(o), Some(o)),
         };
         let i = self.slot_index(object);
-        let mut clock = std::mem::take(&mut self.threads[t]);
+        // Borrowed field by field (every atomic operation comes here).
+        let clock = &mut self.threads[t];
+        let slot = &mut self.objects[i];
         if let Some(o) = load {
-            let released = &self.objects[i].release;
             if acquires(o) {
-                clock.join(released);
+                clock.join(&slot.release);
             } else {
-                self.pending_acquire[t].join(released);
+                self.pending_acquire[t].join(&slot.release);
             }
         }
-        let mut ticked = false;
         if let Some(o) = store {
-            let carried = if releases(o) {
-                ticked = true;
-                &clock
-            } else {
-                &self.fence_release[t]
-            };
-            let slot = &mut self.objects[i];
+            let carried = if releases(o) { &*clock } else { &self.fence_release[t] };
             if load.is_some() {
                 // A read-modify-write continues the release sequence it reads from.
                 slot.release.join(carried);
@@ -502,11 +510,10 @@ impl Races {
                 // A store starts a new one (C++20: a relaxed store by any thread ends it).
                 slot.release.copy_from(carried);
             }
+            if releases(o) {
+                clock.tick(t);
+            }
         }
-        if ticked {
-            clock.tick(t);
-        }
-        self.threads[t] = clock;
     }
 
     /// `t` ran a fence with ordering `order`.
@@ -547,15 +554,18 @@ impl Races {
     ) -> Option<(Access, bool, bool)> {
         let ti = t.index();
         let unchecked = self.in_drop(ti) > 0;
-        let clock = std::mem::take(&mut self.threads[ti]);
-        let slot = self.slot(object);
+        let i = self.slot_index(object);
+        // Borrowed field by field, not moved out and back: this is the hot path of a checked
+        // access.
+        let clock = &self.threads[ti];
+        let slot = &mut self.objects[i];
         let race = if unchecked {
-            record(&clock, t, &mut slot.write, &mut slot.reads, write, location, step);
+            record(clock, t, &mut slot.write, &mut slot.reads, write, location, step);
             None
         } else if let Some((a, wrote)) = open_conflict(slot, ti, write) {
             Some((a, wrote, true))
         } else {
-            check(&clock, t, &mut slot.write, &mut slot.reads, write, location, step)
+            check(clock, t, &mut slot.write, &mut slot.reads, write, location, step)
                 .map(|(a, wrote)| (a, wrote, false))
         };
         if open && race.is_none() {
@@ -573,7 +583,6 @@ impl Races {
             }
             slot.open += 1;
         }
-        self.threads[ti] = clock;
         race
     }
 
@@ -913,8 +922,9 @@ impl Execution {
         sync: AtomicSync,
         changed: bool,
     ) {
-        self.note_access(value, changed);
+        // One borrow of the state for the trace, the progress and the detector.
         self.with_state(|st| {
+            super::execution::note_access(st, value, changed);
             let cur = st.current;
             st.races.atomic(cur, object, sync)
         });

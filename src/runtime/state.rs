@@ -4,12 +4,11 @@
 //! `Execution::with_state`; nothing outside `src/runtime/` sees it (the runner and
 //! `#[pctvb::instrument]` use `Execution`'s named accessors).
 
-use std::collections::HashMap;
 use std::panic::Location;
 
 use corosensei::Yielder;
 
-use super::object::{ErasedValue, Object, ObjectState, OPEN_EXCLUSIVE, OPEN_SHARED};
+use super::object::{AddressIndex, ErasedValue, Object, ObjectState, OPEN_EXCLUSIVE, OPEN_SHARED};
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
 use crate::schedulers::{ScheduleRng, Strategy};
 use crate::vars::{VarKind, VarTable};
@@ -230,10 +229,9 @@ pub(super) struct State {
     /// kept for their allocations: `reset` fills it, `register` and `spawn` take from it.
     spare_lists: Vec<Vec<ThreadId>>,
     pub(super) objects: Vec<Object>,
-    /// Objects that outlive executions (statics), by handle address. Every object of an
-    /// execution is entered once, so the hash is one multiplication, not SipHash (addresses
-    /// are not chosen by an adversary).
-    pub(super) by_address: HashMap<usize, ObjectId, crate::vars::BuildAddressHasher>,
+    /// This execution's objects by handle address, for handles another execution re-keyed
+    /// (statics): see [`AddressIndex`].
+    pub(super) by_address: AddressIndex,
     /// Closures of threads spawned but not started yet, by thread id.
     pub(super) pending: Vec<Option<Box<dyn FnOnce()>>>,
     pub(super) steps: u64,
@@ -290,7 +288,7 @@ impl State {
             bits: Vec::new(),
             spare_lists: Vec::new(),
             objects: Vec::with_capacity(INITIAL_OBJECTS),
-            by_address: HashMap::with_hasher(crate::vars::BuildAddressHasher),
+            by_address: AddressIndex::default(),
             pending: Vec::with_capacity(INITIAL_THREADS),
             steps: 0,
             last_progress: 0,

@@ -154,6 +154,13 @@ pub(crate) struct VarTable {
     /// (SipHash over the path) showed in profiles. Content stays the key of `by_site`: one site
     /// may have several `Location` statics (one per codegen unit that inlined the call).
     by_location: HashMap<(usize, VarKind), VarId, BuildAddressHasher>,
+    /// In front of `by_location`: the latest site interned per slot, the slot picked by the
+    /// `Location`'s address bits (direct-mapped, [`RECENT`] slots; empty until the first
+    /// intern). Every object's first use in an execution interns its site (85 times per
+    /// execution in sharded-slab's loom tests), and the hash lookup cost 70 instructions
+    /// where this costs a handful. A slot holds an entry `by_location` has, so a hit is its
+    /// answer.
+    recent: Vec<(usize, VarKind, VarId)>,
     infos: Vec<VarInfo>,
     profiles: Vec<VarProfile>,
     // Per-execution counters, reset at the start of each execution.
@@ -164,9 +171,43 @@ pub(crate) struct VarTable {
 
 const NO_THREAD: u32 = u32::MAX;
 
+/// Slots of [`VarTable::recent`] (a power of two).
+const RECENT: usize = 64;
+
+/// The slot of [`VarTable::recent`] for the `Location` at `address`: its address in words
+/// (a `Location` is word-aligned and three words long, so 64 consecutive ones take 64
+/// distinct slots).
+#[inline]
+fn recent_slot(address: usize) -> usize {
+    (address / std::mem::align_of::<Location<'static>>()) & (RECENT - 1)
+}
+
 impl VarTable {
     /// The id of the variable created at `site`, registering it on first sight.
+    #[inline]
     pub(crate) fn intern(&mut self, site: &'static Location<'static>, kind: VarKind) -> VarId {
+        let address = site as *const Location<'static> as usize;
+        match self.recent.get(recent_slot(address)) {
+            Some(&(a, k, id)) if a == address && k == kind => id,
+            _ => self.intern_slow(site, kind),
+        }
+    }
+
+    /// [`VarTable::intern`] of a site not in `recent`.
+    #[inline(never)]
+    fn intern_slow(&mut self, site: &'static Location<'static>, kind: VarKind) -> VarId {
+        let address = site as *const Location<'static> as usize;
+        let id = self.intern_by_location(site, kind);
+        if self.recent.is_empty() {
+            // Address 0 is no `Location`'s: an empty slot never matches.
+            self.recent.resize(RECENT, (0, kind, id));
+        }
+        self.recent[recent_slot(address)] = (address, kind, id);
+        id
+    }
+
+    /// [`VarTable::intern`] through the maps.
+    fn intern_by_location(&mut self, site: &'static Location<'static>, kind: VarKind) -> VarId {
         let address = (site as *const Location<'static> as usize, kind);
         if let Some(&id) = self.by_location.get(&address) {
             return id;
@@ -259,6 +300,53 @@ mod tests {
         assert_eq!(table.infos().len(), 3);
         assert!(std::ptr::eq(table.infos()[1].site, other));
         assert_eq!(table.infos()[2].kind, VarKind::Cell);
+    }
+
+    /// The direct-mapped cache in front of the maps answers as they do: sites that share a
+    /// slot evict each other and are still found, one site with two kinds is two variables,
+    /// and a `Location` static of another codegen unit (same contents, another address)
+    /// is the same variable.
+    #[test]
+    fn intern_cache_agrees_with_the_maps() {
+        let mut table = VarTable::default();
+        // 200 distinct `Location`s (more than RECENT, so slots are shared), each interned as
+        // two kinds, in three rounds.
+        let sites: Vec<&'static Location<'static>> = (0..200)
+            .map(|i| {
+                let leaked: &'static Location<'static> = Box::leak(Box::new(*here()));
+                if i % 2 == 0 {
+                    leaked
+                } else {
+                    here()
+                }
+            })
+            .collect();
+        let mut first = Vec::new();
+        for round in 0..3 {
+            for (i, &site) in sites.iter().enumerate() {
+                for (j, kind) in [VarKind::Atomic, VarKind::Cell].into_iter().enumerate() {
+                    let id = table.intern(site, kind);
+                    if round == 0 {
+                        first.push(id);
+                    } else {
+                        assert_eq!(id, first[2 * i + j], "site {i} kind {kind:?} round {round}");
+                    }
+                }
+            }
+        }
+        // The leaked copies (even i) are copies of one site at 100 addresses, the odd ones
+        // one `Location` of another site: two sites by contents, two kinds each.
+        assert_eq!(table.infos().len(), 4);
+        assert_ne!(first[0], first[1]);
+        assert_ne!(first[0], first[2]);
+        assert_eq!(
+            (first[4], first[5], first[6], first[7]),
+            (first[0], first[1], first[2], first[3])
+        );
+        // Collisions: addresses RECENT words apart share a slot.
+        let w = std::mem::align_of::<Location<'static>>();
+        assert_eq!(recent_slot(0x1000), recent_slot(0x1000 + RECENT * w));
+        assert_ne!(recent_slot(0x1000), recent_slot(0x1000 + w));
     }
 
     /// The address hasher tells apart the words it is given, their order, and addresses 8
