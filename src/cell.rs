@@ -94,9 +94,9 @@ pub(crate) mod span {
 
     /// Starts an access of `cell` (`write`: a write, else a read) that lasts until the returned
     /// value is dropped, as loom's `UnsafeCell::get`/`get_mut` guards do: the same scheduling
-    /// point and race check as `with`/`with_mut` now, and while the access is open another
-    /// thread's conflicting access of the cell is a data race; its end is recorded as an access
-    /// too. Outside an execution nothing happens; with the detector off, only the scheduling
+    /// point and race check as `with`/`with_mut` now, and while the access is open a
+    /// conflicting access of the cell (by any thread, the same one too) is a data race; its
+    /// end is recorded as an access too. Outside an execution nothing happens; with the detector off, only the scheduling
     /// point.
     #[doc(hidden)]
     #[track_caller]

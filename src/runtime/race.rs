@@ -709,14 +709,18 @@ fn conflict(
     None
 }
 
-/// Whether an access by thread `ti` (`write` or a read) conflicts with another thread's open
-/// span of the cell ([`LiveSpan`]): that span's start, and whether it writes.
+/// Whether an access by thread `ti` (`write` or a read) conflicts with an open span of the
+/// cell ([`LiveSpan`]): that span's start, and whether it writes. Any thread's span counts,
+/// `ti`'s own too, as in loom, whose cell panics on a write while any pointer of the cell is
+/// live and on a read while a write is (the same thread's `with_mut` inside its own `with`,
+/// or while its own `MutPtr` lives: two live accesses that alias). Two reads never conflict.
+/// Another thread's span is reported first: that is the race a fix has to order.
 #[inline]
 fn open_conflict(slot: &Slot, ti: usize, write: bool) -> Option<(Access, bool)> {
     if slot.open == 0 {
         return None;
     }
-    slot.open_by.iter().enumerate().filter(|&(u, _)| u != ti).find_map(|(_, o)| {
+    let conflicting = |o: &Open| {
         if o.writes > 0 {
             o.write.map(|a| (a, true))
         } else if write && o.reads > 0 {
@@ -724,7 +728,9 @@ fn open_conflict(slot: &Slot, ti: usize, write: bool) -> Option<(Access, bool)> 
         } else {
             None
         }
-    })
+    };
+    let mut others = slot.open_by.iter().enumerate().filter(|&(u, _)| u != ti);
+    others.find_map(|(_, o)| conflicting(o)).or_else(|| slot.open_by.get(ti).and_then(conflicting))
 }
 
 /// Records an access that did not race: a write replaces the last write and the reads (all
@@ -945,6 +951,15 @@ pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) 
             format!("{} {verb} it at {at} (step {})", a.thread, a.step)
         }
     };
+    if first.live && first.thread == second.thread {
+        // The thread's own live pointer: no order between threads is missing, the two
+        // accesses alias (loom panics on it too).
+        return format!(
+            "data race on {what}: {}, {}: the same thread accessed it while its own pointer was live",
+            access(first),
+            access(second)
+        );
+    }
     format!(
         "data race on {what}: {}, {}, with no happens-before between them",
         access(first),
