@@ -44,7 +44,7 @@ impl Config {
             // execution 1, as a run with `workers(1)` does.
             let workers = if self.shard.is_none() {
                 match self.search_serial(kind.clone(), seed, budget, body, at, true) {
-                    SerialEnd::Done(report) => return report,
+                    SerialEnd::Done(report) => return *report,
                     SerialEnd::HandOver { workers } => workers,
                 }
             } else {
@@ -58,7 +58,7 @@ impl Config {
             return self.systematic(kind, seed, budget, body, at);
         }
         match self.search_serial(kind, seed, budget, body, at, false) {
-            SerialEnd::Done(report) => report,
+            SerialEnd::Done(report) => *report,
             SerialEnd::HandOver { .. } => unreachable!("a serial search asked not to hand over"),
         }
     }
@@ -150,7 +150,7 @@ impl Config {
         let mut parked: Option<Box<dyn Strategy>> = None;
         if priority {
             if self.profile(&mut serial, &mut search, &mut report, instrumented).is_break() {
-                return SerialEnd::Done(report);
+                return SerialEnd::Done(Box::new(report));
             }
             parked = start_strategy(&serial.exec, &kind, walk_every);
         }
@@ -165,7 +165,7 @@ impl Config {
             return SerialEnd::HandOver { workers };
         }
         if searched.is_break() {
-            return SerialEnd::Done(report);
+            return SerialEnd::Done(Box::new(report));
         }
         report.stats.variables = serial.exec.var_report();
         search.finish(&mut report);
@@ -175,7 +175,7 @@ impl Config {
         for strategy in [Some(last), parked].into_iter().flatten() {
             report.notes.extend(strategy.summary());
         }
-        SerialEnd::Done(report)
+        SerialEnd::Done(Box::new(report))
     }
 
     /// The engine a serial search starts with. A priority strategy profiles first, under a
@@ -683,7 +683,7 @@ struct Search<'a> {
 /// How a serial search ended: with its report, or after execution 0, handing the run over to
 /// `workers` worker threads ([`Config::search_serial`]).
 enum SerialEnd {
-    Done(Report),
+    Done(Box<Report>),
     HandOver { workers: usize },
 }
 
