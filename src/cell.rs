@@ -109,12 +109,13 @@ pub(crate) mod span {
 
     impl Drop for AccessSpan {
         fn drop(&mut self) {
-            // Not while unwinding: the execution fails anyway, and its state may be borrowed.
-            if let Some(span) = self.span.take().filter(|_| !std::thread::panicking()) {
-                with_current(|ex| {
-                    if let Some(ex) = ex {
-                        ex.end_span(&span)
-                    }
+            if let Some(span) = self.span.take() {
+                let unwinding = std::thread::panicking();
+                with_current(|ex| match ex {
+                    // Unwinding: the panic may be caught inside the execution, which goes on.
+                    Some(ex) if unwinding => ex.end_span_unwinding(&span),
+                    Some(ex) => ex.end_span(&span),
+                    None => {}
                 });
             }
         }

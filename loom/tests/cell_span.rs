@@ -328,3 +328,27 @@ fn a_threads_own_overlapping_reads_and_later_writes_do_not_race() {
         t.join().unwrap();
     });
 }
+
+/// A panic caught inside the execution ends the accesses of the pointers it unwinds past, as
+/// loom's guards do (they count the access out whether or not the thread panics): the cell is
+/// not left claimed, so later accesses of the same thread and of others are no races.
+#[test]
+fn a_caught_panic_ends_the_pointers_it_unwinds_past() {
+    assert_passes(|| {
+        let cell = Arc::new(UnsafeCell::new(0u64));
+        let c = cell.clone();
+        let t = thread::spawn(move || {
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let p = c.get_mut();
+                unsafe { *p.deref() = 1 };
+                panic!("caught below");
+            }));
+            assert!(caught.is_err());
+            // The same thread again, after its pointer's access ended in the unwinding.
+            c.with_mut(|v| unsafe { *v += 1 });
+        });
+        t.join().unwrap();
+        // Another thread, ordered after the spawned one by the join.
+        assert_eq!(cell.with(|v| unsafe { *v }), 2);
+    });
+}

@@ -578,10 +578,11 @@ impl Races {
     }
 
     /// Ends the open span `span` (its guard was dropped at scheduling point `step` of its
-    /// thread): the end is recorded as an access with the thread's clock now. Not checked:
+    /// thread): the end is recorded as an access with the thread's clock now (unless
+    /// `record` is false: the thread unwinds). Not checked:
     /// an access before the span that the end does not follow was reported at the span's
     /// start (the start's clock is older), and one inside it as a conflict with the span.
-    fn end_span(&mut self, span: &LiveSpan, step: u64) {
+    fn end_span(&mut self, span: &LiveSpan, step: u64, record_end: bool) {
         let ti = span.thread.index();
         let i = self.slot_index(span.object);
         let slot = &mut self.objects[i];
@@ -592,6 +593,9 @@ impl Races {
         }
         *count -= 1;
         slot.open -= 1;
+        if !record_end {
+            return;
+        }
         let clock = &self.threads[ti];
         record(
             clock,
@@ -805,9 +809,22 @@ impl Execution {
         self.with_state(|st| {
             if st.gen == span.gen && st.races.on && st.races.tracking {
                 let step = st.threads[span.thread.index()].last_step as u64;
-                st.races.end_span(span, step);
+                st.races.end_span(span, step, true);
             }
         });
+    }
+
+    /// Ends `span` while its thread unwinds, as loom's guards do, so that a panic caught
+    /// inside the execution (`catch_unwind`) does not leave the cell claimed for the rest of
+    /// it. The end is not recorded as an access (loom skips its check then too), and nothing
+    /// happens when the execution's state is in use: an engine tearing a failed execution's
+    /// threads down holds it, and that execution is over anyway.
+    pub(crate) fn end_span_unwinding(&self, span: &LiveSpan) {
+        if let Ok(mut st) = self.state.try_borrow_mut() {
+            if st.gen == span.gen && st.races.on && st.races.tracking {
+                st.races.end_span(span, 0, false);
+            }
+        }
     }
 
     /// The scheduling point and race check of a cell access, which stays open when `open`
