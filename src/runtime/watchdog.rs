@@ -1,21 +1,27 @@
-//! The watchdog: one OS thread per process, started with the first watched execution, that
-//! notices an execution which has reached no scheduling point for too long (a logical thread
-//! blocked in a std primitive pctvb does not control, in I/O, or looping without a
-//! scheduling point; all logical threads of an execution share one OS thread, so the others
-//! can never run again).
+//! The watchdog: one OS thread per process that notices an execution which has reached no
+//! scheduling point for too long (a logical thread blocked in a std primitive pctvb does not
+//! control, in I/O, or looping without a scheduling point; all logical threads of an
+//! execution share one OS thread, so the others can never run again).
 //!
 //! It reads each engine's [`Watch`] (atomics the scheduling point bumps) every fraction of
 //! the timeout. It cannot unwind the stuck thread, so it prints the diagnosis and ends the
 //! process with exit code 101 (a failed test's).
 //!
-//! Even a run of one execution needs it (a test stuck in a std primitive is stuck in its
-//! first execution), so its start is kept cheap: in a loom suite of one-execution models it
-//! was the one thread pctvb adds to the process (issue #17's event-listener row). The first
-//! engine to register starts it and no other waits for that (the engines' list is read when
-//! it runs), and on Linux it is a bare POSIX thread with a small stack: std's thread set-up
-//! (an alternate signal stack, its stack-guard query, whose allocation gives the thread a
-//! malloc arena of its own, the thread handle) made 10 of the thread's 15 system calls, for a
-//! loop that sleeps, reads atomics and may write to stderr.
+//! When it starts: every engine registers when it is built, and the thread starts when a
+//! watched execution spawns its first logical thread ([`before_spawn`]), not before. Until
+//! then the execution has one logical thread, and nothing of pctvb's leaves one thread stuck:
+//! the serialization above needs two (a hang of a lone thread is the program's own, as it is
+//! without pctvb). The spawn comes before the new thread can hold or wait for anything, so
+//! every hang the watchdog exists for is watched. What that saves: a process whose models
+//! all have one thread (many of a loom suite's: issue #17's event-listener, nine
+//! one-execution models) starts no thread of pctvb's; spawning it there cost 0.1 to 0.4 ms
+//! of the binary's 2.2 to 2.6 ms, more on a busier machine (a thread created while libtest's
+//! test threads start, on two cores). The thread itself is cheap: on Linux a bare POSIX
+//! thread with a small stack, since std's thread set-up (an alternate signal stack, its
+//! stack-guard query, whose allocation gives the thread a malloc arena of its own, the thread
+//! handle) made 10 of its 15 system calls, for a loop that sleeps, reads atomics and may write
+//! to stderr; and the execution that starts it does not make a concurrent one wait (the list
+//! of engines is read when it runs).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -33,21 +39,32 @@ struct Watched {
 
 static WATCHED: Mutex<Vec<Watched>> = Mutex::new(Vec::new());
 
-/// Watches `watch`'s executions with `timeout` until the engine is dropped.
+/// Whether the watchdog thread was started.
+static STARTED: AtomicBool = AtomicBool::new(false);
+
+/// Watches `watch`'s executions with `timeout` until the engine is dropped, from the first
+/// spawn of a logical thread on ([`before_spawn`]).
 pub(super) fn watch(watch: &Arc<Watch>, timeout: Duration) {
-    {
-        let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
-        watched.retain(|w| w.watch.strong_count() > 0);
-        watched.push(Watched {
-            watch: Arc::downgrade(watch),
-            timeout,
-            seen: u64::MAX,
-            since: Instant::now(),
-        });
+    let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
+    watched.retain(|w| w.watch.strong_count() > 0);
+    watched.push(Watched {
+        watch: Arc::downgrade(watch),
+        timeout,
+        seen: u64::MAX,
+        since: Instant::now(),
+    });
+}
+
+/// The calling OS thread's execution is about to spawn a logical thread: starts the watchdog
+/// if that execution is watched and the watchdog is not running yet (one relaxed load once
+/// it is).
+pub(crate) fn before_spawn() {
+    if STARTED.load(Ordering::Relaxed) {
+        return;
     }
-    // Registered first: the watchdog finds this engine at its first look.
-    static STARTED: AtomicBool = AtomicBool::new(false);
-    if !STARTED.load(Ordering::Relaxed) && !STARTED.swap(true, Ordering::AcqRel) {
+    let watched =
+        super::context::with_current(|ex| ex.is_some_and(|ex| ex.watch().run.watchdog.is_some()));
+    if watched && !STARTED.swap(true, Ordering::AcqRel) {
         start();
     }
 }
