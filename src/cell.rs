@@ -94,9 +94,9 @@ pub(crate) mod span {
 
     /// Starts an access of `cell` (`write`: a write, else a read) that lasts until the returned
     /// value is dropped, as loom's `UnsafeCell::get`/`get_mut` guards do: the same scheduling
-    /// point and race check as `with`/`with_mut` now, and while the access is open another
-    /// thread's conflicting access of the cell is a data race; its end is recorded as an access
-    /// too. Outside an execution nothing happens; with the detector off, only the scheduling
+    /// point and race check as `with`/`with_mut` now, and while the access is open a
+    /// conflicting access of the cell (by any thread, the same one too) is a data race; its
+    /// end is recorded as an access too. Outside an execution nothing happens; with the detector off, only the scheduling
     /// point.
     #[doc(hidden)]
     #[track_caller]
@@ -109,17 +109,16 @@ pub(crate) mod span {
 
     impl Drop for AccessSpan {
         fn drop(&mut self) {
-            // Not while unwinding: the execution fails anyway, and its state may be borrowed.
             // By reference: moving the span out (`take`) copied it through the stack in pieces
             // the CPU could not forward, which cost more than the rest of this drop.
             if let Some(span) = &self.span {
-                if !std::thread::panicking() {
-                    with_current(|ex| {
-                        if let Some(ex) = ex {
-                            ex.end_span(span)
-                        }
-                    });
-                }
+                let unwinding = std::thread::panicking();
+                with_current(|ex| match ex {
+                    // Unwinding: the panic may be caught inside the execution, which goes on.
+                    Some(ex) if unwinding => ex.end_span_unwinding(span),
+                    Some(ex) => ex.end_span(span),
+                    None => {}
+                });
             }
         }
     }

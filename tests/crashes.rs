@@ -165,12 +165,16 @@ fn child_watchdog_off() {
         return;
     }
     // Slow but not stuck: 1.5 s without a scheduling point, under a 1 s watchdog turned
-    // off by PCTVB_WATCHDOG=0.
-    let report = Config::new()
-        .name("crashes::slow")
-        .watchdog(Duration::from_secs(1))
-        .iterations(1)
-        .run(|| std::thread::sleep(Duration::from_millis(1500)));
+    // off by PCTVB_WATCHDOG=0. With a second logical thread, which starts the watchdog when
+    // it is on.
+    let report =
+        Config::new().name("crashes::slow").watchdog(Duration::from_secs(1)).iterations(1).run(
+            || {
+                let h = thread::spawn(|| {});
+                std::thread::sleep(Duration::from_millis(1500));
+                h.join().unwrap();
+            },
+        );
     assert!(report.is_ok());
 }
 
@@ -180,6 +184,59 @@ fn pctvb_watchdog_0_turns_the_watchdog_off() {
     let (output, _, stderr) = run_child("child_watchdog_off", &target, &[("PCTVB_WATCHDOG", "0")]);
     assert!(output.status.success(), "{stderr}");
     assert!(!stderr.contains("watchdog"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+/// The OS threads of this process named as the watchdog's.
+#[cfg(target_os = "linux")]
+fn watchdog_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter(|task| {
+            let comm = std::fs::read_to_string(task.as_ref().unwrap().path().join("comm"));
+            comm.is_ok_and(|c| c.trim() == "pctvb-watchdog")
+        })
+        .count()
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn child_watchdog_starts_at_the_first_spawn() {
+    if !is_child("child_watchdog_starts_at_the_first_spawn") {
+        return;
+    }
+    // One logical thread, 1.5 s without a scheduling point under a 1 s watchdog: nothing
+    // can leave a lone thread stuck that would not hang without pctvb, so no watchdog runs.
+    let report = Config::new()
+        .name("crashes::lone")
+        .watchdog(Duration::from_secs(1))
+        .iterations(1)
+        .run(|| std::thread::sleep(Duration::from_millis(1500)));
+    assert!(report.is_ok(), "{report:?}");
+    assert_eq!(watchdog_threads(), 0, "no watchdog before a second logical thread");
+    // The first spawn of a logical thread starts it.
+    let report = Config::new()
+        .name("crashes::pair")
+        .workers(1)
+        .iterations(5)
+        .run(|| thread::spawn(|| {}).join().unwrap());
+    assert!(report.is_ok(), "{report:?}");
+    // The thread names itself when it first runs: wait for that, up to 10 s.
+    let waited = Instant::now();
+    while watchdog_threads() == 0 && waited.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(watchdog_threads(), 1, "one watchdog once a logical thread was spawned");
+    println!("watchdog start checked");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_watchdog_starts_at_an_executions_first_spawn() {
+    let target = scratch("watchdog-start");
+    let (output, _, stderr) = run_child("child_watchdog_starts_at_the_first_spawn", &target, &[]);
+    assert!(output.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&output.stdout).contains("watchdog start checked"));
     let _ = std::fs::remove_dir_all(&target);
 }
 

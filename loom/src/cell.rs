@@ -3,8 +3,9 @@
 //! and [`MutPtr`], and a [`Cell`] built on it.
 //!
 //! As in loom, an access lasts: from `get`/`get_mut` until the pointer is dropped, and for
-//! `with`/`with_mut` while the closure runs. Another thread's conflicting access of the cell
-//! in that time is reported as a data race even when each dereference is short, and the
+//! `with`/`with_mut` while the closure runs. A conflicting access of the cell in that time is
+//! reported as a data race even when each dereference is short: another thread's, or the
+//! same thread's own (its `with_mut` while its `MutPtr` lives, where loom panics too); the
 //! access's end counts as an access too (pctvb's hidden `access_span` hook).
 
 use std::fmt;
@@ -14,7 +15,7 @@ use std::marker::PhantomData;
 /// [`UnsafeCell::with_mut`] and [`UnsafeCell::get_mut`] writes; each is a scheduling point
 /// and goes through [`pctvb::cell::UnsafeCell`]'s access checks when it starts, and stays
 /// open until the closure returns or the [`ConstPtr`]/[`MutPtr`] is dropped, as in loom:
-/// another thread's conflicting access meanwhile is a data race.
+/// a conflicting access meanwhile, by another thread or by the same one, is a data race.
 pub struct UnsafeCell<T: ?Sized>(pctvb::cell::UnsafeCell<T>);
 
 impl<T> UnsafeCell<T> {

@@ -52,9 +52,7 @@
 //! `PCTVB_CONFIDENCE=0.99` for a computed guarantee).
 //!
 //! The other differences from loom 0.7: cell accesses are scheduling points (loom's are not
-//! branch points); a thread's own conflicting access of a cell while it holds a
-//! [`cell::ConstPtr`] or [`cell::MutPtr`] of it is not reported (loom panics; here only
-//! other threads' accesses race); [`sync::Notify::wait`] never returns spuriously;
+//! branch points); [`sync::Notify::wait`] never returns spuriously;
 //! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint
 //! files and `log` are not honoured (see [`mod@model`]).
 

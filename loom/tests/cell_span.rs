@@ -233,3 +233,122 @@ fn live_const_ptrs_of_two_threads_do_not_race() {
         reader.join().unwrap();
     });
 }
+
+/// A thread's own conflicting access while it holds a live pointer of the cell: as loom (whose
+/// cell panics when a write starts while any access of the cell is live, or a read while a
+/// write is), a data race whose report names both accesses and says the first pointer was
+/// still live. Every execution has it (one thread, or the conflict is within the spawned
+/// thread whatever the order), so the first execution fails on any seed.
+fn expect_own_race(live_line: u32, second_line: u32, body: fn()) {
+    let report = expect_race(11, live_line, body);
+    let failure = report.failure().unwrap();
+    assert_eq!(failure.execution, 0, "{failure}");
+    let m = &failure.message;
+    assert!(m.contains(&format!("cell_span.rs:{live_line} (step ")), "{m}");
+    assert!(m.contains(&format!("cell_span.rs:{second_line} (step ")), "{m}");
+    assert!(m.contains("and still live"), "{m}");
+    assert!(m.ends_with("the same thread accessed it while its own pointer was live"), "{m}");
+}
+
+const OWN_MUT_PTR_LINE: u32 = line!() + 3;
+fn with_mut_while_its_own_mut_ptr_lives() {
+    let cell = UnsafeCell::new(0u64);
+    let p = cell.get_mut();
+    cell.with_mut(|q| unsafe { *q = 1 });
+    unsafe { *p.deref() = 2 };
+}
+
+#[test]
+fn with_mut_while_the_threads_own_mut_ptr_lives_is_a_race() {
+    expect_own_race(OWN_MUT_PTR_LINE, OWN_MUT_PTR_LINE + 1, with_mut_while_its_own_mut_ptr_lives);
+}
+
+const OWN_WITH_LINE: u32 = line!() + 3;
+fn get_mut_inside_its_own_with() {
+    let cell = UnsafeCell::new(0u64);
+    cell.with(|_| {
+        let p = cell.get_mut();
+        unsafe { *p.deref() = 1 };
+    });
+}
+
+#[test]
+fn get_mut_inside_a_with_of_the_same_cell_is_a_race() {
+    expect_own_race(OWN_WITH_LINE, OWN_WITH_LINE + 1, get_mut_inside_its_own_with);
+}
+
+/// A read while the same thread's write is live, in a spawned thread (the other thread does
+/// not touch the cell): reported whatever the interleaving.
+const OWN_READ_LINE: u32 = line!() + 5;
+fn read_while_its_own_mut_ptr_lives_in_a_spawned_thread() {
+    let cell = Arc::new(UnsafeCell::new(0u64));
+    let c = cell.clone();
+    let t = thread::spawn(move || {
+        let p = c.get_mut();
+        let _ = c.get();
+        unsafe { *p.deref() = 1 };
+    });
+    t.join().unwrap();
+}
+
+#[test]
+fn a_read_while_the_threads_own_mut_ptr_lives_is_a_race() {
+    expect_own_race(
+        OWN_READ_LINE,
+        OWN_READ_LINE + 1,
+        read_while_its_own_mut_ptr_lives_in_a_spawned_thread,
+    );
+}
+
+/// One thread's overlapping reads of a cell, then its writes one after another once they
+/// have ended: no conflict.
+fn own_reads_then_writes() {
+    let cell = UnsafeCell::new(3u64);
+    let p = cell.get();
+    let q = cell.get();
+    cell.with(|r| {
+        let s = cell.get();
+        assert_eq!(unsafe { *r + *s.deref() + *p.deref() + *q.deref() }, 12);
+    });
+    drop((p, q));
+    // Every read has ended: a write may start, and after it ends, another.
+    let w = cell.get_mut();
+    unsafe { *w.deref() = 4 };
+    drop(w);
+    cell.with_mut(|v| unsafe { *v += 1 });
+    assert_eq!(cell.with(|v| unsafe { *v }), 5);
+}
+
+#[test]
+fn a_threads_own_overlapping_reads_and_later_writes_do_not_race() {
+    // In two threads at once (each with its cell), so that the run has interleavings to try.
+    assert_passes(|| {
+        let t = thread::spawn(own_reads_then_writes);
+        own_reads_then_writes();
+        t.join().unwrap();
+    });
+}
+
+/// A panic caught inside the execution ends the accesses of the pointers it unwinds past, as
+/// loom's guards do (they count the access out whether or not the thread panics): the cell is
+/// not left claimed, so later accesses of the same thread and of others are no races.
+#[test]
+fn a_caught_panic_ends_the_pointers_it_unwinds_past() {
+    assert_passes(|| {
+        let cell = Arc::new(UnsafeCell::new(0u64));
+        let c = cell.clone();
+        let t = thread::spawn(move || {
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let p = c.get_mut();
+                unsafe { *p.deref() = 1 };
+                panic!("caught below");
+            }));
+            assert!(caught.is_err());
+            // The same thread again, after its pointer's access ended in the unwinding.
+            c.with_mut(|v| unsafe { *v += 1 });
+        });
+        t.join().unwrap();
+        // Another thread, ordered after the spawned one by the join.
+        assert_eq!(cell.with(|v| unsafe { *v }), 2);
+    });
+}

@@ -451,7 +451,9 @@ impl Config {
     /// for good. The watchdog, one OS thread per process, notices it, prints the running
     /// logical thread, its last scheduling point and the likely causes, and, since it cannot
     /// unwind the stuck thread, **ends the process** with exit code 101: the test fails, and
-    /// the tests that ran at the same time in the same binary are lost with it.
+    /// the tests that ran at the same time in the same binary are lost with it. It starts
+    /// when a watched execution spawns its first logical thread: a lone thread cannot be left
+    /// stuck by the others, and a process of one-thread tests starts no watchdog thread.
     pub fn watchdog(mut self, limit: Duration) -> Config {
         self.watchdog = limit;
         self

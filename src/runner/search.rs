@@ -35,23 +35,21 @@ impl Config {
         at: &'static Location<'static>,
     ) -> Report {
         if let Some(iterations) = self.parallel_plan(&kind, budget) {
-            // Execution 0 first, on this OS thread: when it fails, cannot test, or offers no
-            // choice (one schedule: a model with one thread, as many of a loom suite's are),
-            // the run ends with it, and starting worker threads would cost more than the run.
-            // It is the execution a serial run starts with, so the report is the same; when
-            // the run goes on, the workers run it again (the walk learns from it).
-            if self.shard.is_none() {
-                let mut first =
-                    self.search_serial(kind.clone(), seed, Budget::Iterations(1), body, at);
-                if first.failure.is_some() || first.error.is_some() || first.only_schedule {
-                    first.planned = iterations;
-                    return first;
+            // Execution 0 first, on this OS thread, as the serial search: when it fails,
+            // cannot test, or offers no choice (one schedule: a model with one thread, as
+            // many of a loom suite's are), the run ends with it, and starting worker threads
+            // would cost more than the run. Otherwise the worker count is asked, and with more
+            // than one worker the serial search hands the run over to them (they run
+            // execution 0 again: the walk learns from it); with one, it goes on from
+            // execution 1, as a run with `workers(1)` does.
+            let workers = if self.shard.is_none() {
+                match self.search_serial(kind.clone(), seed, budget, body, at, true) {
+                    SerialEnd::Done(report) => return *report,
+                    SerialEnd::HandOver { workers } => workers,
                 }
-            }
-            // The default worker count is asked only now: a run that ended above never
-            // needs it (see `default_workers`). With one worker the run is the serial search
-            // (which runs execution 0 again).
-            let workers = self.workers.unwrap_or_else(super::default_workers);
+            } else {
+                self.resolved_workers()
+            };
             if workers > 1 {
                 return self.search_parallel(&kind, seed, iterations, workers, body, at);
             }
@@ -59,7 +57,17 @@ impl Config {
         if let StrategyKind::Systematic { .. } = kind {
             return self.systematic(kind, seed, budget, body, at);
         }
-        self.search_serial(kind, seed, budget, body, at)
+        match self.search_serial(kind, seed, budget, body, at, false) {
+            SerialEnd::Done(report) => *report,
+            SerialEnd::HandOver { .. } => unreachable!("a serial search asked not to hand over"),
+        }
+    }
+
+    /// The worker count of a run that may go parallel. Asked only once execution 0 ran and
+    /// the run goes on (but for a shard): a run that ends with execution 0 never needs it
+    /// (see `default_workers`).
+    fn resolved_workers(&self) -> usize {
+        self.workers.unwrap_or_else(super::default_workers)
     }
 
     /// The executions of a search that may run in parallel (on more than one worker, which
@@ -84,7 +92,10 @@ impl Config {
 
     /// A search on this OS thread, with one engine whose strategy persists across
     /// executions. A priority strategy first profiles (see [`Config::profile`]), then
-    /// searches with the counts profiling measured; other strategies search at once.
+    /// searches with the counts profiling measured; other strategies search at once. With
+    /// `may_hand_over` (a run [`Config::parallel_plan`] allows on workers), once execution 0
+    /// passed with a choice the worker count is asked: more than one ends this search
+    /// ([`SerialEnd::HandOver`]), one lets it go on.
     fn search_serial(
         &self,
         kind: StrategyKind,
@@ -92,7 +103,8 @@ impl Config {
         budget: Budget,
         body: &(dyn Fn() + Sync),
         at: &'static Location<'static>,
-    ) -> Report {
+        may_hand_over: bool,
+    ) -> SerialEnd {
         let priority = kind.is_priority();
         // Variable bounding over `#[pctvb::instrument]`ed code tracks the chosen variables.
         let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
@@ -131,12 +143,14 @@ impl Config {
             },
             walks: 0,
             walk_raises: 0,
+            may_hand_over,
+            handed_over: None,
         };
         // The walk while the priority strategy runs, and the other way round.
         let mut parked: Option<Box<dyn Strategy>> = None;
         if priority {
             if self.profile(&mut serial, &mut search, &mut report, instrumented).is_break() {
-                return report;
+                return SerialEnd::Done(Box::new(report));
             }
             parked = start_strategy(&serial.exec, &kind, walk_every);
         }
@@ -147,8 +161,11 @@ impl Config {
             &mut report,
             instrumented,
         );
+        if let Some(workers) = search.handed_over {
+            return SerialEnd::HandOver { workers };
+        }
         if searched.is_break() {
-            return report;
+            return SerialEnd::Done(Box::new(report));
         }
         report.stats.variables = serial.exec.var_report();
         search.finish(&mut report);
@@ -158,7 +175,7 @@ impl Config {
         for strategy in [Some(last), parked].into_iter().flatten() {
             report.notes.extend(strategy.summary());
         }
-        report
+        SerialEnd::Done(Box::new(report))
     }
 
     /// The engine a serial search starts with. A priority strategy profiles first, under a
@@ -360,6 +377,13 @@ impl Config {
                 // this one.
                 report.only_schedule = true;
                 break;
+            }
+            if index == 0 && search.may_hand_over {
+                let workers = self.resolved_workers();
+                if workers > 1 {
+                    search.handed_over = Some(workers);
+                    return ControlFlow::Break(());
+                }
             }
             index += 1;
         }
@@ -650,6 +674,17 @@ struct Search<'a> {
     walks: u64,
     /// Executions of the walk that raised the counts.
     walk_raises: u64,
+    /// Whether the run may go to workers after execution 0 ([`Config::search_serial`]).
+    may_hand_over: bool,
+    /// The worker count the run went to (the search ended after execution 0).
+    handed_over: Option<usize>,
+}
+
+/// How a serial search ended: with its report, or after execution 0, handing the run over to
+/// `workers` worker threads ([`Config::search_serial`]).
+enum SerialEnd {
+    Done(Box<Report>),
+    HandOver { workers: usize },
 }
 
 impl Search<'_> {

@@ -83,6 +83,7 @@ pub use state::{Step, ThreadInfo, Value};
 pub(crate) use task::{
     identity as task_identity, mark_task, poll_point, wait_for_wake, wake as wake_task,
 };
+pub(crate) use watchdog::before_spawn as watchdog_before_spawn;
 
 /// Id of a logical thread within one execution: 0 is the test body's thread, spawned threads
 /// count up in spawn order.

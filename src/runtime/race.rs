@@ -587,10 +587,11 @@ impl Races {
     }
 
     /// Ends the open span `span` (its guard was dropped at scheduling point `step` of its
-    /// thread): the end is recorded as an access with the thread's clock now. Not checked:
+    /// thread): the end is recorded as an access with the thread's clock now (unless
+    /// `record` is false: the thread unwinds). Not checked:
     /// an access before the span that the end does not follow was reported at the span's
     /// start (the start's clock is older), and one inside it as a conflict with the span.
-    fn end_span(&mut self, span: &LiveSpan, step: u64) {
+    fn end_span(&mut self, span: &LiveSpan, step: u64, record_end: bool) {
         let ti = span.thread.index();
         let i = self.slot_index(span.object);
         let slot = &mut self.objects[i];
@@ -601,6 +602,9 @@ impl Races {
         }
         *count -= 1;
         slot.open -= 1;
+        if !record_end {
+            return;
+        }
         let clock = &self.threads[ti];
         record(
             clock,
@@ -718,14 +722,18 @@ fn conflict(
     None
 }
 
-/// Whether an access by thread `ti` (`write` or a read) conflicts with another thread's open
-/// span of the cell ([`LiveSpan`]): that span's start, and whether it writes.
+/// Whether an access by thread `ti` (`write` or a read) conflicts with an open span of the
+/// cell ([`LiveSpan`]): that span's start, and whether it writes. Any thread's span counts,
+/// `ti`'s own too, as in loom, whose cell panics on a write while any pointer of the cell is
+/// live and on a read while a write is (the same thread's `with_mut` inside its own `with`,
+/// or while its own `MutPtr` lives: two live accesses that alias). Two reads never conflict.
+/// Another thread's span is reported first: that is the race a fix has to order.
 #[inline]
 fn open_conflict(slot: &Slot, ti: usize, write: bool) -> Option<(Access, bool)> {
     if slot.open == 0 {
         return None;
     }
-    slot.open_by.iter().enumerate().filter(|&(u, _)| u != ti).find_map(|(_, o)| {
+    let conflicting = |o: &Open| {
         if o.writes > 0 {
             o.write.map(|a| (a, true))
         } else if write && o.reads > 0 {
@@ -733,7 +741,9 @@ fn open_conflict(slot: &Slot, ti: usize, write: bool) -> Option<(Access, bool)> 
         } else {
             None
         }
-    })
+    };
+    let mut others = slot.open_by.iter().enumerate().filter(|&(u, _)| u != ti);
+    others.find_map(|(_, o)| conflicting(o)).or_else(|| slot.open_by.get(ti).and_then(conflicting))
 }
 
 /// Records an access that did not race: a write replaces the last write and the reads (all
@@ -808,9 +818,22 @@ impl Execution {
         self.with_state(|st| {
             if st.gen == span.gen && st.races.on && st.races.tracking {
                 let step = st.threads[span.thread.index()].last_step as u64;
-                st.races.end_span(span, step);
+                st.races.end_span(span, step, true);
             }
         });
+    }
+
+    /// Ends `span` while its thread unwinds, as loom's guards do, so that a panic caught
+    /// inside the execution (`catch_unwind`) does not leave the cell claimed for the rest of
+    /// it. The end is not recorded as an access (loom skips its check then too), and nothing
+    /// happens when the execution's state is in use: an engine tearing a failed execution's
+    /// threads down holds it, and that execution is over anyway.
+    pub(crate) fn end_span_unwinding(&self, span: &LiveSpan) {
+        if let Ok(mut st) = self.state.try_borrow_mut() {
+            if st.gen == span.gen && st.races.on && st.races.tracking {
+                st.races.end_span(span, 0, false);
+            }
+        }
     }
 
     /// The scheduling point and race check of a cell access, which stays open when `open`
@@ -955,6 +978,15 @@ pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) 
             format!("{} {verb} it at {at} (step {})", a.thread, a.step)
         }
     };
+    if first.live && first.thread == second.thread {
+        // The thread's own live pointer: no order between threads is missing, the two
+        // accesses alias (loom panics on it too).
+        return format!(
+            "data race on {what}: {}, {}: the same thread accessed it while its own pointer was live",
+            access(first),
+            access(second)
+        );
+    }
     format!(
         "data race on {what}: {}, {}, with no happens-before between them",
         access(first),

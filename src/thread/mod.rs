@@ -264,6 +264,8 @@ where
     // its threads).
     let body: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(body) };
     let thread_name: Option<Arc<str>> = name.as_deref().map(Arc::from);
+    // Another logical thread: from now on one can wait for another forever (the watchdog).
+    crate::runtime::watchdog_before_spawn();
     let id = crate::runtime::spawn(body, name, location);
     JoinHandle {
         thread: Thread { id, name: thread_name, os: None },

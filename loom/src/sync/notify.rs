@@ -5,8 +5,12 @@ use pctvb::sync::{Condvar, Mutex};
 /// loom's `Notify`: a one-permit signal. [`Notify::notify`] stores a permit (at most one) and
 /// wakes a waiter; [`Notify::wait`] blocks until a permit is there and consumes it.
 ///
-/// loom's `wait` may also return spuriously; this one does not (pctvb's `Condvar` has no
-/// spurious wakeups), which code written for loom's contract tolerates.
+/// loom 0.7's `wait` may also return spuriously, without consuming the permit: at most once
+/// per `Notify` per execution, a branch its search explores both ways (its `Notify` is built
+/// with spurious wake-ups on, and its docs do not mention them). This one never does (pctvb's
+/// `Condvar` has no spurious wakeups, and its strategies choose threads, not values), so a
+/// bug that needs a spurious return (a caller that takes `wait` returning as proof of a
+/// `notify`) is not found here; code written for loom's contract tolerates the difference.
 pub struct Notify {
     permit: Mutex<bool>,
     signal: Condvar,
