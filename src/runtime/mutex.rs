@@ -293,8 +293,8 @@ mod tests {
                         ));
                     }
                 }
-                let all = (0..d.pending.count() as u32).map(ThreadId);
-                if all.filter(|&t| t != holder && locking(t)).next().is_some() {
+                let mut all = (0..d.pending.count() as u32).map(ThreadId);
+                if all.any(|t| t != holder && locking(t)) {
                     seen.waits += 1;
                 }
             }

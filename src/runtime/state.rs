@@ -692,9 +692,9 @@ pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
 /// the runtime keeps anyway, so a decision builds it from two slices without allocating.
 ///
 /// A suspended thread resumes by performing the operation it announced, so that is its pending
-/// operation: a waiting thread's is `Block` on the object it waits for now (woken, it retries
-/// the operation on it; a notified condvar waiter waits for its mutex), a spinning thread's is
-/// its `Yield`. The current thread's pending operation
+/// operation: a waiting thread's is `Block` on the object it waits for now (chosen, it takes
+/// it: a lock it waited for since its lock's point, a mutex a notified condvar waiter waits
+/// for; woken, it retries the operation on it), a spinning thread's is its `Yield`. The current thread's pending operation
 /// is the decision's event, which is not in the trace yet: ask the decision, not this.
 #[derive(Clone, Copy)]
 pub(crate) struct Pending<'a> {
