@@ -229,10 +229,10 @@ mod tests {
 
     use rand::{RngExt, SeedableRng};
 
+    use super::RawMutex;
     use crate::runtime::crash::RunInfo;
     use crate::runtime::{with_current, EventKind, Execution, Limits, StackPool, ThreadId};
     use crate::schedulers::{Decision, ScheduleRng, Strategy, StrategyError};
-    use crate::sync::Mutex;
 
     thread_local! {
         /// The logical thread that holds the test's mutex, kept by the program itself (set
@@ -267,7 +267,9 @@ mod tests {
             d: &Decision<'_>,
             rng: &mut ScheduleRng,
         ) -> Result<ThreadId, StrategyError> {
-            if d.event.kind == EventKind::Lock {
+            // The first mutex an execution locks is the outer one (every thread takes it
+            // before the inner one); ids are per execution, in registration order.
+            if d.event.kind == EventKind::Lock && self.mutex.is_none() {
                 self.mutex = d.event.object;
             }
             let mut seen = self.seen.borrow_mut();
@@ -306,27 +308,31 @@ mod tests {
         with_current(|ex| ex.expect("inside the execution").current_thread())
     }
 
-    /// Four threads that each lock the mutex twice, with a scheduling point (an atomic add)
-    /// inside, so that threads reach their lock while another holds it.
+    /// Four threads that each lock the mutex twice, with scheduling points inside (the lock
+    /// and unlock of an inner mutex no other thread contends for: it is only taken under the
+    /// outer one), so that threads reach their lock while another holds it. Written with the
+    /// engine's primitives: the runtime does not use the std facade.
     fn contention() {
-        let m = crate::sync::Arc::new(Mutex::new(crate::sync::atomic::AtomicUsize::new(0)));
-        let hs: Vec<_> = (0..4)
+        let here = std::panic::Location::caller();
+        let outer = Rc::new(RawMutex::new());
+        let inner = Rc::new(RawMutex::new());
+        let threads: Vec<ThreadId> = (0..4)
             .map(|_| {
-                let m = m.clone();
-                crate::thread::spawn(move || {
+                let (outer, inner) = (outer.clone(), inner.clone());
+                let body = move || {
                     for _ in 0..2 {
-                        let guard = m.lock().unwrap();
+                        let hold = outer.lock(here);
                         HOLDER.set(Some(me()));
-                        guard.fetch_add(1, crate::sync::atomic::Ordering::SeqCst);
+                        let i = inner.lock(here);
+                        inner.unlock(i, here);
                         HOLDER.set(None);
-                        drop(guard);
+                        outer.unlock(hold, here);
                     }
-                })
+                };
+                crate::runtime::spawn(Box::new(body), None, here)
             })
             .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
+        crate::runtime::join_all(threads, here);
     }
 
     /// The enabled threads of every decision of 200 random executions (fixed seeds) exclude
