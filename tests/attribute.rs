@@ -9,7 +9,7 @@ use pctvb::sync::{Arc, LazyLock, Mutex};
 use pctvb::thread;
 
 #[pctvb::test(iterations = 1000, seed = 7, regressions = false)]
-#[should_panic(expected = "PCTVB_REPLAY=pctvb1-")]
+#[should_panic(expected = "PCTVB_REPLAY=pctvb2-")]
 fn lost_update_fails_with_a_replay_line() {
     programs::lost_update();
 }

@@ -358,7 +358,7 @@ fn async_failures_are_saved_and_replayed_as_regressions() {
     };
     let first = config().run(two_receivers(true));
     assert!(first.failure().is_some(), "found");
-    assert!(std::fs::read_to_string(&path).is_ok_and(|t| t.contains("pctvb1-")), "saved");
+    assert!(std::fs::read_to_string(&path).is_ok_and(|t| t.contains("pctvb2-")), "saved");
     let second = config().run(two_receivers(true));
     assert!(second.replayed, "the saved token was replayed first");
     assert_eq!(second.executions, 1, "and failed on its first replay");

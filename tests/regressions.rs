@@ -50,7 +50,7 @@ fn a_failure_is_saved_and_replayed_first_next_time() {
 #[test]
 fn corrupt_lines_are_reported_not_ignored() {
     let path = scratch_file("corrupt.txt");
-    std::fs::write(&path, "# a comment\n\npctvb1-thisisnotatoken # oops\n").unwrap();
+    std::fs::write(&path, "# a comment\n\npctvb2-thisisnotatoken # oops\n").unwrap();
     let report = Config::new().ignore_env().seed(1).regressions(&path).run(fixed_update);
     assert!(report.failure().is_none(), "a corrupt file is not a bug");
     let error = report.error().expect("a corrupt file is an error");

@@ -58,8 +58,8 @@ pub struct CargoTarget {
 ///     release: false,
 /// };
 /// assert_eq!(
-///     command_line("pctvb1-X", Some("transfers::tests::lost"), Some(&target)),
-///     "PCTVB_REPLAY=pctvb1-X RUSTFLAGS=\"--cfg pctvb\" cargo test -p bank --test transfers \
+///     command_line("pctvb2-X", Some("transfers::tests::lost"), Some(&target)),
+///     "PCTVB_REPLAY=pctvb2-X RUSTFLAGS=\"--cfg pctvb\" cargo test -p bank --test transfers \
 ///      --features fast -- --exact tests::lost"
 /// );
 /// ```

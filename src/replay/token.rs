@@ -3,7 +3,7 @@
 //! When a test fails, pctvb prints a line such as
 //!
 //! ```text
-//! PCTVB_REPLAY=pctvb1-AQtsb3N0X3VwZGF0ZQZyYW5kb20qA-_Nq4lnRSMBAgMGBQIzGanIlwptZA cargo test lost_update
+//! PCTVB_REPLAY=pctvb2-Agtsb3N0X3VwZGF0ZQZyYW5kb20qA-_Nq4lnRSMBAgMGBQIqc0t8FJ4BlQ cargo test lost_update
 //! ```
 //!
 //! The token carries everything needed to re-run exactly the failing
@@ -11,11 +11,11 @@
 //! back. Decoding never panics: any malformed input yields a [`TokenError`]
 //! whose message says what is wrong and what to do about it.
 //!
-//! # Token layout (format version 1)
+//! # Token layout (format version 2)
 //!
 //! ```text
 //! token    = "pctvb" VERSION "-" base64url(payload || checksum)
-//! VERSION  = the format version in decimal, "1" for this format
+//! VERSION  = the format version in decimal, "2" for this format
 //! ```
 //!
 //! `base64url` is the URL-safe alphabet of RFC 4648 (`A-Z a-z 0-9 - _`)
@@ -29,7 +29,7 @@
 //!
 //! | field          | encoding                                                   |
 //! |----------------|------------------------------------------------------------|
-//! | version        | 1 byte, [`FORMAT_VERSION`] (= 1), must match `VERSION`     |
+//! | version        | 1 byte, [`FORMAT_VERSION`] (= 2), must match `VERSION`     |
 //! | test name      | varint byte length, then that many UTF-8 bytes             |
 //! | strategy       | varint byte length, then that many UTF-8 bytes             |
 //! | seed           | varint                                                     |
@@ -68,10 +68,10 @@ pub const ENV_VAR: &str = "PCTVB_REPLAY";
 
 /// Token format version written by [`encode`] and the only one [`decode`]
 /// accepts.
-pub const FORMAT_VERSION: u8 = 1;
+pub const FORMAT_VERSION: u8 = 2;
 
-/// Text every version-1 token starts with.
-pub const PREFIX: &str = "pctvb1-";
+/// Text every version-2 token starts with.
+pub const PREFIX: &str = "pctvb2-";
 
 /// Largest total number of scheduling choices [`decode`] accepts (a sanity
 /// cap that bounds the memory a token can make the decoder allocate).
@@ -264,7 +264,7 @@ pub fn encode(token: &ReplayToken) -> String {
 /// # Errors
 ///
 /// Returns a `TokenError` describing the first problem found if `input` is
-/// not a complete, unaltered version-1 token.
+/// not a complete, unaltered version-2 token.
 pub fn decode(input: &str) -> Result<ReplayToken, TokenError> {
     decode_with_limit(input, MAX_CHOICES)
 }
@@ -738,7 +738,7 @@ mod tests {
             choices: vec![0, 0, 0, 1, 1, 0],
             digest: 0x0123_4567_89ab_cdef,
         };
-        let golden = "pctvb1-AQtsb3N0X3VwZGF0ZQZyYW5kb20qA-_Nq4lnRSMBAgMGBQIzGanIlwptZA";
+        let golden = "pctvb2-Agtsb3N0X3VwZGF0ZQZyYW5kb20qA-_Nq4lnRSMBAgMGBQIqc0t8FJ4BlQ";
         assert_eq!(encode(&token), golden);
         assert_eq!(decode(golden), Ok(token));
     }
@@ -754,7 +754,7 @@ mod tests {
             digest: 0x0807_0605_0403_0201,
         };
         let expected: Vec<u8> = [
-            &[1][..],                  // version
+            &[2][..],                  // version
             &[1, b't'],                // test name
             &[1, b's'],                // strategy
             &[0xac, 0x02],             // seed 300 as LEB128
@@ -791,10 +791,10 @@ mod tests {
 
     #[test]
     fn error_empty() {
-        for input in ["", "   \n\t", "PCTVB_REPLAY=", "PCTVB_REPLAY= pctvb1-x", "''"] {
+        for input in ["", "   \n\t", "PCTVB_REPLAY=", "PCTVB_REPLAY= pctvb2-x", "''"] {
             let err = decode(input).unwrap_err();
             assert_eq!(err, TokenError::Empty, "{input:?}");
-            assert_message(&err, &["empty", "PCTVB_REPLAY", "pctvb1-"]);
+            assert_message(&err, &["empty", "PCTVB_REPLAY", "pctvb2-"]);
         }
     }
 
@@ -804,17 +804,17 @@ mod tests {
         assert_eq!(err, TokenError::UnknownPrefix { found: "cargo test lost_".to_string() });
         assert_message(
             &err,
-            &["not a pctvb replay token", "\"pctvb1-\"", "\"cargo test lost_\"", "copy"],
+            &["not a pctvb replay token", "\"pctvb2-\"", "\"cargo test lost_\"", "copy"],
         );
         // A bare payload, a missing dash, a missing or padded version number.
         let body = &encode(&sample())[PREFIX.len()..];
         for input in [
             body.to_string(),
-            "pctvb1".to_string(),
+            "pctvb2".to_string(),
             "pctvb-AAAA".to_string(),
             "pctvb01-AAAA".to_string(),
             "PCTVB1-AAAA".to_string(),
-            "pctvb1_AAAA".to_string(),
+            "pctvb2_AAAA".to_string(),
             "pctvb12345678901-AAAA".to_string(),
         ] {
             assert!(
@@ -827,14 +827,14 @@ mod tests {
 
     #[test]
     fn error_invalid_character() {
-        let err = decode("pctvb1-abc!def").unwrap_err();
+        let err = decode("pctvb2-abc!def").unwrap_err();
         assert_eq!(err, TokenError::InvalidCharacter { position: 11, character: '!' });
         assert_message(&err, &["invalid character '!' at position 11", "copy"]);
 
         // Positions count characters of the input as given.
-        let err = decode("  pctvb1-abcé").unwrap_err();
+        let err = decode("  pctvb2-abcé").unwrap_err();
         assert_eq!(err, TokenError::InvalidCharacter { position: 13, character: 'é' });
-        let err = decode("PCTVB_REPLAY=pctvb1-ab=").unwrap_err();
+        let err = decode("PCTVB_REPLAY=pctvb2-ab=").unwrap_err();
         assert_eq!(err, TokenError::InvalidCharacter { position: 23, character: '=' });
         // Standard (non-URL) base64 and inner whitespace are rejected.
         let text = encode(&sample());
@@ -844,7 +844,7 @@ mod tests {
             Err(TokenError::InvalidCharacter { position: 21, character: ' ' })
         );
         assert!(matches!(
-            decode("pctvb1-ab+/"),
+            decode("pctvb2-ab+/"),
             Err(TokenError::InvalidCharacter { position: 10, character: '+' })
         ));
     }
@@ -895,7 +895,7 @@ mod tests {
 
     #[test]
     fn error_truncated() {
-        let err = decode("pctvb1-AAAA").unwrap_err();
+        let err = decode("pctvb2-AAAA").unwrap_err();
         assert_eq!(err, TokenError::Truncated { field: "checksum" });
         assert_message(&err, &["truncated", "`checksum` is missing", "copy", "re-run"]);
         assert_eq!(decode(PREFIX), Err(TokenError::Truncated { field: "checksum" }));
@@ -935,11 +935,13 @@ mod tests {
 
     #[test]
     fn error_unsupported_version() {
-        let err = decode("pctvb2-AAAA").unwrap_err();
-        assert_eq!(err, TokenError::UnsupportedVersion { found: 2 });
+        // Version 1: the tokens of pctvb before a lock operation that waits for its lock made
+        // one scheduling point (before, two: its own and a `blocked` one).
+        let err = decode("pctvb1-AAAA").unwrap_err();
+        assert_eq!(err, TokenError::UnsupportedVersion { found: 1 });
         assert_message(
             &err,
-            &["token format version 2 is not supported by this pctvb (expects 1); \
+            &["token format version 1 is not supported by this pctvb (expects 2); \
                re-run the test to get a new token"],
         );
         // A future format may use any alphabet after its prefix.

@@ -93,6 +93,11 @@ fn operation(s: &Step, object: Option<&str>) -> String {
             text.push(')');
         }
     }
+    // A lock held by another thread, a join of a running thread: the thread waits here, and
+    // its operation runs when a later step chooses it.
+    if s.waits && s.kind != EventKind::Block {
+        text.push_str(" (waits)");
+    }
     text
 }
 
@@ -425,8 +430,13 @@ mod tests {
             location: at,
             chosen: ThreadId(chosen),
             value: None,
+            waits: false,
         };
         assert!(!step(EventKind::Join, 1).is_preemption());
+        // A lock another thread holds: the thread waits, nobody preempts it.
+        let waits = Step { waits: true, ..step(EventKind::Lock, 1) };
+        assert!(!waits.is_preemption());
+        assert!(step(EventKind::Lock, 1).is_preemption());
         assert!(!step(EventKind::Block, 1).is_preemption());
         assert!(step(EventKind::AtomicLoad, 1).is_preemption());
         assert!(!step(EventKind::AtomicLoad, 0).is_preemption());

@@ -75,10 +75,13 @@ pub(crate) fn measure(
     let mut nonlocal_reads = 0;
     let mut lives = Lifetimes::default();
     // Each thread's last step: a thread whose last step blocked it is blocked at the end.
-    let mut last_step: Vec<Option<&Step>> = Vec::new();
+    let mut last_step: Vec<Option<(usize, &Step)>> = Vec::new();
+    // Each thread's last step as the chosen one.
+    let mut last_chosen: Vec<Option<usize>> = Vec::new();
     for (i, s) in trace.iter().enumerate() {
         lives.record(i, s);
-        *slot(&mut last_step, s.thread.index()) = Some(s);
+        *slot(&mut last_step, s.thread.index()) = Some((i, s));
+        *slot(&mut last_chosen, s.chosen.index()) = Some(i);
         let var = s.object.filter(|_| s.kind != EventKind::Block).map(&var_of);
         if s.is_preemption() {
             preemptions += 1;
@@ -118,17 +121,23 @@ pub(crate) fn measure(
         // block on. Count the threads blocked at the end on an object (a lock-order deadlock's
         // two threads, not the body blocked joining them); if none waits on an object (a lost
         // unpark), every thread blocked at the end.
-        // The trace's last step is the operation that blocked the last runnable thread (its
-        // block is not recorded as a step of its own).
+        // A thread waits at the end if its last step waited (a lock or join it could not
+        // take, a block) or never ran (it was preempted at a lock another thread then took:
+        // it waits since, without a step of its own). The trace's last step is the operation
+        // that blocked the last runnable thread (a `Block` of its own is not recorded).
         let end = trace.last().map(|s| s.thread);
+        let never_ran = |i: usize, s: &Step| {
+            s.kind != EventKind::ThreadExit
+                && last_chosen.get(s.thread.index()).copied().flatten().is_none_or(|c| c < i)
+        };
         let blocked = |on_object: bool| {
-            last_step.iter().flatten().filter(move |s| {
-                (s.kind == EventKind::Block || Some(s.thread) == end)
+            last_step.iter().flatten().filter(move |&&(i, s)| {
+                (s.waits || Some(s.thread) == end || never_ran(i, s))
                     && (!on_object || s.object.is_some())
             })
         };
         let on_object = blocked(true).next().is_some();
-        for s in blocked(on_object) {
+        for (_, s) in blocked(on_object) {
             read_from.insert(s.thread.index());
         }
     }

@@ -133,7 +133,7 @@ impl Config {
     /// it apart from the report of a run that tested (which passed, or found a bug).
     ///
     /// ```
-    /// let error = pctvb::Config::new().replay("pctvb1-garbage").try_run(|| {}).unwrap_err();
+    /// let error = pctvb::Config::new().replay("pctvb2-garbage").try_run(|| {}).unwrap_err();
     /// assert!(matches!(error, pctvb::Error::Token { .. }), "{error}");
     /// ```
     #[track_caller]

@@ -444,6 +444,35 @@ impl Execution {
         kind: EventKind,
         location: &'static Location<'static>,
     ) -> ObjectId {
+        self.point_then(handle, var_kind, kind, location, None::<fn(&State, ObjectId) -> _>)
+    }
+
+    /// [`Execution::point`] for an operation on a lock: `waits` says, from the state at the
+    /// point, what the operation waits on (`None`: nothing, as for a lock the thread holds
+    /// already); the thread waits on it from this point on (`State::wait_at_point`), so the
+    /// strategy can choose it only while the lock can serve it, and once chosen its operation
+    /// succeeds: one scheduling point per acquisition, whoever held the lock.
+    #[inline]
+    pub(super) fn lock_point(
+        &self,
+        handle: &Handle,
+        var_kind: VarKind,
+        kind: EventKind,
+        location: &'static Location<'static>,
+        waits: impl FnOnce(&State, ObjectId) -> Option<BlockedOn>,
+    ) -> ObjectId {
+        self.point_then(handle, var_kind, kind, location, Some(waits))
+    }
+
+    #[inline(always)]
+    fn point_then(
+        &self,
+        handle: &Handle,
+        var_kind: VarKind,
+        kind: EventKind,
+        location: &'static Location<'static>,
+        waits: Option<impl FnOnce(&State, ObjectId) -> Option<BlockedOn>>,
+    ) -> ObjectId {
         // `#[pctvb::instrument]`'s soundness check: one relaxed load while no check is on.
         if super::hooks::soundness_active() {
             super::hooks::check_operation(handle.site(), kind, location);
@@ -463,6 +492,12 @@ impl Execution {
                 st.progress();
             }
             return object;
+        }
+        if let Some(waits) = waits {
+            let mut st = self.state.borrow_mut();
+            if let Some(on) = waits(&st, object) {
+                st.wait_at_point(on);
+            }
         }
         self.schedule(kind, Some(object), location);
         if kind == EventKind::CellWrite {
@@ -707,7 +742,15 @@ fn decide(
             var = Some(v);
         }
     }
-    let mut current_enabled = st.threads[cur.index()].status == Status::Runnable;
+    // A thread at a lock operation waits on the lock (`State::wait_at_point`): enabled while
+    // the lock can serve it. Otherwise a blocked thread (`Block`) or an exiting one cannot go
+    // on.
+    let mut current_enabled = match st.threads[cur.index()].status {
+        Status::Runnable => true,
+        Status::Blocked(_) if kind != EventKind::Block => st.enabled.binary_search(&cur).is_ok(),
+        _ => false,
+    };
+    let waits = !current_enabled && kind != EventKind::ThreadExit;
     if kind == EventKind::Yield && current_enabled {
         current_enabled = yield_current(st, location);
     }
@@ -731,6 +774,21 @@ fn decide(
             // Only spinning threads are left to run: their wait is over.
             st.release_spinners();
         } else if !nothing_runnable(st) {
+            // The operation that left no thread to run ends the trace, as the step of a
+            // thread that waits (a deadlock's report shows where its last thread waits); it
+            // has no choice.
+            if waits && kind != EventKind::Block {
+                st.threads[cur.index()].last_step = st.trace.len();
+                st.trace.push(Step {
+                    thread: cur,
+                    kind,
+                    object,
+                    location,
+                    chosen: cur,
+                    value: None,
+                    waits,
+                });
+            }
             return Next::Stop;
         }
     }
@@ -781,7 +839,7 @@ fn decide(
     }
     st.choices.push(chosen.0);
     st.threads[cur.index()].last_step = st.trace.len();
-    st.trace.push(Step { thread: cur, kind, object, location, chosen, value: None });
+    st.trace.push(Step { thread: cur, kind, object, location, chosen, value: None, waits });
     if chosen == cur {
         Next::Same
     } else {

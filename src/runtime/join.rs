@@ -66,6 +66,14 @@ impl Execution {
 
     /// Waits for thread `target` to finish.
     fn join(&self, target: ThreadId, location: &'static Location<'static>) {
+        // A running target: the thread waits at the join's point (woken when the target
+        // exits), so the strategy never chooses it before, and once chosen it is done.
+        {
+            let mut st = self.state.borrow_mut();
+            if st.threads[target.index()].status != Status::Finished {
+                st.block_current(BlockedOn::Join(target), false);
+            }
+        }
         self.schedule(EventKind::Join, None, location);
         while self.state.borrow().threads[target.index()].status != Status::Finished {
             self.block(BlockedOn::Join(target), false, location);

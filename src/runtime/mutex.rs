@@ -15,7 +15,7 @@ use std::panic::Location;
 
 use super::context::with_current;
 use super::data_lock::{DataLock, Owner};
-use super::state::describe_object;
+use super::state::{describe_object, State};
 use super::{BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId, ObjectState};
 use crate::vars::VarKind;
 
@@ -64,7 +64,14 @@ impl RawMutex {
     pub(crate) fn lock(&self, location: &'static Location<'static>) -> MutexHold {
         with_current(|ex| match ex {
             Some(ex) => {
-                let object = ex.point(&self.handle, VarKind::Mutex, EventKind::Lock, location);
+                // The thread waits for the mutex at the lock's point: never a choice while
+                // another thread holds it, and once chosen it takes it.
+                let waits = |st: &State, object: ObjectId| match st.objects[object.index()].state {
+                    ObjectState::Mutex { owner: Some(o) } if o == st.current => None,
+                    _ => Some(BlockedOn::Mutex(object)),
+                };
+                let object =
+                    ex.lock_point(&self.handle, VarKind::Mutex, EventKind::Lock, location, waits);
                 self.acquire(ex, object, location)
             }
             None => self.lock_outside(),
@@ -111,7 +118,9 @@ impl RawMutex {
     }
 
     /// Acquires `object` (this mutex in `ex`) for the calling thread, blocking while another
-    /// holds it, then takes the data lock.
+    /// holds it, then takes the data lock. After a lock's point (or a condition variable's
+    /// wait) that waited for the mutex the acquisition succeeds at once; the `block` is for a
+    /// lock whose point was gated off (`Tracking::gate_primitives`), which did not wait.
     pub(super) fn acquire(
         &self,
         ex: &Execution,
@@ -210,4 +219,152 @@ fn try_acquire(ex: &Execution, object: ObjectId) -> Acquire {
             _ => Acquire::Busy,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::{Cell, RefCell};
+    use std::rc::Rc;
+    use std::sync::Arc;
+
+    use rand::{RngExt, SeedableRng};
+
+    use super::RawMutex;
+    use crate::runtime::crash::RunInfo;
+    use crate::runtime::{with_current, EventKind, Execution, Limits, StackPool, ThreadId};
+    use crate::schedulers::{Decision, ScheduleRng, Strategy, StrategyError};
+
+    thread_local! {
+        /// The logical thread that holds the test's mutex, kept by the program itself (set
+        /// right after each lock, cleared right before each unlock, with no scheduling point
+        /// in between): the truth the strategy checks the engine's enabled threads against.
+        /// Executions run on the test's OS thread, so the strategy sees it too.
+        static HOLDER: Cell<Option<ThreadId>> = const { Cell::new(None) };
+    }
+
+    #[derive(Default)]
+    struct Seen {
+        /// Decisions that offered a thread whose lock operation cannot proceed.
+        violations: Vec<String>,
+        /// Decisions at which some thread waited for the held mutex (it was left out).
+        waits: usize,
+    }
+
+    /// A random choice among the enabled threads that checks first that none of them is a
+    /// thread about to lock the mutex another thread holds.
+    struct Checking {
+        seen: Rc<RefCell<Seen>>,
+        mutex: Option<crate::runtime::ObjectId>,
+    }
+
+    impl Strategy for Checking {
+        fn describe(&self) -> String {
+            "checking".into()
+        }
+
+        fn choose(
+            &mut self,
+            d: &Decision<'_>,
+            rng: &mut ScheduleRng,
+        ) -> Result<ThreadId, StrategyError> {
+            // The first mutex an execution locks is the outer one (every thread takes it
+            // before the inner one); ids are per execution, in registration order.
+            if d.event.kind == EventKind::Lock && self.mutex.is_none() {
+                self.mutex = d.event.object;
+            }
+            let mut seen = self.seen.borrow_mut();
+            let locking = |t: ThreadId| {
+                let (kind, object) = if t == d.current {
+                    (d.event.kind, d.event.object)
+                } else {
+                    match d.pending.of(t) {
+                        Some(op) => op,
+                        None => return false,
+                    }
+                };
+                matches!(kind, EventKind::Lock | EventKind::Block)
+                    && object.is_some()
+                    && object == self.mutex
+            };
+            if let Some(holder) = HOLDER.get() {
+                for &t in d.enabled {
+                    if t != holder && locking(t) {
+                        seen.violations.push(format!(
+                            "step {}: thread {t} offered while thread {holder} holds the mutex",
+                            d.step
+                        ));
+                    }
+                }
+                let mut all = (0..d.pending.count() as u32).map(ThreadId);
+                if all.any(|t| t != holder && locking(t)) {
+                    seen.waits += 1;
+                }
+            }
+            Ok(d.enabled[rng.random_range(0..d.enabled.len())])
+        }
+    }
+
+    fn me() -> ThreadId {
+        with_current(|ex| ex.expect("inside the execution").current_thread())
+    }
+
+    /// Four threads that each lock the mutex twice, with scheduling points inside (the lock
+    /// and unlock of an inner mutex no other thread contends for: it is only taken under the
+    /// outer one), so that threads reach their lock while another holds it. Written with the
+    /// engine's primitives: the runtime does not use the std facade.
+    fn contention() {
+        let here = std::panic::Location::caller();
+        let outer = Rc::new(RawMutex::new());
+        let inner = Rc::new(RawMutex::new());
+        let threads: Vec<ThreadId> = (0..4)
+            .map(|_| {
+                let (outer, inner) = (outer.clone(), inner.clone());
+                let body = move || {
+                    for _ in 0..2 {
+                        let hold = outer.lock(here);
+                        HOLDER.set(Some(me()));
+                        let i = inner.lock(here);
+                        inner.unlock(i, here);
+                        HOLDER.set(None);
+                        outer.unlock(hold, here);
+                    }
+                };
+                crate::runtime::spawn(Box::new(body), None, here)
+            })
+            .collect();
+        crate::runtime::join_all(threads, here);
+    }
+
+    /// The enabled threads of every decision of 200 random executions (fixed seeds) exclude
+    /// every thread whose next operation locks the mutex while another thread holds it, the
+    /// thread at the decision included; and such threads exist (the check is not vacuous).
+    #[test]
+    fn a_thread_at_a_held_mutex_is_never_a_choice() {
+        let seen = Rc::new(RefCell::new(Seen::default()));
+        let strategy = Checking { seen: seen.clone(), mutex: None };
+        let limits = Limits {
+            max_steps: 10_000,
+            max_threads: 16,
+            races: true,
+            show_panics: false,
+            run: Arc::new(RunInfo::anonymous(1 << 20)),
+        };
+        let ex = Execution::new(Box::new(strategy), limits);
+        let mut pool = StackPool::new(1 << 20);
+        let mut rng = ScheduleRng::seed_from_u64(7);
+        for index in 0..200 {
+            HOLDER.set(None);
+            let seed = rng.random_range(0..u64::MAX);
+            let out =
+                ex.run_one(&mut pool, seed, index, &contention, std::panic::Location::caller());
+            assert!(out.failure.is_none(), "execution {index}: {:?}", out.failure);
+        }
+        let seen = seen.borrow();
+        assert!(
+            seen.violations.is_empty(),
+            "{:?}",
+            &seen.violations[..seen.violations.len().min(5)]
+        );
+        assert!(seen.waits > 100, "only {} decisions with a waiting thread", seen.waits);
+    }
 }

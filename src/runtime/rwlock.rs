@@ -15,7 +15,7 @@ use std::panic::Location;
 
 use super::context::with_current;
 use super::data_lock::{DataLock, LockError, Owner};
-use super::state::describe_object;
+use super::state::{describe_object, State};
 use super::{BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId, ObjectState};
 use crate::vars::VarKind;
 
@@ -106,7 +106,26 @@ impl RawRwLock {
             Mode::Read => EventKind::ReadLock,
             Mode::Write => EventKind::WriteLock,
         };
-        let object = ex.point(&self.handle, VarKind::RwLock, kind, location);
+        // A blocking acquisition waits for the lock at its point (see `RawMutex::lock`).
+        let object = if block {
+            let waits = |st: &State, object: ObjectId| {
+                let me = st.current;
+                let ObjectState::RwLock { writer, readers } = &st.objects[object.index()].state
+                else {
+                    return None;
+                };
+                if *writer == Some(me) || (mode == Mode::Write && readers.contains(&me)) {
+                    return None; // a self-deadlock, reported below
+                }
+                Some(match mode {
+                    Mode::Read => BlockedOn::RwRead(object),
+                    Mode::Write => BlockedOn::RwWrite(object),
+                })
+            };
+            ex.lock_point(&self.handle, VarKind::RwLock, kind, location, waits)
+        } else {
+            ex.point(&self.handle, VarKind::RwLock, kind, location)
+        };
         loop {
             match try_acquire(ex, object, mode) {
                 Acquire::Acquired(gen) => {

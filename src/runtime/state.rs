@@ -97,12 +97,17 @@ pub struct Step {
     /// For atomic operations: the value loaded, stored, or (read-modify-write) found before
     /// the update.
     pub value: Option<Value>,
+    /// Whether the thread could not go on at this point: its operation waits for an object
+    /// another thread holds (a lock, a join of a running thread), or it blocked or exited.
+    /// Such a step hands the processor to another thread without preempting anyone.
+    pub waits: bool,
 }
 
 impl Step {
     /// Whether the step switched away from a thread that could have continued: the one place
     /// that decides what counts as a preemption, for the report, the bug's shape and
-    /// minimization. A switch where the thread blocks or exits is not one, and neither is a
+    /// minimization. A switch where the thread waits (`waits`), blocks or exits is not one,
+    /// and neither is a
     /// switch at a `join`: joining waits for another thread, so a thread at its join gives up
     /// the processor whenever the joined thread has not finished (and a join changes nothing
     /// another thread can see, so a switch there is one right after it), nor a switch at a
@@ -110,6 +115,7 @@ impl Step {
     /// progress).
     pub(crate) fn is_preemption(&self) -> bool {
         self.chosen != self.thread
+            && !self.waits
             && !matches!(
                 self.kind,
                 EventKind::Block | EventKind::ThreadExit | EventKind::Join | EventKind::Yield
@@ -392,16 +398,7 @@ impl State {
             obj.open = 0;
             return;
         }
-        let want = match &obj.state {
-            ObjectState::Mutex { owner } => open_if(owner.is_none(), OPEN_EXCLUSIVE),
-            ObjectState::RwLock { writer, readers } => {
-                open_if(writer.is_none() && readers.is_empty(), OPEN_EXCLUSIVE)
-                    | open_if(writer.is_none(), OPEN_SHARED)
-            }
-            ObjectState::Once { running, .. } => open_if(running.is_none(), OPEN_EXCLUSIVE),
-            ObjectState::Channel { room } => open_if(*room, OPEN_EXCLUSIVE),
-            _ => return,
-        };
+        let Some(want) = available(&obj.state) else { return };
         let open = obj.open;
         if want == open {
             return;
@@ -578,6 +575,34 @@ impl State {
         }
     }
 
+    /// Makes the running thread, at the scheduling point of an operation on a lock (`on`: a
+    /// mutex, a read or write lock), one of the lock's waiters before the strategy chooses:
+    /// it is enabled exactly while the lock can serve it (`refresh_waiters`), now and while it
+    /// stays suspended. So a thread whose lock is held is not a choice, a thread preempted at
+    /// a free lock that another thread takes meanwhile stops being one, and once chosen its
+    /// operation succeeds without another scheduling point (nothing runs between the choice
+    /// and its resumption). Not for a thread that holds the lock already (a recursive lock
+    /// is the caller's failure to report).
+    pub(super) fn wait_at_point(&mut self, on: BlockedOn) {
+        let id = self.current;
+        let (object, class) = match on {
+            BlockedOn::RwRead(o) => (o, OPEN_SHARED),
+            BlockedOn::Mutex(o) | BlockedOn::RwWrite(o) => (o, OPEN_EXCLUSIVE),
+            _ => unreachable!("wait_at_point is for locks, not {on:?}"),
+        };
+        self.block_current(on, false);
+        let obj = &mut self.objects[object.index()];
+        if obj.waiters.len() == 1 {
+            // The only waiter: no other's enabling changes, so no pass over the waiters.
+            obj.open = available(&obj.state).unwrap_or(0);
+        } else {
+            self.refresh_waiters(object);
+        }
+        if self.objects[object.index()].open & class != 0 {
+            insert_sorted(&mut self.enabled, id);
+        }
+    }
+
     /// Describes the object `id` for messages: `Mutex@src/lib.rs:10:5`.
     pub(super) fn describe_object(&self, id: ObjectId) -> String {
         let o = &self.objects[id.index()];
@@ -597,6 +622,22 @@ pub(super) fn remove_one_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
     if let Ok(pos) = list.binary_search(&id) {
         list.remove(pos);
     }
+}
+
+/// Which classes of waiters (`OPEN_*` bits) what `state` models can serve now: a free mutex
+/// any waiter, a read lock without a writer its readers, ...; `None` for objects whose waiters
+/// are woken explicitly (condition variables, barriers, receivers).
+fn available(state: &ObjectState) -> Option<u8> {
+    Some(match state {
+        ObjectState::Mutex { owner } => open_if(owner.is_none(), OPEN_EXCLUSIVE),
+        ObjectState::RwLock { writer, readers } => {
+            open_if(writer.is_none() && readers.is_empty(), OPEN_EXCLUSIVE)
+                | open_if(writer.is_none(), OPEN_SHARED)
+        }
+        ObjectState::Once { running, .. } => open_if(running.is_none(), OPEN_EXCLUSIVE),
+        ObjectState::Channel { room } => open_if(*room, OPEN_EXCLUSIVE),
+        _ => return None,
+    })
 }
 
 /// `bit` if `available`.
@@ -649,9 +690,9 @@ pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
 /// the runtime keeps anyway, so a decision builds it from two slices without allocating.
 ///
 /// A suspended thread resumes by performing the operation it announced, so that is its pending
-/// operation: a waiting thread's is `Block` on the object it waits for now (woken, it retries
-/// the operation on it; a notified condvar waiter waits for its mutex), a spinning thread's is
-/// its `Yield`. The current thread's pending operation
+/// operation: a waiting thread's is `Block` on the object it waits for now (chosen, it takes
+/// it: a lock it waited for since its lock's point, a mutex a notified condvar waiter waits
+/// for; woken, it retries the operation on it), a spinning thread's is its `Yield`. The current thread's pending operation
 /// is the decision's event, which is not in the trace yet: ask the decision, not this.
 #[derive(Clone, Copy)]
 pub(crate) struct Pending<'a> {
