@@ -84,3 +84,16 @@ fn a_walk_every_execution_is_a_clear_configuration_error() {
     assert!(error.message().contains("uniform_walk_every(1)"), "{error}");
     assert_eq!(report.executions, 0);
 }
+
+#[test]
+fn the_note_names_the_strategy_that_explored() {
+    // The hidden `__explorer` (the corpus's `default-surw` column) puts another strategy in
+    // the walk's place; the note and the strategy's description name that one.
+    let report = default_target(1).iterations(200).__explorer(StrategyKind::Surw).run(fixed_update);
+    assert!(report.is_ok(), "{}", report.summary());
+    assert!(report.strategy.ends_with(" + surw 1 in 2"), "{}", report.strategy);
+    let notes = &report.profile.as_ref().expect("a profile").notes;
+    let note = notes.iter().find(|n| n.contains("search executions ran")).expect("a walk note");
+    assert!(note.contains("ran the selectively uniform walk (1 in 2"), "{note}");
+    assert!(walk_note(&report).is_none(), "{notes:?}");
+}

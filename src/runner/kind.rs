@@ -253,6 +253,11 @@ impl StrategyKind {
         self.info().name
     }
 
+    /// What a sentence calls the strategy ("the uniform random walk"), for the runner's notes.
+    pub(super) fn title(&self) -> &'static str {
+        self.info().title
+    }
+
     pub(super) fn build(&self) -> Box<dyn Strategy> {
         let (info, values) = self.parts();
         (info.build)(&values)
@@ -323,6 +328,8 @@ mod tests {
     fn names_are_unique_and_every_name_gives_its_variant_with_defaults() {
         for (i, info) in STRATEGIES.iter().enumerate() {
             assert!(STRATEGIES[..i].iter().all(|other| other.name != info.name), "{}", info.name);
+            // The runner's notes tell strategies apart by their titles.
+            assert!(STRATEGIES[..i].iter().all(|o| o.title != info.title), "{}", info.title);
             let kind = StrategyKind::from_name(info.name).unwrap();
             assert_eq!(kind.name(), info.name);
             assert_eq!(kind.parts().1, info.defaults());

@@ -136,11 +136,7 @@ impl Config {
             counts: Counts::default(),
             static_only: Vec::new(),
             walk_every,
-            explorer: match self.explorer().name() {
-                "portfolio" => "the portfolio",
-                "surw" => "the selectively uniform walk",
-                _ => "the uniform random walk",
-            },
+            explorer: self.explorer().title(),
             walks: 0,
             walk_raises: 0,
             may_hand_over,

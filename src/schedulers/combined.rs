@@ -57,6 +57,7 @@ impl PriorityRules for Combined {
 /// [`DEFAULT_THREADS`] threads, the combined bound.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "combined",
+    title: "the combined strategy",
     params: &[
         ParamSpec { param: Param::Depth, default: DEFAULT_DEPTH },
         ParamSpec { param: Param::Vars, default: DEFAULT_VARS },

@@ -234,6 +234,7 @@ impl Strategy for Greybox {
 /// earlier ones).
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "greybox",
+    title: "greybox schedule fuzzing",
     params: &[],
     bound: None,
     priority: false,

@@ -56,6 +56,7 @@ impl PriorityRules for Pct {
 /// `strategy = "pct"`: depth [`DEFAULT_DEPTH`], PCT's bound.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "pct",
+    title: "PCT",
     params: &[ParamSpec { param: Param::Depth, default: DEFAULT_DEPTH }],
     bound: Some(BoundKind::Pct),
     priority: true,

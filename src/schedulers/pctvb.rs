@@ -57,6 +57,7 @@ impl PriorityRules for Pctvb {
 /// `strategy = "pctvb"`: depth [`DEFAULT_DEPTH`] on [`DEFAULT_VARS`] variables, PCTVB's bound.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "pctvb",
+    title: "PCT with variable bounding",
     params: &[
         ParamSpec { param: Param::Depth, default: DEFAULT_DEPTH },
         ParamSpec { param: Param::Vars, default: DEFAULT_VARS },

@@ -69,6 +69,7 @@ use crate::runtime::{EventKind, ThreadId};
 /// the earlier executions' coverage).
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "portfolio",
+    title: "the portfolio",
     params: &[],
     bound: None,
     priority: false,

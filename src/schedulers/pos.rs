@@ -126,6 +126,7 @@ impl Strategy for Pos {
 /// `strategy = "pos"`: no parameters, no bound, executions in parallel.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "pos",
+    title: "partial order sampling",
     params: &[],
     bound: None,
     priority: false,

@@ -33,6 +33,7 @@ impl Strategy for Random {
 /// `strategy = "random"`: no parameters, no bound, executions in parallel.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "random",
+    title: "the naive random walk",
     params: &[],
     bound: None,
     priority: false,

@@ -89,6 +89,9 @@ impl StrategyParams {
 pub(crate) struct StrategyInfo {
     /// The name of `strategy = "..."` in `#[pctvb::test]` and of reports' strategy kinds.
     pub(crate) name: &'static str,
+    /// What a sentence calls it ("the uniform random walk"): the runner's notes name the
+    /// strategy that explores beside a priority strategy by it.
+    pub(crate) title: &'static str,
     /// The parameters it takes, with defaults.
     pub(crate) params: &'static [ParamSpec],
     /// The per-execution lower bound its executions carry (which formula of

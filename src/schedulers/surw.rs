@@ -86,6 +86,7 @@ use crate::runtime::{EventKind, ThreadId};
 /// executions run in parallel.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "surw",
+    title: "the selectively uniform walk",
     params: &[],
     bound: None,
     priority: false,

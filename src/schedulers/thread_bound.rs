@@ -53,6 +53,7 @@ impl PriorityRules for ThreadBound {
 /// preemptions, the thread-bounding bound.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "threadbound",
+    title: "thread bounding",
     params: &[
         ParamSpec { param: Param::Threads, default: DEFAULT_THREADS },
         ParamSpec { param: Param::Preemptions, default: DEFAULT_DEPTH - 1 },

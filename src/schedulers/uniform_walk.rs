@@ -101,6 +101,7 @@ use crate::runtime::{EventKind, ThreadId};
 /// after which executions run in parallel.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "uniform",
+    title: "the uniform random walk",
     params: &[],
     bound: None,
     priority: false,

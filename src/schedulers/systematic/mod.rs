@@ -238,6 +238,7 @@ impl Strategy for Systematic {
 /// it with its own loop (`runner/systematic.rs`) and the report states its coverage.
 pub(crate) const INFO: StrategyInfo = StrategyInfo {
     name: "systematic",
+    title: "the systematic search",
     params: &[
         ParamSpec { param: Param::Preemptions, default: 2 },
         ParamSpec { param: Param::Vars, default: 2 },
