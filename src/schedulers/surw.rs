@@ -78,7 +78,7 @@ use std::hash::BuildHasherDefault;
 use rand::RngExt;
 
 use super::registry::StrategyInfo;
-use super::uniform_walk::{child_key, mix, KeyHasher, ThreadState, UniformWalk, MAIN_KEY};
+use super::uniform_walk::{mix, KeyHasher, SpawnKeys, ThreadState, UniformWalk, MAIN_KEY};
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{EventKind, ThreadId};
 
@@ -175,6 +175,8 @@ pub struct Surw {
     /// Execution 0 only: each object's first accessing thread and whether another one
     /// accessed it, by object id.
     sharing: Vec<(u32, bool)>,
+    /// Spawned threads' identities (the walk's).
+    spawn_keys: SpawnKeys,
 }
 
 impl Default for Surw {
@@ -199,6 +201,7 @@ impl Surw {
             intended: None,
             learning: Vec::new(),
             sharing: Vec::new(),
+            spawn_keys: SpawnKeys::default(),
         }
     }
 
@@ -220,7 +223,8 @@ impl Surw {
             let id = self.threads.len() as u64;
             match self.threads.get(cur).copied() {
                 Some(parent) if decision.event.kind == EventKind::Spawn => {
-                    let key = child_key(parent.key, parent.spawned, decision.event.location);
+                    let key =
+                        self.spawn_keys.key(parent.key, parent.spawned, decision.event.location);
                     let estimate = self.add_thread(key, Some(cur as u32));
                     // The parent stood for its children's events: if it was intended, the
                     // intended event is the new child's with the child's share of its weight.

@@ -160,9 +160,30 @@ pub struct UniformWalk {
     /// Empty while the execution has at most [`LINEAR_UP_TO`] threads (no draw reads it then);
     /// filled when one more appears, and kept up to date from then on.
     weights: Fenwick,
-    /// The last spawn site's file (its address and length) and the hash of its path: a spawn
-    /// hashes its site's path once per file instead of byte by byte at every spawn.
-    file_hash: (usize, usize, u64),
+    /// Spawned threads' identities.
+    spawn_keys: SpawnKeys,
+}
+
+/// The identities of spawned threads: the `ordinal`-th thread (from 0) that the thread
+/// `parent` spawned, spawned at `site`. It remembers the last spawn site's file (its address
+/// and length) and the hash of its path, so a spawn hashes its site's path once per file
+/// instead of byte by byte at every spawn.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct SpawnKeys {
+    file: (usize, usize, u64),
+}
+
+impl SpawnKeys {
+    /// The identity of the `ordinal`-th thread `parent` spawned at `site`.
+    pub(super) fn key(&mut self, parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
+        let file = site.file();
+        let (at, len) = (file.as_ptr() as usize, file.len());
+        if (self.file.0, self.file.1) != (at, len) {
+            self.file = (at, len, path_hash(file));
+        }
+        let h = mix(mix(parent, ordinal), self.file.2);
+        mix(mix(h, site.line() as u64), site.column() as u64)
+    }
 }
 
 /// One thread of the current execution, with what its identity's estimate says of it. The
@@ -263,17 +284,6 @@ impl UniformWalk {
         }
     }
 
-    /// The identity of the `ordinal`-th thread `parent` spawned at `site` ([`child_key`]), with
-    /// the hash of the site's path remembered from the previous spawn when it is the same file.
-    fn spawn_key(&mut self, parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
-        let file = site.file();
-        let (at, len) = (file.as_ptr() as usize, file.len());
-        if (self.file_hash.0, self.file_hash.1) != (at, len) {
-            self.file_hash = (at, len, path_hash(file));
-        }
-        site_key(parent, ordinal, self.file_hash.2, site)
-    }
-
     /// Draws among `enabled` with probability proportional to their weights, by one pass over
     /// them: for a few enabled threads, or when rejection keeps missing.
     fn draw_linear(&self, enabled: &[ThreadId], rng: &mut ScheduleRng) -> ThreadId {
@@ -299,7 +309,8 @@ impl UniformWalk {
             let id = self.threads.len() as u64;
             match self.threads.get(cur).copied() {
                 Some(parent) if decision.event.kind == EventKind::Spawn => {
-                    let key = self.spawn_key(parent.key, parent.spawned, decision.event.location);
+                    let key =
+                        self.spawn_keys.key(parent.key, parent.spawned, decision.event.location);
                     let estimate = self.add_thread(key, Some(cur as u32));
                     let parent = &mut self.threads[cur];
                     parent.spawned += 1;
@@ -473,18 +484,6 @@ impl Fenwick {
         }
         pos
     }
-}
-
-/// The identity of the `ordinal`-th thread (from 0) that the thread `parent` spawned, spawned
-/// at `site`.
-pub(super) fn child_key(parent: u64, ordinal: u64, site: &Location<'_>) -> u64 {
-    site_key(parent, ordinal, path_hash(site.file()), site)
-}
-
-/// [`child_key`] with the hash of the site's path given.
-fn site_key(parent: u64, ordinal: u64, path: u64, site: &Location<'_>) -> u64 {
-    let h = mix(mix(parent, ordinal), path);
-    mix(mix(h, site.line() as u64), site.column() as u64)
 }
 
 /// A hash of a source path (a fixed function of its bytes).
@@ -846,13 +845,14 @@ mod tests {
     #[test]
     fn identities_follow_the_parent_and_the_spawn_order() {
         let here = Location::caller();
-        let a = child_key(MAIN_KEY, 0, here);
-        let b = child_key(MAIN_KEY, 1, here);
-        let c = child_key(a, 0, here);
+        let mut keys = SpawnKeys::default();
+        let a = keys.key(MAIN_KEY, 0, here);
+        let b = keys.key(MAIN_KEY, 1, here);
+        let c = keys.key(a, 0, here);
         assert_ne!(a, b);
         assert_ne!(a, c);
         assert_ne!(b, c);
-        assert_eq!(a, child_key(MAIN_KEY, 0, here));
+        assert_eq!(a, SpawnKeys::default().key(MAIN_KEY, 0, here));
     }
 
     #[test]
