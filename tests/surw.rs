@@ -22,7 +22,7 @@ mod replays;
 use correct_programs::assert_never_fails;
 use no_guarantee::{
     assert_explores_beside_a_target, assert_runs_without_guarantee, assert_same_run_on_workers,
-    correct_pair, BOUND_REFUSALS,
+    correct_pair, WALK_REFUSALS,
 };
 use paper_figures::{figure_10, figure_3, figure_4};
 
@@ -151,19 +151,7 @@ fn same_seed_same_run_on_any_number_of_workers() {
 
 #[test]
 fn is_a_strategy_without_guarantee_parameters_or_profiling() {
-    assert_runs_without_guarantee(
-        StrategyKind::Surw,
-        "surw",
-        &[
-            BOUND_REFUSALS,
-            &[
-                (|c| c.vars(1), "does not take a vars bound"),
-                (|c| c.threads(2), "does not take a threads bound"),
-            ],
-        ]
-        .concat(),
-        true,
-    );
+    assert_runs_without_guarantee(StrategyKind::Surw, "surw", WALK_REFUSALS, true);
 }
 
 #[pctvb::test(strategy = "surw", iterations = 200, seed = 3)]

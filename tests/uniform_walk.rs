@@ -37,7 +37,7 @@ mod paper_figures;
 mod replays;
 use correct_programs::assert_never_fails;
 use no_guarantee::{
-    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
+    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, WALK_REFUSALS,
 };
 use paper_figures::{figure_10, figure_3, figure_4};
 
@@ -162,19 +162,7 @@ fn every_shard_learns_from_execution_0() {
 
 #[test]
 fn is_a_strategy_without_guarantee_parameters_or_profiling() {
-    assert_runs_without_guarantee(
-        StrategyKind::UniformWalk,
-        "uniform",
-        &[
-            BOUND_REFUSALS,
-            &[
-                (|c| c.vars(1), "does not take a vars bound"),
-                (|c| c.threads(2), "does not take a threads bound"),
-            ],
-        ]
-        .concat(),
-        true,
-    );
+    assert_runs_without_guarantee(StrategyKind::UniformWalk, "uniform", WALK_REFUSALS, true);
 }
 
 #[pctvb::test(strategy = "uniform", iterations = 200, seed = 3)]

@@ -21,9 +21,20 @@ pub fn correct_pair() {
 pub type Refusal = (fn(Config) -> Config, &'static str);
 
 /// The refusals every strategy without a guarantee makes: a confidence target and a depth.
+#[allow(dead_code)] // not every test that includes this module uses it
 pub const BOUND_REFUSALS: &[Refusal] = &[
     (|c| c.confidence(0.9), "no probability bound"),
     (|c| c.depth(2), "does not take a depth bound"),
+];
+
+/// [`BOUND_REFUSALS`] and the variable and thread bounds, which the walks (`uniform`, `surw`)
+/// refuse by name too.
+#[allow(dead_code)] // not every test that includes this module uses it
+pub const WALK_REFUSALS: &[Refusal] = &[
+    (|c| c.confidence(0.9), "no probability bound"),
+    (|c| c.depth(2), "does not take a depth bound"),
+    (|c| c.vars(1), "does not take a vars bound"),
+    (|c| c.threads(2), "does not take a threads bound"),
 ];
 
 /// `kind`, named `name`, runs without profiling or bound, and refuses each configuration of
