@@ -29,7 +29,7 @@ mod replays;
 use correct_programs::assert_never_fails;
 use no_guarantee::{
     assert_explores_beside_a_target, assert_runs_without_guarantee, assert_same_run_on_workers,
-    correct_pair, BOUND_REFUSALS,
+    correct_pair, executions_to_bug, BOUND_REFUSALS,
 };
 use paper_figures::figure_3;
 
@@ -103,13 +103,6 @@ fn consumer_waits_with_if() {
     }
 }
 
-/// Executions until the first failure of `body` under the portfolio, or `None` within
-/// `budget`.
-fn executions_to_bug(body: fn(), seed: u64, budget: u64) -> Option<u64> {
-    let report = config(seed).minimize_runs(0).iterations(budget).run(body);
-    report.failure().map(|f| f.execution + 1)
-}
-
 #[test]
 fn finds_a_bug_each_arm_is_good_at() {
     let bugs: [(&str, fn()); 3] = [
@@ -119,7 +112,7 @@ fn finds_a_bug_each_arm_is_good_at() {
     ];
     for (name, body) in bugs {
         for seed in 0..5 {
-            let found = executions_to_bug(body, seed, 2000);
+            let found = executions_to_bug(StrategyKind::Portfolio, body, seed, 2000);
             assert!(found.is_some(), "{name}, seed {seed}: not found in 2000 executions");
         }
     }

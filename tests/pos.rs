@@ -23,7 +23,8 @@ mod programs;
 mod replays;
 use correct_programs::assert_never_fails;
 use no_guarantee::{
-    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
+    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, executions_to_bug,
+    BOUND_REFUSALS,
 };
 use paper_figures::{figure_10, figure_3, FIGURES};
 use programs::lost_update; // the quickstart's lost update
@@ -32,17 +33,11 @@ fn config(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).strategy(StrategyKind::Pos).workers(1)
 }
 
-/// Executions until the first failure of `body` under POS, or `None` within `budget`.
-fn executions_to_bug(body: fn(), seed: u64, budget: u64) -> Option<u64> {
-    let report = config(seed).minimize_runs(0).iterations(budget).run(body);
-    report.failure().map(|f| f.execution + 1)
-}
-
 #[test]
 fn finds_every_paper_figure_bug() {
     for figure in FIGURES {
         for seed in 0..5 {
-            let found = executions_to_bug(figure.body, seed, 1000);
+            let found = executions_to_bug(StrategyKind::Pos, figure.body, seed, 1000);
             assert!(found.is_some(), "{}, seed {seed}: not found in 1000 executions", figure.name);
         }
     }
@@ -52,7 +47,7 @@ fn finds_every_paper_figure_bug() {
 fn finds_the_quickstart_lost_update_within_a_few_executions() {
     let mut total = 0;
     for seed in 0..5 {
-        let found = executions_to_bug(lost_update, seed, 100);
+        let found = executions_to_bug(StrategyKind::Pos, lost_update, seed, 100);
         total += found.unwrap_or_else(|| panic!("seed {seed}: not found in 100 executions"));
     }
     // The bug is one of the few partial orders of the program: a few executions each.

@@ -26,19 +26,13 @@ mod programs;
 mod replays;
 use correct_programs::assert_never_fails;
 use no_guarantee::{
-    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, BOUND_REFUSALS,
+    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, executions_to_bug,
+    BOUND_REFUSALS,
 };
 use programs::lost_update;
 
 fn config(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).strategy(StrategyKind::Greybox).workers(1)
-}
-
-/// Executions until the first failure of `body`, or `None` within `budget`.
-fn executions_to_bug(kind: StrategyKind, body: fn(), seed: u64, budget: u64) -> Option<u64> {
-    let report = config(seed).strategy(kind).minimize_runs(0).iterations(budget).run(body);
-    assert!(report.error().is_none(), "{:?}", report.error());
-    report.failure().map(|f| f.execution + 1)
 }
 
 /// SCTBench's SafeStack (from Relacy's examples): slots of an array linked by index. `pop`

@@ -14,19 +14,6 @@ fn config(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).strategy(StrategyKind::UniformWalk).workers(1)
 }
 
-/// Executions until the first failure of `body` under `kind`, or `None` within `budget`.
-fn executions_to_bug(kind: StrategyKind, body: fn(), seed: u64, budget: u64) -> Option<u64> {
-    let report = Config::new()
-        .ignore_env()
-        .seed(seed)
-        .strategy(kind)
-        .workers(1)
-        .minimize_runs(0)
-        .iterations(budget)
-        .run(body);
-    report.failure().map(|f| f.execution + 1)
-}
-
 #[path = "common/correct_programs.rs"]
 mod correct_programs;
 #[path = "common/no_guarantee.rs"]
@@ -37,7 +24,8 @@ mod paper_figures;
 mod replays;
 use correct_programs::assert_never_fails;
 use no_guarantee::{
-    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, WALK_REFUSALS,
+    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, executions_to_bug,
+    WALK_REFUSALS,
 };
 use paper_figures::{figure_10, figure_3, figure_4};
 

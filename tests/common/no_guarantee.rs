@@ -17,6 +17,22 @@ pub fn correct_pair() {
     assert_eq!(n.load(SeqCst), 2);
 }
 
+/// Executions until the first failure of `body` under `kind` (seed `seed`, one worker, no
+/// minimization), or `None` within `budget`; the run must have been able to test.
+#[allow(dead_code)] // not every test that includes this module uses it
+pub fn executions_to_bug(kind: StrategyKind, body: fn(), seed: u64, budget: u64) -> Option<u64> {
+    let report = Config::new()
+        .ignore_env()
+        .seed(seed)
+        .strategy(kind)
+        .workers(1)
+        .minimize_runs(0)
+        .iterations(budget)
+        .run(body);
+    assert!(report.error().is_none(), "{:?}", report.error());
+    report.failure().map(|f| f.execution + 1)
+}
+
 /// A configuration change a strategy refuses, and words its error must contain.
 pub type Refusal = (fn(Config) -> Config, &'static str);
 
