@@ -5,9 +5,12 @@
 //! sit under one [`DataLock`], held only during an operation's check-and-change and never
 //! across a scheduling point, so executions that share a channel (one created before the run
 //! and captured by the body) or OS threads outside executions never touch them at once.
-//! Inside an execution a thread that must wait blocks in the model (woken through the object's
-//! waiters); outside, an OS thread waits in the channel's [`WaitRoom`]. Every change wakes
-//! both.
+//! Inside an execution a thread that must wait waits at its operation's scheduling point, as
+//! one at a held lock does: the model records whether the queue has room and whether a
+//! receive would return (`ObjectState::Channel`), and a waiting sender or receiver is a choice
+//! of the strategy only while it can go on, so once chosen its operation succeeds (one
+//! scheduling point, no blocked step and retry). Outside, an OS thread waits in the channel's
+//! [`WaitRoom`]. Every change updates both.
 //!
 //! This file owns the channel's internals and model; the facade (`sync::mpsc`) owns the
 //! std-shaped endpoints (and which of them are `Send`/`Sync`).
@@ -22,7 +25,7 @@ pub(crate) use std::sync::mpsc::{RecvTimeoutError, TrySendError};
 use super::context::with_current;
 use super::data_lock::{DataLock, Owner};
 use super::outside::WaitRoom;
-use super::state::{describe_object, Status};
+use super::state::{describe_object, State, Status};
 use super::{BlockedOn, EventKind, Execution, Handle, ObjectId};
 use crate::vars::VarKind;
 
@@ -88,9 +91,10 @@ enum Sent {
 }
 
 enum Received<T> {
-    /// The message, its number among the channel's received messages (its ticket), and
-    /// whether the queue has room now (a bounded channel's senders may take it).
-    Got(T, u64, bool),
+    /// The message, its number among the channel's received messages (its ticket), whether
+    /// the queue has room now (a bounded channel's senders may take it), and whether a next
+    /// receive would return at once (another message queued, or no sender left).
+    Got(T, u64, bool, bool),
     Empty,
     Disconnected,
 }
@@ -140,33 +144,56 @@ impl<T> Channel<T> {
         result
     }
 
-    /// Wakes whoever waits for a change of kind `what`: the execution's threads blocked for
-    /// it and outside OS threads. A send can only help the receiver and a receive only senders
-    /// (room in a bounded channel, a rendezvous taken), so the other side is left blocked: a
-    /// thread woken for nothing would take a step only to block again. `room`: whether the
-    /// queue has room after the change. Senders waiting for room are not woken but enabled
-    /// while there is room (`State::refresh_waiters`): the strategy picks which of them takes
-    /// a freed slot, and the others go on waiting without a step.
-    fn changed(&self, ex: Option<&Execution>, object: Option<ObjectId>, what: Change, room: bool) {
+    /// Tells whoever waits for a change of kind `what`: the execution's threads waiting for
+    /// it and outside OS threads. `room`: whether the queue has room after the change;
+    /// `ready`: whether a receive would return now (a message queued, or no sender left).
+    /// Senders waiting for room and receivers are not woken but enabled while the channel can
+    /// serve them (`State::refresh_waiters`): the strategy picks which sender takes a freed
+    /// slot, and a waiter that cannot go on takes no step. A receive also wakes rendezvous
+    /// senders waiting for their message to be taken; a disconnection wakes every waiter.
+    fn changed(
+        &self,
+        ex: Option<&Execution>,
+        object: Option<ObjectId>,
+        what: Change,
+        room: bool,
+        ready: bool,
+    ) {
         if let Some(ex) = ex {
             let object = object.unwrap_or_else(|| ex.object(&self.handle, VarKind::Channel));
             ex.with_state(|st| {
                 st.progress();
                 match what {
-                    Change::Sent => st.wake_waiters_where(object, |t| {
-                        matches!(t.status, Status::Blocked(BlockedOn::Recv(_)))
-                    }),
+                    // The receiver is enabled (`set_channel`), not woken.
+                    Change::Sent => {}
                     // Rendezvous senders waiting for their message to be taken; senders
-                    // waiting for room stay waiting (`set_room`).
+                    // waiting for room stay waiting (`set_channel`).
                     Change::Received => st.wake_waiters_where(object, |t| {
                         matches!(t.status, Status::Blocked(BlockedOn::Send(_))) && t.awaits_receipt
                     }),
                     Change::Disconnected => st.wake_waiters(object),
                 }
-                st.set_room(object, room);
+                st.set_channel(object, Some(room), Some(ready));
             });
         }
         self.room.notify_all();
+    }
+
+    /// Registers the channel in `ex` on its first use there, with what its queue holds now
+    /// (it may hold messages already: a channel shared with the outside), so that the model's
+    /// room and readiness (`ObjectState::Channel`) are exact from the first operation on, and
+    /// a receiver that finds the queue empty waits at its point rather than taking a step to
+    /// find out.
+    fn first_use(&self, ex: &Execution) {
+        if self.handle.cached(ex.generation()).is_some() {
+            return;
+        }
+        let capacity = self.bound.map(|b| b.max(1));
+        let (room, ready) = self.locked(Some(ex), |i| {
+            (capacity.is_none_or(|c| i.queue.len() < c), !i.queue.is_empty() || i.senders == 0)
+        });
+        let object = ex.object(&self.handle, VarKind::Channel);
+        ex.with_state(|st| st.set_channel(object, Some(room), Some(ready)));
     }
 
     /// Sends `value`, waiting while the channel is full if `block` (and, for a rendezvous
@@ -203,7 +230,7 @@ impl<T> Channel<T> {
                 };
                 return match sent {
                     Some(Sent::Done { ticket, room }) => {
-                        self.changed(None, None, Change::Sent, room);
+                        self.changed(None, None, Change::Sent, room, true);
                         if rendezvous {
                             self.wait_outside(None, |i| {
                                 (i.received >= ticket || !i.receiver_alive).then_some(())
@@ -215,7 +242,16 @@ impl<T> Channel<T> {
                     _ => Err(TrySendError::Full(unsent(&mut value))),
                 };
             };
-            let object = ex.point(&self.handle, VarKind::Channel, EventKind::Send, location);
+            self.first_use(ex);
+            // A blocking send waits at its point for room: a choice only while the model
+            // knows the queue has room (`State::wait_at_point`).
+            let object = ex.lock_point(
+                &self.handle,
+                VarKind::Channel,
+                EventKind::Send,
+                location,
+                |_, object| block.then_some(BlockedOn::Send(object)),
+            );
             let (ticket, room) = loop {
                 match self.locked(Some(ex), |i| attempt(i, &mut value)) {
                     Sent::Done { ticket, room } => {
@@ -232,12 +268,12 @@ impl<T> Channel<T> {
                     Sent::Full => {
                         // Full: this sender waits for room, enabled again (with the others
                         // waiting for room) when a receive frees a slot; chosen, it finds it.
-                        ex.with_state(|st| st.set_room(object, false));
+                        ex.with_state(|st| st.set_channel(object, Some(false), None));
                         ex.block(BlockedOn::Send(object), false, location);
                     }
                 }
             };
-            self.changed(Some(ex), Some(object), Change::Sent, room);
+            self.changed(Some(ex), Some(object), Change::Sent, room, true);
             if rendezvous {
                 // The send completes when the receiver has taken this message: a receipt
                 // wakes this sender, which is not one of those waiting for room.
@@ -272,7 +308,8 @@ impl<T> Channel<T> {
             Some(v) => {
                 inner.received += 1;
                 let room = capacity.is_none_or(|c| inner.queue.len() < c);
-                Received::Got(v, inner.received, room)
+                let ready = !inner.queue.is_empty() || inner.senders == 0;
+                Received::Got(v, inner.received, room, ready)
             }
             None if inner.senders == 0 => Received::Disconnected,
             None => Received::Empty,
@@ -294,18 +331,41 @@ impl<T> Channel<T> {
                     }
                 };
                 return match received {
-                    Some(Received::Got(v, _, room)) => {
-                        self.changed(None, None, Change::Received, room);
+                    Some(Received::Got(v, _, room, ready)) => {
+                        self.changed(None, None, Change::Received, room, ready);
                         Ok(v)
                     }
                     Some(Received::Disconnected) => Err(RecvTimeoutError::Disconnected),
                     _ => Err(RecvTimeoutError::Timeout),
                 };
             };
-            let object = ex.point(&self.handle, VarKind::Channel, EventKind::Recv, location);
+            self.first_use(ex);
+            // A receive that may wait waits at its point: a choice only while the model knows
+            // a message or a disconnection is there (or, with a timeout, once no thread can
+            // run).
+            let waits = |_: &State, object: ObjectId| match wait {
+                RecvWait::No => None,
+                _ => Some(BlockedOn::Recv(object)),
+            };
+            let (object, timed_out) = match wait {
+                RecvWait::Timeout(_) => ex.timed_wait_point(
+                    &self.handle,
+                    VarKind::Channel,
+                    EventKind::Recv,
+                    location,
+                    waits,
+                ),
+                _ => (
+                    ex.lock_point(&self.handle, VarKind::Channel, EventKind::Recv, location, waits),
+                    false,
+                ),
+            };
+            if timed_out {
+                return Err(RecvTimeoutError::Timeout);
+            }
             loop {
                 match self.locked(Some(ex), attempt) {
-                    Received::Got(v, ticket, room) => {
+                    Received::Got(v, ticket, room, ready) => {
                         // The message's send happens before its receipt.
                         let rendezvous = self.bound == Some(0);
                         ex.with_state(|st| {
@@ -315,21 +375,23 @@ impl<T> Channel<T> {
                                 st.races.rendezvous_receive(me, object);
                             }
                         });
-                        self.changed(Some(ex), Some(object), Change::Received, room);
+                        self.changed(Some(ex), Some(object), Change::Received, room, ready);
                         return Ok(v);
                     }
                     Received::Disconnected => return Err(RecvTimeoutError::Disconnected),
-                    Received::Empty => match wait {
-                        RecvWait::No => return Err(RecvTimeoutError::Timeout),
-                        RecvWait::Forever => {
-                            ex.block(BlockedOn::Recv(object), false, location);
+                    Received::Empty => {
+                        if let RecvWait::No = wait {
+                            return Err(RecvTimeoutError::Timeout);
                         }
-                        RecvWait::Timeout(_) => {
-                            if ex.block(BlockedOn::Recv(object), true, location) {
-                                return Err(RecvTimeoutError::Timeout);
-                            }
+                        // Found empty where the model thought it ready (a channel shared with
+                        // the outside, or a receive that variable bounding made no scheduling
+                        // point): record it, and wait as at the point.
+                        ex.with_state(|st| st.set_channel(object, None, Some(false)));
+                        let timeout_able = matches!(wait, RecvWait::Timeout(_));
+                        if ex.block(BlockedOn::Recv(object), timeout_able, location) {
+                            return Err(RecvTimeoutError::Timeout);
                         }
-                    },
+                    }
                 }
             }
         })
@@ -367,7 +429,7 @@ impl<T> Channel<T> {
                 i.senders == 0
             });
             if last {
-                self.changed(ex, None, Change::Disconnected, true);
+                self.changed(ex, None, Change::Disconnected, true, true);
             }
         })
     }
@@ -376,7 +438,7 @@ impl<T> Channel<T> {
     pub(crate) fn drop_receiver(&self) {
         with_current(|ex| {
             self.locked(ex, |i| i.receiver_alive = false);
-            self.changed(ex, None, Change::Disconnected, true);
+            self.changed(ex, None, Change::Disconnected, true, true);
         })
     }
 }

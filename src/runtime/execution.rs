@@ -444,7 +444,7 @@ impl Execution {
         kind: EventKind,
         location: &'static Location<'static>,
     ) -> ObjectId {
-        self.point_then(handle, var_kind, kind, location, None::<fn(&State, ObjectId) -> _>)
+        self.point_then(handle, var_kind, kind, location, None::<(fn(&State, ObjectId) -> _, bool)>)
     }
 
     /// [`Execution::point`] for an operation on a lock: `waits` says, from the state at the
@@ -461,7 +461,33 @@ impl Execution {
         location: &'static Location<'static>,
         waits: impl FnOnce(&State, ObjectId) -> Option<BlockedOn>,
     ) -> ObjectId {
-        self.point_then(handle, var_kind, kind, location, Some(waits))
+        self.point_then(handle, var_kind, kind, location, Some((waits, false)))
+    }
+
+    /// [`Execution::lock_point`] for a wait that also ends when no thread can run (a receive
+    /// with a timeout): returns the object and whether the thread waited at the point and
+    /// timed out there.
+    #[inline]
+    pub(super) fn timed_wait_point(
+        &self,
+        handle: &Handle,
+        var_kind: VarKind,
+        kind: EventKind,
+        location: &'static Location<'static>,
+        waits: impl FnOnce(&State, ObjectId) -> Option<BlockedOn>,
+    ) -> (ObjectId, bool) {
+        let waited = std::cell::Cell::new(false);
+        let waits = |st: &State, object| {
+            let on = waits(st, object);
+            waited.set(on.is_some());
+            on
+        };
+        let object = self.point_then(handle, var_kind, kind, location, Some((waits, true)));
+        let timed_out = waited.get() && {
+            let st = self.state.borrow();
+            st.threads[st.current.index()].timed_out
+        };
+        (object, timed_out)
     }
 
     #[inline(always)]
@@ -471,7 +497,7 @@ impl Execution {
         var_kind: VarKind,
         kind: EventKind,
         location: &'static Location<'static>,
-        waits: Option<impl FnOnce(&State, ObjectId) -> Option<BlockedOn>>,
+        waits: Option<(impl FnOnce(&State, ObjectId) -> Option<BlockedOn>, bool)>,
     ) -> ObjectId {
         // `#[pctvb::instrument]`'s soundness check: one relaxed load while no check is on.
         if super::hooks::soundness_active() {
@@ -493,10 +519,10 @@ impl Execution {
             }
             return object;
         }
-        if let Some(waits) = waits {
+        if let Some((waits, timeout_able)) = waits {
             let mut st = self.state.borrow_mut();
             if let Some(on) = waits(&st, object) {
-                st.wait_at_point(on);
+                st.wait_at_point(on, timeout_able);
             }
         }
         self.schedule(kind, Some(object), location);

@@ -113,9 +113,10 @@ pub(super) struct Object {
     /// Threads blocked on this object: a lock's or a `Once`'s in id order (see
     /// `State::refresh_waiters`), a condition variable's in the order they started waiting.
     pub(crate) waiters: Vec<ThreadId>,
-    /// For a lock or a `Once`: which classes of its waiters are in the enabled threads now
-    /// (`OPEN_EXCLUSIVE`: waiters to lock a mutex, write-lock, or claim a `Once`;
-    /// `OPEN_SHARED`: waiters to read-lock), because what they wait for is available.
+    /// For a lock, a `Once` or a channel: which classes of its waiters are in the enabled
+    /// threads now (`OPEN_EXCLUSIVE`: waiters to lock a mutex, write-lock, claim a `Once`, or
+    /// send into a channel with room; `OPEN_SHARED`: waiters to read-lock; `OPEN_RECV`: a
+    /// channel's receivers), because what they wait for is available.
     pub(crate) open: u8,
     pub(crate) state: ObjectState,
 }
@@ -124,17 +125,23 @@ pub(super) struct Object {
 pub(super) const OPEN_EXCLUSIVE: u8 = 1;
 /// `Object::open`: read-lock waiters are enabled.
 pub(super) const OPEN_SHARED: u8 = 2;
+/// `Object::open`: a channel's receivers are enabled (a message or a disconnection waits).
+pub(super) const OPEN_RECV: u8 = 4;
 
 /// The model state of one object.
 pub(super) enum ObjectState {
     /// Atomics, cells and condvars keep no extra state here (a condvar's waiters, in
     /// notification order, are the object's `waiters`).
     Plain,
-    /// A channel: whether its queue had room after this execution's latest operation on it
-    /// (always for an unbounded one). Its senders waiting for room are enabled exactly while
-    /// it has (`State::refresh_waiters`), so a receive that frees a slot hands it to the one
-    /// sender the strategy picks; the queue itself is the channel's (`channel.rs`).
-    Channel { room: bool },
+    /// A channel, as this execution's latest operation on it left it: whether its queue had
+    /// room (always for an unbounded one), and whether a receive would return at once
+    /// (`ready`: a message is queued, or every sender is gone). Its senders waiting for room
+    /// are enabled exactly while it has room, its receivers exactly while it is ready
+    /// (`State::refresh_waiters`), so a receive that frees a slot hands it to the one sender
+    /// the strategy picks, and a receiver is a choice only when its receive will return. Both
+    /// are read from the queue at the channel's first use in the execution (it may hold
+    /// messages already: a channel shared with the outside); `channel.rs` owns the queue.
+    Channel { room: bool, ready: bool },
     /// A mutex: who holds it.
     Mutex { owner: Option<ThreadId> },
     /// A readers-writer lock.
@@ -152,7 +159,7 @@ impl ObjectState {
             VarKind::Mutex => ObjectState::Mutex { owner: None },
             VarKind::RwLock => ObjectState::RwLock { writer: None, readers: Vec::new() },
             VarKind::Barrier => ObjectState::Barrier { arrived: 0, generation: 0 },
-            VarKind::Channel => ObjectState::Channel { room: true },
+            VarKind::Channel => ObjectState::Channel { room: true, ready: true },
             VarKind::Once => {
                 ObjectState::Once { running: None, done: false, poisoned: false, value: None }
             }

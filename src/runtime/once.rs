@@ -50,7 +50,7 @@ impl RawOnce {
     ) {
         with_current(|ex| match ex {
             Some(ex) => {
-                let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
+                let object = claim_point(ex, &self.handle, location);
                 match claim(ex, object, force, location) {
                     Claim::Done => {}
                     Claim::Poisoned => panic!("{POISONED}"),
@@ -127,7 +127,7 @@ impl<T> OnceCell<T> {
     ) -> &T {
         with_current(|ex| match ex {
             Some(ex) => {
-                let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
+                let object = claim_point(ex, &self.handle, location);
                 if let Claim::Run { .. } = claim(ex, object, true, location) {
                     let guard = Running { ex, object, poison: false };
                     let value = f();
@@ -189,8 +189,26 @@ enum Claim {
     Poisoned,
 }
 
-/// Claims the initialization (after waiting for a thread that is running it). A poisoned
-/// object is claimed only with `force`.
+/// The scheduling point of an operation that may claim the initialization: until the `Once`
+/// is done the caller waits at this point (`State::wait_at_point`), a choice of the strategy
+/// only while no other thread runs the initializer, so its claim then succeeds (or finds the
+/// `Once` done) without a blocked step and a retry.
+fn claim_point(ex: &Execution, handle: &Handle, location: &'static Location<'static>) -> ObjectId {
+    ex.lock_point(handle, VarKind::Once, EventKind::Once, location, |st, object| {
+        match st.objects[object.index()].state {
+            // Not the thread running the initializer (a recursive call is reported as the
+            // deadlock it is).
+            ObjectState::Once { done: false, running, .. } if running != Some(st.current) => {
+                Some(BlockedOn::Once(object))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// Claims the initialization (after waiting for a thread that is running it, if the caller did
+/// not wait at its point: a point that variable bounding skips). A poisoned object is claimed
+/// only with `force`.
 fn claim(
     ex: &Execution,
     object: ObjectId,

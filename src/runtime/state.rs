@@ -8,7 +8,9 @@ use std::panic::Location;
 
 use corosensei::Yielder;
 
-use super::object::{AddressIndex, ErasedValue, Object, ObjectState, OPEN_EXCLUSIVE, OPEN_SHARED};
+use super::object::{
+    AddressIndex, ErasedValue, Object, ObjectState, OPEN_EXCLUSIVE, OPEN_RECV, OPEN_SHARED,
+};
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
 use crate::schedulers::{ScheduleRng, Strategy};
 use crate::vars::{VarKind, VarTable};
@@ -386,7 +388,8 @@ impl State {
     /// After `object` (a lock, a `Once` or a channel) changed: its waiters are in the enabled
     /// threads exactly while what they wait for is available (a mutex is free, a read lock has
     /// no writer, a write lock no holder, a `Once` no initializer running, a bounded channel
-    /// room for a sender that waits for room), so a release (a receive) enables
+    /// room for a sender that waits for room, a channel a message or no sender left for its
+    /// receiver), so a release (a receive, a send) enables
     /// them all, the one the strategy picks takes the object, and that acquisition disables the
     /// others again, without a step of theirs, and a chosen waiter's retried operation
     /// succeeds. Waiters' statuses stay `Blocked`: only the enabled list changes (the object's
@@ -421,6 +424,7 @@ impl State {
                 Status::Blocked(BlockedOn::RwRead(_)) => OPEN_SHARED,
                 Status::Blocked(BlockedOn::RwWrite(_)) => OPEN_EXCLUSIVE,
                 Status::Blocked(BlockedOn::Send(_)) if !t.awaits_receipt => OPEN_EXCLUSIVE,
+                Status::Blocked(BlockedOn::Recv(_)) => OPEN_RECV,
                 _ => 0,
             }
         };
@@ -517,11 +521,19 @@ impl State {
         self.objects[object.index()].waiters = waiters;
     }
 
-    /// Records whether the channel `object` has room now, and enables its senders waiting
-    /// for room exactly while it has (`refresh_waiters`).
-    pub(super) fn set_room(&mut self, object: ObjectId, room: bool) {
-        if let ObjectState::Channel { room: r } = &mut self.objects[object.index()].state {
-            *r = room;
+    /// Records whether the channel `object` has room and whether a receive would return now,
+    /// and enables its senders waiting for room and its receivers exactly while they can go
+    /// on (`refresh_waiters`). `None` leaves that part as it was.
+    pub(super) fn set_channel(
+        &mut self,
+        object: ObjectId,
+        room: Option<bool>,
+        ready: Option<bool>,
+    ) {
+        if let ObjectState::Channel { room: r, ready: d } = &mut self.objects[object.index()].state
+        {
+            *r = room.unwrap_or(*r);
+            *d = ready.unwrap_or(*d);
         }
         self.refresh_waiters(object);
     }
@@ -575,22 +587,26 @@ impl State {
         }
     }
 
-    /// Makes the running thread, at the scheduling point of an operation on a lock (`on`: a
-    /// mutex, a read or write lock), one of the lock's waiters before the strategy chooses:
-    /// it is enabled exactly while the lock can serve it (`refresh_waiters`), now and while it
-    /// stays suspended. So a thread whose lock is held is not a choice, a thread preempted at
-    /// a free lock that another thread takes meanwhile stops being one, and once chosen its
-    /// operation succeeds without another scheduling point (nothing runs between the choice
-    /// and its resumption). Not for a thread that holds the lock already (a recursive lock
-    /// is the caller's failure to report).
-    pub(super) fn wait_at_point(&mut self, on: BlockedOn) {
+    /// Makes the running thread, at the scheduling point of an operation that may wait (`on`:
+    /// a mutex, a read or write lock, a `Once` another thread is initializing, a channel's
+    /// receive or a send waiting for room), one of the object's waiters before the strategy
+    /// chooses: it is enabled exactly while the object can serve it (`refresh_waiters`), now
+    /// and while it stays suspended. So a thread whose lock is held is not a choice, a thread
+    /// preempted at a free lock that another thread takes meanwhile stops being one, and once
+    /// chosen its operation succeeds without another scheduling point (nothing runs between
+    /// the choice and its resumption). `timeout_able`: the wait also ends when no thread can
+    /// run (a receive with a timeout; the thread then finds `timed_out`). Not for a thread
+    /// that holds the lock already (a recursive lock is the caller's failure to report).
+    pub(super) fn wait_at_point(&mut self, on: BlockedOn, timeout_able: bool) {
         let id = self.current;
         let (object, class) = match on {
             BlockedOn::RwRead(o) => (o, OPEN_SHARED),
-            BlockedOn::Mutex(o) | BlockedOn::RwWrite(o) => (o, OPEN_EXCLUSIVE),
-            _ => unreachable!("wait_at_point is for locks, not {on:?}"),
+            BlockedOn::Mutex(o) | BlockedOn::RwWrite(o) | BlockedOn::Once(o) => (o, OPEN_EXCLUSIVE),
+            BlockedOn::Send(o) => (o, OPEN_EXCLUSIVE),
+            BlockedOn::Recv(o) => (o, OPEN_RECV),
+            _ => unreachable!("wait_at_point is for locks, a Once and channels, not {on:?}"),
         };
-        self.block_current(on, false);
+        self.block_current(on, timeout_able);
         let obj = &mut self.objects[object.index()];
         if obj.waiters.len() == 1 {
             // The only waiter: no other's enabling changes, so no pass over the waiters.
@@ -626,7 +642,7 @@ pub(super) fn remove_one_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
 
 /// Which classes of waiters (`OPEN_*` bits) what `state` models can serve now: a free mutex
 /// any waiter, a read lock without a writer its readers, ...; `None` for objects whose waiters
-/// are woken explicitly (condition variables, barriers, receivers).
+/// are woken explicitly (condition variables, barriers).
 fn available(state: &ObjectState) -> Option<u8> {
     Some(match state {
         ObjectState::Mutex { owner } => open_if(owner.is_none(), OPEN_EXCLUSIVE),
@@ -635,7 +651,9 @@ fn available(state: &ObjectState) -> Option<u8> {
                 | open_if(writer.is_none(), OPEN_SHARED)
         }
         ObjectState::Once { running, .. } => open_if(running.is_none(), OPEN_EXCLUSIVE),
-        ObjectState::Channel { room } => open_if(*room, OPEN_EXCLUSIVE),
+        ObjectState::Channel { room, ready } => {
+            open_if(*room, OPEN_EXCLUSIVE) | open_if(*ready, OPEN_RECV)
+        }
         _ => return None,
     })
 }
