@@ -177,6 +177,9 @@ pub struct Surw {
     sharing: Vec<(u32, bool)>,
     /// Spawned threads' identities (the walk's).
     spawn_keys: SpawnKeys,
+    /// Scratch for `choose`: per enabled thread, whether it waits for the intention (kept
+    /// between decisions so that a decision does not allocate).
+    waiting: Vec<bool>,
 }
 
 impl Default for Surw {
@@ -202,6 +205,7 @@ impl Surw {
             learning: Vec::new(),
             sharing: Vec::new(),
             spawn_keys: SpawnKeys::default(),
+            waiting: Vec::new(),
         }
     }
 
@@ -431,26 +435,28 @@ impl Strategy for Surw {
             self.intended = None;
         }
         // Candidates: the threads at an uninteresting operation, and the intended thread.
+        // Whether each enabled thread waits for the intention is looked up once per decision
+        // (its pending operation is a read of the thread table and the trace).
+        let mut waiting = std::mem::take(&mut self.waiting);
+        waiting.clear();
         let mut free = 0usize;
-        let mut ready = false;
         for &t in enabled {
-            if self.waits_for_intention(decision, t) {
-                ready = true;
-            } else {
-                free += 1;
-            }
+            let waits = self.waits_for_intention(decision, t);
+            waiting.push(waits);
+            free += usize::from(!waits);
         }
+        let ready = free < enabled.len();
         if ready && self.intended.is_none() {
             self.intended = self.draw_intended(enabled, rng);
         }
-        let intended_ready = self.intended.is_some_and(|t| self.waits_for_intention(decision, t));
+        let intended_at = self.intended.and_then(|t| enabled.binary_search(&t).ok());
+        let intended_ready = intended_at.is_some_and(|i| waiting[i]);
         let candidates = free + usize::from(intended_ready);
         debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
         let mut pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
         let mut chosen = enabled[0];
-        for &t in enabled {
-            let waits = self.waits_for_intention(decision, t);
-            if !waits || (intended_ready && Some(t) == self.intended) {
+        for (i, &t) in enabled.iter().enumerate() {
+            if !waiting[i] || (intended_ready && intended_at == Some(i)) {
                 if pick == 0 {
                     chosen = t;
                     break;
@@ -458,9 +464,9 @@ impl Strategy for Surw {
                 pick -= 1;
             }
         }
-        if self.pending_var(decision, chosen) != NO_VAR
-            && self.selected.contains(&self.pending_var(decision, chosen))
-        {
+        self.waiting = waiting;
+        let var = self.pending_var(decision, chosen);
+        if var != NO_VAR && self.selected.contains(&var) {
             if let Some(t) = self.threads.get_mut(chosen.index()) {
                 t.done += 1;
             }
