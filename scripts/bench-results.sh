@@ -79,7 +79,7 @@ lines = [
     f"| scheduling point, same thread continues | - | {same:.1f} ns |",
     f"| scheduling point, 2 threads, random (half of them switch) | - | {two:.1f} ns |",
     f"| one thread switch (2 x the difference of the two rows above) | <= 100 ns | {switch:.1f} ns |",
-    f"| rendezvous handoff (send + receive, each with a scheduling point, a block and a switch) | - | {pingpong:.1f} ns per handoff |",
+    f"| rendezvous handoff (a send and a receive, each with its scheduling point and a switch; the sender blocks until its message is taken) | - | {pingpong:.1f} ns per handoff |",
     f"| executions/s, 2 threads x 10 mutex ops, pctvb random, one OS thread | - | {pctvb:,.0f}/s |",
     f"| executions/s, same program, shuttle 0.9 random | - | {shuttle:,.0f}/s |",
     f"| ratio pctvb / shuttle, one OS thread each | >= 1.5 | {pctvb / shuttle:.2f}x |",
