@@ -234,7 +234,7 @@ fn correct_programs(c: &mut Criterion) {
             .ignore_env()
             .seed(1)
             .strategy(pctvb_default())
-            .uniform_walk_every(pctvb::__internals::runner::DEFAULT_WALK_EVERY)
+            .explore_every(pctvb::__internals::runner::DEFAULT_EXPLORE_EVERY)
             .profile_runs(PROFILE_RUNS)
             .iterations(CORRECT_EXECUTIONS - PROFILE_RUNS)
             .minimize_runs(0)

@@ -104,8 +104,7 @@ fn failures_replay_under_the_session_their_token_names() {
     let (mut profiling, mut searching) = (0, 0);
     for seed in 0..12 {
         // The strategy alone: the walk's executions track every variable (tested below).
-        let report =
-            search(seed).profile_runs(1).uniform_walk_every(0).run(|| counter::lost_update(3));
+        let report = search(seed).profile_runs(1).explore_every(0).run(|| counter::lost_update(3));
         let Some(failure) = report.failure() else { continue };
         let strategy = token_strategy(&report);
         assert!(strategy.contains(" [instrument: "), "{strategy}");

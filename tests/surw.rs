@@ -149,10 +149,10 @@ fn the_attribute_takes_the_surw_strategy() {
 #[test]
 fn with_a_target_it_can_be_the_exploring_half_and_only_the_strategy_counts() {
     // A depth bound without a named strategy: the combined strategy, and every second search
-    // execution (and the profiling) for the explorer, here surw (the corpus's `default-surw`).
+    // execution (and the profiling) for the explorer, here surw, named (the default's).
     assert_explores_beside_a_target(StrategyKind::Surw, "surw", "the selectively uniform walk");
 
-    // And it finds a bug the walk's half is there for: figure 4 needs two preemptions, out of
+    // And it finds a bug the explorer's half is there for: figure 4 needs two preemptions, out of
     // reach of the depth-2 strategy in most executions. Fixed seeds 0..5.
     for seed in 0..5 {
         let report = Config::new()
@@ -162,7 +162,7 @@ fn with_a_target_it_can_be_the_exploring_half_and_only_the_strategy_counts() {
             .depth(2)
             .iterations(2000)
             .minimize_runs(0)
-            .__explorer(StrategyKind::Surw)
+            .explorer(StrategyKind::Surw)
             .run(figure_4);
         assert!(report.failure().is_some(), "seed {seed}: figure 4 not found in 2000");
     }

@@ -177,6 +177,12 @@ pub enum StrategyKind {
 }
 }
 
+/// The names of the strategies that may explore ([`Config::explorer`](super::Config::explorer)):
+/// those without a guarantee, in the registry's order.
+pub(super) fn explorer_names() -> Vec<&'static str> {
+    STRATEGIES.iter().filter(|s| !s.priority).map(|s| s.name).collect()
+}
+
 impl StrategyKind {
     /// The systematic search up to `preemptions`, `vars` and `threads`, with happens-before
     /// pruning and no time budget.

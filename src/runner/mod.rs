@@ -29,7 +29,7 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use config::{Config, DEFAULT_PROFILE_RUNS, DEFAULT_WALK_EVERY, PROFILE_INDEX_BASE};
+pub use config::{Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, PROFILE_INDEX_BASE};
 pub use kind::StrategyKind;
 
 use crate::error::Error;
