@@ -46,6 +46,9 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "walk_every", kind: ArgKind::Int, method: "explore_every" },
 ];
 
+/// Arguments accepted under a former name, which an error listing the valid ones leaves out.
+const FORMER_NAMES: &[&str] = &["walk_every"];
+
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let function: ItemFn = syn::parse2(item)?;
     check_signature(&function)?;
@@ -239,7 +242,9 @@ fn parse_args(args: TokenStream) -> syn::Result<(Vec<TokenStream>, Vec<TokenStre
             syn::Error::new_spanned(&arg.path, "expected an argument name such as `iterations`")
         })?;
         let spec = ARGS.iter().find(|s| s.name == key).ok_or_else(|| {
-            let names: Vec<&str> = ARGS.iter().map(|s| s.name).collect();
+            // Former names stay accepted but are not suggested.
+            let names: Vec<&str> =
+                ARGS.iter().map(|s| s.name).filter(|n| !FORMER_NAMES.contains(n)).collect();
             syn::Error::new(
                 arg.path.span(),
                 format!(
@@ -446,6 +451,7 @@ mod tests {
         let e = error("iteratons = 5");
         assert!(e.contains("unknown #[pctvb::test] argument `iteratons`"), "{e}");
         assert!(e.contains("iterations, seed"), "{e}");
+        assert!(e.contains("explore_every, explorer") && !e.contains("walk_every"), "{e}");
     }
 
     #[test]
