@@ -172,7 +172,9 @@ pub enum StrategyKind {
     /// interleaves the accesses to it as the uniform walk interleaves events (each thread
     /// weighted by its estimated accesses left), while the other events run in a naive random
     /// order; half its executions, drawn, run the uniform walk instead. No guarantee, no
-    /// parameters, no profiling; its executions run on every core like the uniform walk's.
+    /// parameters, no profiling; its executions run on every core like the uniform walk's. The
+    /// default's explorer ([`Config::explorer`](super::Config::explorer)): what a run without
+    /// a target runs, and what runs beside the guaranteed strategy with one.
     Surw => surw::INFO,
 }
 }
