@@ -5,7 +5,8 @@
 //! selectively uniform random walk, SURW) for 1000 executions. The environment changes it without a source edit:
 //! - pctvb's own variables, which `Config` reads itself: `PCTVB_SEED`, `PCTVB_ITERATIONS`,
 //!   `PCTVB_TIME`, `PCTVB_REPLAY`, `PCTVB_WORKERS`, `PCTVB_SHARD`, `PCTVB_PROGRESS`,
-//!   `PCTVB_WATCHDOG`, `PCTVB_SHOW_PANICS`;
+//!   `PCTVB_WATCHDOG`, `PCTVB_SHOW_PANICS`, `PCTVB_EXPLORER` (e.g. `uniform`: the uniform
+//!   walk in SURW's place, as before SURW was the default);
 //! - `PCTVB_STRATEGY=<name>` (a [`pctvb::StrategyKind::from_name`] name, e.g. `pct`,
 //!   `combined`, `systematic`, `random`) and `PCTVB_CONFIDENCE=<p>` (e.g. `0.99`: run as many
 //!   executions as pctvb's bound needs for that guarantee), read here. With a confidence and

@@ -84,7 +84,8 @@ pub(super) enum Budget {
 /// Environment variables override the configuration, so a command line can change a test
 /// without editing it: `PCTVB_SEED` (decimal or `0x` hex), `PCTVB_ITERATIONS`,
 /// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in),
-/// and `PCTVB_WATCHDOG` (seconds, see [`Config::watchdog`]).
+/// `PCTVB_WATCHDOG` (seconds, see [`Config::watchdog`]) and `PCTVB_EXPLORER` (a strategy
+/// name, see [`Config::explorer`]).
 #[derive(Clone, Debug)]
 pub struct Config {
     pub(super) name: Option<String>,
@@ -422,7 +423,8 @@ impl Config {
     /// of a run without a target or bound (and without [`Config::strategy`]), and the one a
     /// run interleaves with its priority strategy and profiles with
     /// ([`Config::explore_every`]). Default SURW, the selectively uniform random walk
-    /// ([`StrategyKind::Surw`]); `explorer = "uniform"` in the attribute.
+    /// ([`StrategyKind::Surw`]); `explorer = "uniform"` in the attribute; `PCTVB_EXPLORER=uniform`
+    /// overrides it (for a whole suite, pctvb-loom's included).
     ///
     /// It must be a strategy without a guarantee (not [`StrategyKind::is_priority`]): its
     /// executions count towards nothing; a run given one with a guarantee could not test and

@@ -217,6 +217,9 @@ impl Config {
         if let Some(p) = overrides.confidence {
             effective.budget = Budget::Confidence(p);
         }
+        if let Some(kind) = overrides.explorer {
+            effective.explorer = Some(kind);
+        }
         let kind = effective.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
         let seed = overrides.seed.or(self.seed).unwrap_or_else(fresh_seed);
         let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(effective.budget);
