@@ -428,7 +428,9 @@ impl Config {
     ///
     /// It must be a strategy without a guarantee (not [`StrategyKind::is_priority`]): its
     /// executions count towards nothing; a run given one with a guarantee could not test and
-    /// says so. [`StrategyKind::UniformWalk`] gives the explorer the default had before
+    /// says so. A run that names its strategy runs the explorer only where
+    /// [`Config::explore_every`] gives it executions beside a priority strategy; a named
+    /// strategy without a guarantee runs alone, whatever the explorer. [`StrategyKind::UniformWalk`] gives the explorer the default had before
     /// SURW: SURW paid less over the corpus, but the walk paid less on some programs (the
     /// thread-scaling family, a work-stealing deque; docs/RESULTS.md), so a test that knows
     /// its bug is of that kind can ask for it.
