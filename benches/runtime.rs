@@ -10,8 +10,8 @@
 //!
 //! - `executions/twostage_100/*`: executions per second of a bug-free program in the shape of
 //!   SCTBench's twostage with 100 threads, every one contending for the same two mutexes, under
-//!   pctvb's default strategy without a target (the uniform walk) and shuttle 0.9's URW
-//!   scheduler, side by side on one OS thread; before measuring, it prints each tool's
+//!   pctvb's uniform walk, pctvb's default strategy without a target (SURW) and shuttle
+//!   0.9's URW scheduler, side by side on one OS thread; before measuring, it prints each tool's
 //!   scheduling points per execution (pctvb: the longest of a run; shuttle: mean and longest,
 //!   counted by a wrapper around its scheduler).
 //!
@@ -19,7 +19,7 @@
 //!   (`corpus/src/programs/correct.rs`: `counter`, `atomic_counter`, `prodcons_fixed`,
 //!   `ws_deque_fixed`), the same source compiled against each tool, under pctvb's default as
 //!   docs/RESULTS.md runs it (`pctvb_corpus::run`: the default priority strategy with its
-//!   profiling and every second execution a uniform walk, one worker, no minimization) and
+//!   profiling and every second execution SURW's, one worker, no minimization) and
 //!   under shuttle 0.9's random and URW schedulers, side by side on one OS thread; each
 //!   program's three benchmarks run back to back, so a load that changes over the whole run
 //!   weighs on the three alike.
@@ -101,13 +101,22 @@ fn executions(c: &mut Criterion) {
         let config = random_config().iterations(EXECUTIONS);
         b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
     });
-    // The default strategy without a target: the uniform walk, on one and on every core.
+    // The uniform walk (the default's explorer before SURW), on one and on every core.
+    let uniform = pctvb::Config::new()
+        .ignore_env()
+        .seed(1)
+        .strategy(pctvb::StrategyKind::UniformWalk)
+        .iterations(EXECUTIONS);
     group.bench_function("pctvb_uniform", |b| {
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS).workers(1);
+        let config = uniform.clone().workers(1);
         b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
     });
     group.bench_function("pctvb_uniform_all_cores", |b| {
-        let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS);
+        b.iter(|| assert!(uniform.run(pctvb_2x10_mutex).is_ok()))
+    });
+    // The default strategy without a target: SURW, on one OS thread.
+    group.bench_function("pctvb_surw", |b| {
+        let config = pctvb::Config::new().ignore_env().seed(1).iterations(EXECUTIONS).workers(1);
         b.iter(|| assert!(config.run(pctvb_2x10_mutex).is_ok()))
     });
     group.bench_function("shuttle_random", |b| {
@@ -172,7 +181,14 @@ fn contention(c: &mut Criterion) {
     let mut group = c.benchmark_group("executions/twostage_100");
     group.throughput(Throughput::Elements(TWOSTAGE_EXECUTIONS));
     group.sample_size(10);
-    let pctvb_config =
+    let pctvb_config = pctvb::Config::new()
+        .ignore_env()
+        .seed(1)
+        .strategy(pctvb::StrategyKind::UniformWalk)
+        .iterations(TWOSTAGE_EXECUTIONS)
+        .workers(1);
+    // The default without a target, SURW.
+    let surw_config =
         pctvb::Config::new().ignore_env().seed(1).iterations(TWOSTAGE_EXECUTIONS).workers(1);
     // Scheduling points per execution, printed once (not timed).
     let report = pctvb_config.run(pctvb_twostage);
@@ -193,6 +209,9 @@ fn contention(c: &mut Criterion) {
     );
     group.bench_function("pctvb_uniform", |b| {
         b.iter(|| assert!(pctvb_config.run(pctvb_twostage).is_ok()))
+    });
+    group.bench_function("pctvb_surw", |b| {
+        b.iter(|| assert!(surw_config.run(pctvb_twostage).is_ok()))
     });
     group.bench_function("shuttle_urw", |b| {
         b.iter(|| {
@@ -234,7 +253,7 @@ fn correct_programs(c: &mut Criterion) {
             .ignore_env()
             .seed(1)
             .strategy(pctvb_default())
-            .uniform_walk_every(pctvb::__internals::runner::DEFAULT_WALK_EVERY)
+            .explore_every(pctvb::__internals::runner::DEFAULT_EXPLORE_EVERY)
             .profile_runs(PROFILE_RUNS)
             .iterations(CORRECT_EXECUTIONS - PROFILE_RUNS)
             .minimize_runs(0)

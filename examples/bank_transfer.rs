@@ -10,9 +10,9 @@
 //! by account id) so that two opposite transfers cannot deadlock; `lock_order_deadlock.rs`
 //! shows what happens when the order follows the transfer's direction instead.
 //!
-//! Run with `cargo run --release --example bank_transfer`. Measured with the default strategy (the
-//! uniform walk) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`): the bug shows
-//! up after 1 to 5 executions (mean 1.6); the budget of 200 leaves a wide margin and takes well
+//! Run with `cargo run --release --example bank_transfer`. Measured with the default strategy
+//! (SURW) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`): the bug shows
+//! up after 1 to 5 executions (mean 1.7); the budget of 200 leaves a wide margin and takes well
 //! under a second in release.
 
 use pctvb::sync::{Arc, Mutex};

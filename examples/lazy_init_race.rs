@@ -9,9 +9,9 @@
 //! Fix: keep the lock held from the check to the store (load under the lock), or use
 //! `OnceLock::get_or_init`, which runs the initializer exactly once.
 //!
-//! Run with `cargo run --release --example lazy_init_race`. Measured with the default strategy (the
-//! uniform walk) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`): the bug shows
-//! up after 1 to 6 executions (mean 1.6); the budget of 200 leaves a wide margin and takes well
+//! Run with `cargo run --release --example lazy_init_race`. Measured with the default strategy
+//! (SURW) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`): the bug shows
+//! up after 1 to 6 executions (mean 1.5); the budget of 200 leaves a wide margin and takes well
 //! under a second in release.
 
 use pctvb::sync::atomic::{AtomicUsize, Ordering};

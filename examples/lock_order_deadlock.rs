@@ -12,8 +12,8 @@
 //! first, or the lock of the account that comes first in a fixed list.
 //!
 //! Run with `cargo run --release --example lock_order_deadlock`. Measured with the default strategy
-//! (the uniform walk) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`): the
-//! deadlock shows up after 1 to 8 executions (mean 2.4); the budget of 200 leaves a wide margin and
+//! (SURW) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`): the
+//! deadlock shows up after 1 to 16 executions (mean 3.3); the budget of 200 leaves a wide margin and
 //! takes well under a second in release.
 
 use pctvb::sync::{Arc, Mutex};

@@ -49,11 +49,13 @@
 //!
 //! Run with `cargo run --release --example treiber_aba`. Measured with the naive random walk
 //! (`StrategyKind::Random`) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`): the
-//! bug shows up after 3 to 830 executions (mean 149, so a run of 2,000 misses it with probability
-//! about e^-13); the budget takes well under a second in release. The example names that strategy
-//! because the default, the uniform walk, is weaker on this program: it learns each thread's length
-//! from the run's first execution, a worker's compare-and-swap retries make that length vary, and
-//! on some seeds what it learns makes the bug's window rare. It is one of the few programs of
+//! bug shows up after 1 to 912 executions (mean 172.7, so a run of 2,000 misses it with probability
+//! about e^-11); the budget takes well under a second in release. The example names that strategy
+//! because the uniform walk (the default before SURW) is weaker on this program: it learns each
+//! thread's length from the run's first execution, a worker's compare-and-swap retries make that
+//! length vary, and on some seeds what it learns makes the bug's window rare. SURW, the default
+//! now, is about even with the naive walk here (`PCTVB_STRATEGY=surw scripts/example-seeds.sh
+//! treiber_aba`: 1 to 1261 executions, mean 175.1), with a longer tail. It is one of the few programs of
 //! pctvb's corpus where the naive walk is ahead (docs/RESULTS.md, `treiber-aba`: a mean of 524
 //! executions against 405).
 

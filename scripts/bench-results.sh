@@ -40,10 +40,12 @@ shuttle = executions / (mean_ns("executions_2x10_mutex/shuttle_random") / 1e9)
 parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_random_all_cores") / 1e9)
 uniform = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform") / 1e9)
 uniform_parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform_all_cores") / 1e9)
+surw = executions / (mean_ns("executions_2x10_mutex/pctvb_surw") / 1e9)
 # executions/twostage_100/*: 20 executions (benches/runtime.rs, TWOSTAGE_EXECUTIONS) of 100
-# threads on two mutexes per iteration, pctvb's uniform walk and shuttle's URW.
+# threads on two mutexes per iteration, pctvb's uniform walk, pctvb's SURW and shuttle's URW.
 twostage = 20
 ts_pctvb = twostage / (mean_ns("executions_twostage_100/pctvb_uniform") / 1e9)
+ts_surw = twostage / (mean_ns("executions_twostage_100/pctvb_surw") / 1e9)
 ts_shuttle = twostage / (mean_ns("executions_twostage_100/shuttle_urw") / 1e9)
 # executions/correct/*: CORRECT_EXECUTIONS (benches/runtime.rs) executions of a bug-free corpus
 # program per iteration, pctvb's default as docs/RESULTS.md runs it against shuttle's faster
@@ -84,11 +86,14 @@ lines = [
     f"| executions/s, same program, shuttle 0.9 random | - | {shuttle:,.0f}/s |",
     f"| ratio pctvb / shuttle, one OS thread each | >= 1.5 | {pctvb / shuttle:.2f}x |",
     f"| executions/s, pctvb random on all {os.cpu_count()} cores | - | {parallel:,.0f}/s |",
-    f"| executions/s, pctvb uniform walk (the default without a target), one OS thread | - | {uniform:,.0f}/s |",
-    f"| executions/s, pctvb uniform walk on all {os.cpu_count()} cores (the default) | - | {uniform_parallel:,.0f}/s |",
+    f"| executions/s, pctvb uniform walk, one OS thread | - | {uniform:,.0f}/s |",
+    f"| executions/s, pctvb uniform walk on all {os.cpu_count()} cores | - | {uniform_parallel:,.0f}/s |",
+    f"| executions/s, pctvb SURW (the default without a target), one OS thread | - | {surw:,.0f}/s |",
     f"| executions/s, 100 threads contending for two mutexes (twostage_100), pctvb uniform walk, one OS thread | - | {ts_pctvb:,.0f}/s |",
+    f"| the same, pctvb SURW (the default without a target) | - | {ts_surw:,.0f}/s |",
     f"| executions/s, same program, shuttle 0.9 URW | - | {ts_shuttle:,.0f}/s |",
-    f"| ratio pctvb / shuttle on 100 threads | >= 2 | {ts_pctvb / ts_shuttle:.2f}x |",
+    f"| ratio pctvb uniform walk / shuttle on 100 threads | >= 2 | {ts_pctvb / ts_shuttle:.2f}x |",
+    f"| ratio pctvb SURW / shuttle on 100 threads | >= 2 | {ts_surw / ts_shuttle:.2f}x |",
 ]
 for name, ours, (theirs, which) in correct:
     lines += [

@@ -105,7 +105,7 @@ pub mod __internals {
     }
     /// Execution numbering and defaults.
     pub mod runner {
-        pub use crate::runner::{DEFAULT_PROFILE_RUNS, DEFAULT_WALK_EVERY, PROFILE_INDEX_BASE};
+        pub use crate::runner::{DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, PROFILE_INDEX_BASE};
     }
     /// Strategy limits.
     pub mod schedulers {

@@ -145,7 +145,7 @@ fn treiber_aba_loses_a_task() {
 
 #[test]
 fn correct_counter_passes() {
-    // The uniform walk most buggy examples use finds nothing in 2,000 executions...
+    // The default (SURW) most buggy examples use finds nothing in 2,000 executions...
     let report = Config::new()
         .name("correct_counter::locked_increments")
         .iterations(2000)

@@ -357,7 +357,7 @@ fn measure(p: &Program, kind: StrategyKind, executions: u64) -> Measured {
         .strategy(kind.clone())
         .iterations(executions)
         .stop_at_first_failure(false)
-        .uniform_walk_every(0)
+        .explore_every(0)
         .minimize_runs(0)
         .run(p.body);
     assert!(report.error().is_none(), "{} under {kind:?}: {:?}", p.name, report.error());
@@ -459,7 +459,7 @@ fn end_to_end(runs: u64, threads: Option<u32>) -> (u64, u64) {
             .seed(SEED ^ i.wrapping_mul(0x9e37_79b9_7f4a_7c15))
             .confidence(0.99)
             .profile_runs(2)
-            .uniform_walk_every(0)
+            .explore_every(0)
             .minimize_runs(0);
         if let Some(t) = threads {
             config = config.threads(t);

@@ -40,7 +40,7 @@ fn locked_counter() {
 fn confidence_target_computes_the_executions_and_the_statement_reaches_it() {
     let report = config().confidence(0.99).depth(2).vars(1).run(locked_counter);
     report.assert_ok();
-    assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + uniform walk 1 in 2");
+    assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + surw 1 in 2");
     let profile = report.profile.clone().unwrap();
     assert_eq!(profile.runs, pctvb::__internals::runner::DEFAULT_PROFILE_RUNS);
     assert_eq!(profile.n, 3);
@@ -126,7 +126,10 @@ fn configuration_mistakes_are_reported_not_guessed() {
 
 #[test]
 fn defaults_pick_the_combined_strategy_only_when_a_guarantee_is_asked_for() {
-    assert_eq!(Config::new().resolved_strategy(), Ok(StrategyKind::UniformWalk));
+    // Without a target: the explorer, SURW unless another is named.
+    assert_eq!(Config::new().resolved_strategy(), Ok(StrategyKind::Surw));
+    let walk = Config::new().explorer(StrategyKind::UniformWalk);
+    assert_eq!(walk.resolved_strategy(), Ok(StrategyKind::UniformWalk));
     assert_eq!(
         Config::new().depth(3).resolved_strategy(),
         Ok(StrategyKind::Combined { depth: 3, vars: 1, threads: 3 })

@@ -104,8 +104,7 @@ fn failures_replay_under_the_session_their_token_names() {
     let (mut profiling, mut searching) = (0, 0);
     for seed in 0..12 {
         // The strategy alone: the walk's executions track every variable (tested below).
-        let report =
-            search(seed).profile_runs(1).uniform_walk_every(0).run(|| counter::lost_update(3));
+        let report = search(seed).profile_runs(1).explore_every(0).run(|| counter::lost_update(3));
         let Some(failure) = report.failure() else { continue };
         let strategy = token_strategy(&report);
         assert!(strategy.contains(" [instrument: "), "{strategy}");
@@ -136,16 +135,17 @@ fn failures_replay_under_the_session_their_token_names() {
 }
 
 #[test]
-fn a_failure_of_the_default_runs_walk_tracked_every_variable_and_replays() {
-    let mut walked = 0;
+fn a_failure_of_the_default_explorer_tracked_every_variable_and_replays() {
+    let mut explored = 0;
     for seed in 0..12 {
         let report = search(seed).profile_runs(1).run(|| counter::lost_update(3));
         let Some(failure) = report.failure() else { continue };
         let strategy = token_strategy(&report);
-        if !strategy.starts_with("uniform,") || !strategy.contains("[instrument: gate all]") {
+        // Found by the explorer (SURW) in a search execution: it tracked every variable.
+        if !strategy.starts_with("surw,") || !strategy.contains("[instrument: gate all]") {
             continue;
         }
-        walked += 1;
+        explored += 1;
         let token = failure.token.clone().unwrap();
         let replay = Config::new()
             .race_detection(false)
@@ -154,7 +154,7 @@ fn a_failure_of_the_default_runs_walk_tracked_every_variable_and_replays() {
             .run(|| counter::lost_update(3));
         assert_eq!(replay.failure().expect("the replay fails again").message, failure.message);
     }
-    assert!(walked > 0, "no seed found the bug in a search execution of the walk");
+    assert!(explored > 0, "no seed found the bug in a search execution of the explorer");
 }
 
 #[test]

@@ -14,7 +14,7 @@
 //! has depth 2 on that one variable.
 //!
 //! Every run uses a fixed seed and profiles with the random walk only
-//! (`uniform_walk_every(0)`: the guarantee is about the priority strategy's own executions);
+//! (`explore_every(0)`: the guarantee is about the priority strategy's own executions);
 //! the assertions hold for those seeds.
 //!
 //! The programs race on purpose (the lost update or stale read the assertions look for): the
@@ -98,7 +98,7 @@ fn config(kind: &StrategyKind, seed: u64) -> Config {
         .ignore_env()
         .strategy(kind.clone())
         .seed(seed)
-        .uniform_walk_every(0)
+        .explore_every(0)
         .minimize_runs(20)
 }
 

@@ -594,7 +594,7 @@ fn table2() {
     for (name, _, instr_run) in programs() {
         let run = move || instr_run(LARGE);
         let combined = || {
-            let config = pctvb::Config::new().depth(2).vars(1).uniform_walk_every(0);
+            let config = pctvb::Config::new().depth(2).vars(1).explore_every(0);
             config.iterations(iterations).seed(7)
         };
         let mut chosen = f64::MAX;

@@ -3,8 +3,8 @@
 //! POS: a consumer that waits with `if`; PCT at depth 3: the paper's figure 3), never fails a
 //! correct program, replays its failures from their token, names the arm that found a bug,
 //! reports its executions per arm, is a strategy without guarantee, parameters or profiling,
-//! and with a target can take the walk's place as the exploring half of a run
-//! (`Config::__explorer`, hidden: for the corpus's measurement) while the guarantee
+//! and with a target can take SURW's place as the exploring half of a run
+//! (`Config::explorer`; the corpus's `default-pf` column) while the guarantee
 //! counts only the guaranteed strategy's executions.
 //!
 //! Every run uses a fixed seed (seeds 0-4 unless a test says otherwise) and `ignore_env`; where

@@ -71,6 +71,7 @@ fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
         "PCTVB_PROGRESS",
         "PCTVB_STRATEGY",
         "PCTVB_CONFIDENCE",
+        "PCTVB_EXPLORER",
         "PCTVB_TRACE",
         "PCTVB_SHOW_PANICS",
     ] {
@@ -147,6 +148,27 @@ fn the_strategy_and_a_confidence_target_come_from_the_environment() {
         assert!(!output.status.success(), "{var}={value}:\n{text}");
         assert!(text.contains(&format!("{var}=\"{value}\"")), "{text}");
     }
+}
+
+/// `PCTVB_EXPLORER` changes the explorer of a whole suite (the uniform walk: the default
+/// before SURW); a name that is no strategy, or one with a guarantee, is an error.
+#[test]
+fn the_explorer_comes_from_the_environment() {
+    let args = ["--exact", "child::fixed_update", "--nocapture"];
+    let (output, text) = run_child(&args, &[]);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("(surw, seed") || text.contains("; surw, seed"), "SURW:\n{text}");
+    let (output, text) = run_child(&args, &[("PCTVB_EXPLORER", "uniform")]);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("; uniform, seed"), "the uniform walk:\n{text}");
+    assert!(!text.contains("surw"), "{text}");
+    let (output, text) = run_child(&args, &[("PCTVB_EXPLORER", "banana")]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("PCTVB_EXPLORER=\"banana\" names no strategy"), "{text}");
+    assert!(text.contains("use one of random, uniform, pos, portfolio, greybox, surw"), "{text}");
+    let (output, text) = run_child(&args, &[("PCTVB_EXPLORER", "pct")]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("explorer = \"pct\" is a strategy with a guarantee"), "{text}");
 }
 
 #[test]

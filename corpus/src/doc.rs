@@ -55,7 +55,7 @@ pub fn short(tool: &Tool) -> String {
         "combined d=2 v=1 t=3" => "comb".into(),
         "pctvb default" => "**default**".into(),
         "pctvb default portfolio" => "default-pf".into(),
-        "pctvb default surw" => "default-surw".into(),
+        "pctvb default uniform" => "default-uniform".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
         "shuttle pct d=3" => "sh-pct3".into(),
@@ -196,8 +196,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     for line in &setup.environment {
         let _ = writeln!(d, "- {line}");
     }
-    d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk, \
-          pctvb's default without a target), `surw` (the selectively uniform walk: the \
+    d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk), \
+          `surw` (the selectively uniform walk, pctvb's default without a target: the \
           uniform walk over the accesses to one shared variable drawn per execution, the \
           uniform walk itself in half the executions), `pos` (partial order sampling, Fray's default), \
           `greybox` (coverage-guided schedule fuzzing, serial), \
@@ -207,9 +207,9 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           (thread bounding t=3 c=1, `strategy = \"threadbound\"`'s defaults), `comb` (the \
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
-          the uniform walk in profiling and in every second search execution), `default-pf` \
-          (`default` with the portfolio in place of the walk), `default-surw` (`default` with \
-          surw in place of the walk), `sys` \
+          surw in profiling and in every second search execution), `default-pf` \
+          (`default` with the portfolio in place of surw), `default-uniform` (`default` with \
+          the uniform walk in place of surw: the default before surw), `sys` \
           (systematic c<=2 v<=2 t<=2), `sh-rand`, \
           `sh-pct3`, `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk \
           schedulers), `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and \
@@ -672,7 +672,7 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let cols: Vec<usize> = (0..tools.len())
         .filter(|&i| match &tools[i] {
             Tool::Pctvb(k) => k.is_priority(),
-            Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultSurw => true,
+            Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultUniform => true,
             _ => false,
         })
         .collect();
@@ -682,7 +682,7 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let mut d = String::from(
         "## Finds during profiling\n\n\
          pctvb's priority strategies first run 10 executions under the random strategy (the \
-         uniform walk for `default`) to measure threads, steps and variables; a shallow bug is often found there, before the \
+         explorer for `default` and its variants: surw, the portfolio, the uniform walk) to measure threads, steps and variables; a shallow bug is often found there, before the \
          strategy itself runs. Each cell: trials whose failure came from profiling / trials \
          that found the bug. A strategy that cannot reach a bug (a d=2 strategy on a c=2 bug) \
          shows its finds all from profiling.\n\n| program |",

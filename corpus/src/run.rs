@@ -27,17 +27,17 @@ pub enum Tool {
     /// pctvb with this strategy, alone.
     Pctvb(StrategyKind),
     /// What a pctvb test with a target and no named strategy runs: the combined strategy
-    /// ([`pctvb_default`]) with the uniform walk every second search execution and in
-    /// profiling (`Config::uniform_walk_every`).
+    /// ([`pctvb_default`]) with the default explorer, surw, every second search execution and
+    /// in profiling (`Config::explore_every`).
     PctvbDefault,
-    /// [`Tool::PctvbDefault`] with the portfolio (`strategy = "portfolio"`) in place of the
-    /// uniform walk, in profiling and in every second search execution: what the default with
-    /// a target would run if the portfolio were its exploring half.
+    /// [`Tool::PctvbDefault`] with the portfolio (`strategy = "portfolio"`) in place of surw,
+    /// in profiling and in every second search execution: what the default with a target
+    /// would run if the portfolio were its exploring half.
     PctvbDefaultPortfolio,
-    /// [`Tool::PctvbDefault`] with surw (`strategy = "surw"`) in place of the uniform walk, in
-    /// profiling and in every second search execution: what the default with a target would
-    /// run if surw were its exploring half.
-    PctvbDefaultSurw,
+    /// [`Tool::PctvbDefault`] with the uniform walk (`explorer = "uniform"`) in place of surw,
+    /// in profiling and in every second search execution: the default before surw became its
+    /// exploring half, kept for comparison.
+    PctvbDefaultUniform,
     /// shuttle's `RandomScheduler`.
     ShuttleRandom,
     /// shuttle's `PctScheduler` with this depth.
@@ -71,7 +71,7 @@ impl Tool {
             Tool::Pctvb(pctvb_default()),
             Tool::PctvbDefault,
             Tool::PctvbDefaultPortfolio,
-            Tool::PctvbDefaultSurw,
+            Tool::PctvbDefaultUniform,
             // t = 2, not the default 3: the column as before pctvb counted the spawner (with
             // t = 3, scaling-n100's 20 trials alone had not finished after 2 minutes).
             Tool::Pctvb(StrategyKind::systematic(2, 2, 2)),
@@ -105,7 +105,7 @@ impl Tool {
             },
             Tool::PctvbDefault => "pctvb default".into(),
             Tool::PctvbDefaultPortfolio => "pctvb default portfolio".into(),
-            Tool::PctvbDefaultSurw => "pctvb default surw".into(),
+            Tool::PctvbDefaultUniform => "pctvb default uniform".into(),
             Tool::ShuttleRandom => "shuttle random".into(),
             Tool::ShuttlePct(d) => format!("shuttle pct d={d}"),
             Tool::ShuttleUrw => "shuttle urw".into(),
@@ -120,7 +120,7 @@ impl Tool {
             Tool::Pctvb(_)
             | Tool::PctvbDefault
             | Tool::PctvbDefaultPortfolio
-            | Tool::PctvbDefaultSurw => "pctvb",
+            | Tool::PctvbDefaultUniform => "pctvb",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) | Tool::ShuttleUrw => "shuttle",
             Tool::Loom(_) => "loom",
         }
@@ -211,14 +211,14 @@ pub struct Trial {
 pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial {
     match tool {
         Tool::Pctvb(kind) => pctvb_trial(kind, 0, None, program, seed, budget.executions),
-        Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultSurw => {
-            let walk = pctvb::__internals::runner::DEFAULT_WALK_EVERY;
+        Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultUniform => {
+            let every = pctvb::__internals::runner::DEFAULT_EXPLORE_EVERY;
             let explorer = match tool {
                 Tool::PctvbDefaultPortfolio => Some(StrategyKind::Portfolio),
-                Tool::PctvbDefaultSurw => Some(StrategyKind::Surw),
+                Tool::PctvbDefaultUniform => Some(StrategyKind::UniformWalk),
                 _ => None,
             };
-            pctvb_trial(&pctvb_default(), walk, explorer, program, seed, budget.executions)
+            pctvb_trial(&pctvb_default(), every, explorer, program, seed, budget.executions)
         }
         Tool::Loom(bound) => loom_trial(*bound, program, budget.loom_time),
         shuttle => shuttle_trial(shuttle, program, seed, budget.executions),
@@ -227,7 +227,7 @@ pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial
 
 fn pctvb_trial(
     kind: &StrategyKind,
-    walk_every: u64,
+    explore_every: u64,
     explorer: Option<StrategyKind>,
     program: &Program,
     seed: u64,
@@ -241,9 +241,9 @@ fn pctvb_trial(
         .seed(seed)
         .iterations(budget.saturating_sub(profiling).max(1))
         .strategy(kind.clone())
-        .uniform_walk_every(walk_every);
+        .explore_every(explore_every);
     if let Some(explorer) = explorer {
-        config = config.__explorer(explorer);
+        config = config.explorer(explorer);
     }
     let report =
         config.minimize_runs(0).profile_runs(PROFILE_RUNS).workers(1).run(move || body(param));

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! in place of its `loom = "0.7"` line. Every `loom::model(|| ...)` then runs pctvb's default
-//! strategy (the uniform random walk, 1000 executions) instead of loom's exhaustive search,
+//! strategy (the selectively uniform random walk, SURW, 1000 executions) instead of loom's exhaustive search,
 //! and a failure panics with pctvb's report: the original panic, the schedule, and a
 //! `PCTVB_REPLAY=...` line that reruns exactly that execution.
 //!

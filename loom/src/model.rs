@@ -1,17 +1,18 @@
 //! Model checking entry points, as loom's: [`model`] and [`Builder`], running pctvb.
 //!
 //! # Settings
-//! A model runs [`pctvb::Config::new`]: pctvb's default strategy (the uniform random walk)
-//! for 1000 executions. The environment changes it without a source edit:
+//! A model runs [`pctvb::Config::new`]: pctvb's default strategy (its explorer, the
+//! selectively uniform random walk, SURW) for 1000 executions. The environment changes it without a source edit:
 //! - pctvb's own variables, which `Config` reads itself: `PCTVB_SEED`, `PCTVB_ITERATIONS`,
 //!   `PCTVB_TIME`, `PCTVB_REPLAY`, `PCTVB_WORKERS`, `PCTVB_SHARD`, `PCTVB_PROGRESS`,
-//!   `PCTVB_WATCHDOG`, `PCTVB_SHOW_PANICS`;
+//!   `PCTVB_WATCHDOG`, `PCTVB_SHOW_PANICS`, `PCTVB_EXPLORER` (e.g. `uniform`: the uniform
+//!   walk in SURW's place, as before SURW was the default);
 //! - `PCTVB_STRATEGY=<name>` (a [`pctvb::StrategyKind::from_name`] name, e.g. `pct`,
 //!   `combined`, `systematic`, `random`) and `PCTVB_CONFIDENCE=<p>` (e.g. `0.99`: run as many
 //!   executions as pctvb's bound needs for that guarantee), read here. With a confidence and
-//!   no strategy, pctvb's default with a target runs: the combined strategy, with the uniform
-//!   walk in every second execution (not counted by the bound; it explores past the bound's
-//!   class). `PCTVB_STRATEGY=combined` with it runs the combined strategy alone: the same
+//!   no strategy, pctvb's default with a target runs: the combined strategy, with the
+//!   explorer (SURW) in every second execution (not counted by the bound; it explores past the
+//!   bound's class). `PCTVB_STRATEGY=combined` with it runs the combined strategy alone: the same
 //!   guarantee in about half the executions, without that exploration;
 //! - loom's `LOOM_MAX_PREEMPTIONS`, `LOOM_MAX_PERMUTATIONS`, `LOOM_MAX_DURATION`,
 //!   `LOOM_MAX_BRANCHES`, `LOOM_CHECKPOINT_FILE`, `LOOM_CHECKPOINT_INTERVAL`, `LOOM_LOCATION`

@@ -110,9 +110,9 @@ fn a_raw_pointer_never_rebuilt_is_reported() {
 // Reference counting as scheduling points (loom's `Arc` branches at each clone, drop,
 // `get_mut`, `try_unwrap` and `strong_count`), and the happens-before its operations give the
 // race detector (std's orderings). These run through pctvb's `Config` on fixed seeds with
-// `ignore_env` and the default strategy (the uniform random walk); the bug below is seen
-// in a good share of executions, and each seed listed was checked to find it within the
-// budget. The correct programs must pass all their executions.
+// `ignore_env` and the default strategy (SURW, the selectively uniform random walk); the bug
+// below is seen in a good share of executions, and each seed listed was checked to find it
+// within the budget. The correct programs must pass all their executions.
 
 mod counting {
     use super::*;

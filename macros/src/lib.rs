@@ -12,15 +12,18 @@ mod test_attr;
 /// Runs the function as a pctvb test: a `#[test]` whose body runs many times under controlled
 /// schedules, failing with the original panic, the failing schedule and a replay line.
 ///
-/// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "uniform"` (the
+/// Arguments (all optional): `iterations = N`, `seed = N`, `strategy = "surw"` (the
 /// default without a target; the names are those of `pctvb::StrategyKind::name`, and pctvb
 /// checks them at compile time: an unknown one is an error that lists the others),
 /// `max_steps = N`,
 /// `max_threads = N`, `stack_size = N`, and for the guarantee `confidence = 0.99` (computes the iterations; not
 /// with `iterations`), `depth = D`, `vars = V`, `threads = T`, `profile_runs = M`. Giving
 /// `depth`, `vars`, `threads` or `confidence` without `strategy` selects the combined strategy,
-/// with the uniform random walk in profiling and in every second search execution for bugs
-/// outside the guarantee's class (`walk_every = M`: every `M`-th; `0`: never).
+/// with the explorer (the selectively uniform random walk, SURW) in profiling and in every
+/// second search execution for bugs outside the guarantee's class (`explore_every = M`: every
+/// `M`-th; `0`: never; `walk_every`, its former name, is still accepted). `explorer =
+/// "uniform"` names another explorer (a strategy without a guarantee), which is then also the
+/// default without a target.
 /// Unknown or ill-typed arguments are compile errors pointing at them.
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {

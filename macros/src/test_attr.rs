@@ -36,11 +36,18 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "vars", kind: ArgKind::Int, method: "vars" },
     ArgSpec { name: "threads", kind: ArgKind::Int, method: "threads" },
     ArgSpec { name: "profile_runs", kind: ArgKind::Int, method: "profile_runs" },
-    ArgSpec { name: "walk_every", kind: ArgKind::Int, method: "uniform_walk_every" },
+    ArgSpec { name: "explore_every", kind: ArgKind::Int, method: "explore_every" },
+    ArgSpec { name: "explorer", kind: ArgKind::Strategy, method: "explorer" },
     ArgSpec { name: "minimize_runs", kind: ArgKind::Int, method: "minimize_runs" },
     ArgSpec { name: "regressions", kind: ArgKind::Regressions, method: "regressions" },
     ArgSpec { name: "time", kind: ArgKind::Duration, method: "time_budget" },
+    // The former name of `explore_every`, from when the uniform walk was the only explorer;
+    // still accepted (after the others, so the list of valid names leads with the new one).
+    ArgSpec { name: "walk_every", kind: ArgKind::Int, method: "explore_every" },
 ];
+
+/// Arguments accepted under a former name, which an error listing the valid ones leaves out.
+const FORMER_NAMES: &[&str] = &["walk_every"];
 
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let function: ItemFn = syn::parse2(item)?;
@@ -235,7 +242,9 @@ fn parse_args(args: TokenStream) -> syn::Result<(Vec<TokenStream>, Vec<TokenStre
             syn::Error::new_spanned(&arg.path, "expected an argument name such as `iterations`")
         })?;
         let spec = ARGS.iter().find(|s| s.name == key).ok_or_else(|| {
-            let names: Vec<&str> = ARGS.iter().map(|s| s.name).collect();
+            // Former names stay accepted but are not suggested.
+            let names: Vec<&str> =
+                ARGS.iter().map(|s| s.name).filter(|n| !FORMER_NAMES.contains(n)).collect();
             syn::Error::new(
                 arg.path.span(),
                 format!(
@@ -246,6 +255,14 @@ fn parse_args(args: TokenStream) -> syn::Result<(Vec<TokenStream>, Vec<TokenStre
         })?;
         if seen.contains(&key) {
             return Err(syn::Error::new(arg.path.span(), format!("`{key}` is given twice")));
+        }
+        let same =
+            seen.iter().find(|k| ARGS.iter().any(|s| s.name == **k && s.method == spec.method));
+        if let Some(other) = same {
+            return Err(syn::Error::new(
+                arg.path.span(),
+                format!("`{key}` and `{other}` are the same setting; give one (`{}`)", spec.method),
+            ));
         }
         if (key == "confidence" && seen.iter().any(|k| k == "iterations"))
             || (key == "iterations" && seen.iter().any(|k| k == "confidence"))
@@ -274,7 +291,11 @@ fn setting(
         Expr::Path(_) if spec.kind == ArgKind::Strategy => {
             return Err(syn::Error::new_spanned(
                 value,
-                "`strategy` takes a string, e.g. `strategy = \"pct\"`",
+                format!(
+                    "`{0}` takes a string, e.g. `{0} = \"{1}\"`",
+                    spec.name,
+                    example_name(spec, "pct")
+                ),
             ))
         }
         Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) && spec.kind == ArgKind::Int => {
@@ -298,7 +319,9 @@ fn setting(
                     format!("`{}` takes an integer from 0 to {} (u64)", spec.name, u64::MAX),
                 )
             })?;
-            if v == 0 && !matches!(spec.name, "seed" | "minimize_runs" | "walk_every") {
+            if v == 0
+                && !matches!(spec.name, "seed" | "minimize_runs" | "explore_every" | "walk_every")
+            {
                 return Err(syn::Error::new(
                     i.span(),
                     format!("`{}` must be at least 1", spec.name),
@@ -374,8 +397,21 @@ fn setting(
         )),
         (ArgKind::Strategy, other) => Err(syn::Error::new(
             other.span(),
-            "`strategy` takes a string, e.g. `strategy = \"random\"`",
+            format!(
+                "`{0}` takes a string, e.g. `{0} = \"{1}\"`",
+                spec.name,
+                example_name(spec, "random")
+            ),
         )),
+    }
+}
+
+/// A strategy name to show in an error about argument `spec`: `strategy`'s `example`, and
+/// for `explorer` one that explores.
+fn example_name(spec: &ArgSpec, example: &'static str) -> &'static str {
+    match spec.name {
+        "explorer" => "uniform",
+        _ => example,
     }
 }
 
@@ -415,6 +451,7 @@ mod tests {
         let e = error("iteratons = 5");
         assert!(e.contains("unknown #[pctvb::test] argument `iteratons`"), "{e}");
         assert!(e.contains("iterations, seed"), "{e}");
+        assert!(e.contains("explore_every, explorer") && !e.contains("walk_every"), "{e}");
     }
 
     #[test]
@@ -445,7 +482,8 @@ mod tests {
     #[test]
     fn guarantee_arguments_expand_to_config_calls() {
         let args: TokenStream =
-            "confidence = 0.99, depth = 3, vars = 2, threads = 2, profile_runs = 5, walk_every = 0"
+            "confidence = 0.99, depth = 3, vars = 2, threads = 2, profile_runs = 5, \
+             explore_every = 0, explorer = \"uniform\""
                 .parse()
                 .unwrap();
         let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
@@ -454,7 +492,18 @@ mod tests {
         assert!(out.contains(". vars (2 as _)"), "{out}");
         assert!(out.contains(". threads (2 as _)"), "{out}");
         assert!(out.contains(". profile_runs (5 as _)"), "{out}");
-        assert!(out.contains(". uniform_walk_every (0 as _)"), "{out}");
+        assert!(out.contains(". explore_every (0 as _)"), "{out}");
+        assert!(out.contains(". explorer (:: core :: option :: Option :: expect"), "{out}");
+        assert!(out.contains("StrategyKind :: __named (\"uniform\")"), "{out}");
+    }
+
+    #[test]
+    fn walk_every_is_still_accepted_as_explore_every() {
+        let args: TokenStream = "depth = 2, walk_every = 3".parse().unwrap();
+        let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
+        assert!(out.contains(". explore_every (3 as _)"), "{out}");
+        let e = error("walk_every = 3, explore_every = 2");
+        assert!(e.contains("`explore_every` and `walk_every` are the same setting"), "{e}");
     }
 
     #[test]

@@ -358,7 +358,7 @@ impl Session {
 }
 
 /// The static variables among the current execution's strategy's chosen variables; every
-/// static variable when the strategy does not bound variables (the uniform walk a run
+/// static variable when the strategy does not bound variables (the explorer a run
 /// interleaves with its priority strategy).
 fn strategy_focus() -> HashSet<StaticVarId> {
     let infos = with_execution("instrumented access", |ex| ex.chosen_vars());

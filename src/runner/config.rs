@@ -36,8 +36,8 @@ pub(super) enum Budget {
 ///
 /// # Strategies and guarantees
 ///
-/// Without [`Config::strategy`], a run uses [`StrategyKind::UniformWalk`] (no guarantee)
-/// unless a [`Config::depth`], [`Config::vars`], [`Config::threads`] or
+/// Without [`Config::strategy`], a run uses its explorer, [`StrategyKind::Surw`] unless
+/// [`Config::explorer`] names another (no guarantee), unless a [`Config::depth`], [`Config::vars`], [`Config::threads`] or
 /// [`Config::confidence`] is given: then it uses [`StrategyKind::Combined`] with defaults
 /// depth 2 (one preemption), 1 variable and 3 threads (counting the spawner, see
 /// [`Config::threads`]) for what is not given. The combined strategy is the default for guarantees because
@@ -48,10 +48,11 @@ pub(super) enum Budget {
 /// among them (see [`Config::threads`]): a bug between two threads the test body spawns is a
 /// 3-thread bug, and a default of 2 would print a false guarantee for it.
 ///
-/// A run whose priority strategy was chosen this way (not named) also runs the uniform random
-/// walk, in profiling and in every second search execution ([`Config::uniform_walk_every`]):
-/// the priority strategy's executions carry the guarantee, the walk's find bugs outside its
-/// class.
+/// A run whose priority strategy was chosen this way (not named) also runs its explorer (the
+/// selectively uniform random walk, SURW, unless [`Config::explorer`] names another), in
+/// profiling and in every second search execution ([`Config::explore_every`]): the priority
+/// strategy's executions carry the guarantee, the explorer's find bugs outside its class (and,
+/// on most programs, bugs of the class in fewer executions).
 ///
 /// A priority strategy first runs [`Config::profile_runs`] profiling executions (a random
 /// walk, with their own random streams) that measure the threads `n`, the scheduling points
@@ -83,7 +84,8 @@ pub(super) enum Budget {
 /// Environment variables override the configuration, so a command line can change a test
 /// without editing it: `PCTVB_SEED` (decimal or `0x` hex), `PCTVB_ITERATIONS`,
 /// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in),
-/// and `PCTVB_WATCHDOG` (seconds, see [`Config::watchdog`]).
+/// `PCTVB_WATCHDOG` (seconds, see [`Config::watchdog`]) and `PCTVB_EXPLORER` (a strategy
+/// name, see [`Config::explorer`]).
 #[derive(Clone, Debug)]
 pub struct Config {
     pub(super) name: Option<String>,
@@ -111,9 +113,11 @@ pub struct Config {
     pub(super) trace_files: bool,
     /// Whether panics inside executions are printed as they happen (`PCTVB_SHOW_PANICS`).
     pub(super) show_panics: bool,
-    pub(super) walk_every: Option<u64>,
-    /// What the executions interleaved with a priority strategy's (`walk_every`) run instead
-    /// of the uniform walk, if anything ([`Config::__explorer`]).
+    /// Every how many search executions of a priority strategy run the explorer
+    /// ([`Config::explore_every`]); `None`: the default for how the strategy was chosen.
+    pub(super) explore_every: Option<u64>,
+    /// The strategy that explores: the default without a target, and the executions
+    /// interleaved with a priority strategy's ([`Config::explorer`]); `None`: SURW.
     pub(super) explorer: Option<StrategyKind>,
     pub(super) time_budget: Option<std::time::Duration>,
     /// When the time budget runs out, set when a run starts.
@@ -133,8 +137,13 @@ pub use crate::schedulers::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
 pub const DEFAULT_PROFILE_RUNS: u64 = 10;
 pub use crate::runtime::PROFILE_INDEX_BASE;
 /// Every how many search executions a run whose priority strategy was chosen by default runs
-/// one of the uniform random walk ([`Config::uniform_walk_every`]).
-pub const DEFAULT_WALK_EVERY: u64 = 2;
+/// one of its explorer ([`Config::explore_every`]).
+pub const DEFAULT_EXPLORE_EVERY: u64 = 2;
+/// The explorer of a run that names none ([`Config::explorer`]): SURW. Measured on the corpus
+/// (docs/RESULTS.md, "Expected cost with restarts"), the default with SURW as its exploring
+/// half paid less over the corpus than with the uniform walk, most on the programs where a
+/// bug is one variable's accesses among much other work.
+pub(crate) const DEFAULT_EXPLORER: StrategyKind = StrategyKind::Surw;
 /// Default replay budget of minimization after a failure.
 pub const DEFAULT_MINIMIZE_RUNS: u64 = 500;
 /// Default number of executions.
@@ -158,7 +167,7 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The defaults: the uniform walk, 1000 executions, a fresh random seed, 100,000 scheduling
+    /// The defaults: the selectively uniform random walk (SURW), 1000 executions, a fresh random seed, 100,000 scheduling
     /// points and 4096 threads per execution, 2 MiB stacks, a 10 s watchdog, environment
     /// overrides on.
     pub fn new() -> Config {
@@ -186,7 +195,7 @@ impl Config {
             races: true,
             trace_files: true,
             show_panics: false,
-            walk_every: None,
+            explore_every: None,
             explorer: None,
             time_budget: None,
             deadline: None,
@@ -260,8 +269,8 @@ impl Config {
         self
     }
 
-    /// Profiling executions (the random walk, or the uniform walk when the run walks; before
-    /// the search) that measure the counts a
+    /// Profiling executions (the naive random walk, or the explorer when the run explores, see
+    /// [`Config::explore_every`]; before the search) that measure the counts a
     /// priority strategy and its guarantee need: threads `n`, scheduling points `k`, and the
     /// accesses `k_q` and sharing of every variable. At least 1 for a priority strategy;
     /// ignored by [`StrategyKind::Random`]. Default [`DEFAULT_PROFILE_RUNS`].
@@ -284,16 +293,16 @@ impl Config {
     /// [`Config::stop_at_first_failure`].
     #[track_caller]
     pub fn count_failures<F: Fn() + Sync>(&self, body: F) -> (u64, u64) {
-        // The strategy alone: executions of the uniform walk would mix another hit rate in.
-        let report = self.clone().stop_at_first_failure(false).uniform_walk_every(0).run(body);
+        // The strategy alone: executions of the explorer would mix another hit rate in.
+        let report = self.clone().stop_at_first_failure(false).explore_every(0).run(body);
         (report.executions, report.failures)
     }
 
     /// The strategy this configuration runs: [`Config::strategy`] with the parameters
     /// [`Config::depth`], [`Config::vars`] and [`Config::threads`] override; without a
     /// strategy, [`StrategyKind::Combined`] when any of them or a confidence target is given
-    /// (defaults depth 2, 1 variable, 3 threads), else
-    /// [`StrategyKind::Random`]. An error names a parameter the strategy does not take or a
+    /// (defaults depth 2, 1 variable, 3 threads), else the explorer ([`Config::explorer`],
+    /// SURW by default). An error names a parameter the strategy does not take or a
     /// value out of range.
     pub fn resolved_strategy(&self) -> Result<StrategyKind, String> {
         let wants_guarantee = self.depth.is_some()
@@ -307,8 +316,20 @@ impl Config {
                 vars: DEFAULT_VARS,
                 threads: DEFAULT_THREADS,
             },
-            None => StrategyKind::UniformWalk,
+            None => self.explorer_kind(),
         };
+        if let Some(explorer) = &self.explorer {
+            if explorer.is_priority() {
+                return Err(format!(
+                    "explorer = \"{}\" is a strategy with a guarantee; an explorer runs \
+                     beside the guaranteed strategy, uncounted, and without a target alone: name \
+                     one without a guarantee ({}), or strategy = \"{}\" to run it",
+                    explorer.name(),
+                    super::kind::explorer_names().join(", "),
+                    explorer.name()
+                ));
+            }
+        }
         let name = kind.name();
         let refuse = |what: &str| {
             Err(format!("the {name} strategy does not take a {what} bound (`{what}`)"))
@@ -359,11 +380,13 @@ impl Config {
                  the counts its schedule and guarantee depend on"
             ));
         }
-        if kind.is_priority() && self.walk_every() == 1 {
+        if kind.is_priority() && self.explore_period() == 1 {
             return Err(format!(
-                "uniform_walk_every(1) (walk_every = 1) gives every search execution to the \
-                 uniform walk and none to {name}, so no execution would count towards its \
-                 guarantee; use 0 (no walk), 2 or more, or strategy = \"uniform\""
+                "explore_every(1) (explore_every = 1 in the attribute) gives every search execution to the \
+                 explorer ({}) and none to {name}, so no execution would count towards its \
+                 guarantee; use 0 (no explorer), 2 or more, or strategy = \"{}\"",
+                self.explorer_kind().name(),
+                self.explorer_kind().name()
             ));
         }
         Ok(kind)
@@ -396,20 +419,41 @@ impl Config {
         self
     }
 
-    /// Measurement only (the corpus's `default-pf` and `default-surw` columns): the executions
-    /// a run interleaves with its priority strategy ([`Config::uniform_walk_every`]) and its
-    /// profiling run `kind` (the portfolio, surw) instead of the uniform walk. Not an API: it
-    /// stays hidden until the measurement says the default should change.
-    #[doc(hidden)]
-    pub fn __explorer(mut self, kind: StrategyKind) -> Config {
+    /// The strategy that explores, where no guarantee is asked of it: the default strategy
+    /// of a run without a target or bound (and without [`Config::strategy`]), and the one a
+    /// run interleaves with its priority strategy and profiles with
+    /// ([`Config::explore_every`]). Default SURW, the selectively uniform random walk
+    /// ([`StrategyKind::Surw`]); `explorer = "uniform"` in the attribute; `PCTVB_EXPLORER=uniform`
+    /// overrides it (for a whole suite, pctvb-loom's included).
+    ///
+    /// It must be a strategy without a guarantee (not [`StrategyKind::is_priority`]): its
+    /// executions count towards nothing; a run given one with a guarantee could not test and
+    /// says so. A run that names its strategy runs the explorer only where
+    /// [`Config::explore_every`] gives it executions beside a priority strategy; a named
+    /// strategy without a guarantee runs alone, whatever the explorer. [`StrategyKind::UniformWalk`] gives the explorer the default had before
+    /// SURW: SURW paid less over the corpus, but the walk paid less on some programs (the
+    /// thread-scaling family, a work-stealing deque; docs/RESULTS.md), so a test that knows
+    /// its bug is of that kind can ask for it.
+    ///
+    /// ```
+    /// use pctvb::{Config, StrategyKind};
+    /// let report = Config::new()
+    ///     .ignore_env()
+    ///     .explorer(StrategyKind::UniformWalk)
+    ///     .depth(2)
+    ///     .iterations(20)
+    ///     .run(|| pctvb::thread::spawn(|| {}).join().unwrap());
+    /// assert!(report.is_ok());
+    /// assert!(report.strategy.ends_with(" + uniform 1 in 2"), "{}", report.strategy);
+    /// ```
+    pub fn explorer(mut self, kind: StrategyKind) -> Config {
         self.explorer = Some(kind);
         self
     }
 
-    /// The strategy a run interleaves with its priority strategy and profiles with: the
-    /// uniform walk, unless [`Config::__explorer`] named another.
-    pub(super) fn explorer(&self) -> StrategyKind {
-        self.explorer.clone().unwrap_or(StrategyKind::UniformWalk)
+    /// The strategy this run explores with ([`Config::explorer`]).
+    pub(super) fn explorer_kind(&self) -> StrategyKind {
+        self.explorer.clone().unwrap_or(DEFAULT_EXPLORER)
     }
 
     /// The run seed; without one, each run draws a fresh seed (failures stay reproducible
@@ -557,28 +601,42 @@ impl Config {
         self
     }
 
-    /// Every `m`-th search execution of a priority strategy runs the uniform random walk
-    /// ([`StrategyKind::UniformWalk`]) instead (`0`: never), and the profiling executions run
-    /// it instead of the naive random walk.
+    /// Every `m`-th search execution of a priority strategy runs the explorer
+    /// ([`Config::explorer`]: SURW unless named) instead (`0`: never), and the profiling
+    /// executions run it instead of the naive random walk.
     ///
     /// The priority strategy's executions carry the guarantee, for the bugs of its class
-    /// (depth, variables, threads); the walk's find bugs outside that class (two preemptions
-    /// where the guarantee covers one, say) and, on most programs, bugs of the class in fewer
-    /// executions. The guarantee counts only the strategy's executions, so with `m = 2` a
-    /// passing run takes twice as many executions for the same confidence; an execution of
-    /// the walk that exceeds the measured counts raises them as any execution does.
+    /// (depth, variables, threads); the explorer's find bugs outside that class (two
+    /// preemptions where the guarantee covers one, say) and, on most programs, bugs of the
+    /// class in fewer executions. The guarantee counts only the strategy's executions, so with
+    /// `m = 2` a passing run takes twice as many executions for the same confidence; an
+    /// execution of the explorer that exceeds the measured counts raises them as any
+    /// execution does.
     ///
-    /// Default: [`DEFAULT_WALK_EVERY`] when the priority strategy was chosen by default (a
+    /// Default: [`DEFAULT_EXPLORE_EVERY`] when the priority strategy was chosen by default (a
     /// target or a bound given without [`Config::strategy`], as `#[pctvb::test]` does), `0`
     /// when a strategy is named, so an explicit strategy runs alone.
-    pub fn uniform_walk_every(mut self, m: u64) -> Config {
-        self.walk_every = Some(m);
+    pub fn explore_every(mut self, m: u64) -> Config {
+        self.explore_every = Some(m);
         self
     }
 
-    /// Every how many search executions this run walks (see [`Config::uniform_walk_every`]).
-    pub(super) fn walk_every(&self) -> u64 {
-        self.walk_every.unwrap_or(if self.strategy.is_none() { DEFAULT_WALK_EVERY } else { 0 })
+    /// The former name of [`Config::explore_every`], from when the uniform walk was the only
+    /// explorer; it does the same (with the default explorer, SURW, not the uniform walk:
+    /// [`Config::explorer`] names the walk).
+    #[deprecated(note = "use `explore_every`: the executions run the explorer (SURW by \
+                         default; `explorer(StrategyKind::UniformWalk)` for the walk)")]
+    pub fn uniform_walk_every(self, m: u64) -> Config {
+        self.explore_every(m)
+    }
+
+    /// Every how many search executions this run explores (see [`Config::explore_every`]).
+    pub(super) fn explore_period(&self) -> u64 {
+        self.explore_every.unwrap_or(if self.strategy.is_none() {
+            DEFAULT_EXPLORE_EVERY
+        } else {
+            0
+        })
     }
 
     /// Ignores `PCTVB_*` environment variables (for tests of pctvb itself).

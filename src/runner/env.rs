@@ -26,6 +26,8 @@ pub(super) struct Overrides {
     pub(super) strategy: Option<super::StrategyKind>,
     /// `PCTVB_CONFIDENCE=<p>`: a confidence target, strictly between 0 and 1.
     pub(super) confidence: Option<f64>,
+    /// `PCTVB_EXPLORER=<name>`: the explorer, as `explorer = "<name>"` names it.
+    pub(super) explorer: Option<super::StrategyKind>,
 }
 
 pub(super) fn read() -> Result<Overrides, Error> {
@@ -41,8 +43,9 @@ pub(super) fn read() -> Result<Overrides, Error> {
         trace_files: switch("PCTVB_TRACE")?,
         watchdog: number("PCTVB_WATCHDOG")?,
         races: switch("PCTVB_RACES")?,
-        strategy: strategy()?,
+        strategy: strategy_named("PCTVB_STRATEGY")?,
         confidence: confidence()?,
+        explorer: strategy_named("PCTVB_EXPLORER")?,
     })
 }
 
@@ -61,19 +64,24 @@ fn switch(name: &str) -> Result<Option<bool>, Error> {
     }
 }
 
-/// `PCTVB_STRATEGY=<name>`, a name `#[pctvb::test(strategy = ...)]` takes.
-fn strategy() -> Result<Option<super::StrategyKind>, Error> {
-    let Ok(text) = std::env::var("PCTVB_STRATEGY") else {
+/// `PCTVB_STRATEGY=<name>` or `PCTVB_EXPLORER=<name>` (`var`), a name
+/// `#[pctvb::test(strategy = ...)]` takes. Whether the strategy may explore is checked with
+/// the rest of the configuration (`Config::resolved_strategy`).
+fn strategy_named(var: &str) -> Result<Option<super::StrategyKind>, Error> {
+    let Ok(text) = std::env::var(var) else {
         return Ok(None);
     };
     match super::StrategyKind::from_name(text.trim()) {
         Some(kind) => Ok(Some(kind)),
         None => {
-            let names: Vec<&str> = super::kind::STRATEGIES.iter().map(|s| s.name).collect();
+            let names = match var {
+                "PCTVB_EXPLORER" => super::kind::explorer_names(),
+                _ => super::kind::STRATEGIES.iter().map(|s| s.name).collect(),
+            };
             Err(Error::config(
-                "PCTVB_STRATEGY",
+                var,
                 format!(
-                    "PCTVB_STRATEGY={text:?} names no strategy: use one of {}, or unset it",
+                    "{var}={text:?} names no strategy: use one of {}, or unset it",
                     names.join(", ")
                 ),
             ))

@@ -172,9 +172,17 @@ pub enum StrategyKind {
     /// interleaves the accesses to it as the uniform walk interleaves events (each thread
     /// weighted by its estimated accesses left), while the other events run in a naive random
     /// order; half its executions, drawn, run the uniform walk instead. No guarantee, no
-    /// parameters, no profiling; its executions run on every core like the uniform walk's.
+    /// parameters, no profiling; its executions run on every core like the uniform walk's. The
+    /// default's explorer ([`Config::explorer`](super::Config::explorer)): what a run without
+    /// a target runs, and what runs beside the guaranteed strategy with one.
     Surw => surw::INFO,
 }
+}
+
+/// The names of the strategies that may explore ([`Config::explorer`](super::Config::explorer)):
+/// those without a guarantee, in the registry's order.
+pub(super) fn explorer_names() -> Vec<&'static str> {
+    STRATEGIES.iter().filter(|s| !s.priority).map(|s| s.name).collect()
 }
 
 impl StrategyKind {

@@ -29,7 +29,7 @@ use std::panic::Location;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use config::{Config, DEFAULT_PROFILE_RUNS, DEFAULT_WALK_EVERY, PROFILE_INDEX_BASE};
+pub use config::{Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, PROFILE_INDEX_BASE};
 pub use kind::StrategyKind;
 
 use crate::error::Error;
@@ -216,6 +216,9 @@ impl Config {
         }
         if let Some(p) = overrides.confidence {
             effective.budget = Budget::Confidence(p);
+        }
+        if let Some(kind) = overrides.explorer {
+            effective.explorer = Some(kind);
         }
         let kind = effective.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
         let seed = overrides.seed.or(self.seed).unwrap_or_else(fresh_seed);

@@ -1,7 +1,7 @@
-//! Parallel executions: a run of the random strategy, or of the uniform walk, spreads its
+//! Parallel executions: a run of the random strategy, or of a walk (uniform or SURW), spreads its
 //! executions over OS threads, each with its own engine, and reports the failure with the
 //! lowest index, which is what a serial run reports: the result does not depend on thread
-//! timing. The random strategy's executions are independent given (seed, index); the walk's
+//! timing. The random strategy's executions are independent given (seed, index); a walk's
 //! depend only on its first execution (index 0), which every worker runs to learn from
 //! before claiming indices (the same schedule in each; one of them counts it).
 //!
@@ -73,7 +73,7 @@ impl Config {
         self.shard.is_none_or(|(k, m)| index % m == k - 1)
     }
 
-    /// Runs `iterations` executions of `kind` (random or the uniform walk) on `workers` OS
+    /// Runs `iterations` executions of `kind` (random, or a walk: uniform, SURW) on `workers` OS
     /// threads.
     pub(super) fn search_parallel(
         &self,

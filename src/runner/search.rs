@@ -108,10 +108,10 @@ impl Config {
         let priority = kind.is_priority();
         // Variable bounding over `#[pctvb::instrument]`ed code tracks the chosen variables.
         let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
-        // Every `walk_every`-th search execution runs the uniform walk, which also profiles.
-        let walk_every = if priority { self.walk_every() } else { 0 };
+        // Every `explore_every`-th search execution runs the explorer, which also profiles.
+        let explore_every = if priority { self.explore_period() } else { 0 };
         let mut serial = Serial {
-            exec: self.first_execution(&kind, walk_every),
+            exec: self.first_execution(&kind, explore_every),
             pool: StackPool::new(self.stack_size),
             body,
             at,
@@ -121,12 +121,10 @@ impl Config {
             Budget::Iterations(n) => n,
             Budget::Confidence(_) => 0,
         };
-        let describe = match walk_every {
+        // The explorer by the name `strategy = "..."` takes, so the description says what ran.
+        let describe = match explore_every {
             0 => kind.build().describe(),
-            m if self.explorer.is_some() => {
-                format!("{} + {} 1 in {m}", kind.build().describe(), self.explorer().name())
-            }
-            m => format!("{} + uniform walk 1 in {m}", kind.build().describe()),
+            m => format!("{} + {} 1 in {m}", kind.build().describe(), self.explorer_kind().name()),
         };
         let mut report = self.empty_report(describe, seed, planned);
         let mut search = Search {
@@ -135,20 +133,20 @@ impl Config {
             profile: None,
             counts: Counts::default(),
             static_only: Vec::new(),
-            walk_every,
-            explorer: self.explorer().title(),
-            walks: 0,
-            walk_raises: 0,
+            explore_every,
+            explorer: self.explorer_kind().title(),
+            explorations: 0,
+            explore_raises: 0,
             may_hand_over,
             handed_over: None,
         };
-        // The walk while the priority strategy runs, and the other way round.
+        // The explorer while the priority strategy runs, and the other way round.
         let mut parked: Option<Box<dyn Strategy>> = None;
         if priority {
             if self.profile(&mut serial, &mut search, &mut report, instrumented).is_break() {
                 return SerialEnd::Done(Box::new(report));
             }
-            parked = start_strategy(&serial.exec, &kind, walk_every);
+            parked = start_strategy(&serial.exec, &kind, explore_every);
         }
         let searched = self.search_executions(
             &mut serial,
@@ -175,14 +173,14 @@ impl Config {
     }
 
     /// The engine a serial search starts with. A priority strategy profiles first, under a
-    /// random strategy (the uniform walk when the run walks, naive random otherwise), which
+    /// random strategy (the explorer when the run explores, naive random otherwise), which
     /// [`start_strategy`] replaces after profiling; other strategies start as themselves.
-    fn first_execution(&self, kind: &StrategyKind, walk_every: u64) -> Execution {
+    fn first_execution(&self, kind: &StrategyKind, explore_every: u64) -> Execution {
         let priority = kind.is_priority();
-        let first: Box<dyn Strategy> = match (priority, walk_every) {
+        let first: Box<dyn Strategy> = match (priority, explore_every) {
             (false, _) => kind.build(),
             (true, 0) => Box::new(Random),
-            (true, _) => self.explorer().build(),
+            (true, _) => self.explorer_kind().build(),
         };
         let exec = Execution::new(first, self.limits());
         if priority {
@@ -273,8 +271,8 @@ impl Config {
 
     /// The search executions, until the budget is spent (for a confidence target: until
     /// enough executions drawn with the final counts ran; a shard runs its share) or, when
-    /// the run stops at its first failure, a failure. Every `walk_every`-th execution of a
-    /// priority strategy runs the uniform walk instead (swapped with the `parked` one), and
+    /// the run stops at its first failure, a failure. Every `explore_every`-th execution of
+    /// a priority strategy runs the explorer instead (swapped with the `parked` one), and
     /// after every execution the counts are compared with those it was drawn with
     /// ([`Search::after_execution`]). An execution that could not test ends the run with its
     /// error.
@@ -291,7 +289,7 @@ impl Config {
     ) -> ControlFlow<()> {
         let kind = search.kind;
         let priority = kind.is_priority();
-        let walk_every = search.walk_every;
+        let explore_every = search.explore_every;
         let mut schedules = DistinctSchedules::default();
         let mut index = 0;
         let started = Instant::now();
@@ -326,10 +324,10 @@ impl Config {
                 continue;
             }
             let exec = &serial.exec;
-            let walking = walk_every > 0 && index % walk_every == walk_every - 1;
-            if walking {
+            let exploring = explore_every > 0 && index % explore_every == explore_every - 1;
+            if exploring {
                 swap_strategy(exec, parked);
-                search.walks += 1;
+                search.explorations += 1;
             }
             let outcome =
                 exec.run_one(&mut serial.pool, serial.seed, index, serial.body, serial.at);
@@ -338,7 +336,7 @@ impl Config {
             schedules.insert(exec.schedule_hash());
             let only_schedule = outcome.failure.is_none() && !exec.had_choice();
             if priority {
-                if let Err(message) = search.observe(exec, index, walking, report) {
+                if let Err(message) = search.observe(exec, index, exploring, report) {
                     report.stats.variables = exec.var_report();
                     self.fail_config(report, "confidence", message);
                     return ControlFlow::Break(());
@@ -356,7 +354,7 @@ impl Config {
                         &cause,
                         index,
                         outcome.digest,
-                        walking,
+                        exploring,
                         &mut follow,
                     );
                     report.failure = Some(f);
@@ -365,7 +363,7 @@ impl Config {
                     break;
                 }
             }
-            if walking {
+            if exploring {
                 swap_strategy(&serial.exec, parked);
             }
             if only_schedule {
@@ -402,8 +400,8 @@ impl Config {
         planned: u64,
     ) {
         let per = elapsed.div_f64(report.executions.max(1) as f64);
-        // A run that walks runs the walk's executions beside the counted ones.
-        let total = match (search.budget, search.walk_every) {
+        // A run that explores runs the explorer's executions beside the counted ones.
+        let total = match (search.budget, search.explore_every) {
             (Budget::Confidence(_), m) if m > 1 => planned.saturating_mul(m) / (m - 1),
             _ => planned,
         };
@@ -453,11 +451,11 @@ impl Config {
         )
     }
 
-    /// The report of the first failing search execution, `index` (`walking`: it ran the
-    /// uniform walk), minimized when the run stops at it; a counting run keeps going, so its
+    /// The report of the first failing search execution, `index` (`exploring`: it ran the
+    /// explorer), minimized when the run stops at it; a counting run keeps going, so its
     /// first failure is reported as found. Over `#[pctvb::instrument]`ed code (`follow`, the
     /// session that follows the strategy's choices) the execution tracked its strategy's
-    /// chosen variables (the walk: all of them): minimization and the replay token keep
+    /// chosen variables (the explorer: all of them): minimization and the replay token keep
     /// exactly those.
     fn first_failure(
         &self,
@@ -465,12 +463,12 @@ impl Config {
         cause: &FailureCause,
         index: u64,
         digest: u64,
-        walking: bool,
+        exploring: bool,
         follow: &mut Option<Tracking>,
     ) -> Failure {
         let Serial { exec, pool, body, at, seed, .. } = serial;
         let (body, at, seed) = (*body, *at, *seed);
-        let tracked = follow.as_ref().map(|_| match walking {
+        let tracked = follow.as_ref().map(|_| match exploring {
             true => Selection::All,
             false => Selection::Vars(chosen_static_vars(exec)),
         });
@@ -533,20 +531,21 @@ fn record_size(stats: &mut Stats, threads: usize, steps: u64) {
 }
 
 /// After profiling, gives the engine the priority strategy `kind` in place of the profiling
-/// walk, and returns the walk when the search keeps running it every `walk_every`-th
+/// explorer, and returns the explorer when the search keeps running it every `explore_every`-th
 /// execution (swapped in and out by [`swap_strategy`]).
 fn start_strategy(
     exec: &Execution,
     kind: &StrategyKind,
-    walk_every: u64,
+    explore_every: u64,
 ) -> Option<Box<dyn Strategy>> {
     let profiler = exec.replace_strategy(kind.build());
-    (walk_every > 0).then_some(profiler)
+    (explore_every > 0).then_some(profiler)
 }
 
-/// Swaps the execution's strategy with the parked one (the priority strategy and the walk).
+/// Swaps the execution's strategy with the parked one (the priority strategy and the
+/// explorer).
 fn swap_strategy(exec: &Execution, parked: &mut Option<Box<dyn Strategy>>) {
-    let next = parked.take().expect("a run that walks parks the walk or the strategy");
+    let next = parked.take().expect("a run that explores parks the explorer or the strategy");
     *parked = Some(exec.replace_strategy(next));
 }
 
@@ -662,14 +661,14 @@ struct Search<'a> {
     counts: Counts,
     /// Run variable ids of the static-only variables, fixed after profiling.
     static_only: Vec<usize>,
-    /// Every how many search executions one runs the uniform walk (0: never).
-    walk_every: u64,
-    /// What those executions ran, for the report's note.
+    /// Every how many search executions one runs the explorer (0: never).
+    explore_every: u64,
+    /// What those executions ran ("the selectively uniform walk"), for the report's notes.
     explorer: &'static str,
-    /// Search executions that ran the walk.
-    walks: u64,
-    /// Executions of the walk that raised the counts.
-    walk_raises: u64,
+    /// Search executions that ran the explorer.
+    explorations: u64,
+    /// Executions of the explorer that raised the counts.
+    explore_raises: u64,
     /// Whether the run may go to workers after execution 0 ([`Config::search_serial`]).
     may_hand_over: bool,
     /// The worker count the run went to (the search ended after execution 0).
@@ -758,14 +757,14 @@ impl Search<'_> {
         });
     }
 
-    /// After search execution `index` (`walked`: of the uniform walk), which `exec` just ran:
+    /// After search execution `index` (`explored`: of the explorer), which `exec` just ran:
     /// reads the counts again only when they changed (most executions change nothing, and
     /// reading allocates), then compares them ([`Search::after_execution`]).
     fn observe(
         &mut self,
         exec: &Execution,
         index: u64,
-        walked: bool,
+        explored: bool,
         report: &mut Report,
     ) -> Result<(), String> {
         let after = if self.counts.unchanged(exec, &report.stats) {
@@ -773,7 +772,7 @@ impl Search<'_> {
         } else {
             Some(Counts::read(exec, &report.stats, &self.static_only))
         };
-        self.after_execution(index, walked, after, report)
+        self.after_execution(index, explored, after, report)
     }
 
     /// Whether to run execution `index`.
@@ -789,12 +788,12 @@ impl Search<'_> {
     /// Compares the counts after execution `index` (`None`: unchanged) with those it was
     /// drawn with; a raise marks it as exceeding, restarts the count of covered executions
     /// and recomputes the bound (and, for a confidence target, the planned executions). An
-    /// execution of the walk (`walked`) is never covered, but a raise it measures counts the
+    /// execution of the explorer (`explored`) is never covered, but a raise it measures counts the
     /// same way: the strategy's executions drawn with the old counts no longer count.
     pub(super) fn after_execution(
         &mut self,
         index: u64,
-        walked: bool,
+        explored: bool,
         after: Option<Counts>,
         report: &mut Report,
     ) -> Result<(), String> {
@@ -805,20 +804,21 @@ impl Search<'_> {
         });
         let profile = self.profile.as_mut().expect("profiled");
         let Some(what) = grown else {
-            if !walked {
+            if !explored {
                 profile.covered += 1;
             }
             return Ok(());
         };
         profile.covered = 0;
-        if walked {
-            self.walk_raises += 1;
-            if self.walk_raises as usize > MAX_RAISE_NOTES {
+        if explored {
+            self.explore_raises += 1;
+            if self.explore_raises as usize > MAX_RAISE_NOTES {
                 return self.plan(report);
             }
             profile.notes.push(format!(
-                "execution {index} (uniform walk) raised the counts ({what}); the bound was \
-                 recomputed and only executions drawn with the new counts are counted"
+                "execution {index} ({}) raised the counts ({what}); the bound was recomputed \
+                 and only executions drawn with the new counts are counted",
+                self.explorer
             ));
             return self.plan(report);
         }
@@ -839,15 +839,17 @@ impl Search<'_> {
         if more > 0 {
             profile.notes.push(format!("{more} more executions exceeded the counts"));
         }
-        let more = self.walk_raises.saturating_sub(MAX_RAISE_NOTES as u64);
+        let more = self.explore_raises.saturating_sub(MAX_RAISE_NOTES as u64);
         if more > 0 {
-            profile.notes.push(format!("{more} more executions of the walk raised the counts"));
+            profile
+                .notes
+                .push(format!("{more} more executions of {} raised the counts", self.explorer));
         }
-        if self.walks > 0 {
+        if self.explorations > 0 {
             profile.notes.push(format!(
                 "{} of the {} search executions ran {} (1 in {}, for bugs outside the \
                  guarantee's class); the guarantee counts only the strategy's",
-                self.walks, report.executions, self.explorer, self.walk_every
+                self.explorations, report.executions, self.explorer, self.explore_every
             ));
         }
         profile.final_n = self.counts.n;

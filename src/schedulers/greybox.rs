@@ -34,7 +34,7 @@
 //! unlike its own. The others take a kept schedule (half the time one of the [`RECENT`]
 //! latest, which extend the newest finds; otherwise any) and follow it up to a uniformly drawn
 //! step while the thread it names can run. Past that step, and in fresh executions, the
-//! uniform walk ([`UniformWalk`], the default strategy) chooses: it sees every decision, the
+//! uniform walk ([`UniformWalk`]) chooses: it sees every decision, the
 //! followed ones included, so its counts of each thread's remaining steps stay right. The
 //! walk, not the naive random choice, is what keeps the strategy close to `uniform` on bugs
 //! that need no chain (the corpus's `greybox` column beside `uniform` and `random`).

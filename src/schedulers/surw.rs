@@ -1,7 +1,9 @@
 //! The selectively uniform random walk (`strategy = "surw"`): the walk of
 //! [`UniformWalk`](super::uniform_walk::UniformWalk) applied to the accesses of one shared
 //! variable drawn per execution, with every other event left to a naive random choice; half
-//! the executions run the uniform walk itself.
+//! the executions run the uniform walk itself. It is the default's explorer
+//! (`Config::explorer`): the strategy of a run without a target, and of the executions that
+//! run beside the guaranteed strategy with one.
 //!
 //! # What this module owns, and what it must not touch
 //!
@@ -45,9 +47,13 @@
 //! - Completeness: an intended thread that is no longer enabled (it blocked) is dropped and a
 //!   new one drawn; a thread whose estimate is spent but which is at an interesting event
 //!   runs as if it were not (the estimate was short), so no thread waits for an intention it
-//!   could never get. Any thread with an interesting event left has a positive weight at
-//!   every draw, and every other thread is a candidate at every point: every schedule keeps a
-//!   positive probability.
+//!   could never get. An intended thread that spins (a `try_lock` loop, say) stays enabled
+//!   without reaching its interesting event, which may wait for a thread held back at one:
+//!   after [`PATIENCE`] scheduling points with the intention outstanding and another thread
+//!   waiting, the intention is drawn again among the others, so a spin loop cannot livelock
+//!   the execution (the uniform walk never holds a thread back, and did not). Any thread with
+//!   an interesting event left has a positive weight at every draw, and every other thread is
+//!   a candidate at every point: every schedule keeps a positive probability.
 //! - A parent stands for the interesting events of the threads it has yet to spawn: when an
 //!   intended parent spawns, the intention passes to the new child with the child's share of
 //!   the parent's weight.
@@ -100,6 +106,13 @@ pub(crate) const INFO: StrategyInfo = StrategyInfo {
 /// guide's strategy section): the selective walk and the walk find different programs'
 /// bugs cheaply, and half of each paid less over the corpus than either alone.
 const WALK_EVERY: u64 = 2;
+
+/// Scheduling points an intention may stay outstanding, its thread not at its interesting
+/// event, while another thread waits at one, before it is drawn again among the others (see
+/// the module docs' completeness). Far above the free steps that usually separate a thread's
+/// accesses to one variable, so the order of interesting events keeps the walk's weights
+/// wherever no thread spins; a spin loop wastes at most this many points per wait.
+const PATIENCE: u64 = 256;
 
 /// Variables each selective execution selects (fewer if fewer are shared). One, as the
 /// corpus measured best: with two, a program with two shared variables selects them all.
@@ -170,6 +183,8 @@ pub struct Surw {
     object_var: Vec<u32>,
     /// The thread whose interesting event is to run next, if drawn.
     intended: Option<ThreadId>,
+    /// The scheduling point at which `intended` was drawn.
+    intended_at: u64,
     /// Execution 0 only: each thread's accesses per variable, by thread id.
     learning: Vec<Vec<(u32, u64)>>,
     /// Execution 0 only: each object's first accessing thread and whether another one
@@ -202,6 +217,7 @@ impl Surw {
             threads: Vec::new(),
             object_var: Vec::new(),
             intended: None,
+            intended_at: 0,
             learning: Vec::new(),
             sharing: Vec::new(),
             spawn_keys: SpawnKeys::default(),
@@ -273,9 +289,18 @@ impl Surw {
             && self.threads.get(thread.index()).is_some_and(|t| t.left() > 0)
     }
 
-    /// Draws the intended thread among `enabled` by weight; `None` if all weigh nothing.
-    fn draw_intended(&self, enabled: &[ThreadId], rng: &mut ScheduleRng) -> Option<ThreadId> {
-        let weight = |t: ThreadId| self.threads.get(t.index()).map_or(0, |s| s.left());
+    /// Draws the intended thread among `enabled`, but for `except`, by weight; `None` if all
+    /// weigh nothing.
+    fn draw_intended(
+        &self,
+        enabled: &[ThreadId],
+        except: Option<ThreadId>,
+        rng: &mut ScheduleRng,
+    ) -> Option<ThreadId> {
+        let weight = |t: ThreadId| match except == Some(t) {
+            true => 0,
+            false => self.threads.get(t.index()).map_or(0, |s| s.left()),
+        };
         let total: u64 = enabled.iter().map(|&t| weight(t)).sum();
         if total == 0 {
             return None;
@@ -447,16 +472,27 @@ impl Strategy for Surw {
         }
         let ready = free < enabled.len();
         if ready && self.intended.is_none() {
-            self.intended = self.draw_intended(enabled, rng);
+            self.intended = self.draw_intended(enabled, None, rng);
+            self.intended_at = decision.step;
         }
-        let intended_at = self.intended.and_then(|t| enabled.binary_search(&t).ok());
-        let intended_ready = intended_at.is_some_and(|i| waiting[i]);
+        let waits_at = |intended: Option<ThreadId>| {
+            let at = intended.and_then(|t| enabled.binary_search(&t).ok());
+            (at, at.is_some_and(|i| waiting[i]))
+        };
+        let (mut intended_pos, mut intended_ready) = waits_at(self.intended);
+        // The intended thread is not at its event while others wait at theirs: past the
+        // patience, it may be spinning on what they hold; one of them gets the intention.
+        if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
+            self.intended = self.draw_intended(enabled, self.intended, rng);
+            self.intended_at = decision.step;
+            (intended_pos, intended_ready) = waits_at(self.intended);
+        }
         let candidates = free + usize::from(intended_ready);
         debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
         let mut pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
         let mut chosen = enabled[0];
         for (i, &t) in enabled.iter().enumerate() {
-            if !waiting[i] || (intended_ready && intended_at == Some(i)) {
+            if !waiting[i] || (intended_ready && intended_pos == Some(i)) {
                 if pick == 0 {
                     chosen = t;
                     break;

@@ -69,9 +69,10 @@
 //!
 //! The paper's "selective" variant (SURW) is a strategy of its own, `strategy = "surw"`
 //! (`surw.rs`): it orders only the accesses to one shared variable drawn per execution, and
-//! runs this walk in half its executions. This walk stays the default without a target: it
-//! counts every scheduling point, and pctvb's scheduling points already are only operations
-//! on synchronization objects and instrumented shared state (not private computation).
+//! runs this walk in half its executions. SURW is the default's explorer (the strategy a run
+//! without a target runs, `Config::explorer`); this walk was until the corpus measured SURW
+//! cheaper over its programs, and stays the better one where a bug is the order of two
+//! variables' accesses (the guide's strategy section).
 //!
 //! The first execution stays a naive walk. Estimating online in it (a thread's weight its
 //! points so far plus one, or the mean points of the finished threads spawned by the same

@@ -102,8 +102,8 @@ pub fn assert_same_run_on_workers(config: Config, body: fn(), workers: &[usize])
 }
 
 /// Runs [`correct_pair`] with a depth bound and no named strategy (the combined strategy) and
-/// `explorer` in the uniform walk's place (`Config::__explorer`, the corpus's `default-pf` and
-/// `default-surw` columns): seed 0, one worker, 100 search executions. Checks what any such
+/// `explorer` as its exploring half (`Config::explorer`; the corpus's `default-pf` and
+/// `default-uniform` columns): seed 0, one worker, 100 search executions. Checks what any such
 /// half must do: the run's description names `name` as 1 in 2, the profile's note says the
 /// search ran `long_name` in 50 of the 100, and the guarantee counts only the strategy's 50.
 /// Returns the report for the caller's own checks.
@@ -119,7 +119,7 @@ pub fn assert_explores_beside_a_target(
         .workers(1)
         .depth(2)
         .iterations(100)
-        .__explorer(explorer)
+        .explorer(explorer)
         .run(correct_pair);
     assert!(report.is_ok(), "{:?}", report.failure());
     let suffix = format!(" + {name} 1 in 2");

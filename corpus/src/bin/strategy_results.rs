@@ -124,7 +124,7 @@ fn measure(kind: &StrategyKind, body: &(dyn Fn() + Sync)) -> Rate {
         .minimize_runs(0)
         .profile_runs(PROFILE_RUNS)
         .stop_at_first_failure(false)
-        .uniform_walk_every(0)
+        .explore_every(0)
         .workers(1)
         .run(body);
     if let Some(error) = report.error() {
