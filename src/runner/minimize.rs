@@ -11,8 +11,9 @@
 //! and stops when no merge helps or the budget is spent. The original failure is never lost:
 //! if nothing is kept, it is reported as found.
 
+use crate::runtime::real_now;
 use std::panic::Location;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::outcome::Found;
 use super::Config;
@@ -97,7 +98,7 @@ impl Config {
         at: &'static Location<'static>,
         found: Found,
     ) -> (Found, u64) {
-        let started = Instant::now();
+        let started = real_now();
         let describe = format!("{}, minimized", found.strategy);
         let mut best = found;
         let mut runs = 0;
@@ -108,7 +109,7 @@ impl Config {
                 .into_iter()
                 .flat_map(|(i, j)| [blocks.merged(i, j), blocks.postponed(i, j)]);
             for candidate_blocks in moves {
-                if runs >= self.minimize_runs || started.elapsed() > TIME_BUDGET {
+                if runs >= self.minimize_runs || real_now().duration_since(started) > TIME_BUDGET {
                     break 'restart;
                 }
                 runs += 1;

@@ -3,6 +3,7 @@
 //! `PCTVB_PROGRESS=1` on even when stderr is not a terminal (the runner validates the value).
 //! It writes to the stderr handle directly, so `cargo test` shows it while a test runs.
 
+use crate::runtime::real_now;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -25,7 +26,7 @@ impl Progress {
     pub(super) fn new(name: Option<&str>, forced: Option<bool>) -> Progress {
         Progress {
             enabled: forced,
-            started: Instant::now(),
+            started: real_now(),
             last: None,
             name: name.unwrap_or("run").to_string(),
         }
@@ -41,7 +42,7 @@ impl Progress {
 
     #[cold]
     fn show(&mut self, done: u64, planned: u64, failures: u64) {
-        let now = Instant::now();
+        let now = real_now();
         let elapsed = now - self.started;
         if elapsed < QUIET_START || self.last.is_some_and(|l| now - l < EVERY) {
             return;

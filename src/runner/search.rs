@@ -1,10 +1,10 @@
 //! The search: profiling executions, the execution loop, and the counts and bound a priority
 //! strategy's guarantee rests on.
 
+use crate::runtime::real_now;
 use std::io::Write as _;
 use std::ops::ControlFlow;
 use std::panic::Location;
-use std::time::Instant;
 
 use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
 use super::progress::Progress;
@@ -294,7 +294,7 @@ impl Config {
         let walk_every = search.walk_every;
         let mut schedules = DistinctSchedules::default();
         let mut index = 0;
-        let started = Instant::now();
+        let started = real_now();
         let mut plan_told = false;
         // A shard runs its share of a confidence plan; an iteration budget is an index range,
         // which `in_shard` already splits.
@@ -308,14 +308,22 @@ impl Config {
         while search.wants_more(index, share(report.planned)) {
             progress.tick(report.executions, share(report.planned), report.failures);
             if report.executions > 0 {
-                if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                if self.deadline.is_some_and(|d| real_now() >= d) {
                     report.time_budget_spent = true;
                     break;
                 }
-                if !plan_told && (report.executions == 32 || started.elapsed() > LONG_RUN / 10) {
+                if !plan_told
+                    && (report.executions == 32
+                        || real_now().duration_since(started) > LONG_RUN / 10)
+                {
                     plan_told = true;
                     let planned = share(report.planned);
-                    self.tell_long_plan(search, report, started.elapsed(), planned);
+                    self.tell_long_plan(
+                        search,
+                        report,
+                        real_now().duration_since(started),
+                        planned,
+                    );
                 }
             }
             // The uniform walk learns from execution 0, which every shard runs (as a parallel

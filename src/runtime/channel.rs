@@ -12,6 +12,7 @@
 //! This file owns the channel's internals and model; the facade (`sync::mpsc`) owns the
 //! std-shaped endpoints (and which of them are `Send`/`Sync`).
 
+use super::time::real_now;
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::panic::Location;
@@ -233,7 +234,7 @@ impl<T> Channel<T> {
                         // Full: this sender waits for room, enabled again (with the others
                         // waiting for room) when a receive frees a slot; chosen, it finds it.
                         ex.with_state(|st| st.set_room(object, false));
-                        ex.block(BlockedOn::Send(object), false, location);
+                        ex.block(BlockedOn::Send(object), None, location);
                     }
                 }
             };
@@ -246,7 +247,7 @@ impl<T> Channel<T> {
                         let me = st.current;
                         st.threads[me.index()].awaits_receipt = true;
                     });
-                    ex.block(BlockedOn::Send(object), false, location);
+                    ex.block(BlockedOn::Send(object), None, location);
                     ex.with_state(|st| {
                         let me = st.current;
                         st.threads[me.index()].awaits_receipt = false;
@@ -286,7 +287,7 @@ impl<T> Channel<T> {
                         other => Some(other),
                     }),
                     RecvWait::Timeout(t) => {
-                        let deadline = Instant::now().checked_add(t);
+                        let deadline = real_now().checked_add(t);
                         self.wait_outside(deadline, |i| match attempt(i) {
                             Received::Empty => None,
                             other => Some(other),
@@ -322,10 +323,10 @@ impl<T> Channel<T> {
                     Received::Empty => match wait {
                         RecvWait::No => return Err(RecvTimeoutError::Timeout),
                         RecvWait::Forever => {
-                            ex.block(BlockedOn::Recv(object), false, location);
+                            ex.block(BlockedOn::Recv(object), None, location);
                         }
-                        RecvWait::Timeout(_) => {
-                            if ex.block(BlockedOn::Recv(object), true, location) {
+                        RecvWait::Timeout(t) => {
+                            if ex.block(BlockedOn::Recv(object), Some(t), location) {
                                 return Err(RecvTimeoutError::Timeout);
                             }
                         }

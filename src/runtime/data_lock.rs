@@ -29,6 +29,7 @@
 //! not know any object's model (the callers in `mutex.rs`, `rwlock.rs` and `channel.rs` decide
 //! when to lock) and never touches an execution's state.
 
+use super::time::real_now;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
@@ -329,12 +330,12 @@ impl Backoff {
             }
             7..=16 => std::thread::yield_now(),
             _ => {
-                let since = *self.since.get_or_insert_with(Instant::now);
+                let since = *self.since.get_or_insert_with(real_now);
                 // A wait with its own limit, not a stuck thread: keep the watchdog off it.
                 super::context::with_current(|exec| exec.map(|e| e.watch().still_waiting()));
                 let micros = 20u64 << (self.round - 17).min(6);
                 std::thread::sleep(Duration::from_micros(micros));
-                return since.elapsed() <= CROSS_WAIT_LIMIT;
+                return real_now().duration_since(since) <= CROSS_WAIT_LIMIT;
             }
         }
         true

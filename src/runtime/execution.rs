@@ -23,6 +23,7 @@ use super::crash::{self, RunInfo, Watch};
 use super::data_lock::{LiveSlot, LockError};
 use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
 use super::state::{describe_object, State, Status, Thread};
+use super::time;
 use super::{BlockedOn, Event, EventKind, FailureCause, ObjectId, Step, ThreadId};
 use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, Strategy};
 use crate::vars::{VarInfo, VarKind, VarTable};
@@ -177,6 +178,7 @@ impl Execution {
         self.state.borrow_mut().pending.push(Some(main));
 
         let enter = context::enter(self);
+        time::Virtual::start(self.watch.run.clock_base);
         // Each thread's coroutine, with its stack's mapping for the stack-overflow handler
         // (`crash.rs`).
         let mut coroutines = self.coroutines.take();
@@ -210,7 +212,13 @@ impl Execution {
             let Some((coroutine, stack)) = coroutines[i].as_mut() else { unreachable!() };
             self.watch.switch(i as u32);
             crash::running_stack(stack.0, stack.1, name);
-            if let CoroutineResult::Return(()) = coroutine.resume(()) {
+            // The logical thread's code reads the execution's clock (`time.rs`); the host loop
+            // and everything between executions read the real one.
+            let resumed = {
+                let _virtual = time::Virtual::on();
+                coroutine.resume(())
+            };
+            if let CoroutineResult::Return(()) = resumed {
                 if let Some((coroutine, _)) = coroutines[i].take() {
                     pool.give(coroutine.into_stack());
                 }
@@ -548,17 +556,26 @@ impl Execution {
     }
 
     /// Blocks the calling thread on `on` until another thread wakes it; returns whether it was
-    /// woken by a timeout instead (only when `timeout_able`).
+    /// woken by a timeout instead (only with a `timeout`: when no thread can run, whatever
+    /// its length). A wait that timed out leaves the virtual clock at or past its deadline
+    /// (`time.rs`), so the caller sees at least `timeout` pass.
     pub(crate) fn block(
         &self,
         on: BlockedOn,
-        timeout_able: bool,
+        timeout: Option<std::time::Duration>,
         location: &'static Location<'static>,
     ) -> bool {
-        self.state.borrow_mut().block_current(on, timeout_able);
+        let deadline = time::deadline(timeout);
+        self.state.borrow_mut().block_current(on, timeout.is_some());
         self.schedule(EventKind::Block, on.object(), location);
-        let st = self.state.borrow();
-        st.threads[st.current.index()].timed_out
+        let timed_out = {
+            let st = self.state.borrow();
+            st.threads[st.current.index()].timed_out
+        };
+        if timed_out {
+            time::reach(deadline);
+        }
+        timed_out
     }
 
     /// Fails the execution with `cause`; the calling thread never runs again.

@@ -223,7 +223,7 @@ fn claim(
         match state {
             Some(claim) => return claim,
             None => {
-                ex.block(BlockedOn::Once(object), false, location);
+                ex.block(BlockedOn::Once(object), None, location);
             }
         }
     }

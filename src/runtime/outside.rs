@@ -11,6 +11,7 @@
 //! Logical threads of an execution never wait here (the model blocks them), and an outside
 //! notification or message does not wake a logical thread blocked in an execution.
 
+use super::time::real_now;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar as StdCondvar, Mutex as StdMutex, MutexGuard as StdMutexGuard};
 use std::time::Instant;
@@ -54,7 +55,7 @@ impl WaitRoom {
                 false
             }
             Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
+                let left = deadline.saturating_duration_since(real_now());
                 let (g, r) =
                     self.changed.wait_timeout(entered, left).unwrap_or_else(|e| e.into_inner());
                 drop(g);
