@@ -130,10 +130,12 @@ fn outside_executions_the_clock_is_real() {
 /// The shape of oneshot's `recv_timeout` under loom (issue #17): a deadline from
 /// `Instant::now()`, then a loop that yields until the message is there or the deadline
 /// passed. The sender's OS thread sleeps for real (2 ms, past the 1 ms timeout) before it
-/// sends: what the OS descheduling the test's thread does. With the real clock every
-/// execution failed (the deadline is taken before the sender runs, and the sleep passes it);
-/// the virtual clock does not see the sleep, so the receiver never times out. All 100
-/// executions must pass; the result is the same for every seed (no schedule times out).
+/// sends: what the OS descheduling the test's thread does. With the real clock (pctvb before
+/// the virtual clock, commit b232a01) this test fails at its first execution, as every
+/// execution would: the deadline is taken before the sender runs, and the sleep passes it
+/// (all six tests of this file fail there). The virtual clock does not see the sleep, so
+/// the receiver never times out: all 100 executions must pass, whatever the seed (no
+/// schedule times out).
 #[test]
 fn a_real_delay_does_not_time_out_a_deadline_loop() {
     let report = config().iterations(100).run(|| {
