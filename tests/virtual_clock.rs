@@ -89,8 +89,11 @@ fn every_monotonic_clock_is_virtual_inside_and_other_clocks_are_real() {
             std::thread::sleep(Duration::from_millis(2));
             let b = libc_now(clock);
             assert_eq!(b - a, QUANTUM, "clock {clock}");
-            // The kernel's own reading has moved on by the real sleep, at least.
-            assert!(syscall_now(clock) >= b + Duration::from_millis(2), "clock {clock}");
+            // The kernel's own reading has moved on by the real sleep, at least (not checked
+            // for the coarse clock, which lags the others by up to a timer tick, 10 ms).
+            if clock != libc::CLOCK_MONOTONIC_COARSE {
+                assert!(syscall_now(clock) >= b + Duration::from_millis(2), "clock {clock}");
+            }
         }
         // The wall clock stays real: bracketed by two system calls.
         let before = syscall_now(libc::CLOCK_REALTIME);
