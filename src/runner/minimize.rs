@@ -11,14 +11,13 @@
 //! and stops when no merge helps or the budget is spent. The original failure is never lost:
 //! if nothing is kept, it is reported as found.
 
-use crate::runtime::real_now;
 use std::panic::Location;
 use std::time::Duration;
 
 use super::outcome::Found;
 use super::Config;
 use crate::report::Failure;
-use crate::runtime::{Execution, FailureCause, StackPool};
+use crate::runtime::{real_now, Execution, FailureCause, StackPool};
 use crate::schedulers::{Blocks, Guided, Replay};
 
 /// Wall-time cap of one minimization, whatever the replay budget.

@@ -24,11 +24,12 @@ mod search;
 mod systematic;
 mod watch;
 
-use crate::runtime::real_now;
 use std::io::Write as _;
 use std::panic::Location;
 use std::sync::Arc;
 use std::time::Duration;
+
+use crate::runtime::real_now;
 
 pub use config::{Config, DEFAULT_PROFILE_RUNS, DEFAULT_WALK_EVERY, PROFILE_INDEX_BASE};
 pub use kind::StrategyKind;

@@ -15,7 +15,6 @@
 //! Priority strategies run serially: their draws depend on the counts measured by earlier
 //! executions of the run, so splitting them would change the schedules.
 
-use crate::runtime::real_now;
 use std::io::Write as _;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,7 +24,7 @@ use super::outcome::Found;
 use super::watch::DistinctSchedules;
 use super::{Config, StrategyKind};
 use crate::report::{self, Report};
-use crate::runtime::{Execution, StackPool};
+use crate::runtime::{real_now, Execution, StackPool};
 use crate::schedulers::Random;
 use crate::vars::{VarInfo, VarProfile};
 

@@ -3,9 +3,10 @@
 //! `PCTVB_PROGRESS=1` on even when stderr is not a terminal (the runner validates the value).
 //! It writes to the stderr handle directly, so `cargo test` shows it while a test runs.
 
-use crate::runtime::real_now;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
+
+use crate::runtime::real_now;
 
 const QUIET_START: Duration = Duration::from_secs(2);
 const EVERY: Duration = Duration::from_millis(250);

@@ -1,7 +1,6 @@
 //! The search: profiling executions, the execution loop, and the counts and bound a priority
 //! strategy's guarantee rests on.
 
-use crate::runtime::real_now;
 use std::io::Write as _;
 use std::ops::ControlFlow;
 use std::panic::Location;
@@ -15,7 +14,7 @@ use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, Guarante
 use crate::instrument::{Selection, StaticVarId, Tracking};
 use crate::replay;
 use crate::report::{Failure, Profile, Report, Stats};
-use crate::runtime::{Execution, FailureCause, StackPool};
+use crate::runtime::{real_now, Execution, FailureCause, StackPool};
 use crate::schedulers::{Random, Strategy};
 
 /// Runs shorter than this stay on one OS thread.

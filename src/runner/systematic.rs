@@ -2,7 +2,6 @@
 //! work item of the [`crate::schedulers::Systematic`] strategy until a failure, exhaustion of
 //! every level, or the budget.
 
-use crate::runtime::real_now;
 use std::collections::HashSet;
 use std::panic::Location;
 
@@ -10,7 +9,7 @@ use super::config::{Budget, PROFILE_INDEX_BASE};
 use super::progress::Progress;
 use super::{Config, StrategyKind};
 use crate::report::{Report, SystematicReport};
-use crate::runtime::{Execution, FailureCause, StackPool};
+use crate::runtime::{real_now, Execution, FailureCause, StackPool};
 use crate::schedulers::{Strategy, Systematic, SystematicParams, DEFAULT_ORDER_EPS};
 
 impl Config {

@@ -12,7 +12,6 @@
 //! This file owns the channel's internals and model; the facade (`sync::mpsc`) owns the
 //! std-shaped endpoints (and which of them are `Send`/`Sync`).
 
-use super::time::real_now;
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::panic::Location;
@@ -24,6 +23,7 @@ use super::context::with_current;
 use super::data_lock::{DataLock, Owner};
 use super::outside::WaitRoom;
 use super::state::{describe_object, Status};
+use super::time::real_now;
 use super::{BlockedOn, EventKind, Execution, Handle, ObjectId};
 use crate::vars::VarKind;
 

@@ -9,13 +9,13 @@
 //! This file owns the condition variable's waiters; it reaches the mutex only through
 //! `RawMutex::release_for_wait` and `RawMutex::acquire`.
 
-use super::time::real_now;
 use std::panic::Location;
 use std::time::Duration;
 
 use super::context::with_current;
 use super::mutex::{MutexHold, RawMutex};
 use super::outside::WaitRoom;
+use super::time::real_now;
 use super::{BlockedOn, EventKind, Handle};
 use crate::vars::VarKind;
 

@@ -29,11 +29,12 @@
 //! not know any object's model (the callers in `mutex.rs`, `rwlock.rs` and `channel.rs` decide
 //! when to lock) and never touches an execution's state.
 
-use super::time::real_now;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
+
+use super::time::real_now;
 
 /// Low bits of the word: the number of shared holds, 0 for an exclusive hold.
 const COUNT_BITS: u32 = 16;

@@ -11,10 +11,11 @@
 //! Logical threads of an execution never wait here (the model blocks them), and an outside
 //! notification or message does not wake a logical thread blocked in an execution.
 
-use super::time::real_now;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar as StdCondvar, Mutex as StdMutex, MutexGuard as StdMutexGuard};
 use std::time::Instant;
+
+use super::time::real_now;
 
 /// Where OS threads outside any execution wait for an object.
 #[derive(Debug)]

@@ -23,12 +23,12 @@
 //! to stderr; and the execution that starts it does not make a concurrent one wait (the list
 //! of engines is read when it runs).
 
-use super::time::real_now;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::crash::{describe_execution, RawMessage, Watch};
+use super::time::real_now;
 
 struct Watched {
     watch: Weak<Watch>,
