@@ -31,8 +31,8 @@
 //! `CLOCK_MONOTONIC`, which is virtual there and behind the real clock, so they return at
 //! once (they block every logical thread anyway); `std::thread::sleep` sleeps for real
 //! (it takes a relative duration) and the virtual clock does not move. Every binary that
-//! links pctvb gets the symbol (a read outside executions costs one thread-local load more
-//! than glibc's); another definition of `clock_gettime` in the same binary is a link error.
+//! links pctvb gets the symbol (a read outside executions checks one thread-local flag, then
+//! calls glibc's); another definition of `clock_gettime` in the same binary is a link error.
 //! That the symbol does win at link time is checked by `tests/virtual_clock.rs` (whose first
 //! assertion fails in a binary where it does not) and pctvb-loom's `tests/clock.rs`.
 //!
