@@ -24,8 +24,9 @@
 # LOOM_SUITES_REPEAT_BUDGET (seconds after which a suite is not run again, default 60).
 # The settings used are printed in the document (a timed-out run is "timeout (N s)").
 # Builds run under `nice -n 10` (they are the heavy part on a shared machine); the measured
-# runs do not, since a test that reads the real clock (oneshot's 1 ms `recv_timeout`) can
-# time out when its process is descheduled for longer than that.
+# runs do not, since a test that reads the real clock (oneshot's 1 ms `recv_timeout` under loom;
+# under pctvb on Linux with glibc it reads pctvb's virtual clock) can time out when its process
+# is descheduled for longer than that.
 set -euo pipefail
 # A failing command ends the script (set -e): say which, rather than stop without a word.
 trap 'echo "scripts/loom-suites.sh: line $LINENO: a command failed (exit $?); the results document was not written" >&2' ERR
@@ -55,10 +56,11 @@ SUITES=(
   "event-listener|5.4.2|--cfg loom|--test loom --features loom||.github/workflows/ci.yml of smol-rs/event-listener (loom job: no preemption bound)"
 )
 
-# Tests that read the real clock, which neither tool controls, per crate: "test|what it waits
-# for". Their timeouts are counted in every run's log and named in the row's notes.
+# Tests that take deadlines from std's clock (the real clock under loom; pctvb's virtual clock
+# under pctvb on Linux with glibc), per crate: "test|what it waits for". Their timeouts are
+# counted in every run's log and named in the row's notes.
 declare -A CLOCK_TESTS=(
-  [oneshot]="send_recv_different_threads|receives with recv_timeout(1 ms): std::time::Instant, read before and after the other threads' steps"
+  [oneshot]="send_recv_different_threads|receives with recv_timeout(1 ms): a deadline from std::time::Instant, read before and after the other threads' steps"
 )
 
 want=("$@")
@@ -724,22 +726,22 @@ old_failures="$(kept_failures)"
   echo "- pctvb samples executions (1000 per model by default; with \`PCTVB_CONFIDENCE=0.99\` as many as"
   echo "  its bound needs); loom enumerates them up to the crate's preemption bound. A pass means"
   echo "  different things: see README, \"Running your loom tests under pctvb\"."
-  echo "- oneshot's \`send_recv_different_threads\` depends on the real clock. Its receiver thread calls"
-  echo "  \`recv_timeout(Duration::from_millis(1))\`, which takes a deadline from \`std::time::Instant::now()\`"
-  echo "  (std's clock, which neither tool controls; oneshot's loom build replaces only \`park_timeout\`,"
-  echo "  by \`loom::thread::yield_now\`), then loops: while the deadline has not passed it yields and"
-  echo "  checks the channel; once it has, it swaps the channel's state and returns \`Err(Timeout)\` unless"
-  echo "  the message is already there, and the test asserts \`Ok(9)\`. Between taking the deadline and"
-  echo "  seeing the message lie a few scheduling points (the main thread spawning the sender, the"
-  echo "  sender's send): microseconds of work under either tool, so an execution times out only when"
-  echo "  the OS deschedules the test's thread for over 1 ms inside that window (pctvb's report then"
-  echo "  says that replaying the execution did not reproduce the failure). Each execution is one more"
-  echo "  chance, so the rate grows with the executions run (pctvb: 1000 by default, thousands with the"
-  echo "  confidence target; loom: its iteration count, in the table above) and with the machine's"
-  echo "  load. The row's notes count the runs it failed in; a failing run is reported as failing, not"
-  echo "  retried. pctvb-loom cannot do better without a source edit: the clock read is std's, not"
-  echo "  loom's, so no loom API it provides is on that path (raising the timeout in the test would be"
-  echo "  the source edit that removes the dependency)."
+  echo "- oneshot's \`send_recv_different_threads\` takes a deadline from std's clock. Its receiver thread"
+  echo "  calls \`recv_timeout(Duration::from_millis(1))\`, which reads \`std::time::Instant::now()\` (oneshot's"
+  echo "  loom build replaces only \`park_timeout\`, by \`loom::thread::yield_now\`), then loops: while the"
+  echo "  deadline has not passed it yields and checks the channel; once it has, it swaps the channel's"
+  echo "  state and returns \`Err(Timeout)\` unless the message is already there, and the test asserts"
+  echo "  \`Ok(9)\`. Under loom the read is the real clock: between taking the deadline and seeing the"
+  echo "  message lie a few scheduling points (the main thread spawning the sender, the sender's send),"
+  echo "  microseconds of work, so an iteration times out only when the OS deschedules the test's thread"
+  echo "  for over 1 ms inside that window; each iteration is one more chance, so the rate grows with the"
+  echo "  iterations run and the machine's load. Under pctvb (Linux with glibc) \`Instant::now()\` inside"
+  echo "  an execution reads the execution's virtual clock (the guide's section \"Time\"), which advances"
+  echo "  1 us per read and does not see real time: the receiver times out only after 1,000 turns of its"
+  echo "  loop without the message, and no schedule of this test makes that many (each turn waits for"
+  echo "  another thread's progress, and the sender sends within a few steps); a timeout would replay."
+  echo "  The row's notes count the runs the test failed in, per tool; a failing run is reported as"
+  echo "  failing, not retried. On other platforms pctvb reads the real clock, as loom does."
   echo "- pctvb treats atomics as sequentially consistent for scheduling, but its race detector"
   echo "  honours Release/Acquire: a Relaxed store does not publish data, so a weakened ordering"
   echo "  that lets an \`UnsafeCell\` access race is reported (the sharded-slab patch)."

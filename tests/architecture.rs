@@ -101,3 +101,27 @@ fn the_checker_sees_code_and_skips_comments() {
     );
     assert_eq!(named.into_iter().collect::<Vec<_>>(), ["runtime", "vars"]);
 }
+
+/// pctvb times itself with the real clock: inside a logical thread `Instant::now()` reads the
+/// execution's virtual clock (`src/runtime/time.rs`), so its own limits, waits and rates read
+/// `runtime::real_now()`. Only the clock's own file, and the facade's `wait_timeout_while`
+/// (whose timeout is the user's, so virtual inside an execution and real outside), read std's
+/// clock in code.
+#[test]
+fn pctvb_reads_the_real_clock_through_real_now() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let allowed = [src.join("runtime/time.rs"), src.join("sync/condvar.rs")];
+    let mut paths = Vec::new();
+    files(&src, &mut paths);
+    let mut wrong = Vec::new();
+    for path in paths.iter().filter(|p| !allowed.contains(p)) {
+        for (n, line) in std::fs::read_to_string(path).unwrap().lines().enumerate() {
+            let code = line.find("//").map_or(line, |i| &line[..i]);
+            if ["Instant::now", ".elapsed()"].iter().any(|w| code.contains(w)) {
+                wrong.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(paths.len() > 50, "the walk found the sources");
+    assert!(wrong.is_empty(), "read real_now() instead:\n  {}", wrong.join("\n  "));
+}

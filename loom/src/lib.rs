@@ -54,7 +54,12 @@
 //! The other differences from loom 0.7: cell accesses are scheduling points (loom's are not
 //! branch points); [`sync::Notify::wait`] never returns spuriously;
 //! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint
-//! files and `log` are not honoured (see [`mod@model`]).
+//! files and `log` are not honoured (see [`mod@model`]). On Linux with glibc,
+//! `std::time::Instant::now()` inside a model reads the execution's virtual clock (it starts
+//! at the same value in every execution, advances 1 µs per read and does not see real time;
+//! pctvb's guide, section 3a, "Time"), so code that takes deadlines from std's clock times out
+//! by the schedule alone and replays; loom's models read the real clock (elsewhere, so do
+//! pctvb's).
 
 #![deny(missing_docs)]
 

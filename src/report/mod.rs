@@ -492,8 +492,9 @@ impl fmt::Display for Failure {
                 f,
                 "\npctvb: no replay line: replaying this execution right after it failed did not \
                  reproduce it ({why}). A fresh token would not replay either: make the test \
-                 deterministic under pctvb first (no HashMap iteration order, time, I/O, real \
-                 OS threads or std locks in the body; see the guide's \"Replaying\")"
+                 deterministic under pctvb first (no HashMap iteration order, {}, I/O, real \
+                 OS threads or std locks in the body; see the guide's \"Replaying\")",
+                crate::runtime::UNCONTROLLED_TIME
             )?,
             (None, Some(cmd)) => writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?,
             (None, None) => {}

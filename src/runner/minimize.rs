@@ -12,12 +12,12 @@
 //! if nothing is kept, it is reported as found.
 
 use std::panic::Location;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::outcome::Found;
 use super::Config;
 use crate::report::Failure;
-use crate::runtime::{Execution, FailureCause, StackPool};
+use crate::runtime::{real_now, Execution, FailureCause, StackPool};
 use crate::schedulers::{Blocks, Guided, Replay};
 
 /// Wall-time cap of one minimization, whatever the replay budget.
@@ -97,7 +97,7 @@ impl Config {
         at: &'static Location<'static>,
         found: Found,
     ) -> (Found, u64) {
-        let started = Instant::now();
+        let started = real_now();
         let describe = format!("{}, minimized", found.strategy);
         let mut best = found;
         let mut runs = 0;
@@ -108,7 +108,7 @@ impl Config {
                 .into_iter()
                 .flat_map(|(i, j)| [blocks.merged(i, j), blocks.postponed(i, j)]);
             for candidate_blocks in moves {
-                if runs >= self.minimize_runs || started.elapsed() > TIME_BUDGET {
+                if runs >= self.minimize_runs || real_now().duration_since(started) > TIME_BUDGET {
                     break 'restart;
                 }
                 runs += 1;

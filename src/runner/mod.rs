@@ -27,7 +27,9 @@ mod watch;
 use std::io::Write as _;
 use std::panic::Location;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::runtime::real_now;
 
 pub use config::{Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, PROFILE_INDEX_BASE};
 pub use kind::StrategyKind;
@@ -75,7 +77,7 @@ impl Config {
     /// [`Report::failure`]; [`Config::try_run`] returns it as an `Err` instead.
     #[track_caller]
     pub fn run<F: Fn() + Sync>(&self, body: F) -> Report {
-        let started = Instant::now();
+        let started = real_now();
         let at = Location::caller();
         if crate::runtime::in_execution() {
             let message = "a pctvb run was started inside the execution of another run; nested \
@@ -125,7 +127,7 @@ impl Config {
             }
             Err(error) => self.error_report(error),
         };
-        report.elapsed = started.elapsed();
+        report.elapsed = real_now().duration_since(started);
         report
     }
 
@@ -321,6 +323,7 @@ impl Config {
                     digest,
                 })
             }),
+            clock_base: crate::runtime::ClockBase::now(),
         }));
         record
     }

@@ -19,13 +19,12 @@ use std::io::Write as _;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::Instant;
 
 use super::outcome::Found;
 use super::watch::DistinctSchedules;
 use super::{Config, StrategyKind};
 use crate::report::{self, Report};
-use crate::runtime::{Execution, StackPool};
+use crate::runtime::{real_now, Execution, StackPool};
 use crate::schedulers::Random;
 use crate::vars::{VarInfo, VarProfile};
 
@@ -207,12 +206,12 @@ impl Config {
             return worker;
         }
         let mine = &claims.running[claims.worker];
-        let (started, mut ran) = (Instant::now(), 0u64);
+        let (started, mut ran) = (real_now(), 0u64);
         loop {
             if claims.single.load(Ordering::SeqCst) {
                 break;
             }
-            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            if self.deadline.is_some_and(|d| real_now() >= d) {
                 claims.stop.store(true, Ordering::SeqCst);
             }
             if claims.stop.load(Ordering::SeqCst) {
@@ -236,7 +235,7 @@ impl Config {
             }
             ran += 1;
             if claims.worker == 0 && ran == TELL_PLAN_AFTER {
-                self.tell_parallel_plan(&claims, started.elapsed());
+                self.tell_parallel_plan(&claims, real_now().duration_since(started));
             }
             if worker.recent.len() >= FOLD_EVERY {
                 let running = claims.running.iter().map(|r| r.load(Ordering::SeqCst)).min();

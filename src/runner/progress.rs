@@ -6,6 +6,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+use crate::runtime::real_now;
+
 const QUIET_START: Duration = Duration::from_secs(2);
 const EVERY: Duration = Duration::from_millis(250);
 
@@ -25,7 +27,7 @@ impl Progress {
     pub(super) fn new(name: Option<&str>, forced: Option<bool>) -> Progress {
         Progress {
             enabled: forced,
-            started: Instant::now(),
+            started: real_now(),
             last: None,
             name: name.unwrap_or("run").to_string(),
         }
@@ -41,7 +43,7 @@ impl Progress {
 
     #[cold]
     fn show(&mut self, done: u64, planned: u64, failures: u64) {
-        let now = Instant::now();
+        let now = real_now();
         let elapsed = now - self.started;
         if elapsed < QUIET_START || self.last.is_some_and(|l| now - l < EVERY) {
             return;

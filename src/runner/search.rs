@@ -4,7 +4,6 @@
 use std::io::Write as _;
 use std::ops::ControlFlow;
 use std::panic::Location;
-use std::time::Instant;
 
 use super::config::{Budget, DEFAULT_ITERATIONS, PROFILE_INDEX_BASE};
 use super::progress::Progress;
@@ -15,7 +14,7 @@ use crate::guarantee::{self, BoundFactors, BoundParams, GuaranteeError, Guarante
 use crate::instrument::{Selection, StaticVarId, Tracking};
 use crate::replay;
 use crate::report::{Failure, Profile, Report, Stats};
-use crate::runtime::{Execution, FailureCause, StackPool};
+use crate::runtime::{real_now, Execution, FailureCause, StackPool};
 use crate::schedulers::{Random, Strategy};
 
 /// Runs shorter than this stay on one OS thread.
@@ -292,7 +291,7 @@ impl Config {
         let explore_every = search.explore_every;
         let mut schedules = DistinctSchedules::default();
         let mut index = 0;
-        let started = Instant::now();
+        let started = real_now();
         let mut plan_told = false;
         // A shard runs its share of a confidence plan; an iteration budget is an index range,
         // which `in_shard` already splits.
@@ -306,14 +305,22 @@ impl Config {
         while search.wants_more(index, share(report.planned)) {
             progress.tick(report.executions, share(report.planned), report.failures);
             if report.executions > 0 {
-                if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                if self.deadline.is_some_and(|d| real_now() >= d) {
                     report.time_budget_spent = true;
                     break;
                 }
-                if !plan_told && (report.executions == 32 || started.elapsed() > LONG_RUN / 10) {
+                if !plan_told
+                    && (report.executions == 32
+                        || real_now().duration_since(started) > LONG_RUN / 10)
+                {
                     plan_told = true;
                     let planned = share(report.planned);
-                    self.tell_long_plan(search, report, started.elapsed(), planned);
+                    self.tell_long_plan(
+                        search,
+                        report,
+                        real_now().duration_since(started),
+                        planned,
+                    );
                 }
             }
             // The uniform walk learns from execution 0, which every shard runs (as a parallel

@@ -4,13 +4,12 @@
 
 use std::collections::HashSet;
 use std::panic::Location;
-use std::time::Instant;
 
 use super::config::{Budget, PROFILE_INDEX_BASE};
 use super::progress::Progress;
 use super::{Config, StrategyKind};
 use crate::report::{Report, SystematicReport};
-use crate::runtime::{Execution, FailureCause, StackPool};
+use crate::runtime::{real_now, Execution, FailureCause, StackPool};
 use crate::schedulers::{Strategy, Systematic, SystematicParams, DEFAULT_ORDER_EPS};
 
 impl Config {
@@ -22,7 +21,7 @@ impl Config {
         body: &dyn Fn(),
         at: &'static Location<'static>,
     ) -> Report {
-        let started = Instant::now();
+        let started = real_now();
         let StrategyKind::Systematic { preemptions, vars, threads, hb_pruning, max_time } = kind
         else {
             unreachable!("systematic() runs only the systematic strategy")
@@ -91,7 +90,7 @@ impl Config {
             }
             // Budgets are checked once there is work left, so a search that ends exactly at
             // its budget is reported complete.
-            let over_time = max_time.filter(|&limit| started.elapsed() >= limit);
+            let over_time = max_time.filter(|&limit| real_now().duration_since(started) >= limit);
             if index >= max_executions || over_time.is_some() {
                 engine.borrow_mut().cancel();
                 stopped_by = Some(match over_time {

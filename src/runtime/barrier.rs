@@ -71,7 +71,7 @@ impl RawBarrier {
                     if released {
                         break;
                     }
-                    ex.block(BlockedOn::Barrier(object), false, location);
+                    ex.block(BlockedOn::Barrier(object), None, location);
                 }
             }
             ex.with_state(|st| {

@@ -26,6 +26,7 @@ use super::context::with_current;
 use super::data_lock::{DataLock, Owner};
 use super::outside::WaitRoom;
 use super::state::{describe_object, State, Status};
+use super::time::real_now;
 use super::{BlockedOn, EventKind, Execution, Handle, ObjectId};
 use crate::vars::VarKind;
 
@@ -269,7 +270,7 @@ impl<T> Channel<T> {
                         // Full: this sender waits for room, enabled again (with the others
                         // waiting for room) when a receive frees a slot; chosen, it finds it.
                         ex.with_state(|st| st.set_channel(object, Some(false), None));
-                        ex.block(BlockedOn::Send(object), false, location);
+                        ex.block(BlockedOn::Send(object), None, location);
                     }
                 }
             };
@@ -282,7 +283,7 @@ impl<T> Channel<T> {
                         let me = st.current;
                         st.threads[me.index()].awaits_receipt = true;
                     });
-                    ex.block(BlockedOn::Send(object), false, location);
+                    ex.block(BlockedOn::Send(object), None, location);
                     ex.with_state(|st| {
                         let me = st.current;
                         st.threads[me.index()].awaits_receipt = false;
@@ -323,7 +324,7 @@ impl<T> Channel<T> {
                         other => Some(other),
                     }),
                     RecvWait::Timeout(t) => {
-                        let deadline = Instant::now().checked_add(t);
+                        let deadline = real_now().checked_add(t);
                         self.wait_outside(deadline, |i| match attempt(i) {
                             Received::Empty => None,
                             other => Some(other),
@@ -348,11 +349,12 @@ impl<T> Channel<T> {
                 _ => Some(BlockedOn::Recv(object)),
             };
             let (object, timed_out) = match wait {
-                RecvWait::Timeout(_) => ex.timed_wait_point(
+                RecvWait::Timeout(t) => ex.timed_wait_point(
                     &self.handle,
                     VarKind::Channel,
                     EventKind::Recv,
                     location,
+                    t,
                     waits,
                 ),
                 _ => (
@@ -380,15 +382,16 @@ impl<T> Channel<T> {
                     }
                     Received::Disconnected => return Err(RecvTimeoutError::Disconnected),
                     Received::Empty => {
-                        if let RecvWait::No = wait {
-                            return Err(RecvTimeoutError::Timeout);
-                        }
+                        let timeout = match wait {
+                            RecvWait::No => return Err(RecvTimeoutError::Timeout),
+                            RecvWait::Forever => None,
+                            RecvWait::Timeout(t) => Some(t),
+                        };
                         // Found empty where the model thought it ready (a channel shared with
                         // the outside, or a receive that variable bounding made no scheduling
                         // point): record it, and wait as at the point.
                         ex.with_state(|st| st.set_channel(object, None, Some(false)));
-                        let timeout_able = matches!(wait, RecvWait::Timeout(_));
-                        if ex.block(BlockedOn::Recv(object), timeout_able, location) {
+                        if ex.block(BlockedOn::Recv(object), timeout, location) {
                             return Err(RecvTimeoutError::Timeout);
                         }
                     }

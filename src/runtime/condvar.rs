@@ -10,11 +10,12 @@
 //! `RawMutex::release_for_wait` and `RawMutex::acquire`.
 
 use std::panic::Location;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::context::with_current;
 use super::mutex::{MutexHold, RawMutex};
 use super::outside::WaitRoom;
+use super::time::real_now;
 use super::{BlockedOn, EventKind, Handle};
 use crate::vars::VarKind;
 
@@ -57,7 +58,7 @@ impl RawCondvar {
                     let me = st.current;
                     st.threads[me.index()].reacquire = Some(hold.object());
                 });
-                let timed_out = ex.block(BlockedOn::Condvar(object), timeout.is_some(), location);
+                let timed_out = ex.block(BlockedOn::Condvar(object), timeout, location);
                 if timed_out {
                     ex.with_state(|st| {
                         let me = st.current;
@@ -73,7 +74,7 @@ impl RawCondvar {
                 (mutex.acquire(ex, hold.object(), location), timed_out)
             }
             None if !hold.inside() => {
-                let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
+                let deadline = timeout.and_then(|t| real_now().checked_add(t));
                 // Enter the room before releasing the mutex: a notifier that changed the state
                 // under the mutex afterwards finds this thread waiting.
                 let entered = self.room.enter();

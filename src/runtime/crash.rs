@@ -44,6 +44,9 @@ pub(crate) struct RunInfo {
     /// choices, digest) with this run's name and seed. The runner provides it (tokens are
     /// replay's business, not the engine's); `None` prints the rerun line instead.
     pub(crate) encode_token: Option<EncodeToken>,
+    /// Where the virtual clock starts in each of the run's executions (`time.rs`): the real
+    /// clocks when the run started.
+    pub(crate) clock_base: super::time::Base,
 }
 
 /// Encodes the replay token of an execution: the run, then (strategy, execution, choices,
@@ -69,6 +72,7 @@ impl RunInfo {
             watchdog: None,
             record: None,
             encode_token: None,
+            clock_base: super::time::Base::now(),
         }
     }
 

@@ -34,6 +34,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::{Duration, Instant};
 
+use super::time::real_now;
+
 /// Low bits of the word: the number of shared holds, 0 for an exclusive hold.
 const COUNT_BITS: u32 = 16;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
@@ -329,12 +331,12 @@ impl Backoff {
             }
             7..=16 => std::thread::yield_now(),
             _ => {
-                let since = *self.since.get_or_insert_with(Instant::now);
+                let since = *self.since.get_or_insert_with(real_now);
                 // A wait with its own limit, not a stuck thread: keep the watchdog off it.
                 super::context::with_current(|exec| exec.map(|e| e.watch().still_waiting()));
                 let micros = 20u64 << (self.round - 17).min(6);
                 std::thread::sleep(Duration::from_micros(micros));
-                return since.elapsed() <= CROSS_WAIT_LIMIT;
+                return real_now().duration_since(since) <= CROSS_WAIT_LIMIT;
             }
         }
         true

@@ -23,6 +23,7 @@ use super::crash::{self, RunInfo, Watch};
 use super::data_lock::{LiveSlot, LockError};
 use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
 use super::state::{describe_object, State, Status, Thread};
+use super::time;
 use super::{BlockedOn, Event, EventKind, FailureCause, ObjectId, Step, ThreadId};
 use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, Strategy};
 use crate::vars::{VarInfo, VarKind, VarTable};
@@ -177,6 +178,7 @@ impl Execution {
         self.state.borrow_mut().pending.push(Some(main));
 
         let enter = context::enter(self);
+        time::Virtual::start(self.watch.run.clock_base);
         // Each thread's coroutine, with its stack's mapping for the stack-overflow handler
         // (`crash.rs`).
         let mut coroutines = self.coroutines.take();
@@ -210,7 +212,13 @@ impl Execution {
             let Some((coroutine, stack)) = coroutines[i].as_mut() else { unreachable!() };
             self.watch.switch(i as u32);
             crash::running_stack(stack.0, stack.1, name);
-            if let CoroutineResult::Return(()) = coroutine.resume(()) {
+            // The logical thread's code reads the execution's clock (`time.rs`); the host loop
+            // and everything between executions read the real one.
+            let resumed = {
+                let _virtual = time::Virtual::on();
+                coroutine.resume(())
+            };
+            if let CoroutineResult::Return(()) = resumed {
                 if let Some((coroutine, _)) = coroutines[i].take() {
                     pool.give(coroutine.into_stack());
                 }
@@ -465,8 +473,9 @@ impl Execution {
     }
 
     /// [`Execution::lock_point`] for a wait that also ends when no thread can run (a receive
-    /// with a timeout): returns the object and whether the thread waited at the point and
-    /// timed out there.
+    /// with a `timeout`, as [`Execution::block`]'s: the virtual clock then reaches the wait's
+    /// deadline): returns the object and whether the thread waited at the point and timed out
+    /// there.
     #[inline]
     pub(super) fn timed_wait_point(
         &self,
@@ -474,8 +483,10 @@ impl Execution {
         var_kind: VarKind,
         kind: EventKind,
         location: &'static Location<'static>,
+        timeout: std::time::Duration,
         waits: impl FnOnce(&State, ObjectId) -> Option<BlockedOn>,
     ) -> (ObjectId, bool) {
+        let deadline = time::deadline(Some(timeout));
         let waited = std::cell::Cell::new(false);
         let waits = |st: &State, object| {
             let on = waits(st, object);
@@ -487,6 +498,9 @@ impl Execution {
             let st = self.state.borrow();
             st.threads[st.current.index()].timed_out
         };
+        if timed_out {
+            time::reach(deadline);
+        }
         (object, timed_out)
     }
 
@@ -574,17 +588,26 @@ impl Execution {
     }
 
     /// Blocks the calling thread on `on` until another thread wakes it; returns whether it was
-    /// woken by a timeout instead (only when `timeout_able`).
+    /// woken by a timeout instead (only with a `timeout`: when no thread can run, whatever
+    /// its length). A wait that timed out leaves the virtual clock at or past its deadline
+    /// (`time.rs`), so the caller sees at least `timeout` pass.
     pub(crate) fn block(
         &self,
         on: BlockedOn,
-        timeout_able: bool,
+        timeout: Option<std::time::Duration>,
         location: &'static Location<'static>,
     ) -> bool {
-        self.state.borrow_mut().block_current(on, timeout_able);
+        let deadline = time::deadline(timeout);
+        self.state.borrow_mut().block_current(on, timeout.is_some());
         self.schedule(EventKind::Block, on.object(), location);
-        let st = self.state.borrow();
-        st.threads[st.current.index()].timed_out
+        let timed_out = {
+            let st = self.state.borrow();
+            st.threads[st.current.index()].timed_out
+        };
+        if timed_out {
+            time::reach(deadline);
+        }
+        timed_out
     }
 
     /// Fails the execution with `cause`; the calling thread never runs again.

@@ -76,7 +76,7 @@ impl Execution {
         }
         self.schedule(EventKind::Join, None, location);
         while self.state.borrow().threads[target.index()].status != Status::Finished {
-            self.block(BlockedOn::Join(target), false, location);
+            self.block(BlockedOn::Join(target), None, location);
         }
         self.with_state(|st| {
             let me = st.current;

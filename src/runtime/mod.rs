@@ -25,6 +25,8 @@
 //! - `clock.rs` and `race.rs`: vector clocks, the happens-before edges every object file
 //!   reports, and the data-race check of `pctvb::cell::UnsafeCell` accesses;
 //! - `outside.rs`: where OS threads outside executions wait;
+//! - `time.rs`: the virtual clock `Instant::now()` reads inside executions (on Linux with
+//!   glibc, an interposed `clock_gettime`), and `real_now` for pctvb's own timing;
 //! - `context.rs`: which execution runs on this OS thread, and the panic hook;
 //! - `hooks.rs`: checks `#[pctvb::instrument]` installs into the scheduling point;
 //! - `crash.rs`: what a crash of the process says (stack overflow, fatal signals) and what
@@ -58,6 +60,7 @@ mod race;
 mod rwlock;
 mod state;
 mod task;
+mod time;
 mod watchdog;
 
 pub(crate) use barrier::RawBarrier;
@@ -83,6 +86,7 @@ pub use state::{Step, ThreadInfo, Value};
 pub(crate) use task::{
     identity as task_identity, mark_task, poll_point, wait_for_wake, wake as wake_task,
 };
+pub(crate) use time::{real_now, sleep, Base as ClockBase, UNCONTROLLED_TIME};
 pub(crate) use watchdog::before_spawn as watchdog_before_spawn;
 
 /// Id of a logical thread within one execution: 0 is the test body's thread, spawned threads

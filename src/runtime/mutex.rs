@@ -131,7 +131,7 @@ impl RawMutex {
             match try_acquire(ex, object) {
                 Acquire::Acquired(gen) => return self.take_data(ex, gen, object),
                 Acquire::Busy => {
-                    ex.block(BlockedOn::Mutex(object), false, location);
+                    ex.block(BlockedOn::Mutex(object), None, location);
                 }
                 Acquire::Recursive => {
                     let cause = ex.with_state(|st| FailureCause::RecursiveLock {

@@ -241,7 +241,7 @@ fn claim(
         match state {
             Some(claim) => return claim,
             None => {
-                ex.block(BlockedOn::Once(object), false, location);
+                ex.block(BlockedOn::Once(object), None, location);
             }
         }
     }

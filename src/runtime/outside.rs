@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar as StdCondvar, Mutex as StdMutex, MutexGuard as StdMutexGuard};
 use std::time::Instant;
 
+use super::time::real_now;
+
 /// Where OS threads outside any execution wait for an object.
 #[derive(Debug)]
 pub(crate) struct WaitRoom {
@@ -54,7 +56,7 @@ impl WaitRoom {
                 false
             }
             Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
+                let left = deadline.saturating_duration_since(real_now());
                 let (g, r) =
                     self.changed.wait_timeout(entered, left).unwrap_or_else(|e| e.into_inner());
                 drop(g);

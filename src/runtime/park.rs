@@ -6,6 +6,7 @@
 
 use std::panic::Location;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::context::with_execution;
 use super::state::Status;
@@ -28,9 +29,9 @@ pub(crate) fn unpark(id: ThreadId, location: &'static Location<'static>) {
     })
 }
 
-/// Blocks the calling thread until its token is available (or, if `timeout_able`, until no
+/// Blocks the calling thread until its token is available (or, with a `timeout`, until no
 /// thread can run), and consumes the token.
-pub(crate) fn park(timeout_able: bool, location: &'static Location<'static>) {
+pub(crate) fn park(timeout: Option<Duration>, location: &'static Location<'static>) {
     with_execution("thread::park", |ex| {
         ex.schedule(EventKind::Park, None, location);
         // Whether it consumes a token or is woken (or times out: conservatively, as if
@@ -41,7 +42,7 @@ pub(crate) fn park(timeout_able: bool, location: &'static Location<'static>) {
             std::mem::replace(&mut st.threads[cur.index()].park_token, false)
         });
         if !has_token {
-            ex.block(BlockedOn::Park, timeout_able, location);
+            ex.block(BlockedOn::Park, timeout, location);
             ex.with_state(|st| {
                 let cur = st.current;
                 st.threads[cur.index()].park_token = false;

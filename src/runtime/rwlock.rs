@@ -145,7 +145,7 @@ impl RawRwLock {
                         Mode::Read => BlockedOn::RwRead(object),
                         Mode::Write => BlockedOn::RwWrite(object),
                     };
-                    ex.block(on, false, location);
+                    ex.block(on, None, location);
                 }
                 Acquire::SelfDeadlock => {
                     let cause = ex.with_state(|st| FailureCause::RecursiveLock {

@@ -71,7 +71,7 @@ pub(crate) fn wait_for_wake(
             false
         });
         if !woken {
-            ex.block(BlockedOn::Waker, false, location);
+            ex.block(BlockedOn::Waker, None, location);
         }
         ex.with_state(|st| {
             let me = st.current;

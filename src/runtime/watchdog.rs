@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use super::crash::{describe_execution, RawMessage, Watch};
+use super::time::real_now;
 
 struct Watched {
     watch: Weak<Watch>,
@@ -51,7 +52,7 @@ pub(super) fn watch(watch: &Arc<Watch>, timeout: Duration) {
         watch: Arc::downgrade(watch),
         timeout,
         seen: u64::MAX,
-        since: Instant::now(),
+        since: real_now(),
     });
 }
 
@@ -123,7 +124,7 @@ fn run() -> ! {
         let tick = {
             let mut watched = WATCHED.lock().unwrap_or_else(|e| e.into_inner());
             watched.retain(|w| w.watch.strong_count() > 0);
-            let now = Instant::now();
+            let now = real_now();
             for w in watched.iter_mut() {
                 let Some(watch) = w.watch.upgrade() else { continue };
                 let progress = watch.progress.load(Ordering::Relaxed);

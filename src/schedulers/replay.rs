@@ -23,8 +23,9 @@ impl Replay {
         StrategyError(format!(
             "replay diverged: {detail}. The program no longer behaves as when the token was \
              recorded: either its code changed, or it depends on nondeterminism pctvb does not \
-             control (HashMap iteration order, time, I/O, real OS threads, thread ids). Re-run the \
-             test without PCTVB_REPLAY to get a fresh token."
+             control (HashMap iteration order, {}, I/O, real OS threads, thread ids). Re-run the \
+             test without PCTVB_REPLAY to get a fresh token.",
+            crate::runtime::UNCONTROLLED_TIME
         ))
     }
 }

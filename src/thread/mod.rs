@@ -8,8 +8,10 @@
 //! look like a logical thread's.
 //!
 //! Differences from std, all deliberate:
-//! - `sleep` and `park_timeout` do not wait for real time: time passes only when no thread can
-//!   run, so a timeout fires exactly when nothing else could happen.
+//! - `sleep` and `park_timeout` do not wait for real time: a timeout fires exactly when no
+//!   thread can run, so when nothing else could happen. On Linux with glibc,
+//!   `std::time::Instant::now()` reads the execution's virtual clock, which a timeout or a
+//!   sleep moves forward by its duration (see the guide's section on time).
 //! - A panic that escapes a spawned thread fails the execution (it is a bug the test found),
 //!   so `join` never returns `Err`.
 //! - Thread ids are small numbers in spawn order (0 is the test body), the same in every
@@ -104,12 +106,14 @@ pub fn yield_now() {
     })
 }
 
-/// Like [`yield_now`]: time does not pass in an execution, so sleeping only lets other threads
-/// run. Outside executions, std's `sleep`.
+/// Like [`yield_now`]: sleeping does not wait for real time in an execution, it only lets
+/// other threads run; when it returns, the execution's clock (what `std::time::Instant::now()`
+/// reads there, on Linux with glibc) has moved forward by at least `duration`. Outside
+/// executions, std's `sleep`.
 #[track_caller]
 pub fn sleep(duration: Duration) {
     if in_execution() {
-        yield_now()
+        crate::runtime::sleep(duration, Location::caller())
     } else {
         std::thread::sleep(duration)
     }
@@ -119,7 +123,7 @@ pub fn sleep(duration: Duration) {
 #[track_caller]
 pub fn park() {
     if in_execution() {
-        crate::runtime::park(false, Location::caller());
+        crate::runtime::park(None, Location::caller());
     } else {
         std::thread::park();
     }
@@ -130,7 +134,7 @@ pub fn park() {
 #[track_caller]
 pub fn park_timeout(duration: Duration) {
     if in_execution() {
-        crate::runtime::park(true, Location::caller());
+        crate::runtime::park(Some(duration), Location::caller());
     } else {
         std::thread::park_timeout(duration);
     }

@@ -66,7 +66,8 @@ impl Engine {
                 return Err(StrategyError(format!(
                     "systematic search: replaying a recorded schedule diverged at step {step} \
                      (thread {want} cannot run). The test depends on nondeterminism pctvb does \
-                     not control (HashMap iteration order, time, I/O, real OS threads)."
+                     not control (HashMap iteration order, {}, I/O, real OS threads).",
+                    crate::runtime::UNCONTROLLED_TIME
                 )));
             }
             return Ok(want);
