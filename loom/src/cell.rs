@@ -10,7 +10,11 @@
 //! wherever the accesses fall. The cells are then no variables of pctvb's bounds (a passing
 //! run with a guarantee says so), which keeps `k` and `k_q` to the synchronising operations.
 //! With pctvb's race detector off (`PCTVB_RACES=0`), accesses are scheduling points again,
-//! as [`pctvb::cell::UnsafeCell`]'s: the argument needs the check.
+//! as [`pctvb::cell::UnsafeCell`]'s: the argument needs the check. A thread that polls a cell
+//! for another thread's write with no synchronising operation in the loop (a data race, which
+//! a scheduling point at the read used to let pctvb report) now loops without a scheduling
+//! point, as under loom: pctvb's watchdog ends the process after `PCTVB_WATCHDOG` seconds
+//! (10 by default) with its diagnosis, which names a spin loop on a plain variable.
 //!
 //! As in loom, an access lasts: from `get`/`get_mut` until the pointer is dropped, and for
 //! `with`/`with_mut` while the closure runs. A conflicting access of the cell in that time is
