@@ -46,8 +46,8 @@ pub enum VarKind {
     Cell,
     /// An `UnsafeCell` whose accesses are checked for data races but are no scheduling points
     /// (pctvb-loom's, as loom's): not a variable of the bounds, never shared, `k_q` 0. Its
-    /// accesses' order follows from the synchronising operations' (see the guide's
-    /// "Guarantees").
+    /// accesses' order follows from the synchronising operations' (docs/guide.md, section 3a,
+    /// "pctvb-loom's cells are race checks, not variables").
     CheckedCell,
     /// An `mpsc` channel.
     Channel,
