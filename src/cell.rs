@@ -93,11 +93,13 @@ pub(crate) mod span {
     }
 
     /// Starts an access of `cell` (`write`: a write, else a read) that lasts until the returned
-    /// value is dropped, as loom's `UnsafeCell::get`/`get_mut` guards do: the same scheduling
-    /// point and race check as `with`/`with_mut` now, and while the access is open a
-    /// conflicting access of the cell (by any thread, the same one too) is a data race; its
-    /// end is recorded as an access too. Outside an execution nothing happens; with the detector off, only the scheduling
-    /// point.
+    /// value is dropped, as loom's `UnsafeCell::get`/`get_mut` guards do: the race check of
+    /// `with`/`with_mut` now, and while the access is open a conflicting access of the cell
+    /// (by any thread, the same one too) is a data race; its end is recorded as an access
+    /// too. As in loom, no scheduling point: the synchronising operations decide the order
+    /// of a race-free execution's cell accesses (the cell's variable is a
+    /// `VarKind::CheckedCell`, which the bounds do not count). Outside an execution nothing
+    /// happens; with the detector off, only a scheduling point (as `with`/`with_mut`'s).
     #[doc(hidden)]
     #[track_caller]
     pub fn access_span<T: ?Sized>(cell: &UnsafeCell<T>, write: bool) -> AccessSpan {

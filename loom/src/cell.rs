@@ -1,6 +1,20 @@
-//! `std::cell`, as loom mocks it: an [`UnsafeCell`] whose accesses are scheduling points and
-//! race checks (those of [`pctvb::cell::UnsafeCell`]), with loom's pointer types [`ConstPtr`]
-//! and [`MutPtr`], and a [`Cell`] built on it.
+//! `std::cell`, as loom mocks it: an [`UnsafeCell`] whose accesses are race checks (those of
+//! [`pctvb::cell::UnsafeCell`]) but, as in loom, no scheduling points, with loom's pointer
+//! types [`ConstPtr`] and [`MutPtr`], and a [`Cell`] built on it.
+//!
+//! Why no scheduling point: whether two conflicting accesses race depends on the
+//! happens-before order alone, which the synchronising operations (atomics, locks, spawn,
+//! join, ...; each a scheduling point) decide; and in an execution with no race, what an
+//! access reads is fixed by that order too. So scheduling at cell accesses would reach no
+//! behaviour that ordering the synchronising operations does not, and a race is reported
+//! wherever the accesses fall. The cells are then no variables of pctvb's bounds (a passing
+//! run with a guarantee says so), which keeps `k` and `k_q` to the synchronising operations.
+//! With pctvb's race detector off (`PCTVB_RACES=0`), accesses are scheduling points again,
+//! as [`pctvb::cell::UnsafeCell`]'s: the argument needs the check. A thread that polls a cell
+//! for another thread's write with no synchronising operation in the loop (a data race, which
+//! a scheduling point at the read used to let pctvb report) now loops without a scheduling
+//! point, as under loom: pctvb's watchdog ends the process after `PCTVB_WATCHDOG` seconds
+//! (10 by default) with its diagnosis, which names a spin loop on a plain variable.
 //!
 //! As in loom, an access lasts: from `get`/`get_mut` until the pointer is dropped, and for
 //! `with`/`with_mut` while the closure runs. A conflicting access of the cell in that time is
@@ -12,10 +26,11 @@ use std::fmt;
 use std::marker::PhantomData;
 
 /// loom's `UnsafeCell`: [`UnsafeCell::with`] and [`UnsafeCell::get`] are reads of the cell,
-/// [`UnsafeCell::with_mut`] and [`UnsafeCell::get_mut`] writes; each is a scheduling point
-/// and goes through [`pctvb::cell::UnsafeCell`]'s access checks when it starts, and stays
-/// open until the closure returns or the [`ConstPtr`]/[`MutPtr`] is dropped, as in loom:
-/// a conflicting access meanwhile, by another thread or by the same one, is a data race.
+/// [`UnsafeCell::with_mut`] and [`UnsafeCell::get_mut`] writes; each goes through
+/// [`pctvb::cell::UnsafeCell`]'s race check when it starts (no scheduling point, as in loom:
+/// see the module docs), and stays open until the closure returns or the
+/// [`ConstPtr`]/[`MutPtr`] is dropped, as in loom: a conflicting access meanwhile, by another
+/// thread or by the same one, is a data race.
 pub struct UnsafeCell<T: ?Sized>(pctvb::cell::UnsafeCell<T>);
 
 impl<T> UnsafeCell<T> {
@@ -32,8 +47,7 @@ impl<T> UnsafeCell<T> {
 }
 
 impl<T: ?Sized> UnsafeCell<T> {
-    /// Reads through a raw pointer: a scheduling point and a read of the cell that lasts
-    /// while `f` runs.
+    /// Reads through a raw pointer: a read of the cell that lasts while `f` runs.
     #[track_caller]
     pub fn with<F, R>(&self, f: F) -> R
     where
@@ -44,8 +58,7 @@ impl<T: ?Sized> UnsafeCell<T> {
         f(self.0.get())
     }
 
-    /// Writes through a raw pointer: a scheduling point and a write of the cell that lasts
-    /// while `f` runs.
+    /// Writes through a raw pointer: a write of the cell that lasts while `f` runs.
     #[track_caller]
     pub fn with_mut<F, R>(&self, f: F) -> R
     where
@@ -55,16 +68,16 @@ impl<T: ?Sized> UnsafeCell<T> {
         f(self.0.get())
     }
 
-    /// An immutable access to the cell: a scheduling point and a read of the cell that lasts
-    /// until the pointer is dropped.
+    /// An immutable access to the cell: a read of the cell that lasts until the pointer is
+    /// dropped.
     #[track_caller]
     pub fn get(&self) -> ConstPtr<T> {
         let span = pctvb::__internals::cell::access_span(&self.0, false);
         ConstPtr { ptr: self.0.get(), _span: span }
     }
 
-    /// A mutable access to the cell: a scheduling point and a write of the cell that lasts
-    /// until the pointer is dropped.
+    /// A mutable access to the cell: a write of the cell that lasts until the pointer is
+    /// dropped.
     #[track_caller]
     pub fn get_mut(&self) -> MutPtr<T> {
         let span = pctvb::__internals::cell::access_span(&self.0, true);
@@ -161,7 +174,7 @@ impl<T: ?Sized> fmt::Debug for MutPtr<T> {
 }
 
 /// loom's `Cell`: `std::cell::Cell` whose `get` is a read and whose `set`, `replace`, `swap`
-/// and `take` are writes of an [`UnsafeCell`], each a scheduling point.
+/// and `take` are writes of an [`UnsafeCell`], each race-checked.
 pub struct Cell<T> {
     cell: UnsafeCell<T>,
     /// Not `Sync`, as std's `Cell` (this crate's `UnsafeCell` is).
@@ -270,7 +283,8 @@ impl<T: Ord + Copy> Ord for Cell<T> {
 }
 
 // For every `T`, as loom's derived `Debug` (which needs only `T: Debug`), and without the
-// value: reading it would be a scheduling point, and printing must not change the schedule.
+// value: reading it would be an access of the cell (a race check), and printing must not
+// change what an execution checks.
 impl<T> fmt::Debug for Cell<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cell").field("cell", &self.cell).finish()

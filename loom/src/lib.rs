@@ -38,9 +38,10 @@
 //! - [`sync::atomic`]: newtypes over pctvb's atomics that add loom's inherent `with_mut`,
 //!   `unsync_load` and `compare_and_swap`, and dereference to pctvb's for the rest.
 //! - [`cell`]: loom's `UnsafeCell` shape (`get`/`get_mut` returning [`cell::ConstPtr`] and
-//!   [`cell::MutPtr`]) over [`pctvb::cell::UnsafeCell`]: each access is a scheduling point
-//!   and a race check, and lasts, as in loom, until the pointer is dropped (the closure of
-//!   `with`/`with_mut` returns).
+//!   [`cell::MutPtr`]) over [`pctvb::cell::UnsafeCell`]: each access is a race check, not a
+//!   scheduling point (as in loom: the synchronising operations decide a race-free
+//!   execution's cell accesses, see [`mod@cell`]), and lasts, as in loom, until the pointer
+//!   is dropped (the closure of `with`/`with_mut` returns).
 //! - [`alloc`]: loom's allocation functions and [`alloc::Track`], with loom's leak report
 //!   at the end of each execution.
 //! - [`hint`], [`future`], [`lazy_static!`], [`thread_local!`], [`explore`],
@@ -51,8 +52,7 @@
 //! enumerated (set `PCTVB_STRATEGY=systematic` for a bounded exhaustive search, or
 //! `PCTVB_CONFIDENCE=0.99` for a computed guarantee).
 //!
-//! The other differences from loom 0.7: cell accesses are scheduling points (loom's are not
-//! branch points); [`sync::Notify::wait`] never returns spuriously;
+//! The other differences from loom 0.7: [`sync::Notify::wait`] never returns spuriously;
 //! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint
 //! files and `log` are not honoured (see [`mod@model`]). On Linux with glibc,
 //! `std::time::Instant::now()` inside a model reads the execution's virtual clock (it starts

@@ -326,13 +326,13 @@ impl Report {
             "k_q"
         );
         for (i, (info, profile)) in self.stats.variables.iter().enumerate() {
-            out += &format!(
-                "  {:>4}  {:<50} {:>10}  {}\n",
-                i,
-                info.to_string(),
-                profile.max_accesses,
-                if profile.shared { "yes" } else { "no" }
-            );
+            // A cell whose accesses are race checks only: no scheduling point, so no k_q.
+            let (kq, shared) = if info.kind == VarKind::CheckedCell {
+                ("-".to_string(), "race-checked, not scheduled")
+            } else {
+                (profile.max_accesses.to_string(), if profile.shared { "yes" } else { "no" })
+            };
+            out += &format!("  {:>4}  {:<50} {:>10}  {}\n", i, info.to_string(), kq, shared);
         }
         out.pop();
         out

@@ -100,6 +100,7 @@ impl Config {
                 report.notes.extend(note);
                 report.notes.extend(record.and_then(|r| r.unfinished_note()));
                 report.notes.extend(variable_origins(&report));
+                report.notes.extend(unscheduled_cells(&report));
                 effective.finish_run();
                 report
             }
@@ -383,6 +384,29 @@ pub(super) fn default_workers() -> usize {
         static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
         *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     }
+}
+
+/// What a guarantee's variables are when the run had cells whose accesses are race checks but
+/// no scheduling points (pctvb-loom's `UnsafeCell`, `VarKind::CheckedCell`): the guarantee
+/// counts only the objects whose operations are scheduling points, so the sentence names the
+/// class it covers.
+fn unscheduled_cells(report: &Report) -> Option<String> {
+    report.guarantee.as_ref()?;
+    let cells = report
+        .stats
+        .variables
+        .iter()
+        .filter(|(info, _)| info.kind == crate::vars::VarKind::CheckedCell)
+        .count();
+    (cells > 0).then(|| {
+        format!(
+            "the accesses of {} are checked for data races, not scheduled (as in loom): \
+             the guarantee's variables and k are the synchronising operations' (atomics, \
+             locks, ...), whose order decides every cell access's in an execution with no \
+             race",
+            crate::report::plural(cells, "UnsafeCell variable")
+        )
+    })
 }
 
 /// Where the run's variables came from, when the binary has `#[pctvb::instrument]`ed code:

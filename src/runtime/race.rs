@@ -799,18 +799,58 @@ impl Execution {
         write: bool,
         location: &'static Location<'static>,
     ) {
-        self.checked_cell_access(handle, write, location, false);
+        self.checked_cell_access(handle, write, location, false, true);
     }
 
-    /// As [`Execution::cell_access`], and the access stays open until [`Execution::end_span`]
-    /// ends the span returned (`None`: the detector is off).
+    /// pctvb-loom's access of a cell: as [`Execution::cell_access`], but, as in loom, no
+    /// scheduling point while the detector is on (with it off, the scheduling point is all
+    /// there is to an access, so it stays). The access stays open until
+    /// [`Execution::end_span`] ends the span returned (`None`: the detector is off).
+    ///
+    /// Why no scheduling point loses nothing: whether two conflicting accesses race depends
+    /// only on the happens-before order, which the synchronising operations (each a
+    /// scheduling point) decide, not on where between them the accesses fall; and in an
+    /// execution with no race, what an access sees is fixed by that order too. So every
+    /// behaviour of a race-free execution is reached by ordering the synchronising operations
+    /// alone, and a race is reported wherever the accesses fall. The cell is then no variable
+    /// of the bounds: it has no access a change point could fall on (its objects' variable
+    /// is of kind [`VarKind::CheckedCell`], never shared).
     pub(crate) fn begin_span(
         &self,
         handle: &Handle,
         write: bool,
         location: &'static Location<'static>,
     ) -> Option<LiveSpan> {
-        self.checked_cell_access(handle, write, location, true)
+        self.checked_cell_access(handle, write, location, true, false)
+    }
+
+    /// The object of an unscheduled cell access (see [`Execution::begin_span`]): registered,
+    /// a write counted as progress (it ends other threads' spinning, as a scheduled write
+    /// does); `None` when the detector is off, so the access takes its scheduling point.
+    #[inline]
+    fn unscheduled_cell(
+        &self,
+        handle: &Handle,
+        kind: EventKind,
+        location: &'static Location<'static>,
+    ) -> Option<ObjectId> {
+        // `#[pctvb::instrument]`'s soundness check sees every operation, scheduled or not.
+        if super::hooks::soundness_active() {
+            super::hooks::check_operation(handle.site(), kind, location);
+        }
+        self.with_state(|st| {
+            if !st.races.on {
+                return None;
+            }
+            let object = match handle.cached(st.gen) {
+                Some(id) => id,
+                None => super::execution::register(st, handle, VarKind::CheckedCell),
+            };
+            if kind == EventKind::CellWrite {
+                st.progress();
+            }
+            Some(object)
+        })
     }
 
     /// Ends `span`, if it belongs to this execution.
@@ -836,8 +876,9 @@ impl Execution {
         }
     }
 
-    /// The scheduling point and race check of a cell access, which stays open when `open`
-    /// (the span to end, if the detector is on); fails the execution on a data race.
+    /// The scheduling point (unless not `scheduled` and the detector is on) and race check of
+    /// a cell access, which stays open when `open` (the span to end, if the detector is on);
+    /// fails the execution on a data race.
     #[inline(always)]
     fn checked_cell_access(
         &self,
@@ -845,9 +886,15 @@ impl Execution {
         write: bool,
         location: &'static Location<'static>,
         open: bool,
+        scheduled: bool,
     ) -> Option<LiveSpan> {
         let kind = if write { EventKind::CellWrite } else { EventKind::CellRead };
-        let object = self.point(handle, VarKind::Cell, kind, location);
+        let unscheduled =
+            if scheduled { None } else { self.unscheduled_cell(handle, kind, location) };
+        let object = match unscheduled {
+            Some(object) => object,
+            None => self.point(handle, VarKind::Cell, kind, location),
+        };
         let mut span = None;
         let cause = self.with_state(|st| {
             if !st.races.on {

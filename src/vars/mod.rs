@@ -44,6 +44,11 @@ pub enum VarKind {
     Atomic,
     /// `cell::UnsafeCell`.
     Cell,
+    /// An `UnsafeCell` whose accesses are checked for data races but are no scheduling points
+    /// (pctvb-loom's, as loom's): not a variable of the bounds, never shared, `k_q` 0. Its
+    /// accesses' order follows from the synchronising operations' (docs/guide.md, section 3a,
+    /// "pctvb-loom's cells are race checks, not variables").
+    CheckedCell,
     /// An `mpsc` channel.
     Channel,
     /// `Once`, `OnceLock` or `LazyLock`.
@@ -62,7 +67,7 @@ impl VarKind {
             VarKind::Condvar => "Condvar",
             VarKind::Barrier => "Barrier",
             VarKind::Atomic => "Atomic",
-            VarKind::Cell => "UnsafeCell",
+            VarKind::Cell | VarKind::CheckedCell => "UnsafeCell",
             VarKind::Channel => "channel",
             VarKind::Once => "Once",
             VarKind::Heap => "Heap",
