@@ -120,7 +120,7 @@ fn measured(body: fn(), kind: StrategyKind, executions: u64) -> Report {
         .strategy(kind)
         .iterations(executions)
         .stop_at_first_failure(false)
-        .uniform_walk_every(0)
+        .explore_every(0)
         .minimize_runs(0)
         .run(body);
     assert!(report.error().is_none(), "{:?}", report.error());
