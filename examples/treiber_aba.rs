@@ -56,8 +56,8 @@
 //! length vary, and on some seeds what it learns makes the bug's window rare. SURW, the default
 //! now, is about even with the naive walk here (`PCTVB_STRATEGY=surw scripts/example-seeds.sh
 //! treiber_aba`: 1 to 1261 executions, mean 175.1), with a longer tail. It is one of the few programs of
-//! pctvb's corpus where the naive walk is ahead (docs/RESULTS.md, `treiber-aba`: a mean of 524
-//! executions against 405).
+//! pctvb's corpus where the naive walk is ahead of the uniform walk (docs/RESULTS.md,
+//! `treiber-aba`: a mean of 348 executions against 377; SURW's there is 190).
 
 use pctvb::sync::Arc;
 use pctvb::thread;

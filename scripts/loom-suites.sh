@@ -404,7 +404,7 @@ for s in "${selected[@]}"; do
   done
 
   # pctvb's three settings and loom, timed together (one run of each per round). The third,
-  # the guarantee alone: a named strategy runs without the uniform walk in between, so every
+  # the guarantee alone: a named strategy runs without the explorer (SURW) in between, so every
   # search execution is the combined strategy's and counts towards the bound.
   echo "== $name $version: timing pctvb (default; PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99) and loom ($loom_env), in turn" >&2
   TIMEOUT=$PCTVB_TIMEOUT
@@ -604,7 +604,7 @@ old_failures="$(kept_failures)"
   echo "\"not printed\" when the suite calls \`loom::model::Builder::check\` itself, as sharded-slab's"
   echo "\`run_builder\` does: loom installs the log that prints the count only in \`loom::model\`; a"
   echo "test that printed no count is missing from the sum)."
-  echo "pctvb's executions are the search's (1 in 2 runs the uniform walk, which the bound does not"
+  echo "pctvb's executions are the search's (1 in 2 runs the explorer, SURW, which the bound does not"
   echo "count, so about twice the counted ones), its seconds the sum over tests of executions divided"
   echo "by the executions/s the summary reports (one test at a time, without the 10 profiling"
   echo "executions and the process start-up). A test that failed prints no summary and is missing."
@@ -620,13 +620,13 @@ old_failures="$(kept_failures)"
   echo "$all_tests"
   echo
   echo "The guarantee alone: the suite with \`PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99\`, timed as"
-  echo "above. A named strategy runs without the uniform walk in between, so every search execution"
+  echo "above. A named strategy runs without the explorer (SURW) in between, so every search execution"
   echo "is the combined strategy's and counts towards the bound: the same guarantee (each test's"
-  echo "summary states it) from about half the executions, without the walk's exploration, which"
+  echo "summary states it) from about half the executions, without the explorer's exploration, which"
   echo "finds bugs outside the bound's class (more preemptions, variables or threads) and, on most"
   echo "programs, those inside it in fewer executions (README, \"Compared with shuttle and loom\")."
   echo
-  echo "| crate | status | s | tests | pctvb confidence 0.99 (with the walk): median s | loom: median s |"
+  echo "| crate | status | s | tests | pctvb confidence 0.99 (with the explorer): median s | loom: median s |"
   echo "|---|---|---|---|---|---|"
   echo "$all_alone"
   echo
@@ -713,7 +713,7 @@ old_failures="$(kept_failures)"
       esac
       echo "- Why $crate is slower with the confidence target: pctvb's bound needs the executions it"
       echo "  counts ($e_counted), and reaching them took $e_executions search executions in all (the"
-      echo "  uniform walk's, 1 in 2, and those drawn with counts a later execution raised are not"
+      echo "  explorer's (SURW), 1 in 2, and those drawn with counts a later execution raised are not"
       echo "  counted) at $e_per us each: $e_secs s of the models' own time (one test at a time), of"
       echo "  the suite's median run of $c_s s (the rest is the process's and each test's set-up and"
       echo "  libtest; two tests at a time); $loom_said. Fewer executions would not give the printed"
