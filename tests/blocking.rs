@@ -15,7 +15,7 @@
 //! schedule, the seeds only make sure some threads contend.
 
 use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use pctvb::sync::mpsc::{channel, sync_channel};
+use pctvb::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
 use pctvb::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
 use pctvb::{thread, Config, StrategyKind};
 
@@ -262,16 +262,36 @@ fn a_token_recorded_with_retries_diverges_clearly() {
     assert_old_token_diverges(TOKEN_BEFORE_THE_CHANGE, RESEALED, mutex_contention, 97, 15);
 }
 
-/// `THREADS` senders of `ROUNDS` messages each on a channel of capacity `bound`, one receiver
-/// (the main thread) that takes them all.
-fn channel_contention(bound: usize) {
-    let (tx, rx) = sync_channel::<u32>(bound);
+/// A channel's sending end, bounded (`SyncSender`) or not (`Sender`).
+trait SendEnd: Clone + Send + 'static {
+    fn send_one(&self, v: u32);
+}
+
+impl SendEnd for Sender<u32> {
+    fn send_one(&self, v: u32) {
+        self.send(v).unwrap();
+    }
+}
+
+impl SendEnd for SyncSender<u32> {
+    fn send_one(&self, v: u32) {
+        self.send(v).unwrap();
+    }
+}
+
+/// `THREADS` senders of `ROUNDS` messages each on `tx` (each message after an atomic step if
+/// `tick`), one receiver (the main thread) that takes them all from `rx`.
+fn senders_and_receiver(tx: impl SendEnd, rx: Receiver<u32>, tick: bool) {
+    let ticks = Arc::new(AtomicUsize::new(0));
     let hs: Vec<_> = (0..THREADS)
         .map(|t| {
-            let tx = tx.clone();
+            let (tx, ticks) = (tx.clone(), ticks.clone());
             thread::spawn(move || {
                 for _ in 0..ROUNDS {
-                    tx.send(t).unwrap();
+                    if tick {
+                        ticks.fetch_add(1, SeqCst);
+                    }
+                    tx.send_one(t);
                 }
             })
         })
@@ -286,6 +306,12 @@ fn channel_contention(bound: usize) {
         h.join().unwrap();
     }
     panic!("the end");
+}
+
+/// `senders_and_receiver` on a channel of capacity `bound`.
+fn channel_contention(bound: usize) {
+    let (tx, rx) = sync_channel::<u32>(bound);
+    senders_and_receiver(tx, rx, false);
 }
 
 fn bounded_channel_contention() {
@@ -332,32 +358,11 @@ fn a_rendezvous_sender_blocks_at_most_once_per_send() {
     assert!(blocked_some, "the senders must wait");
 }
 
-/// `THREADS` senders of `ROUNDS` messages each on an unbounded channel, with an atomic step
-/// between messages; the main thread receives them all, often before they are sent.
+/// `senders_and_receiver` on an unbounded channel, with an atomic step between messages: the
+/// main thread often receives before they are sent.
 fn receiver_waits() {
     let (tx, rx) = channel::<u32>();
-    let ticks = Arc::new(AtomicUsize::new(0));
-    let hs: Vec<_> = (0..THREADS)
-        .map(|t| {
-            let (tx, ticks) = (tx.clone(), ticks.clone());
-            thread::spawn(move || {
-                for _ in 0..ROUNDS {
-                    ticks.fetch_add(1, SeqCst);
-                    tx.send(t).unwrap();
-                }
-            })
-        })
-        .collect();
-    drop(tx);
-    let mut received = 0;
-    while rx.recv().is_ok() {
-        received += 1;
-    }
-    assert_eq!(received, THREADS as usize * ROUNDS);
-    for h in hs {
-        h.join().unwrap();
-    }
-    panic!("the end");
+    senders_and_receiver(tx, rx, true);
 }
 
 /// A receive from an empty channel waits at its point: one `recv` point per message and one
