@@ -21,7 +21,8 @@
 # LOOM_SUITES_REPEATS (runs of each suite whose median is reported, default 5),
 # LOOM_SUITES_SHORT_REPEATS (runs of a suite whose runs so far took under 1 s in all, default
 # 21: a run of milliseconds moves with the machine's load, and more runs steady its median) and
-# LOOM_SUITES_REPEAT_BUDGET (seconds after which a suite is not run again, default 60).
+# LOOM_SUITES_REPEAT_BUDGET (seconds after which a suite is not run again, default 60) and
+# LOOM_SUITES_SYSTEMATIC_BUDGET (the exhaustive mode's PCTVB_ITERATIONS, default 10^9).
 # The settings used are printed in the document (a timed-out run is "timeout (N s)").
 # Builds run under `nice -n 10` (they are the heavy part on a shared machine); the measured
 # runs do not, since a test that reads the real clock (oneshot's 1 ms `recv_timeout` under loom;
@@ -40,6 +41,9 @@ REPEATS="${LOOM_SUITES_REPEATS:-5}"
 REPEAT_BUDGET="${LOOM_SUITES_REPEAT_BUDGET:-60}"
 SHORT_REPEATS="${LOOM_SUITES_SHORT_REPEATS:-21}"
 LOOM_COUNT_MAX="${LOOM_COUNT_MAX:-60}"
+# Executions per model for the exhaustive mode (PCTVB_ITERATIONS): high enough that only the
+# time limit (PCTVB_TIMEOUT) stops a search before it has explored every level.
+SYSTEMATIC_BUDGET="${LOOM_SUITES_SYSTEMATIC_BUDGET:-1000000000}"
 case "$REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_REPEATS must be a number of runs, 1 or more (got '$REPEATS')" >&2; exit 2 ;; esac
 case "$SHORT_REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_SHORT_REPEATS must be a number of runs, 1 or more (got '$SHORT_REPEATS')" >&2; exit 2 ;; esac
 case "$REPEAT_BUDGET" in ''|*[!0-9]*) echo "LOOM_SUITES_REPEAT_BUDGET must be a whole number of seconds (got '$REPEAT_BUDGET')" >&2; exit 2 ;; esac
@@ -344,10 +348,15 @@ run_once() {
   python3 "$OUT/timer.py" 1 1 "$REPEAT_BUDGET" "$(spec "$@")"
 }
 
-# Builds a copy's loom test (quietly; the log says why if not).
+# Builds a copy's loom test (quietly; the log says why if not). The clean copy and the patched
+# ones of a crate share a target directory and a package id, so cargo would take one copy's
+# build as fresh for another (their sources' times, not their paths, decide): the crate's own
+# build products are removed first, and only its dependencies are reused.
 build_copy() {
   local dir="$1" variant="$2" log="$3"
   (cd "$dir" && RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-$variant" \
+    cargo clean --release -p "$name" --quiet \
+    && RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-$variant" \
     nice -n 10 cargo test --release $args --no-run --quiet) >"$log" 2>&1
 }
 
@@ -369,6 +378,7 @@ cells() {
 rows=()
 raw=()
 alone_rows=()
+exhaustive_rows=()
 explained=()
 bug_rows=()
 ran=()
@@ -389,8 +399,7 @@ for s in "${selected[@]}"; do
   for variant in pctvb loom; do
     dir="$OUT/$name-$version-$variant"
     build() {
-      (cd "$dir" && RUSTFLAGS="$cfg" CARGO_TARGET_DIR="$OUT/target-$variant" \
-        nice -n 10 cargo test --release $args --no-run --quiet) >"$OUT/$name-$variant-build.log" 2>&1
+      build_copy "$dir" "$variant" "$OUT/$name-$variant-build.log"
     }
     if ! build; then
       # A published lockfile may pin dependencies older than pctvb builds with (issue #17:
@@ -406,7 +415,7 @@ for s in "${selected[@]}"; do
   # pctvb's three settings and loom, timed together (one run of each per round). The third,
   # the guarantee alone: a named strategy runs without the explorer (SURW) in between, so every
   # search execution is the combined strategy's and counts towards the bound.
-  echo "== $name $version: timing pctvb (default; PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99) and loom ($loom_env), in turn" >&2
+  echo "== $name $version: timing pctvb (default; PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=systematic) and loom ($loom_env), in turn" >&2
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
   spec_default="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-default.log" "" $loom_env)"
@@ -416,12 +425,19 @@ for s in "${selected[@]}"; do
   # shellcheck disable=SC2086
   spec_alone="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-guarantee-only.log" "" \
     $loom_env PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99)"
+  # The exhaustive mode: pctvb's systematic search with the crate's LOOM_MAX_PREEMPTIONS as its
+  # preemption bound and no budget short of the time limit (see SYSTEMATIC_BUDGET).
+  # shellcheck disable=SC2086
+  spec_exhaustive="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-systematic.log" "" \
+    $loom_env PCTVB_STRATEGY=systematic PCTVB_ITERATIONS=$SYSTEMATIC_BUDGET)"
   TIMEOUT=$LOOM_TIMEOUT
   # shellcheck disable=SC2086
   spec_loom="$(spec "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" "" $loom_env)"
-  mapfile -t measured < <(measure_specs "$spec_default" "$spec_confident" "$spec_alone" "$spec_loom")
-  [ "${#measured[@]}" = 4 ] || { echo "the timer failed for $name $version" >&2; exit 1; }
-  default="${measured[0]}" confident="${measured[1]}" alone="${measured[2]}" loom="${measured[3]}"
+  mapfile -t measured < <(measure_specs "$spec_default" "$spec_confident" "$spec_alone" \
+    "$spec_exhaustive" "$spec_loom")
+  [ "${#measured[@]}" = 5 ] || { echo "the timer failed for $name $version" >&2; exit 1; }
+  default="${measured[0]}" confident="${measured[1]}" alone="${measured[2]}"
+  exhaustive="${measured[3]}" loom="${measured[4]}"
   alone_rows+=("$name $version|$(cells "$alone")|$(echo "$confident" | cut -d'|' -f2)|$(echo "$loom" | cut -d'|' -f2)")
   if [ -n "${CLOCK_TESTS[$name]:-}" ]; then
     IFS='|' read -r clock_test clock_what <<<"${CLOCK_TESTS[$name]}"
@@ -429,6 +445,22 @@ for s in "${selected[@]}"; do
   fi
   rows+=("$name $version|$(cells "$default")|$(cells "$confident")|$(cells "$loom")|${notes:-}")
   raw+=("$name $version|$default|$confident|$loom")
+
+  # What the exhaustive mode finished, per test (untimed, one test at a time, with its
+  # summary): tests whose every level up to the bounds was explored, and tests whose budget
+  # ran out first.
+  echo "== $name $version: the exhaustive mode's levels (untimed, --nocapture)" >&2
+  TIMEOUT=$PCTVB_TIMEOUT
+  # shellcheck disable=SC2086
+  run_once "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-systematic-counts.log" \
+    "--nocapture --test-threads=1" $loom_env PCTVB_STRATEGY=systematic \
+    PCTVB_ITERATIONS=$SYSTEMATIC_BUDGET >/dev/null
+  complete="$(grep -c 'pctvb: systematic: exhaustively explored all schedules' \
+    "$OUT/$name-pctvb-systematic-counts.log" || true)"
+  cut_short="$(grep -c 'pctvb: systematic: the budget of' "$OUT/$name-pctvb-systematic-counts.log" || true)"
+  bound="$(grep -o 'systematic(c=[0-9]*,v=[0-9]*,t=[0-9]*)' "$OUT/$name-pctvb-systematic-counts.log" \
+    | sort -u | tr '\n' ' ' | sed 's/ $//')"
+  exhaustive_rows+=("$name $version|$(cells "$exhaustive")|${bound:-none}: $complete models explored every level, $cut_short stopped by the budget|$(echo "$loom" | cut -d'|' -f2)")
 
   # Where the confidence mode's time goes (untimed runs; see explain.py above). loom's
   # iterations are counted when its measured run took at most LOOM_COUNT_MAX seconds.
@@ -556,6 +588,8 @@ conf_section="## Confidence mode: where the time goes"
 all_explained="$( { kept_rows "$conf_section" 7; printf '%s\n' "${new_explained[@]}"; } | grep -v '^$' | sort)"
 all_tests="$( { kept_rows "$conf_section" 10; printf '%s\n' "${new_tests[@]}"; } | grep -v '^$' | sort -s -t'|' -k2,2)"
 all_alone="$( { kept_rows "$conf_section" 6; for r in "${alone_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
+exhaustive_section="## Exhaustive mode"
+all_exhaustive="$( { kept_rows "$exhaustive_section" 6; for r in "${exhaustive_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
 all_bug_rows="$( { kept_rows "## Injected bugs" 8; for r in "${bug_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
 old_failures="$(kept_failures)"
 
@@ -629,6 +663,23 @@ old_failures="$(kept_failures)"
   echo "| crate | status | s | tests | pctvb confidence 0.99 (with the explorer): median s | loom: median s |"
   echo "|---|---|---|---|---|---|"
   echo "$all_alone"
+  echo
+  echo "$exhaustive_section"
+  echo
+  echo "The suite with \`PCTVB_STRATEGY=systematic PCTVB_ITERATIONS=$SYSTEMATIC_BUDGET\`, timed as above:"
+  echo "pctvb's bounded exhaustive search (guide section 4), with the crate's \`LOOM_MAX_PREEMPTIONS\`"
+  echo "as its preemption bound c (pctvb-loom maps it), at most v = 2 variables' accesses as"
+  echo "preemption points and t = 3 threads (its defaults), and a budget of executions that only"
+  echo "the time limit cuts. A model that explored every level up to those bounds proves, with no"
+  echo "probability caveat, that no schedule within them fails; loom's DPOR proves the same for its"
+  echo "own bound (preemptions at any operation, no variable or thread bound), so the two prove"
+  echo "different things, and neither bound contains the other. The levels column counts, from one"
+  echo "more untimed run of the suite with \`--nocapture --test-threads=1\`, the models whose summary"
+  echo "says every level was explored and those whose budget ran out first."
+  echo
+  echo "| crate | status | s | tests | bounds and levels | loom: median s |"
+  echo "|---|---|---|---|---|---|"
+  echo "$all_exhaustive"
   echo
   echo "## Injected bugs"
   echo

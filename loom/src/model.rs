@@ -21,6 +21,8 @@
 //! [`Builder`]'s fields map as follows:
 //! - `max_threads` → [`pctvb::Config::max_threads`];
 //! - `max_permutations` → [`pctvb::Config::iterations`] (unless a confidence is asked for);
+//!   without it, `PCTVB_STRATEGY=systematic` has no budget short of `PCTVB_ITERATIONS` or a
+//!   time limit, so that it explores every schedule within its bounds, as loom does;
 //! - `max_duration` → [`pctvb::Config::time_budget`];
 //! - `preemption_bound` → the systematic search's preemption bound, when
 //!   `PCTVB_STRATEGY=systematic`; other strategies take no such bound;
@@ -72,6 +74,10 @@ pub struct Builder {
     /// loom's execution log; not honoured (pctvb prints the failing schedule).
     pub log: bool,
 }
+
+/// The systematic search's budget of executions under `loom::model` when nothing sets one:
+/// in effect none (a search that explores every level stops by itself).
+const SYSTEMATIC_BUDGET: u64 = 1_000_000_000_000;
 
 impl Builder {
     /// A builder with loom's defaults and loom's `LOOM_*` environment variables.
@@ -162,6 +168,7 @@ impl Builder {
             },
             _ => None,
         };
+        let systematic = matches!(strategy, Some(StrategyKind::Systematic { .. }));
         match strategy {
             Some(mut kind) => {
                 if let (StrategyKind::Systematic { preemptions, .. }, Some(bound)) =
@@ -180,6 +187,12 @@ impl Builder {
         }
         if let Some(n) = self.max_permutations {
             config = config.iterations(n.max(1) as u64);
+        } else if systematic {
+            // loom explores every schedule within its bound: so does the systematic search
+            // here, with no budget short of `max_permutations`, `PCTVB_ITERATIONS` or a time
+            // limit (pctvb's default budget would stop it after 1,000 executions, and a
+            // passing test shows the levels it did not finish only with `--nocapture`).
+            config = config.iterations(SYSTEMATIC_BUDGET);
         }
         if let Some(p) = confidence {
             config = config.confidence(p);

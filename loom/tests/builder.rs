@@ -70,6 +70,32 @@ fn builder_and_environment() {
         let msg = message(err);
         assert!(msg.contains("all schedules with <= 0 preemptions"), "{msg}");
     }
+    // ...and without `max_permutations` the search is not cut at pctvb's default budget of
+    // 1,000 executions: it explores every level within its bounds, as loom explores every
+    // schedule within its own. Three threads of four operations each on two atomics have more
+    // schedules within two preemptions than that; the count of executions (each runs the
+    // closure once) shows the search went past 1,000 and ended by itself.
+    static EXECUTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let builder = loom::model::Builder::new();
+    builder.check(|| {
+        EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (a, b) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let hs: Vec<_> = (0..3)
+            .map(|_| {
+                let (a, b) = (a.clone(), b.clone());
+                thread::spawn(move || {
+                    for _ in 0..2 {
+                        a.fetch_add(1, SeqCst);
+                        b.fetch_add(1, SeqCst);
+                    }
+                })
+            })
+            .collect();
+        hs.into_iter().for_each(|h| h.join().unwrap());
+        assert_eq!(a.load(SeqCst), 6);
+    });
+    let executions = EXECUTIONS.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(executions > 1_100, "the search stopped at {executions} executions");
     std::env::remove_var("PCTVB_STRATEGY");
 
     // PCTVB_CONFIDENCE asks for a guarantee (the combined strategy) without a source edit.
