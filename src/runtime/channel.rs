@@ -244,14 +244,16 @@ impl<T> Channel<T> {
                 };
             };
             self.first_use(ex);
-            // A blocking send waits at its point for room: a choice only while the model
-            // knows the queue has room (`State::wait_at_point`).
+            // A blocking send into a bounded channel waits at its point for room: a choice
+            // only while the model knows the queue has room (`State::wait_at_point`). An
+            // unbounded channel always has room: its sends never wait.
+            let bounded = self.bound.is_some();
             let object = ex.lock_point(
                 &self.handle,
                 VarKind::Channel,
                 EventKind::Send,
                 location,
-                |_, object| block.then_some(BlockedOn::Send(object)),
+                |_, object| (block && bounded).then_some(BlockedOn::Send(object)),
             );
             let (ticket, room) = loop {
                 match self.locked(Some(ex), |i| attempt(i, &mut value)) {
