@@ -39,6 +39,18 @@ struct Inner<T> {
     received: u64,
 }
 
+impl<T> Inner<T> {
+    /// Whether the queue has room for another message, with `capacity` (`None`: unbounded).
+    fn room(&self, capacity: Option<usize>) -> bool {
+        capacity.is_none_or(|c| self.queue.len() < c)
+    }
+
+    /// Whether a receive would return now: a message is queued, or no sender is left.
+    fn ready(&self) -> bool {
+        !self.queue.is_empty() || self.senders == 0
+    }
+}
+
 /// The engine's part of a channel, shared by its endpoints.
 pub(crate) struct Channel<T> {
     handle: Handle,
@@ -124,6 +136,12 @@ impl<T> Channel<T> {
         self.handle.site()
     }
 
+    /// The queue's capacity (`None`: unbounded); a rendezvous channel holds one message, the
+    /// one being handed over.
+    fn capacity(&self) -> Option<usize> {
+        self.bound.map(|b| b.max(1))
+    }
+
     /// Runs `f` on the internals under the data lock, for `ex`'s execution or, outside any,
     /// for the calling OS thread. `f` must not reach a scheduling point or run user code that
     /// could use this channel (it only moves values in and out of the queue and counts).
@@ -189,10 +207,8 @@ impl<T> Channel<T> {
         if self.handle.cached(ex.generation()).is_some() {
             return;
         }
-        let capacity = self.bound.map(|b| b.max(1));
-        let (room, ready) = self.locked(Some(ex), |i| {
-            (capacity.is_none_or(|c| i.queue.len() < c), !i.queue.is_empty() || i.senders == 0)
-        });
+        let capacity = self.capacity();
+        let (room, ready) = self.locked(Some(ex), |i| (i.room(capacity), i.ready()));
         let object = ex.object(&self.handle, VarKind::Channel);
         ex.with_state(|st| st.set_channel(object, Some(room), Some(ready)));
     }
@@ -205,18 +221,18 @@ impl<T> Channel<T> {
         block: bool,
         location: &'static Location<'static>,
     ) -> Result<(), TrySendError<T>> {
-        let capacity = self.bound.map(|b| b.max(1));
+        let capacity = self.capacity();
         let mut value = Some(value);
         let attempt = |inner: &mut Inner<T>, value: &mut Option<T>| {
             if !inner.receiver_alive {
                 return Sent::Disconnected;
             }
-            if capacity.is_some_and(|c| inner.queue.len() >= c) {
+            if !inner.room(capacity) {
                 return Sent::Full;
             }
             inner.queue.push_back(value.take().expect("sent once"));
             inner.sent += 1;
-            let room = capacity.is_none_or(|c| inner.queue.len() < c);
+            let room = inner.room(capacity);
             Sent::Done { ticket: inner.sent, room }
         };
         let rendezvous = self.bound == Some(0) && block;
@@ -306,13 +322,11 @@ impl<T> Channel<T> {
         wait: RecvWait,
         location: &'static Location<'static>,
     ) -> Result<T, RecvTimeoutError> {
-        let capacity = self.bound.map(|b| b.max(1));
+        let capacity = self.capacity();
         let attempt = |inner: &mut Inner<T>| match inner.queue.pop_front() {
             Some(v) => {
                 inner.received += 1;
-                let room = capacity.is_none_or(|c| inner.queue.len() < c);
-                let ready = !inner.queue.is_empty() || inner.senders == 0;
-                Received::Got(v, inner.received, room, ready)
+                Received::Got(v, inner.received, inner.room(capacity), inner.ready())
             }
             None if inner.senders == 0 => Received::Disconnected,
             None => Received::Empty,

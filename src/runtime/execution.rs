@@ -494,14 +494,21 @@ impl Execution {
             on
         };
         let object = self.point_then(handle, var_kind, kind, location, Some((waits, true)));
-        let timed_out = waited.get() && {
+        (object, waited.get() && self.timed_out(deadline))
+    }
+
+    /// After a wait with a timeout (at a point or a `Block`): whether it ended by timing out,
+    /// which moves the virtual clock to its `deadline` (`time.rs`), so the caller sees at least
+    /// the timeout pass.
+    fn timed_out(&self, deadline: Option<u64>) -> bool {
+        let timed_out = {
             let st = self.state.borrow();
             st.threads[st.current.index()].timed_out
         };
         if timed_out {
             time::reach(deadline);
         }
-        (object, timed_out)
+        timed_out
     }
 
     #[inline(always)]
@@ -600,14 +607,7 @@ impl Execution {
         let deadline = time::deadline(timeout);
         self.state.borrow_mut().block_current(on, timeout.is_some());
         self.schedule(EventKind::Block, on.object(), location);
-        let timed_out = {
-            let st = self.state.borrow();
-            st.threads[st.current.index()].timed_out
-        };
-        if timed_out {
-            time::reach(deadline);
-        }
-        timed_out
+        self.timed_out(deadline)
     }
 
     /// Fails the execution with `cause`; the calling thread never runs again.
