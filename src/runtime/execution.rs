@@ -725,7 +725,7 @@ pub(super) fn note_access(st: &mut State, value: super::Value, changed: bool) {
     }
 }
 
-pub(super) fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
+fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
     // A handle that carries another execution's key belongs to a long-lived object (a static,
     // or an object built outside the run) that another test running at the same time may have
     // re-keyed for its own execution: find this execution's object by address. A handle that

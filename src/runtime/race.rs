@@ -838,19 +838,14 @@ impl Execution {
         if super::hooks::soundness_active() {
             super::hooks::check_operation(handle.site(), kind, location);
         }
-        self.with_state(|st| {
-            if !st.races.on {
-                return None;
-            }
-            let object = match handle.cached(st.gen) {
-                Some(id) => id,
-                None => super::execution::register(st, handle, VarKind::CheckedCell),
-            };
-            if kind == EventKind::CellWrite {
-                st.progress();
-            }
-            Some(object)
-        })
+        if !self.with_state(|st| st.races.on) {
+            return None;
+        }
+        let object = self.object(handle, VarKind::CheckedCell);
+        if kind == EventKind::CellWrite {
+            self.with_state(|st| st.progress());
+        }
+        Some(object)
     }
 
     /// Ends `span`, if it belongs to this execution.

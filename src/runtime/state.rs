@@ -601,8 +601,10 @@ impl State {
         let id = self.current;
         let (object, class) = match on {
             BlockedOn::RwRead(o) => (o, OPEN_SHARED),
-            BlockedOn::Mutex(o) | BlockedOn::RwWrite(o) | BlockedOn::Once(o) => (o, OPEN_EXCLUSIVE),
-            BlockedOn::Send(o) => (o, OPEN_EXCLUSIVE),
+            BlockedOn::Mutex(o)
+            | BlockedOn::RwWrite(o)
+            | BlockedOn::Once(o)
+            | BlockedOn::Send(o) => (o, OPEN_EXCLUSIVE),
             BlockedOn::Recv(o) => (o, OPEN_RECV),
             _ => unreachable!("wait_at_point is for locks, a Once and channels, not {on:?}"),
         };
