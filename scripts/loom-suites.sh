@@ -240,11 +240,14 @@ PY
 
 # What the confidence mode ran, from two untimed runs of a clean suite with `--nocapture
 # --test-threads=1` (one test at a time, so each test's lines stay together): pctvb's summary
-# of each test (search executions, executions/s, threads, scheduling points k; the guarantee's
-# counted executions, its per-execution bound "1 in N" and sum k_q), and loom's "Completed in N
-# iterations" (its model log, on with LOOM_LOG=loom::model=info). Prints a crate line
-# "crate|tests|executions|counted|seconds|us per execution|loom iterations", then the five
-# tests pctvb spent most time in, each "  test|executions|counted|1 in|k|sum k_q|per s|s|loom".
+# of each test (search executions, executions/s, threads, scheduling points k; for a test whose
+# class was enumerated, the enumeration's executions and those sampling would have needed; for
+# a sampled one, the guarantee's counted executions, its per-execution bound "1 in N" and sum
+# k_q), and loom's "Completed in N iterations" (its model log, on with
+# LOOM_LOG=loom::model=info). Prints a crate line "crate|tests|enumerated tests|executions|
+# enumerated|counted|seconds|us per execution|loom iterations", then the five tests pctvb spent
+# most time in, each "  test|executions|enumerated|sampling needs|counted|1 in|k|sum k_q|per
+# s|s|loom".
 cat > "$OUT/explain.py" <<'PY'
 # Reads an untimed `--nocapture --test-threads=1` run of a suite under pctvb with a confidence
 # target and one under loom with its model log on; prints what the confidence mode ran.
@@ -255,6 +258,7 @@ summary = re.compile(r"pctvb: crate::(\S+) (?:passed|FAILED) ([0-9]+) executions
 guarantee = re.compile(r"^pctvb: guarantee: .*\(([0-9,]+) executions; n=([0-9]+), k_q <= ([0-9]+);")
 bound = re.compile(r"^pctvb: per-execution bound: p >= \S+ \(1 in ([0-9,]+)\).*?sum k_q = ([0-9]+)")
 shared = re.compile(r"^pctvb: [0-9]+ variables?, [0-9]+ shared \(Q=([0-9]+)\)")
+enumerated = re.compile(r"^pctvb: confidence \S+: the class of \S+ was enumerated by the systematic search in ([0-9]+) executions, where sampling needs ([0-9]+)")
 tests, cur = {}, None
 for line in open(pctvb_log, errors="replace"):
     m = summary.search(line)
@@ -262,11 +266,13 @@ for line in open(pctvb_log, errors="replace"):
         cur = m.group(1)
         n, rate = int(m.group(2)), int(m.group(3))
         tests[cur] = dict(execs=n, rate=rate, secs=n / rate if rate else 0.0, threads=int(m.group(4)),
-                          points=int(m.group(5)), counted=None, one_in=None, sum_kq=None, q=None)
+                          points=int(m.group(5)), counted=None, one_in=None, sum_kq=None, q=None,
+                          enumerated=None, needs=None)
         continue
     if cur is None:
         continue
-    for pat, keys in ((guarantee, ("counted",)), (bound, ("one_in", "sum_kq")), (shared, ("q",))):
+    for pat, keys in ((guarantee, ("counted",)), (bound, ("one_in", "sum_kq")), (shared, ("q",)),
+                      (enumerated, ("enumerated", "needs"))):
         m = pat.match(line)
         if m:
             for k, v in zip(keys, m.groups()):
@@ -283,15 +289,17 @@ for line in open(loom_log, errors="replace"):
 total = sum(t["execs"] for t in tests.values())
 secs = sum(t["secs"] for t in tests.values())
 counted = sum(t["counted"] or 0 for t in tests.values())
+enum_tests = sum(1 for t in tests.values() if t["enumerated"] is not None)
+enum_execs = sum(t["enumerated"] or 0 for t in tests.values())
 li = sum(loom_iters.values())
 per = secs / total * 1e6 if total else 0
 import os
 loom_ran = os.path.getsize(loom_log) > 0
-print(f"{crate}|{len(tests)}|{total}|{counted}|{secs:.3f}|{per:.1f}|{li if loom_iters else ('not printed' if loom_ran else 'not counted')}")
+print(f"{crate}|{len(tests)}|{enum_tests}|{total}|{enum_execs}|{counted}|{secs:.3f}|{per:.1f}|{li if loom_iters else ('not printed' if loom_ran else 'not counted')}")
 top = sorted(tests.items(), key=lambda kv: -kv[1]["secs"])[:5]
 for name, t in top:
     f = lambda v: "" if v is None else f"{v:,}"
-    print(f"  {name}|{t['execs']:,}|{f(t['counted'])}|{f(t['one_in'])}|{t['points']}|{f(t['sum_kq'])}|{t['rate']:,}|{t['secs']:.3f}|{f(loom_iters.get(name))}")
+    print(f"  {name}|{t['execs']:,}|{f(t['enumerated'])}|{f(t['needs'])}|{f(t['counted'])}|{f(t['one_in'])}|{t['points']}|{f(t['sum_kq'])}|{t['rate']:,}|{t['secs']:.3f}|{f(loom_iters.get(name))}")
 PY
 
 # The test binaries `cargo test --release <args>` runs in a built copy, one path per line
@@ -585,8 +593,8 @@ for e in "${explained[@]}"; do
 done
 conf_section="## Confidence mode: where the time goes"
 # Sorted by crate (each crate's tests stay in their order: most time first).
-all_explained="$( { kept_rows "$conf_section" 7; printf '%s\n' "${new_explained[@]}"; } | grep -v '^$' | sort)"
-all_tests="$( { kept_rows "$conf_section" 10; printf '%s\n' "${new_tests[@]}"; } | grep -v '^$' | sort -s -t'|' -k2,2)"
+all_explained="$( { kept_rows "$conf_section" 9; printf '%s\n' "${new_explained[@]}"; } | grep -v '^$' | sort)"
+all_tests="$( { kept_rows "$conf_section" 12; printf '%s\n' "${new_tests[@]}"; } | grep -v '^$' | sort -s -t'|' -k2,2)"
 all_alone="$( { kept_rows "$conf_section" 6; for r in "${alone_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
 exhaustive_section="## Exhaustive mode"
 all_exhaustive="$( { kept_rows "$exhaustive_section" 6; for r in "${exhaustive_rows[@]}"; do echo "| ${r//|/ | } |"; done; } | grep -v '^$' | sort)"
@@ -629,36 +637,44 @@ old_failures="$(kept_failures)"
   echo
   echo "## Confidence mode: where the time goes"
   echo
+  echo "With a confidence target pctvb first enumerates the guarantee's class: after profiling, the"
+  echo "systematic search (depth 2 = 1 preemption, 1 variable, 3 threads: the combined strategy's"
+  echo "class) gets a quarter of the executions sampling would need; when it explores every level"
+  echo "within them the model passes with its exhaustive statement (or finds the bug), and the explorer"
+  echo "(SURW) then runs as many executions as the enumeration took, at least 1,000 (what the default"
+  echo "mode runs); otherwise the model samples as before (README, guide section 2, \`Config::enumerate\`)."
+  echo
   echo "From two more runs of each clean suite, untimed, with \`--nocapture --test-threads=1\`: pctvb"
   echo "with \`PCTVB_CONFIDENCE=0.99\` (each test's summary line: search executions, executions/s,"
-  echo "scheduling points k; its guarantee: the executions the bound counted and the per-execution"
-  echo "bound p, shown as 1 in 1/p, with the sum of the variables' accesses k_q it is computed from),"
+  echo "scheduling points k; for an enumerated test, the enumeration's executions and those sampling"
+  echo "the same class would have needed; for a sampled one, the executions the bound counted and the"
+  echo "per-execution bound p, shown as 1 in 1/p, with the sum of the variables' accesses k_q),"
   echo "and loom with its model log on (\`LOOM_LOG=loom::model=info\`: \"Completed in N iterations\""
   echo "per test; \"not counted\" when loom's measured run took over ${LOOM_COUNT_MAX} s, \`LOOM_COUNT_MAX\`;"
   echo "\"not printed\" when the suite calls \`loom::model::Builder::check\` itself, as sharded-slab's"
   echo "\`run_builder\` does: loom installs the log that prints the count only in \`loom::model\`; a"
   echo "test that printed no count is missing from the sum)."
-  echo "pctvb's executions are the search's (1 in 2 runs the explorer, SURW, which the bound does not"
-  echo "count, so about twice the counted ones), its seconds the sum over tests of executions divided"
+  echo "pctvb's executions are the search's (the enumeration's and the explorer's; in a sampled test"
+  echo "1 in 2 runs the explorer, which the bound does not count), its seconds the sum over tests of executions divided"
   echo "by the executions/s the summary reports (one test at a time, without the 10 profiling"
   echo "executions and the process start-up). A test that failed prints no summary and is missing."
   echo
-  echo "| crate | tests with a summary | pctvb executions | counted by the bound | pctvb s | us per execution | loom iterations |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| crate | tests with a summary | tests enumerated | pctvb executions | enumerating | counted by a sampled bound | pctvb s | us per execution | loom iterations |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   echo "$all_explained"
   echo
   echo "The tests pctvb spent most time in, per crate (at most five):"
   echo
-  echo "| crate | test | pctvb executions | counted | bound: 1 in | k | sum k_q | executions/s | pctvb s | loom iterations |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| crate | test | pctvb executions | enumerating | sampling would need | counted | bound: 1 in | k | sum k_q | executions/s | pctvb s | loom iterations |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   echo "$all_tests"
   echo
   echo "The guarantee alone: the suite with \`PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99\`, timed as"
-  echo "above. A named strategy runs without the explorer (SURW) in between, so every search execution"
-  echo "is the combined strategy's and counts towards the bound: the same guarantee (each test's"
-  echo "summary states it) from about half the executions, without the explorer's exploration, which"
-  echo "finds bugs outside the bound's class (more preemptions, variables or threads) and, on most"
-  echo "programs, those inside it in fewer executions (README, \"Compared with shuttle and loom\")."
+  echo "above. A named strategy runs without the explorer (SURW): the class enumerated (or sampled,"
+  echo "where it does not fit) and nothing else, the same statement (each test's summary states it)"
+  echo "without the explorer's exploration, which finds bugs outside the class (more preemptions,"
+  echo "variables or threads) and, on most programs, those inside it in fewer executions (README,"
+  echo "\"Compared with shuttle and loom\")."
   echo
   echo "| crate | status | s | tests | pctvb confidence 0.99 (with the explorer): median s | loom: median s |"
   echo "|---|---|---|---|---|---|"
@@ -755,7 +771,7 @@ old_failures="$(kept_failures)"
     IFS='|' read -r crate _ _ _ _ _ _ _ c_s _ _ _ _ _ l_s _ <<<"$r"
     awk -v c="$c_s" -v l="$l_s" 'BEGIN {exit !(c >= l)}' || continue
     while IFS= read -r e; do
-      IFS='|' read -r e_crate _ e_executions e_counted e_secs e_per e_loom \
+      IFS='|' read -r e_crate _ _ e_executions _ e_counted e_secs e_per e_loom \
         <<<"$(echo "$e" | sed 's/^| //; s/ |$//; s/ | /|/g')"
       [ "$e_crate" = "$crate" ] || continue
       case "$e_loom" in
@@ -774,8 +790,10 @@ old_failures="$(kept_failures)"
   if [ -n "$close" ]; then
     echo "- Where pctvb's median was below loom's but the runs' ranges overlap: ${close%; }."
   fi
-  echo "- pctvb samples executions (1000 per model by default; with \`PCTVB_CONFIDENCE=0.99\` as many as"
-  echo "  its bound needs); loom enumerates them up to the crate's preemption bound. A pass means"
+  echo "- pctvb samples executions (1000 per model by default); with \`PCTVB_CONFIDENCE=0.99\` it enumerates"
+  echo "  the guarantee's class (1 preemption at one variable's accesses, 3 threads) where that takes"
+  echo "  fewer executions than sampling it, as above, and samples as many as its bound needs"
+  echo "  elsewhere; loom enumerates every schedule up to the crate's preemption bound. A pass means"
   echo "  different things: see README, \"Running your loom tests under pctvb\"."
   echo "- oneshot's \`send_recv_different_threads\` takes a deadline from std's clock. Its receiver thread"
   echo "  calls \`recv_timeout(Duration::from_millis(1))\`, which reads \`std::time::Instant::now()\` (oneshot's"

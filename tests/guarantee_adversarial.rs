@@ -449,10 +449,11 @@ fn the_bug_shape_counts_the_spawner_as_the_guarantee_does() {
 /// strategy's executions can find the bug, and profiling is 2 executions so that most runs
 /// get past it (the walk finds this bug in profiling often; the statement must hold whatever
 /// the profiling found).
-fn end_to_end(runs: u64, threads: Option<u32>) -> (u64, u64) {
+fn end_to_end(runs: u64, threads: Option<u32>, enumerate: bool) -> (u64, u64) {
     let p = &PROGRAMS[0];
     let mut passed = 0;
     let mut tested = 0;
+    let mut searched = 0;
     for i in 0..runs {
         let mut config = Config::new()
             .ignore_env()
@@ -460,6 +461,7 @@ fn end_to_end(runs: u64, threads: Option<u32>) -> (u64, u64) {
             .confidence(0.99)
             .profile_runs(2)
             .explore_every(0)
+            .enumerate(enumerate)
             .minimize_runs(0);
         if let Some(t) = threads {
             config = config.threads(t);
@@ -470,12 +472,25 @@ fn end_to_end(runs: u64, threads: Option<u32>) -> (u64, u64) {
             continue; // found while profiling
         }
         tested += 1;
+        assert!(enumerate || report.systematic.is_none(), "{}", report.summary());
+        searched += u64::from(report.systematic.is_some());
         if report.is_ok() {
-            let g = report.guarantee.as_ref().expect("a passing run states its guarantee");
-            assert_eq!(g.threads, threads.unwrap_or(3), "the default thread bound is 3");
+            match &report.systematic {
+                Some(search) => {
+                    assert!(enumerate && search.complete, "{}", report.summary());
+                    assert_eq!(search.max_threads, threads.unwrap_or(3));
+                }
+                None => {
+                    assert!(!enumerate, "this class is small enough to enumerate");
+                    let g = report.guarantee.as_ref().expect("a passing run states its guarantee");
+                    assert_eq!(g.threads, threads.unwrap_or(3), "the default thread bound is 3");
+                }
+            }
             passed += 1;
         }
     }
+    // Runs that got past profiling enumerated (the others found the bug while profiling).
+    assert!(!enumerate || searched * 2 >= tested, "{searched} of {tested} runs enumerated");
     (passed, tested)
 }
 
@@ -495,12 +510,20 @@ fn passing_interval(what: &str, (passed, tested): (u64, u64)) -> (f64, f64) {
 /// left out) the same check fails clearly, which shows the test can see a false statement.
 #[test]
 fn at_confidence_099_at_most_one_percent_of_runs_pass_on_an_in_class_bug() {
-    let counts = end_to_end(1_000, None);
+    // Sampled (`enumerate(false)`): the statement is the combined bound's.
+    let counts = end_to_end(1_000, None, false);
     let (low, _) = passing_interval("default threads (3)", counts);
     assert!(counts.1 >= 500, "only {} runs got past profiling", counts.1);
     assert!(low <= 0.01, "{counts:?}: more than 1% of the runs print a false >= 0.99");
 
-    let old = end_to_end(1_000, Some(2));
+    // As a user gets it: the class is enumerated (the systematic search finds this bug in
+    // every run that gets past profiling, or the run samples when the class does not fit).
+    let counts = end_to_end(1_000, None, true);
+    let (low, _) = passing_interval("enumerated, default threads (3)", counts);
+    assert!(counts.1 >= 500, "only {} runs got past profiling", counts.1);
+    assert!(low <= 0.01, "{counts:?}: more than 1% of the enumerated runs pass");
+
+    let old = end_to_end(1_000, Some(2), false);
     let (low, _) = passing_interval("threads = 2, the spawner not counted", old);
     assert!(low > 0.01, "{old:?}: the check cannot see the false t=2 statement");
 }
@@ -508,7 +531,10 @@ fn at_confidence_099_at_most_one_percent_of_runs_pass_on_an_in_class_bug() {
 #[test]
 #[ignore = "long measurement: cargo test --release --test guarantee_adversarial -- --ignored"]
 fn at_confidence_099_at_most_one_percent_of_runs_pass_long() {
-    let counts = end_to_end(10_000, None);
-    let (low, _) = passing_interval("default threads (3)", counts);
-    assert!(low <= 0.01, "{counts:?}: more than 1% of the runs print a false >= 0.99");
+    for enumerate in [false, true] {
+        let counts = end_to_end(10_000, None, enumerate);
+        let (low, _) =
+            passing_interval(&format!("default threads (3), enumerate {enumerate}"), counts);
+        assert!(low <= 0.01, "{counts:?}: more than 1% of the runs print a false >= 0.99");
+    }
 }

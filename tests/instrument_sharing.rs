@@ -92,6 +92,8 @@ fn combined() -> StrategyKind {
     StrategyKind::Combined { depth: 2, vars: 1, threads: 2 }
 }
 
+/// The sampled search alone (no explorer, no enumeration of a confidence target's class):
+/// these tests are about the counts it learns.
 fn config(kind: &StrategyKind, seed: u64) -> Config {
     Config::new()
         .race_detection(false)
@@ -99,6 +101,7 @@ fn config(kind: &StrategyKind, seed: u64) -> Config {
         .strategy(kind.clone())
         .seed(seed)
         .explore_every(0)
+        .enumerate(false)
         .minimize_runs(20)
 }
 

@@ -72,6 +72,7 @@ fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
         "PCTVB_STRATEGY",
         "PCTVB_CONFIDENCE",
         "PCTVB_EXPLORER",
+        "PCTVB_ENUMERATE",
         "PCTVB_TRACE",
         "PCTVB_SHOW_PANICS",
     ] {
@@ -148,6 +149,25 @@ fn the_strategy_and_a_confidence_target_come_from_the_environment() {
         assert!(!output.status.success(), "{var}={value}:\n{text}");
         assert!(text.contains(&format!("{var}=\"{value}\"")), "{text}");
     }
+}
+
+/// With `PCTVB_CONFIDENCE` a suite's small classes are enumerated; `PCTVB_ENUMERATE=0` samples
+/// them instead, and a malformed value is an error naming the variable.
+#[test]
+fn enumeration_is_switched_from_the_environment() {
+    let args = ["--exact", "child::fixed_update", "--nocapture"];
+    let target = ("PCTVB_CONFIDENCE", "0.9");
+    let (output, text) = run_child(&args, &[target]);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("enumerated by the systematic search"), "{text}");
+    assert!(text.contains("exhaustively explored all schedules"), "{text}");
+    let (output, text) = run_child(&args, &[target, ("PCTVB_ENUMERATE", "0")]);
+    assert!(output.status.success(), "{text}");
+    assert!(!text.contains("enumerated"), "{text}");
+    assert!(text.contains("was missed, with probability >= 0.9"), "{text}");
+    let (output, text) = run_child(&args, &[target, ("PCTVB_ENUMERATE", "maybe")]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("PCTVB_ENUMERATE=\"maybe\""), "{text}");
 }
 
 /// `PCTVB_EXPLORER` changes the explorer of a whole suite (the uniform walk: the default

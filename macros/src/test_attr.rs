@@ -22,6 +22,7 @@ enum ArgKind {
     Strategy,
     Regressions,
     Duration,
+    Bool,
 }
 
 const ARGS: &[ArgSpec] = &[
@@ -41,6 +42,7 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "minimize_runs", kind: ArgKind::Int, method: "minimize_runs" },
     ArgSpec { name: "regressions", kind: ArgKind::Regressions, method: "regressions" },
     ArgSpec { name: "time", kind: ArgKind::Duration, method: "time_budget" },
+    ArgSpec { name: "enumerate", kind: ArgKind::Bool, method: "enumerate" },
     // The former name of `explore_every`, from when the uniform walk was the only explorer;
     // still accepted (after the others, so the list of valid names leads with the new one).
     ArgSpec { name: "walk_every", kind: ArgKind::Int, method: "explore_every" },
@@ -366,6 +368,11 @@ fn setting(
             quote! { .no_regressions() }
         }),
         (ArgKind::Regressions, Lit::Str(path)) => Ok(quote! { .regressions(#path) }),
+        (ArgKind::Bool, Lit::Bool(b)) => Ok(quote! { .#method(#b) }),
+        (ArgKind::Bool, other) => Err(syn::Error::new(
+            other.span(),
+            format!("`{}` takes `true` or `false`, e.g. `{} = false`", spec.name, spec.name),
+        )),
         (ArgKind::Duration, Lit::Str(text)) => {
             let seconds = parse_duration(&text.value()).map_err(|why| {
                 syn::Error::new(
@@ -477,6 +484,15 @@ mod tests {
         assert!(out.contains(". seed (42 as _)"), "{out}");
         assert!(out.contains("StrategyKind :: from_name (\"random\")"), "{out}");
         assert!(out.contains("run_test"), "{out}");
+    }
+
+    #[test]
+    fn enumerate_takes_a_bool() {
+        let args: TokenStream = "confidence = 0.99, enumerate = false".parse().unwrap();
+        let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
+        assert!(out.contains(". enumerate (false)"), "{out}");
+        let e = error("enumerate = 0");
+        assert!(e.contains("`enumerate` takes `true` or `false`"), "{e}");
     }
 
     #[test]

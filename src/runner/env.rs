@@ -28,6 +28,9 @@ pub(super) struct Overrides {
     pub(super) confidence: Option<f64>,
     /// `PCTVB_EXPLORER=<name>`: the explorer, as `explorer = "<name>"` names it.
     pub(super) explorer: Option<super::StrategyKind>,
+    /// `PCTVB_ENUMERATE`: a confidence target's class enumerated first (`1`) or only sampled
+    /// (`0`), see `Config::enumerate`.
+    pub(super) enumerate: Option<bool>,
 }
 
 pub(super) fn read() -> Result<Overrides, Error> {
@@ -46,6 +49,7 @@ pub(super) fn read() -> Result<Overrides, Error> {
         strategy: strategy_named("PCTVB_STRATEGY")?,
         confidence: confidence()?,
         explorer: strategy_named("PCTVB_EXPLORER")?,
+        enumerate: switch("PCTVB_ENUMERATE")?,
     })
 }
 

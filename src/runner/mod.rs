@@ -12,6 +12,7 @@
 //! kept where a crash of the process cannot lose it).
 
 mod config;
+mod enumerate;
 mod env;
 mod kind;
 mod minimize;
@@ -223,6 +224,7 @@ impl Config {
         if let Some(kind) = overrides.explorer {
             effective.explorer = Some(kind);
         }
+        effective.enumerate = overrides.enumerate.unwrap_or(effective.enumerate);
         let kind = effective.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
         let seed = overrides.seed.or(self.seed).unwrap_or_else(fresh_seed);
         let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(effective.budget);

@@ -145,6 +145,9 @@ impl Config {
             if self.profile(&mut serial, &mut search, &mut report, instrumented).is_break() {
                 return SerialEnd::Done(Box::new(report));
             }
+            if let Some(done) = self.enumerate_class(&kind, seed, budget, &mut report, body, at) {
+                return SerialEnd::Done(Box::new(done));
+            }
             parked = start_strategy(&serial.exec, &kind, explore_every);
         }
         let searched = self.search_executions(

@@ -21,14 +21,29 @@ impl Config {
         body: &dyn Fn(),
         at: &'static Location<'static>,
     ) -> Report {
+        let (eps, max_executions) = match budget {
+            Budget::Iterations(n) => (DEFAULT_ORDER_EPS, n),
+            Budget::Confidence(c) => (1.0 - c, u64::MAX),
+        };
+        self.systematic_search(kind, seed, eps, max_executions, body, at)
+    }
+
+    /// The search of [`Config::systematic`]: drawn priority orders miss an order with
+    /// probability at most `eps`, and at most `max_executions` executions run after profiling
+    /// (also the enumeration of a confidence target's class, `enumerate.rs`).
+    pub(super) fn systematic_search(
+        &self,
+        kind: StrategyKind,
+        seed: u64,
+        eps: f64,
+        max_executions: u64,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+    ) -> Report {
         let started = real_now();
         let StrategyKind::Systematic { preemptions, vars, threads, hb_pruning, max_time } = kind
         else {
             unreachable!("systematic() runs only the systematic strategy")
-        };
-        let (eps, max_executions) = match budget {
-            Budget::Iterations(n) => (DEFAULT_ORDER_EPS, n),
-            Budget::Confidence(c) => (1.0 - c, u64::MAX),
         };
         let params = SystematicParams { preemptions, vars, threads, hb_pruning, eps };
         let strategy = Systematic::new(params);

@@ -1,0 +1,159 @@
+//! A confidence target's class enumerated instead of sampled (`Config::enumerate`, on by
+//! default): after profiling, the combined strategy's class (depth `d`, `v` variables, `t`
+//! threads) is given to the systematic search `(d-1, d-1, t)` with a quarter of the executions
+//! sampling would need; a search that explores every level decides the run, one that does
+//! not leaves the run to sample as before.
+//!
+//! Every run uses `ignore_env`, one worker and a fixed seed, so each outcome is one fixed
+//! schedule sequence: no assertion here can fail by chance.
+
+use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use pctvb::sync::Arc;
+use pctvb::thread;
+use pctvb::Config;
+
+#[path = "common/paper_figures.rs"]
+mod paper_figures;
+#[path = "common/programs.rs"]
+mod programs;
+use paper_figures::figure_4;
+use programs::{fixed_update, lost_update};
+
+fn target(seed: u64) -> Config {
+    Config::new().ignore_env().seed(seed).workers(1).minimize_runs(0).confidence(0.99)
+}
+
+/// The note a run that enumerated begins with.
+fn enumerated_note(report: &pctvb::Report) -> Option<&String> {
+    report.notes.iter().find(|n| n.contains("was enumerated by the systematic search in"))
+}
+
+#[test]
+fn a_passing_run_enumerates_the_class_then_explores() {
+    for seed in 0..4 {
+        let report = target(seed).run(fixed_update);
+        assert!(report.is_ok(), "{}", report.summary());
+        let search = report.systematic.as_ref().expect("the class was enumerated");
+        assert!(search.complete, "{}", report.summary());
+        assert_eq!((search.max_preemptions, search.max_vars, search.max_threads), (1, 1, 3));
+        // The statement is the search's; no sampled bound was counted.
+        assert!(report.guarantee.is_none(), "{}", report.summary());
+        let enumerated = search.executions();
+        assert!(enumerated >= 1, "{}", report.summary());
+        // Then the explorer: as many executions as the enumeration, at least 1,000.
+        let explored = enumerated.max(1000); // what a run without a target runs
+        assert_eq!(report.executions, enumerated + explored, "{}", report.summary());
+        assert_eq!(report.strategy, "combined(d=2,v=1,t=3) enumerated + surw");
+        let note = enumerated_note(&report).expect("the run says it enumerated");
+        assert!(note.contains(&format!("in {enumerated} executions")), "{note}");
+        let summary = report.summary();
+        assert!(summary.contains("exhaustively explored all schedules"), "{summary}");
+        assert!(summary.contains("then surw ran 1000 executions"), "{summary}");
+    }
+}
+
+#[test]
+fn without_an_explorer_the_enumeration_is_the_run() {
+    let report = target(1).explore_every(0).run(fixed_update);
+    assert!(report.is_ok(), "{}", report.summary());
+    let search = report.systematic.as_ref().expect("enumerated");
+    assert_eq!(report.executions, search.executions());
+    assert_eq!(report.strategy, "combined(d=2,v=1,t=3) enumerated");
+}
+
+#[test]
+fn the_enumeration_finds_an_in_class_bug_and_its_token_replays() {
+    // A lost update is depth 2 on one variable: in the class. One profiling execution, so
+    // most seeds reach the search; the explorer is off, so only the search can find it.
+    let mut by_search = 0;
+    for seed in 0..8 {
+        let report = target(seed).explore_every(0).profile_runs(1).run(lost_update);
+        let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
+        let Some(search) = report.systematic.as_ref() else {
+            continue; // found by the profiling execution
+        };
+        assert!(search.found_at.is_some(), "seed {seed}: {}", report.summary());
+        assert!(!search.complete, "a search that found a bug did not exhaust its levels");
+        by_search += 1;
+        let token = failure.token.clone().expect("a replay token");
+        let replay = Config::new().ignore_env().replay(token).run(lost_update);
+        assert_eq!(replay.failure().expect("fails again").message, failure.message);
+    }
+    assert!(by_search >= 4, "only {by_search} of 8 seeds reached the search");
+}
+
+#[test]
+fn a_bug_outside_the_class_is_left_to_the_explorer() {
+    // Figure 4 needs two preemptions; the class (depth 2) has one: the enumeration passes,
+    // and the explorer that runs after it finds the bug.
+    for seed in 0..4 {
+        let report = target(seed).run(figure_4);
+        let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
+        let token = failure.token.clone().expect("a replay token");
+        let strategy = pctvb::__internals::replay::decode(&token).expect("a token").strategy;
+        assert_eq!(strategy, "surw", "seed {seed}");
+        if report.strategy.contains("enumerated") {
+            // Found after the enumeration (not while profiling): the run says so.
+            assert!(report.notes[0].contains("was enumerated first"), "{}", report.notes[0]);
+            assert!(report.strategy.starts_with("surw after"), "{}", report.strategy);
+        }
+        let replay = Config::new().ignore_env().replay(token).run(figure_4);
+        assert_eq!(replay.failure().expect("fails again").message, failure.message);
+    }
+}
+
+/// Six threads adding to one counter: seven threads in all, more than the class's three, so
+/// the search draws priority orders by Lemma 4.1, many more than a quarter of the sampled plan.
+fn six_adders() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..6)
+        .map(|_| {
+            let n = n.clone();
+            thread::spawn(move || {
+                for _ in 0..3 {
+                    n.fetch_add(1, SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(n.load(SeqCst), 18);
+}
+
+#[test]
+fn a_class_too_large_to_enumerate_is_sampled() {
+    let report = target(3).explore_every(0).run(six_adders);
+    assert!(report.is_ok(), "{}", report.summary());
+    assert!(report.systematic.is_none(), "{}", report.summary());
+    let g = report.guarantee.as_ref().expect("the sampled guarantee");
+    assert!(g.confidence >= 0.99, "{g}");
+    let note = report
+        .notes
+        .iter()
+        .find(|n| n.contains("was not enumerated within"))
+        .unwrap_or_else(|| panic!("no note: {}", report.summary()));
+    assert!(note.contains(&format!("a quarter of the {}", report.planned)), "{note}");
+}
+
+#[test]
+fn enumerate_false_samples() {
+    let report = target(1).enumerate(false).run(fixed_update);
+    assert!(report.is_ok(), "{}", report.summary());
+    assert!(report.systematic.is_none());
+    assert!(enumerated_note(&report).is_none());
+    let g = report.guarantee.as_ref().expect("the sampled guarantee");
+    assert_eq!(g.executions, report.planned);
+}
+
+#[test]
+fn an_iteration_budget_or_a_named_other_strategy_never_enumerates() {
+    let budget = Config::new().ignore_env().seed(1).workers(1).depth(2).iterations(300);
+    let pct = target(1).strategy(pctvb::StrategyKind::Pct { depth: 2 });
+    for report in [budget.run(fixed_update), pct.run(fixed_update)] {
+        assert!(report.is_ok(), "{}", report.summary());
+        assert!(report.systematic.is_none(), "{}", report.summary());
+        assert!(report.guarantee.is_some(), "{}", report.summary());
+    }
+}
