@@ -50,7 +50,8 @@
 //! Semantics are pctvb's, not loom's: atomics are sequentially consistent whatever ordering
 //! is passed (loom explores some weak-memory behaviours), and the executions are sampled, not
 //! enumerated (set `PCTVB_STRATEGY=systematic` for a bounded exhaustive search, or
-//! `PCTVB_CONFIDENCE=0.99` for a computed guarantee).
+//! `PCTVB_CONFIDENCE=0.99` for a guarantee on pctvb's default class: enumerated where that is
+//! cheaper than sampling it, see [`model`]).
 //!
 //! The other differences from loom 0.7: [`sync::Notify::wait`] never returns spuriously;
 //! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint

@@ -10,10 +10,13 @@
 //! - `PCTVB_STRATEGY=<name>` (a [`pctvb::StrategyKind::from_name`] name, e.g. `pct`,
 //!   `combined`, `systematic`, `random`) and `PCTVB_CONFIDENCE=<p>` (e.g. `0.99`: run as many
 //!   executions as pctvb's bound needs for that guarantee), read here. With a confidence and
-//!   no strategy, pctvb's default with a target runs: the combined strategy, with the
-//!   explorer (SURW) in every second execution (not counted by the bound; it explores past the
-//!   bound's class). `PCTVB_STRATEGY=combined` with it runs the combined strategy alone: the same
-//!   guarantee in about half the executions, without that exploration;
+//!   no strategy, pctvb's default with a target runs: the combined strategy's class is first
+//!   enumerated by the systematic search when that fits in a quarter of the executions
+//!   sampling it needs (`pctvb::Config::enumerate`; `PCTVB_ENUMERATE=0` turns it off), then
+//!   the explorer (SURW) runs as many executions, at least 1000; a class that does not fit is
+//!   sampled by the combined strategy with the explorer in every second execution (not counted
+//!   by the bound; it explores past the bound's class). `PCTVB_STRATEGY=combined` with it runs
+//!   the same without the explorer;
 //! - loom's `LOOM_MAX_PREEMPTIONS`, `LOOM_MAX_PERMUTATIONS`, `LOOM_MAX_DURATION`,
 //!   `LOOM_MAX_BRANCHES`, `LOOM_CHECKPOINT_FILE`, `LOOM_CHECKPOINT_INTERVAL`, `LOOM_LOCATION`
 //!   and `LOOM_LOG`, read by [`Builder::new`] into its fields as loom does.
