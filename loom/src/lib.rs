@@ -51,7 +51,7 @@
 //! is passed (loom explores some weak-memory behaviours), and the executions are sampled, not
 //! enumerated (set `PCTVB_STRATEGY=systematic` for a bounded exhaustive search, or
 //! `PCTVB_CONFIDENCE=0.99` for a guarantee on pctvb's default class: enumerated where that is
-//! cheaper than sampling it, see [`model`]).
+//! cheaper than sampling it, see [`mod@model`]).
 //!
 //! The other differences from loom 0.7: [`sync::Notify::wait`] never returns spuriously;
 //! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint
