@@ -637,7 +637,7 @@ impl Config {
     /// reports it. Otherwise the run samples as before, having spent at most a quarter more,
     /// and a note says so. With an explorer ([`Config::explore_every`]), an enumerated run
     /// then runs the explorer for as many executions as the enumeration took, and at least
-    /// [`DEFAULT_ITERATIONS`] (what a run without a target runs), for bugs outside the class.
+    /// 1,000 executions (what a run without a target runs by default), for bugs outside the class.
     ///
     /// Off with `false`, and never for a run that counts failures
     /// ([`Config::stop_at_first_failure`]`(false)`: it measures the sampled strategy's hit
