@@ -102,6 +102,24 @@ fn a_bug_outside_the_class_is_left_to_the_explorer() {
     }
 }
 
+#[test]
+fn at_depth_3_the_enumeration_finds_a_two_preemption_bug() {
+    // Figure 4 (two preemptions, two variables) is in the depth-3 class: the search
+    // (2 preemptions at the accesses of any 2 objects) finds it, with the explorer off.
+    let mut by_search = 0;
+    for seed in 0..4 {
+        let report = target(seed).depth(3).vars(2).explore_every(0).profile_runs(1).run(figure_4);
+        report.failure().unwrap_or_else(|| panic!("seed {seed}: not found\n{}", report.summary()));
+        if let Some(search) = report.systematic.as_ref() {
+            assert_eq!((search.max_preemptions, search.max_vars), (2, 2));
+            let (_, _, c) = search.found_at.expect("found by the search");
+            assert!(c <= 2, "found at level c={c}");
+            by_search += 1;
+        }
+    }
+    assert!(by_search >= 2, "only {by_search} of 4 seeds reached the search");
+}
+
 /// Six threads adding to one counter: seven threads in all, more than the class's three, so
 /// the search draws priority orders by Lemma 4.1, many more than a quarter of the sampled plan.
 fn six_adders() {
