@@ -120,6 +120,46 @@ fn at_depth_3_the_enumeration_finds_a_two_preemption_bug() {
     assert!(by_search >= 2, "only {by_search} of 4 seeds reached the search");
 }
 
+/// A thread that spawns another only when it sees a flag another thread set: the number of
+/// threads depends on the schedule.
+fn spawns_when_it_sees_the_flag() {
+    let flag = Arc::new(AtomicUsize::new(0));
+    let setter = {
+        let flag = flag.clone();
+        thread::spawn(move || flag.store(1, SeqCst))
+    };
+    let watcher = {
+        let flag = flag.clone();
+        thread::spawn(move || {
+            if flag.load(SeqCst) == 1 {
+                thread::spawn(|| {}).join().unwrap();
+            }
+        })
+    };
+    setter.join().unwrap();
+    watcher.join().unwrap();
+}
+
+#[test]
+fn more_threads_than_profiling_saw_is_no_proof() {
+    // Profiled by one execution, some seeds see no extra thread; the search then meets one and
+    // must not call the class enumerated (the extra thread's orders were not all explored).
+    let mut fell_back = 0;
+    for seed in 0..16 {
+        let report =
+            target(seed).explore_every(0).profile_runs(1).run(spawns_when_it_sees_the_flag);
+        assert!(report.is_ok(), "{}", report.summary());
+        if let Some(search) = report.systematic.as_ref() {
+            assert!(search.complete);
+            assert!(report.stats.max_threads <= search.threads, "{}", report.summary());
+        } else if report.notes.iter().any(|n| n.contains("threads, more than the")) {
+            assert!(report.guarantee.is_some(), "sampled instead: {}", report.summary());
+            fell_back += 1;
+        }
+    }
+    assert!(fell_back >= 1, "no seed's profiling missed the extra thread");
+}
+
 /// Six threads adding to one counter: seven threads in all, more than the class's three, so
 /// the search draws priority orders by Lemma 4.1, many more than a quarter of the sampled plan.
 fn six_adders() {

@@ -76,8 +76,18 @@ impl Config {
         let mut report = self.systematic_search(class, seed, 1.0 - confidence, cap, body, at);
         let search = report.systematic.as_ref().expect("a systematic search reports its levels");
         let enumerated = search.executions();
-        if report.is_ok() && !search.complete {
-            let why = search.stopped_by.clone().unwrap_or_else(|| "it stopped".into());
+        // An execution with more threads than the search's profiling saw ran the extra ones
+        // below the ordered ones: their orders were not all explored, so the class was not.
+        let more_threads = report.stats.max_threads > search.threads;
+        if report.is_ok() && (!search.complete || more_threads) {
+            let why = match &search.stopped_by {
+                Some(reason) => reason.clone(),
+                None if more_threads => format!(
+                    "an execution had {} threads, more than the {} its profiling saw",
+                    report.stats.max_threads, search.threads
+                ),
+                None => "it stopped".into(),
+            };
             sampled.notes.push(format!(
                 "the class of {described} was not enumerated within {cap} executions (a \
                  quarter of the {} the confidence target needs when sampled; {why}): it was \
