@@ -463,3 +463,52 @@ fn a_bug_beyond_the_bounds_found_by_profiling_is_reported_as_such() {
     assert!(sys.complete);
     assert!(sys.notes.iter().any(|n| n.contains("outside the bounds searched")), "{sys}");
 }
+
+/// `z` is touched by a second thread only after `t1` is preempted between its two stores to
+/// `a`: no schedule without a preemption shares it, so it becomes shared during the v=1 level.
+fn shared_after_a_preemption() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let z = Arc::new(AtomicUsize::new(0));
+    let t1 = {
+        let a = a.clone();
+        thread::spawn(move || {
+            a.store(1, SeqCst);
+            a.store(0, SeqCst);
+        })
+    };
+    let t2 = {
+        let (a, z) = (a.clone(), z.clone());
+        thread::spawn(move || {
+            if a.load(SeqCst) == 1 {
+                z.fetch_add(1, SeqCst);
+            }
+        })
+    };
+    z.fetch_add(1, SeqCst);
+    t1.join().unwrap();
+    t2.join().unwrap();
+}
+
+#[test]
+fn a_variable_first_shared_in_the_last_level_is_searched_before_the_search_ends() {
+    // With v = 1 the v=1 level is the last: `z` joins the list after it, and the level runs
+    // again for the subsets that hold it instead of ending with `z` never preempted at.
+    let mut late = 0;
+    for seed in 0..8 {
+        let config = config().seed(seed).profile_runs(1);
+        let report =
+            config.strategy(StrategyKind::systematic(2, 1, 3)).run(shared_after_a_preemption);
+        report.assert_ok();
+        let sys = report.systematic.as_ref().unwrap();
+        assert!(sys.complete, "{sys}");
+        if sys.notes.iter().any(|n| n.contains("became shared during the v=1 level")) {
+            late += 1;
+            assert_eq!(sys.shared_variables(), 2, "{sys}");
+            // Both variables' subsets of the v=1 level ran: `a`'s, then `z`'s.
+            let level = sys.levels.iter().find(|l| (l.v, l.c) == (1, 1)).expect("level run");
+            assert_eq!(level.subsets, 2, "{sys}");
+            assert!(level.exhausted, "{sys}");
+        }
+    }
+    assert!(late >= 1, "no seed's profiling left `z` unshared");
+}

@@ -276,26 +276,63 @@ impl Engine {
     }
 
     /// Moves to level `v` (its first `c = 1`), or ends the search.
+    ///
+    /// Variables that became shared while a level ran join the list first. Those met before
+    /// level `v` are searched in its subsets; but when `v` is past the bounds, the level that
+    /// just ended is the last, and no subset of it held them: it runs again for its subsets
+    /// that hold one (the others were explored), until no more variables join.
     pub(super) fn next_v(&mut self, v: u32) {
-        let grown = self.shared_vars();
-        if grown.len() > self.vars.len() {
-            let before = self.vars.len();
-            for tv in grown {
-                if !self.vars.contains(&tv) {
-                    self.vars.push(tv);
-                }
+        let before = self.vars.len();
+        for tv in self.shared_vars() {
+            if !self.vars.contains(&tv) {
+                self.vars.push(tv);
             }
-            let grew = self.vars.len() - before;
-            let (noun, them) =
-                if grew == 1 { ("variable", "it is") } else { ("variables", "they are") };
+        }
+        let grew = self.vars.len() - before;
+        let (noun, them) =
+            if grew == 1 { ("variable", "it is") } else { ("variables", "they are") };
+        if self.p.preemptions == 0 || self.p.vars == 0 {
+            self.stage = Stage::Done;
+            return;
+        }
+        if v > self.p.vars || v as usize > self.vars.len() {
+            let last = v - 1;
+            if grew == 0 || last == 0 {
+                self.stage = Stage::Done;
+                return;
+            }
+            self.notes.push(format!(
+                "{grew} {noun} became shared during the v={last} level; its subsets that hold \
+                 one were searched after it"
+            ));
+            let Stage::Subsets { mut subsets, .. } =
+                std::mem::replace(&mut self.stage, Stage::Done)
+            else {
+                unreachable!("a level past level 0 ends in the subsets stage")
+            };
+            let first = subsets.len();
+            let mut pick = Vec::new();
+            combinations(self.vars.len(), last as usize, 0, &mut pick, &mut |idx| {
+                if idx.iter().any(|&i| i >= before) {
+                    subsets.push(Subset {
+                        vars: idx.iter().map(|&i| self.vars[i]).collect(),
+                        explored: HashMap::new(),
+                        queue: VecDeque::new(),
+                        next: Vec::new(),
+                        seeded: false,
+                    });
+                }
+            });
+            // The explored subsets stay (their queues are empty) so indices, which name a
+            // subset in the records reused across subsets, stay unique.
+            self.stage = Stage::Subsets { v: last, c: 1, subsets, index: first };
+            return;
+        }
+        if grew > 0 {
             self.notes.push(format!(
                 "{grew} {noun} became shared only after the v=0 level; {them} searched from \
                  v={v} on"
             ));
-        }
-        if v > self.p.vars || self.p.preemptions == 0 || v as usize > self.vars.len() {
-            self.stage = Stage::Done;
-            return;
         }
         let mut subsets = Vec::new();
         let mut pick = Vec::new();

@@ -26,7 +26,9 @@
 //!   executions or the search) are tracked: a preemption at an access to a variable only one
 //!   thread touches reaches the same states as one at that thread's next scheduling point.
 //!   They are ordered by iteration number, lowest first, then by first appearance. Variables
-//!   first seen shared after the `v = 0` level join the list for the next `v`.
+//!   first seen shared after the `v = 0` level join the list for the next `v`; those first
+//!   seen shared in the last level make that level run again for its subsets that hold one
+//!   (else no preemption would ever be placed at their accesses).
 //! - **Levels.** `v = 0` runs every priority order once without preemption (`c = 0`). Then for
 //!   `v = 1, 2, ..` up to the bound, for `c = 1, 2, ..` up to the bound, for every `v`-subset
 //!   of the variables: the subset's work items with `c` priority changes run, and every access
