@@ -86,6 +86,7 @@ fn the_enumeration_finds_an_in_class_bug_and_its_token_replays() {
 fn a_bug_outside_the_class_is_left_to_the_explorer() {
     // Figure 4 needs two preemptions; the class (depth 2) has one: the enumeration passes,
     // and the explorer that runs after it finds the bug.
+    let mut after_enumeration = 0;
     for seed in 0..4 {
         let report = target(seed).run(figure_4);
         let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
@@ -94,12 +95,17 @@ fn a_bug_outside_the_class_is_left_to_the_explorer() {
         assert_eq!(strategy, "surw", "seed {seed}");
         if report.strategy.contains("enumerated") {
             // Found after the enumeration (not while profiling): the run says so.
-            assert!(report.notes[0].contains("was enumerated first"), "{}", report.notes[0]);
+            let note = &report.notes[0];
+            assert!(note.contains("was enumerated first"), "{note}");
+            assert!(note.contains("none failed: exhaustively explored"), "{note}");
+            assert!(!note.contains('\n'), "one line: {note}");
+            after_enumeration += 1;
             assert!(report.strategy.starts_with("surw after"), "{}", report.strategy);
         }
         let replay = Config::new().ignore_env().replay(token).run(figure_4);
         assert_eq!(replay.failure().expect("fails again").message, failure.message);
     }
+    assert!(after_enumeration >= 1, "every seed found it while profiling");
 }
 
 #[test]

@@ -136,9 +136,9 @@ impl Config {
                 0,
                 format!(
                     "the class of {described} was enumerated first ({enumerated} executions, \
-                     none failed; {}); {name} ran after it, for bugs outside the class, and \
-                     found this in its execution {}",
-                    report.systematic.as_ref().map_or(String::new(), |s| s.to_string()),
+                     none failed: {}); {name} ran after it, for bugs outside the class, and \
+                     stopped at its execution {}",
+                    report.systematic.as_ref().map_or(String::new(), |s| s.statement()),
                     explored.executions
                 ),
             );
