@@ -512,3 +512,18 @@ fn a_variable_first_shared_in_the_last_level_is_searched_before_the_search_ends(
     }
     assert!(late >= 1, "no seed's profiling left `z` unshared");
 }
+
+#[test]
+fn a_program_with_one_schedule_is_profiled_once() {
+    // One thread: the first profiling execution had no choice, so the others would repeat it.
+    let report = config().profile_runs(10).strategy(StrategyKind::systematic(2, 2, 3)).run(|| {
+        let a = AtomicUsize::new(0);
+        a.fetch_add(1, SeqCst);
+        assert_eq!(a.load(SeqCst), 1);
+    });
+    report.assert_ok();
+    let sys = report.systematic.as_ref().unwrap();
+    assert!(sys.complete, "{sys}");
+    assert_eq!(sys.profile_runs, 1, "{sys}");
+    assert_eq!(sys.executions(), 1, "{sys}");
+}

@@ -71,9 +71,11 @@ impl Config {
         // that are shared. A failure found here is kept in case the search does not find one.
         let mut profile_failure = None;
         let profile_runs = self.profile_runs.max(1);
+        let mut profiled = 0;
         for i in 0..profile_runs {
             let index = PROFILE_INDEX_BASE + i;
             let outcome = exec.run_one(&mut pool, seed, index, body, at);
+            profiled += 1;
             report.stats.max_threads = report.stats.max_threads.max(outcome.threads);
             report.stats.max_steps = report.stats.max_steps.max(outcome.steps);
             if let Some(cause) = outcome.failure {
@@ -84,6 +86,10 @@ impl Config {
                 if profile_failure.is_none() {
                     profile_failure = Some(failure(&exec, &cause, index, outcome.digest));
                 }
+            } else if !exec.had_choice() {
+                // No point had two threads that could run: every execution repeats this one,
+                // so further profiling would measure nothing new (the search then runs it once).
+                break;
             }
         }
         let n = report.stats.max_threads.max(1);
@@ -177,7 +183,7 @@ impl Config {
             executions_to_bug,
             complete: complete && found_at.is_none(),
             stopped_by,
-            profile_runs,
+            profile_runs: profiled,
             notes,
         };
         report.notes.push(format!("systematic: {systematic}"));
