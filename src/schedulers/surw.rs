@@ -302,14 +302,14 @@ impl Surw {
         pending_var(&self.object_var, decision, thread)
     }
 
-    /// Draws the intended thread among `enabled`, but for `except`, by weight; `None` if all
-    /// weigh nothing.
+    /// Draws the intended thread among `enabled`, but for `except`, by weight, with its
+    /// position in `enabled`; `None` if all weigh nothing.
     fn draw_intended(
         &self,
         enabled: &[ThreadId],
         except: Option<ThreadId>,
         rng: &mut ScheduleRng,
-    ) -> Option<ThreadId> {
+    ) -> Option<(ThreadId, usize)> {
         let weight = |t: ThreadId| match except == Some(t) {
             true => 0,
             false => self.threads.get(t.index()).map_or(0, |s| s.left()),
@@ -319,10 +319,10 @@ impl Surw {
             return None;
         }
         let mut draw = rng.random_range(0..total);
-        for &t in enabled {
+        for (i, &t) in enabled.iter().enumerate() {
             let w = weight(t);
             if draw < w {
-                return Some(t);
+                return Some((t, i));
             }
             draw -= w;
         }
@@ -469,48 +469,58 @@ impl Strategy for Surw {
             return self.learn(decision, rng);
         }
         let enabled = decision.enabled;
-        if self.intended.is_some_and(|t| enabled.binary_search(&t).is_err()) {
-            self.intended = None;
-        }
         // Candidates: the threads at an uninteresting operation, and the intended thread.
         // Whether each enabled thread waits for the intention is looked up once per decision,
         // into a bit per enabled position (the pick below then counts bits, not threads); a
         // thread whose estimate is spent never waits, so its pending operation (a read of the
-        // thread table and the trace) is not looked up.
+        // thread table and the trace) is not looked up. The same pass finds the intended
+        // thread's position, if it is enabled.
         let n = enabled.len();
         self.waiting.clear();
         self.waiting.resize(n.div_ceil(64), 0);
-        let mut ready = false;
+        let mut waiting_threads = 0;
+        let mut intended_pos = None;
         for (i, &t) in enabled.iter().enumerate() {
+            if self.intended == Some(t) {
+                intended_pos = Some(i);
+            }
             if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t) {
                 self.waiting[i / 64] |= 1 << (i % 64);
-                ready = true;
+                waiting_threads += 1;
             }
         }
+        if intended_pos.is_none() {
+            // Not enabled (it blocked): dropped.
+            self.intended = None;
+        }
+        let ready = waiting_threads > 0;
+        let free = n - waiting_threads;
         let waiting = &self.waiting;
         let waits = |i: usize| waiting[i / 64] & (1 << (i % 64)) != 0;
-        let free = n - waiting.iter().map(|w| w.count_ones() as usize).sum::<usize>();
         if ready && self.intended.is_none() {
-            self.intended = self.draw_intended(enabled, None, rng);
+            let drawn = self.draw_intended(enabled, None, rng);
+            self.intended = drawn.map(|(t, _)| t);
+            intended_pos = drawn.map(|(_, i)| i);
             self.intended_at = decision.step;
         }
-        let waits_at = |intended: Option<ThreadId>| {
-            let at = intended.and_then(|t| enabled.binary_search(&t).ok());
-            (at, at.is_some_and(waits))
-        };
-        let (mut intended_pos, mut intended_ready) = waits_at(self.intended);
+        let mut intended_ready = intended_pos.is_some_and(waits);
         // The intended thread is not at its event while others wait at theirs: past the
         // patience, it may be spinning on what they hold; one of them gets the intention.
         if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
-            self.intended = self.draw_intended(enabled, self.intended, rng);
+            let drawn = self.draw_intended(enabled, self.intended, rng);
+            self.intended = drawn.map(|(t, _)| t);
+            intended_pos = drawn.map(|(_, i)| i);
             self.intended_at = decision.step;
-            (intended_pos, intended_ready) = waits_at(self.intended);
+            intended_ready = intended_pos.is_some_and(waits);
         }
         let candidates = free + usize::from(intended_ready);
         debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
         let mut pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
-        // The `pick`-th candidate in the order of `enabled`, a word of 64 positions at a time.
+        // The `pick`-th candidate in the order of `enabled`, a word of 64 positions at a time;
+        // the last word needs no count (the pick is in it), so up to 64 enabled threads count
+        // no bits (`count_ones` is no single instruction on baseline x86-64).
         let mut chosen_at = 0;
+        let last = waiting.len().saturating_sub(1);
         for (w, &word) in waiting.iter().enumerate() {
             let base = w * 64;
             let valid = if n - base >= 64 { u64::MAX } else { (1 << (n - base)) - 1 };
@@ -518,12 +528,14 @@ impl Strategy for Surw {
             if let Some(p) = intended_pos.filter(|&p| intended_ready && p / 64 == w) {
                 cands |= 1 << (p % 64);
             }
-            let count = cands.count_ones() as usize;
+            let count = if w == last { usize::MAX } else { cands.count_ones() as usize };
             if pick < count {
                 for _ in 0..pick {
-                    cands &= cands - 1;
+                    cands &= cands.wrapping_sub(1);
                 }
-                chosen_at = base + cands.trailing_zeros() as usize;
+                if cands != 0 {
+                    chosen_at = base + cands.trailing_zeros() as usize;
+                }
                 break;
             }
             pick -= count;
