@@ -22,7 +22,7 @@ use super::coroutine::{StackPool, ThreadCoroutine};
 use super::crash::{self, RunInfo, Watch};
 use super::data_lock::{LiveSlot, LockError};
 use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
-use super::state::{describe_object, State, Status, Thread};
+use super::state::{describe_object, State, Status};
 use super::time;
 use super::{BlockedOn, Event, EventKind, FailureCause, ObjectId, Step, ThreadId};
 use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, Strategy};
@@ -269,7 +269,7 @@ impl Execution {
         self.live.set(st.gen);
         st.current = ThreadId::MAIN;
         st.clear_tables();
-        st.threads.push(Thread::new(None, body_location));
+        st.push_thread(None, body_location);
         st.enabled.clear();
         st.enabled.push(ThreadId::MAIN);
         st.by_address.clear();

@@ -9,7 +9,7 @@
 use std::panic::Location;
 
 use super::context::with_execution;
-use super::state::{Status, Thread};
+use super::state::Status;
 use super::{BlockedOn, EventKind, Execution, FailureCause, ThreadId};
 
 /// Creates a logical thread that runs `body`, then runs a scheduling point in the parent.
@@ -50,8 +50,7 @@ impl Execution {
                 drop(st);
                 self.fail(FailureCause::TooManyThreads { limit, location });
             }
-            let id = ThreadId(st.threads.len() as u32);
-            st.threads.push(Thread::new(name, location));
+            let id = st.push_thread(name, location);
             st.pending.resize_with(id.index() + 1, || None);
             st.pending[id.index()] = Some(body);
             st.enabled.push(id);
