@@ -23,6 +23,13 @@ fn target(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).workers(1).minimize_runs(0).confidence(0.99)
 }
 
+/// Replays `failure`'s token on `body` and checks it fails again the same way.
+fn assert_replays(failure: &pctvb::Failure, body: fn()) {
+    let token = failure.token.clone().expect("a replay token");
+    let replay = Config::new().ignore_env().replay(token).run(body);
+    assert_eq!(replay.failure().expect("fails again").message, failure.message);
+}
+
 /// The note a run that enumerated begins with.
 fn enumerated_note(report: &pctvb::Report) -> Option<&String> {
     report.notes.iter().find(|n| n.contains("was enumerated by the systematic search in"))
@@ -75,9 +82,7 @@ fn the_enumeration_finds_an_in_class_bug_and_its_token_replays() {
         assert!(search.found_at.is_some(), "seed {seed}: {}", report.summary());
         assert!(!search.complete, "a search that found a bug did not exhaust its levels");
         by_search += 1;
-        let token = failure.token.clone().expect("a replay token");
-        let replay = Config::new().ignore_env().replay(token).run(lost_update);
-        assert_eq!(replay.failure().expect("fails again").message, failure.message);
+        assert_replays(failure, lost_update);
     }
     assert!(by_search >= 4, "only {by_search} of 8 seeds reached the search");
 }
@@ -102,8 +107,7 @@ fn a_bug_outside_the_class_is_left_to_the_explorer() {
             after_enumeration += 1;
             assert!(report.strategy.starts_with("surw after"), "{}", report.strategy);
         }
-        let replay = Config::new().ignore_env().replay(token).run(figure_4);
-        assert_eq!(replay.failure().expect("fails again").message, failure.message);
+        assert_replays(failure, figure_4);
     }
     assert!(after_enumeration >= 1, "every seed found it while profiling");
 }

@@ -311,18 +311,7 @@ impl Engine {
                 unreachable!("a level past level 0 ends in the subsets stage")
             };
             let first = subsets.len();
-            let mut pick = Vec::new();
-            combinations(self.vars.len(), last as usize, 0, &mut pick, &mut |idx| {
-                if idx.iter().any(|&i| i >= before) {
-                    subsets.push(Subset {
-                        vars: idx.iter().map(|&i| self.vars[i]).collect(),
-                        explored: HashMap::new(),
-                        queue: VecDeque::new(),
-                        next: Vec::new(),
-                        seeded: false,
-                    });
-                }
-            });
+            subsets.extend(self.subsets(last, before));
             // The explored subsets stay (their queues are empty) so indices, which name a
             // subset in the records reused across subsets, stay unique.
             self.stage = Stage::Subsets { v: last, c: 1, subsets, index: first };
@@ -334,18 +323,26 @@ impl Engine {
                  v={v} on"
             ));
         }
+        let subsets = self.subsets(v, 0);
+        self.stage = Stage::Subsets { v, c: 1, subsets, index: 0 };
+    }
+
+    /// The unexplored subsets of `size` variables that hold one at index `from` or later.
+    fn subsets(&self, size: u32, from: usize) -> Vec<Subset> {
         let mut subsets = Vec::new();
         let mut pick = Vec::new();
-        combinations(self.vars.len(), v as usize, 0, &mut pick, &mut |idx| {
-            subsets.push(Subset {
-                vars: idx.iter().map(|&i| self.vars[i]).collect(),
-                explored: HashMap::new(),
-                queue: VecDeque::new(),
-                next: Vec::new(),
-                seeded: false,
-            })
+        combinations(self.vars.len(), size as usize, 0, &mut pick, &mut |idx| {
+            if idx.iter().any(|&i| i >= from) {
+                subsets.push(Subset {
+                    vars: idx.iter().map(|&i| self.vars[i]).collect(),
+                    explored: HashMap::new(),
+                    queue: VecDeque::new(),
+                    next: Vec::new(),
+                    seeded: false,
+                });
+            }
         });
-        self.stage = Stage::Subsets { v, c: 1, subsets, index: 0 };
+        subsets
     }
 
     /// Fills a subset's level-1 queue with the level-0 preemption points at its variables.
