@@ -52,5 +52,5 @@ pub fn z_for_confidence(level: f64) -> Result<f64, GuaranteeError> {
 #[doc(hidden)]
 pub fn bound_is_plausible(ln_p: f64, hits: u64, trials: u64, z: f64) -> bool {
     let (_, high) = wilson_interval(hits, trials, z);
-    ln_p.exp() <= high
+    exp(ln_p) <= high
 }

@@ -47,13 +47,13 @@ pub fn executions_for_confidence(ln_p: f64, confidence: f64) -> Result<u64, Guar
 
 /// `ln(1-confidence) / ln(1-p)` as a real number (`+inf` when it does not fit).
 pub(super) fn real_executions_needed(ln_p: f64, confidence: f64) -> f64 {
-    let ln_miss = (-confidence).ln_1p(); // ln(1 - confidence) < 0
-    let ln_survive = (-ln_p.exp()).ln_1p(); // ln(1 - p)
+    let ln_miss = ln_1p(-confidence); // ln(1 - confidence) < 0
+    let ln_survive = ln_1p(-exp(ln_p)); // ln(1 - p)
     if ln_survive < 0.0 {
         ln_miss / ln_survive
     } else {
         // p underflowed to 0; ln(1-p) ~ -p, so N ~ -ln(1-confidence) / p.
-        ((-ln_miss).ln() - ln_p).exp()
+        exp(ln(-ln_miss) - ln_p)
     }
 }
 
@@ -68,6 +68,6 @@ pub fn confidence_after(ln_p: f64, executions: u64) -> f64 {
     if ln_p >= 0.0 {
         return 1.0;
     }
-    let ln_survive = (-ln_p.exp()).ln_1p();
-    -(executions as f64 * ln_survive).exp_m1()
+    let ln_survive = ln_1p(-exp(ln_p));
+    -exp_m1(executions as f64 * ln_survive)
 }

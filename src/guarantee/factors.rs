@@ -47,7 +47,7 @@ impl BoundFactors {
     /// `p` itself; underflows to 0 below about `1e-308`, where only
     /// [`BoundFactors::ln_p`] stays meaningful.
     pub fn p(&self) -> f64 {
-        self.ln_p().exp()
+        exp(self.ln_p())
     }
 
     /// The factor with the most negative logarithm: the parameter that makes
@@ -95,8 +95,8 @@ pub(super) fn format_probability(ln_p: f64) -> String {
         // exp would underflow: only the logarithm is meaningful.
         return format!("exp({ln_p:.1})");
     }
-    let p = ln_p.exp();
-    let inverse = (-ln_p).exp();
+    let p = exp(ln_p);
+    let inverse = exp(-ln_p);
     if inverse < 1e15 {
         format!("{p:.4e} (1 in {})", group_thousands(inverse.round() as u128))
     } else {
@@ -109,7 +109,7 @@ pub(super) fn format_probability(ln_p: f64) -> String {
 pub(super) fn initial_priority_factor(bound: &mut BoundFactors, n: u64) {
     bound.push(
         format!("1/n = 1/{} initial priority order", group_thousands(u128::from(n))),
-        -(n as f64).ln(),
+        -ln(n as f64),
     );
 }
 
@@ -121,7 +121,7 @@ pub(super) fn change_points_factor(bound: &mut BoundFactors, label: &str, size: 
     }
     bound.push(
         format!("1/({label} = {})^(d-1={c}) change points", group_thousands(size)),
-        -f64::from(c) * (size as f64).ln(),
+        -f64::from(c) * ln(size as f64),
     );
 }
 

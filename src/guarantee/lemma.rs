@@ -34,9 +34,9 @@ pub fn lemma_4_1_executions(
     }
     let ln_m_factorial = ln_factorial(m);
     let ln_targets = ln_m_factorial + ln_choose(fragments, m);
-    let ln_miss_one = (-(-ln_m_factorial).exp()).ln_1p(); // ln(1 - 1/m!) < 0
-    let union_bound_holds = |p: u64| ln_targets + p as f64 * ln_miss_one <= eps.ln();
-    let real = (eps.ln() - ln_targets) / ln_miss_one;
+    let ln_miss_one = ln_1p(-exp(-ln_m_factorial)); // ln(1 - 1/m!) < 0
+    let union_bound_holds = |p: u64| ln_targets + p as f64 * ln_miss_one <= ln(eps);
+    let real = (ln(eps) - ln_targets) / ln_miss_one;
     if real >= u64::MAX as f64 {
         return Ok(u64::MAX);
     }
@@ -66,12 +66,12 @@ pub fn lemma_4_1_coverage(fragments: u64, t_plus_c: u32, executions: u64) -> f64
     }
     let ln_m_factorial = ln_factorial(m);
     let ln_targets = ln_m_factorial + ln_choose(fragments, m);
-    let ln_miss_one = (-(-ln_m_factorial).exp()).ln_1p();
+    let ln_miss_one = ln_1p(-exp(-ln_m_factorial));
     let ln_missed = ln_targets + executions as f64 * ln_miss_one;
     if ln_missed >= 0.0 {
         0.0
     } else {
-        -ln_missed.exp_m1()
+        -exp_m1(ln_missed)
     }
 }
 
@@ -89,8 +89,8 @@ pub fn lemma_4_1_paper(fragments: u64, t_plus_c: u32, eps: f64) -> Result<u64, G
     if m == 0 || m > fragments {
         return Ok(0);
     }
-    let ln_sum = (fragments as f64 * m as f64).ln() - eps.ln();
-    let value = (ln_factorial(m + 1) + ln_sum.ln()).exp();
+    let ln_sum = ln(fragments as f64 * m as f64) - ln(eps);
+    let value = exp(ln_factorial(m + 1) + ln(ln_sum));
     if value >= u64::MAX as f64 {
         Ok(u64::MAX)
     } else {

@@ -77,9 +77,6 @@
 use std::f64::consts::SQRT_2;
 use std::fmt;
 
-use statrs::function::erf::erf_inv;
-use statrs::function::factorial::{ln_binomial, ln_factorial};
-
 /// The largest number of executions [`executions_for_confidence`] will ask
 /// for; a larger need is reported as [`GuaranteeError::TooManyExecutions`].
 pub const MAX_EXECUTIONS: u64 = 10_000_000;

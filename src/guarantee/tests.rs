@@ -376,8 +376,46 @@ fn ln_choose_is_precise_for_large_q() {
     assert_eq!(exact_choose(10_000, 5_000), None);
     // Symmetric and consistent with statrs where both apply.
     assert!(close(ln_choose(300_000, 299_990), ln_choose(300_000, 10), 1e-15));
-    assert!(close(ln_choose(400_000, 200_000), ln_binomial(400_000, 200_000), 1e-12));
+    let statrs_ln_binomial = statrs::function::factorial::ln_binomial(400_000, 200_000);
+    assert!(close(ln_choose(400_000, 200_000), statrs_ln_binomial, 1e-12));
     assert_eq!(ln_choose(3, 4), f64::NEG_INFINITY);
+}
+
+#[test]
+fn the_elementary_functions_agree_with_std_and_statrs() {
+    // src/guarantee/math.rs computes them in Rust (no system libm): within a few ulps of
+    // f64's methods and statrs on the ranges the bounds use.
+    for &x in &[1e-300, 1e-17, 1e-9, 0.5, 1.0, 2.0, 10.0, 1e6, 1e300] {
+        assert!(close(ln(x), x.ln(), 4e-16) || ln(x) == x.ln(), "ln({x})");
+    }
+    for &x in &[-700.0, -50.0, -1.0, -1e-12, 0.0, 1e-12, 1.0, 50.0, 700.0] {
+        assert!(close(exp(x), x.exp(), 4e-16), "exp({x})");
+    }
+    for &x in &[-0.999_999, -0.5, -1e-18, 1e-18, 0.5, 1e10] {
+        assert!(close(ln_1p(x), x.ln_1p(), 4e-16), "ln_1p({x})");
+    }
+    for &x in &[-700.0, -1.0, -1e-18, 1e-18, 1.0, 700.0] {
+        assert!(close(exp_m1(x), x.exp_m1(), 4e-16), "exp_m1({x})");
+    }
+    use statrs::function::{erf, factorial};
+    for n in [0u64, 1, 2, 5, 20, 100, 170, 171, 1_000, 1_000_000, 1_000_000_000] {
+        let ours = ln_factorial(n);
+        let theirs = factorial::ln_factorial(n);
+        assert!(ours == theirs || close(ours, theirs, 1e-14), "ln {n}!: {ours} vs {theirs}");
+    }
+    assert_eq!(ln_binomial(3, 4), f64::NEG_INFINITY);
+    for &y in &[-0.999, -0.5, 1e-12, 0.5, 0.9, 0.95, 0.99, 0.999, 0.999_999] {
+        // Near 1 the inverse is ill-conditioned (one ulp of `y` moves it by ~1e-11), so the
+        // two agree to 1e-10; `erf` of ours gives `y` back to 1e-15.
+        let (ours, theirs) = (erf_inv(y), erf::erf_inv(y));
+        assert!(close(ours, theirs, 1e-10), "erf_inv({y}): {ours} vs {theirs}");
+        assert!(close(libm::erf(ours), y, 1e-15), "erf(erf_inv({y}))");
+    }
+    assert!(erf_inv(1.5).is_nan());
+    assert_eq!(erf_inv(1.0), f64::INFINITY);
+    // The two-sided z values the tests quote.
+    assert!(close(z_for_confidence(0.95).unwrap(), 1.959_963_984_540_054, 1e-12));
+    assert!(close(z_for_confidence(0.999).unwrap(), 3.290_526_731_491_926, 1e-12));
 }
 
 // -- Lemma 4.1 --------------------------------------------------------------
