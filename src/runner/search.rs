@@ -312,18 +312,13 @@ impl Config {
                     report.time_budget_spent = true;
                     break;
                 }
-                if !plan_told
-                    && (report.executions == 32
-                        || real_now().duration_since(started) > LONG_RUN / 10)
-                {
-                    plan_told = true;
-                    let planned = share(report.planned);
-                    self.tell_long_plan(
-                        search,
-                        report,
-                        real_now().duration_since(started),
-                        planned,
-                    );
+                if !plan_told {
+                    let elapsed = real_now().duration_since(started);
+                    if report.executions == 32 || elapsed > LONG_RUN / 10 {
+                        plan_told = true;
+                        let planned = share(report.planned);
+                        self.tell_long_plan(search, report, elapsed, planned);
+                    }
                 }
             }
             // The uniform walk learns from execution 0, which every shard runs (as a parallel

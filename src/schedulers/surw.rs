@@ -218,6 +218,18 @@ fn pending_var(object_var: &[u32], decision: &Decision<'_>, thread: ThreadId) ->
     }
 }
 
+/// Whether `thread`'s pending operation accesses one of the `selected` variables.
+#[inline]
+fn selected_access(
+    object_var: &[u32],
+    selected: &[u32],
+    decision: &Decision<'_>,
+    thread: ThreadId,
+) -> bool {
+    let var = pending_var(object_var, decision, thread);
+    var != NO_VAR && selected.contains(&var)
+}
+
 /// Whether `thread` still has an estimated interesting event and its pending operation is
 /// interesting (a spent estimate runs as uninteresting: see the module docs). The estimate is
 /// checked first: it is a read of the strategy's own table.
@@ -229,10 +241,8 @@ fn waits_for_intention(
     decision: &Decision<'_>,
     thread: ThreadId,
 ) -> bool {
-    threads.get(thread.index()).is_some_and(|t| t.left() > 0) && {
-        let var = pending_var(object_var, decision, thread);
-        var != NO_VAR && selected.contains(&var)
-    }
+    threads.get(thread.index()).is_some_and(|t| t.left() > 0)
+        && selected_access(object_var, selected, decision, thread)
 }
 
 impl Surw {
@@ -297,11 +307,6 @@ impl Surw {
         }
     }
 
-    /// The variable of the operation `thread` is about to perform (`NO_VAR` for none).
-    fn pending_var(&self, decision: &Decision<'_>, thread: ThreadId) -> u32 {
-        pending_var(&self.object_var, decision, thread)
-    }
-
     /// Draws the intended thread among `enabled`, but for `except`, by weight, with its
     /// position in `enabled`; `None` if all weigh nothing.
     fn draw_intended(
@@ -336,7 +341,7 @@ impl Surw {
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
         let chosen = self.walk.choose(decision, rng)?;
-        let var = self.pending_var(decision, chosen);
+        let var = pending_var(&self.object_var, decision, chosen);
         if var != NO_VAR {
             let t = chosen.index();
             if self.learning.len() <= t {
@@ -544,12 +549,10 @@ impl Strategy for Surw {
         // Whether the chosen thread's operation is an access to a selected variable: it is if
         // the thread waited for the intention; if it did not while its estimate lasts, it is
         // not; past its estimate, look.
-        let selected_access = waits(chosen_at)
-            || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0) && {
-                let var = self.pending_var(decision, chosen);
-                var != NO_VAR && self.selected.contains(&var)
-            });
-        if selected_access {
+        let selected = waits(chosen_at)
+            || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
+                && selected_access(&self.object_var, &self.selected, decision, chosen));
+        if selected {
             if let Some(t) = self.threads.get_mut(chosen.index()) {
                 t.done += 1;
             }
