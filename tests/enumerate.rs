@@ -47,7 +47,9 @@ fn a_passing_run_enumerates_the_class_then_explores() {
         assert!(report.guarantee.is_none(), "{}", report.summary());
         let enumerated = search.executions();
         assert!(enumerated >= 1, "{}", report.summary());
-        // Then the explorer: as many executions as the enumeration, at least 1,000.
+        // The explorer: one execution after each of the search's, then the rest of its
+        // share after it, as many as the enumeration took and at least 1,000.
+        assert!(enumerated < 1000, "{}", report.summary());
         let explored = enumerated.max(1000); // what a run without a target runs
         assert_eq!(report.executions, enumerated + explored, "{}", report.summary());
         assert_eq!(report.strategy, "combined(d=2,v=1,t=3) enumerated + surw");
@@ -55,7 +57,11 @@ fn a_passing_run_enumerates_the_class_then_explores() {
         assert!(note.contains(&format!("in {enumerated} executions")), "{note}");
         let summary = report.summary();
         assert!(summary.contains("exhaustively explored all schedules"), "{summary}");
-        assert!(summary.contains("then surw ran 1000 executions"), "{summary}");
+        let explorer = format!(
+            "surw ran {enumerated} executions between the search's and {} after it",
+            1000 - enumerated
+        );
+        assert!(summary.contains(&explorer), "{summary}");
     }
 }
 
@@ -88,28 +94,77 @@ fn the_enumeration_finds_an_in_class_bug_and_its_token_replays() {
 }
 
 #[test]
-fn a_bug_outside_the_class_is_left_to_the_explorer() {
-    // Figure 4 needs two preemptions; the class (depth 2) has one: the enumeration passes,
-    // and the explorer that runs after it finds the bug.
-    let mut after_enumeration = 0;
+fn a_bug_outside_the_class_is_found_by_the_explorer_between_the_searchs_executions() {
+    // Figure 4 needs two preemptions; the class (depth 2) has one, so only the explorer can
+    // find it. It runs between the search's executions: the run stops at its failure, before
+    // the enumeration ends, not after it.
+    let mut between = 0;
     for seed in 0..4 {
         let report = target(seed).run(figure_4);
         let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
         let token = failure.token.clone().expect("a replay token");
         let strategy = pctvb::__internals::replay::decode(&token).expect("a token").strategy;
         assert_eq!(strategy, "surw", "seed {seed}");
-        if report.strategy.contains("enumerated") {
-            // Found after the enumeration (not while profiling): the run says so.
+        if let Some(search) = report.systematic.as_ref() {
+            // Found during the enumeration (not while profiling): the run says so.
+            assert_eq!(report.strategy, "combined(d=2,v=1,t=3) being enumerated + surw 1 in 2");
+            assert!(!search.complete, "seed {seed}: the search was stopped by the failure");
+            assert!(search.found_at.is_none(), "seed {seed}: the explorer found it");
             let note = &report.notes[0];
-            assert!(note.contains("was enumerated first"), "{note}");
-            assert!(note.contains("none failed: exhaustively explored"), "{note}");
+            assert!(note.contains("surw, which runs between its executions, failed"), "{note}");
             assert!(!note.contains('\n'), "one line: {note}");
-            after_enumeration += 1;
-            assert!(report.strategy.starts_with("surw after"), "{}", report.strategy);
+            // One explorer execution after each of the search's.
+            assert!(report.executions <= 2 * search.executions(), "{}", report.summary());
+            between += 1;
         }
         assert_replays(failure, figure_4);
     }
-    assert!(after_enumeration >= 1, "every seed found it while profiling");
+    assert!(between >= 1, "every seed found it while profiling");
+}
+
+#[test]
+fn a_bug_outside_the_class_is_found_after_the_enumeration_when_it_ends_first() {
+    // With the explorer in one execution of 1,000, none runs during this small enumeration:
+    // its share runs after it, and finds figure 4's bug there.
+    let mut after = 0;
+    for seed in 0..4 {
+        let report = target(seed).explore_every(1000).run(figure_4);
+        let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
+        if report.systematic.is_none() && !report.strategy.starts_with("surw after") {
+            continue; // found while profiling
+        }
+        assert!(report.strategy.starts_with("surw after"), "{}", report.strategy);
+        let note = &report.notes[0];
+        assert!(note.contains("was enumerated first"), "{note}");
+        assert!(note.contains("none failed: exhaustively explored"), "{note}");
+        assert!(!note.contains("between them"), "no explorer execution ran between: {note}");
+        after += 1;
+        assert_replays(failure, figure_4);
+    }
+    assert!(after >= 1, "every seed found it while profiling");
+}
+
+#[test]
+fn a_failure_in_the_searchs_profiling_ends_the_enumeration_at_once() {
+    // The systematic search profiles with random schedules before its levels. Enumerating a
+    // target's class, it stops at such a failure (a standalone search keeps it in case its
+    // levels find none): the user waits for the bug, not for the levels.
+    let mut stopped = 0;
+    for seed in 0..32 {
+        let report = target(seed).profile_runs(2).run(lost_update);
+        let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
+        let Some(search) = report.systematic.as_ref() else { continue };
+        if search.stopped_by.as_deref() != Some("a profiling execution failed") {
+            continue;
+        }
+        stopped += 1;
+        assert_eq!(search.executions(), 0, "seed {seed}: no level ran");
+        assert!(failure.execution >= pctvb::__internals::runner::PROFILE_INDEX_BASE, "seed {seed}");
+        let summary = report.summary();
+        assert!(summary.contains("failed before the search began"), "{summary}");
+        assert_replays(failure, lost_update);
+    }
+    assert!(stopped >= 1, "no seed of 32 failed in the search's profiling");
 }
 
 #[test]

@@ -634,10 +634,13 @@ impl Config {
     /// with probability at least `c` when the priority orders are drawn, Lemma 4.1), in
     /// [`Report::systematic`](crate::report::Report::systematic) rather than
     /// [`Report::guarantee`](crate::report::Report::guarantee); when it finds a bug, the run
-    /// reports it. Otherwise the run samples as before, having spent at most a quarter more,
-    /// and a note says so. With an explorer ([`Config::explore_every`]), an enumerated run
-    /// then runs the explorer for as many executions as the enumeration took, and at least
-    /// 1,000 executions (what a run without a target runs by default), for bugs outside the class.
+    /// reports it. Otherwise the run samples as before, having spent at most a quarter more
+    /// (and the explorer's executions between), and a note says so. With an explorer
+    /// ([`Config::explore_every`]`(m)`), the explorer runs one execution after every `m - 1`
+    /// of the search's, as it does beside the sampled strategy, so a buggy program's bug is
+    /// found about as soon as when sampling; when the class was enumerated, it then runs the
+    /// rest of its share after the search: as many executions as the enumeration took, and at
+    /// least 1,000 (what a run without a target runs by default), for bugs outside the class.
     ///
     /// Off with `false`, and never for a run that counts failures
     /// ([`Config::stop_at_first_failure`]`(false)`: it measures the sampled strategy's hit

@@ -27,10 +27,20 @@
 //! sampled bound needs `ln(1/(1-confidence))/p` executions; the schedules the search runs are
 //! about `1/p` of the same factors before pruning (for depth 2 exactly the class's: one
 //! object, one preemption), and far fewer after it.
+//!
+//! # Why the explorer runs between the search's executions
+//!
+//! A program with a bug is what the run is for, and the search's order (level by level,
+//! subset by subset) can reach an in-class bug late, and never one outside the class. So the
+//! explorer runs one execution after every `explore_every - 1` of the search's, as it does
+//! beside the sampled strategy, with a seed of its own ([`interleave_seed`]); the search stops
+//! at the first failure of either, and at one in its own profiling. After a class that
+//! passed, the explorer runs the rest of its share.
 
 use std::panic::Location;
 
 use super::config::{Budget, DEFAULT_ITERATIONS};
+use super::systematic::Interleaved;
 use super::{Config, StrategyKind};
 use crate::report::Report;
 
@@ -73,9 +83,31 @@ impl Config {
         let c = depth.saturating_sub(1);
         let class = StrategyKind::systematic(c, c, threads);
         let described = kind.build().describe();
-        let mut report = self.systematic_search(class, seed, 1.0 - confidence, cap, body, at);
+        // The explorer runs between the search's executions, as it runs between the sampled
+        // strategy's: a bug outside the class, or one the explorer meets before the search's
+        // order reaches it, is found as soon as without the enumeration (in executions of the
+        // explorer).
+        let every = self.explore_period();
+        let explorer = self.explorer_kind();
+        let mut interleaved =
+            (every > 0).then(|| Interleaved::new(&explorer, every, interleave_seed(seed)));
+        let mut report = self.systematic_search(
+            class,
+            seed,
+            1.0 - confidence,
+            cap,
+            interleaved.as_mut(),
+            body,
+            at,
+        );
         let search = report.systematic.as_ref().expect("a systematic search reports its levels");
         let enumerated = search.executions();
+        let (explored_between, explorer_found) =
+            interleaved.as_ref().map_or((0, None), |il| (il.ran, il.failed_at));
+        let between = match explored_between {
+            0 => String::new(),
+            n => format!(", with {n} executions of {} between them", explorer.name()),
+        };
         // An execution with more threads than the search's profiling saw ran the extra ones
         // below the ordered ones: their orders were not all explored, so the class was not.
         let more_threads = report.stats.max_threads > search.threads;
@@ -91,20 +123,41 @@ impl Config {
             sampled.notes.push(format!(
                 "the class of {described} was not enumerated within {cap} executions (a \
                  quarter of the {} the confidence target needs when sampled; {why}): it was \
-                 sampled instead, after those {enumerated} executions",
+                 sampled instead, after those {enumerated} executions{between}",
                 sampled.planned
             ));
             return None;
         }
         report.planned = enumerated;
         report.strategy = format!("{described} enumerated");
+        report.executions = enumerated + explored_between;
+        if let Some(il) = &interleaved {
+            report.stats.max_threads = report.stats.max_threads.max(il.max_threads);
+            report.stats.max_steps = report.stats.max_steps.max(il.max_steps);
+        }
+        if let Some(j) = explorer_found {
+            report.strategy =
+                format!("{described} being enumerated + {} 1 in {every}", explorer.name());
+            report.notes.insert(
+                0,
+                format!(
+                    "confidence {confidence}: the class of {described} was being enumerated by \
+                     the systematic search (sampling needs {} executions for it; {enumerated} \
+                     had run) when {}, which runs between its executions, failed at its \
+                     execution {j}",
+                    sampled.planned,
+                    explorer.name()
+                ),
+            );
+            return Some(report);
+        }
         if !report.is_ok() {
             report.notes.insert(
                 0,
                 format!(
                     "confidence {confidence}: the class of {described} was being enumerated by \
                      the systematic search (sampling needs {} executions for it) when the run \
-                     ended",
+                     ended{between}",
                     sampled.planned
                 ),
             );
@@ -119,25 +172,33 @@ impl Config {
                 sampled.planned
             ),
         );
-        let every = self.explore_period();
         if every == 0 {
             return Some(report);
         }
         // The executions the explorer would have had beside the sampled search are gone with
-        // it: give it as many as the enumeration took, and at least what a run without a
-        // target runs, so a target never explores less than no target.
+        // it: it has as many as the enumeration took (run between them), and at least what a
+        // run without a target runs, so a target never explores less than no target.
         let explorations = enumerated.max(DEFAULT_ITERATIONS);
-        let explorer = self.explorer_kind();
         let name = explorer.name();
-        let mut explored = self.search(explorer, seed, Budget::Iterations(explorations), body, at);
-        let total = enumerated + explored.executions;
+        let after = explorations.saturating_sub(explored_between);
+        if after == 0 {
+            report.notes.push(format!(
+                "{name} ran {explored_between} executions between the search's, for bugs \
+                 outside the class: none failed"
+            ));
+            report.strategy = format!("{described} enumerated + {name}");
+            report.planned = enumerated + explored_between;
+            return Some(report);
+        }
+        let mut explored = self.search(explorer, seed, Budget::Iterations(after), body, at);
+        let total = enumerated + explored_between + explored.executions;
         if !explored.is_ok() {
             explored.notes.insert(
                 0,
                 format!(
                     "the class of {described} was enumerated first ({enumerated} executions, \
-                     none failed: {}); {name} ran after it, for bugs outside the class, and \
-                     stopped at its execution {}",
+                     none failed: {}){between}; {name} ran after it, for bugs outside the \
+                     class, and stopped at its execution {}",
                     report.systematic.as_ref().map_or(String::new(), |s| s.statement()),
                     explored.executions
                 ),
@@ -147,11 +208,12 @@ impl Config {
             return Some(explored);
         }
         report.notes.push(format!(
-            "then {name} ran {} executions, for bugs outside the class: none failed",
+            "{name} ran {explored_between} executions between the search's and {} after it, \
+             for bugs outside the class: none failed",
             explored.executions
         ));
         report.strategy = format!("{described} enumerated + {name}");
-        report.planned = enumerated + explorations;
+        report.planned = enumerated + explored_between + after;
         report.executions = total;
         report.stats.max_threads = report.stats.max_threads.max(explored.stats.max_threads);
         report.stats.max_steps = report.stats.max_steps.max(explored.stats.max_steps);
@@ -161,4 +223,11 @@ impl Config {
         report.stats.distinct_schedules_capped = true;
         Some(report)
     }
+}
+
+/// The seed of the explorer's executions between the search's: apart from the run seed, which
+/// the explorer's executions after the search use, so the two never run the same schedule
+/// (a strategy's execution is a function of its seed and index).
+fn interleave_seed(seed: u64) -> u64 {
+    seed ^ 0x9e37_79b9_7f4a_7c15
 }

@@ -12,6 +12,63 @@ use crate::report::{Report, SystematicReport};
 use crate::runtime::{real_now, Execution, FailureCause, StackPool};
 use crate::schedulers::{Strategy, Systematic, SystematicParams, DEFAULT_ORDER_EPS};
 
+/// An explorer run between a systematic search's executions (a confidence target's
+/// enumeration, `enumerate.rs`): one execution after every `period - 1` of the search's, on
+/// the search's engine with the strategies swapped, seeded apart from the run's other
+/// explorer executions so none repeats another.
+pub(super) struct Interleaved {
+    /// The explorer while the search runs (taken while its own execution runs).
+    strategy: Option<Box<dyn Strategy>>,
+    /// The search's strategy while the explorer runs.
+    parked: Option<Box<dyn Strategy>>,
+    /// Every how many executions one is the explorer's (at least 2).
+    pub(super) period: u64,
+    /// The explorer's seed.
+    pub(super) seed: u64,
+    /// The explorer's name, for notes.
+    pub(super) name: &'static str,
+    /// Explorer executions run.
+    pub(super) ran: u64,
+    /// The explorer's execution (from 0) that failed first, when one did.
+    pub(super) failed_at: Option<u64>,
+    /// The most threads and scheduling points one of its executions had.
+    pub(super) max_threads: usize,
+    pub(super) max_steps: u64,
+}
+
+impl Interleaved {
+    pub(super) fn new(explorer: &StrategyKind, period: u64, seed: u64) -> Interleaved {
+        debug_assert!(period >= 2, "explore_every(1) is rejected before any search");
+        Interleaved {
+            strategy: Some(explorer.build()),
+            parked: None,
+            period,
+            seed,
+            name: explorer.name(),
+            ran: 0,
+            failed_at: None,
+            max_threads: 0,
+            max_steps: 0,
+        }
+    }
+
+    /// Puts the explorer on `exec` for its next execution, and returns that execution's seed
+    /// and index; the explorer stays on (for the failure's report and minimization) until
+    /// [`Interleaved::park`].
+    fn take_turn(&mut self, exec: &Execution) -> (u64, u64) {
+        let explorer = self.strategy.take().expect("the explorer is parked between executions");
+        self.parked = Some(exec.replace_strategy(explorer));
+        self.ran += 1;
+        (self.seed, self.ran - 1)
+    }
+
+    /// Gives `exec` back the search's strategy and parks the explorer.
+    fn park(&mut self, exec: &Execution) {
+        let search = self.parked.take().expect("the search's strategy was parked");
+        self.strategy = Some(exec.replace_strategy(search));
+    }
+}
+
 impl Config {
     pub(super) fn systematic(
         &self,
@@ -25,18 +82,21 @@ impl Config {
             Budget::Iterations(n) => (DEFAULT_ORDER_EPS, n),
             Budget::Confidence(c) => (1.0 - c, u64::MAX),
         };
-        self.systematic_search(kind, seed, eps, max_executions, body, at)
+        self.systematic_search(kind, seed, eps, max_executions, None, body, at)
     }
 
     /// The search of [`Config::systematic`]: drawn priority orders miss an order with
     /// probability at most `eps`, and at most `max_executions` executions run after profiling
-    /// (also the enumeration of a confidence target's class, `enumerate.rs`).
+    /// (also the enumeration of a confidence target's class, `enumerate.rs`, which gives it
+    /// an explorer to run between the search's executions: `interleave`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn systematic_search(
         &self,
         kind: StrategyKind,
         seed: u64,
         eps: f64,
         max_executions: u64,
+        mut interleave: Option<&mut Interleaved>,
         body: &dyn Fn(),
         at: &'static Location<'static>,
     ) -> Report {
@@ -68,7 +128,11 @@ impl Config {
         };
 
         // Profiling (random choices): the threads the priority orders order, and the variables
-        // that are shared. A failure found here is kept in case the search does not find one.
+        // that are shared. A failure found here is kept in case the search does not find one;
+        // an enumeration that stops at its first failure (one with an explorer between its
+        // executions) stops at this one, minimized as the explorer's are, since what its
+        // user waits for is the bug, not the search's levels.
+        let stop_at_profile_failure = interleave.is_some() && self.stop_at_first_failure;
         let mut profile_failure = None;
         let profile_runs = self.profile_runs.max(1);
         let mut profiled = 0;
@@ -82,6 +146,23 @@ impl Config {
                 if let Some(error) = Config::could_not_test(&exec, &cause, index) {
                     report.error = Some(error);
                     return report;
+                }
+                if stop_at_profile_failure {
+                    let mut f = self.minimized_failure(
+                        &exec,
+                        &mut pool,
+                        body,
+                        at,
+                        &cause,
+                        seed,
+                        index,
+                        outcome.digest,
+                    );
+                    if session.is_some() {
+                        self.tag_session(&mut f, None, false);
+                    }
+                    profile_failure = Some(f);
+                    break;
                 }
                 if profile_failure.is_none() {
                     profile_failure = Some(failure(&exec, &cause, index, outcome.digest));
@@ -102,6 +183,10 @@ impl Config {
         let mut index = 0u64;
         let mut progress = Progress::new(self.name.as_deref(), self.progress);
         loop {
+            if stop_at_profile_failure && profile_failure.is_some() {
+                stopped_by = Some("a profiling execution failed".to_string());
+                break;
+            }
             if !engine.borrow_mut().advance() {
                 match engine.borrow().stop_reason() {
                     Some(reason) => stopped_by = Some(reason.to_string()),
@@ -142,6 +227,57 @@ impl Config {
                     break;
                 }
             }
+            if let Some(il) = interleave.as_deref_mut() {
+                if (index + 1).is_multiple_of(il.period - 1) {
+                    let (il_seed, j) = il.take_turn(&exec);
+                    let outcome = exec.run_one(&mut pool, il_seed, j, body, at);
+                    // Kept apart: the search's own maxima say whether it met more threads
+                    // than its profiling saw.
+                    il.max_threads = il.max_threads.max(outcome.threads);
+                    il.max_steps = il.max_steps.max(outcome.steps);
+                    schedules.insert(exec.schedule_hash());
+                    if let Some(cause) = outcome.failure {
+                        if let Some(error) = Config::could_not_test(&exec, &cause, j) {
+                            il.park(&exec);
+                            report.error = Some(error);
+                            stopped_by = Some("an error: the search could not continue".into());
+                            break;
+                        }
+                        report.failures += 1;
+                        if report.failure.is_none() {
+                            // A random schedule, long as a rule: minimized as the sampled
+                            // search's explorer failures are.
+                            let mut f = match self.stop_at_first_failure {
+                                true => self.minimized_failure(
+                                    &exec,
+                                    &mut pool,
+                                    body,
+                                    at,
+                                    &cause,
+                                    il_seed,
+                                    j,
+                                    outcome.digest,
+                                ),
+                                false => self.failure(&exec, &cause, il_seed, j, outcome.digest),
+                            };
+                            if session.is_some() {
+                                self.tag_session(&mut f, None, false);
+                            }
+                            report.failure = Some(f);
+                            il.failed_at = Some(j);
+                        }
+                        if self.stop_at_first_failure {
+                            il.park(&exec);
+                            stopped_by = Some(format!(
+                                "{}, run between its executions, found a bug",
+                                il.name
+                            ));
+                            break;
+                        }
+                    }
+                    il.park(&exec);
+                }
+            }
             index += 1;
         }
         let mut profile_note = None;
@@ -149,12 +285,16 @@ impl Config {
             if let Some(f) = profile_failure {
                 report.failures += 1;
                 report.failure = Some(f);
-                profile_note = Some(
-                    "a profiling execution (random schedule) failed, but no schedule within the \
-                     searched levels did: the failure reported is the profiling one, and the bug \
-                     lies outside the bounds searched (or the search was stopped first)"
+                profile_note = Some(match stop_at_profile_failure {
+                    true => "a profiling execution (random schedule) failed before the search \
+                             began: the failure reported is that one"
                         .to_string(),
-                );
+                    false => "a profiling execution (random schedule) failed, but no schedule \
+                              within the searched levels did: the failure reported is the \
+                              profiling one, and the bug lies outside the bounds searched (or \
+                              the search was stopped first)"
+                        .to_string(),
+                });
             }
         }
         report.stats.distinct_schedules = schedules.len() as u64;
