@@ -6,11 +6,14 @@
 //! guarantee, parameters or profiling.
 //!
 //! Every run uses a fixed seed and `ignore_env`, so every assertion is deterministic. The
-//! SafeStack test runs seeds 0-9 with 10^4 executions each (in a debug build, about 30 s);
-//! when it was written seeds 0, 1, 2 and 9 found the bug, and it asserts at least 3 of 10.
-//! The measure of the strategy is the corpus's port on more seeds: 35 of 60 within 10^4
-//! (`cargo run --release -p pctvb-corpus -- --only safestack --tools greybox --trials 60
-//! --budget 10000 --out target/x.md`); the random walk finds it in none of those budgets.
+//! SafeStack test runs seeds 0-9 with 10^4 executions each (in a debug build, about 10 s).
+//! Since greybox walks with SURW and runs SURW's first 500 executions alone, every one of the
+//! ten seeds finds the bug (after 683 to 9123 executions), and the test asserts at least 8 of
+//! 10; before, with the uniform walk and no SURW executions first, 4 of them did (seeds 0, 1,
+//! 2 and 9), so the test fails on that strategy. The measure of the strategy is the corpus's
+//! port on more seeds: 53 of 60 within 10^4, 35 of 60 before (`cargo run --release -p
+//! pctvb-corpus -- --only safestack --tools greybox --trials 60 --budget 10000 --out
+//! target/x.md`); the random walk finds it in none of those budgets.
 
 use pctvb::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::SeqCst};
 use pctvb::sync::Arc;
@@ -124,7 +127,7 @@ fn finds_safestack_within_ten_thousand_executions_on_fixed_seeds() {
             executions_to_bug(StrategyKind::Greybox, safestack, seed, 10_000).map(|n| (seed, n))
         })
         .collect();
-    assert!(found.len() >= 3, "(seed, executions) of the seeds that found it: {found:?}");
+    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
 }
 
 #[test]
