@@ -2,7 +2,9 @@
 //! [`StrategyKind::Greybox`](crate::StrategyKind::Greybox)): greybox fuzzing (AFL's loop)
 //! applied to schedules, as RFF (Wolff et al., ASPLOS 2024) does with other feedback. A
 //! schedule whose execution did something no earlier execution did is kept; later executions
-//! replay a random prefix of a kept schedule and continue with the uniform walk.
+//! replay a random prefix of a kept schedule and continue with the selectively uniform walk
+//! (SURW, [`Surw`], the default's explorer), which also runs the first [`SURW_FIRST`]
+//! executions alone.
 //!
 //! # What counts as new
 //!
@@ -30,14 +32,19 @@
 //!
 //! # Executions
 //!
-//! One execution in [`FRESH_ONE_IN`] is a fresh walk, so the corpus keeps gaining schedules
-//! unlike its own. The others take a kept schedule (half the time one of the [`RECENT`]
-//! latest, which extend the newest finds; otherwise any) and follow it up to a uniformly drawn
-//! step while the thread it names can run. Past that step, and in fresh executions, the
-//! uniform walk ([`UniformWalk`]) chooses: it sees every decision, the
-//! followed ones included, so its counts of each thread's remaining steps stay right. The
-//! walk, not the naive random choice, is what keeps the strategy close to `uniform` on bugs
-//! that need no chain (the corpus's `greybox` column beside `uniform` and `random`).
+//! The first [`SURW_FIRST`] executions are fresh walks: SURW's own schedules (the same as
+//! `strategy = "surw"` with the same seed), observed, and kept when they reach something
+//! new. So a bug SURW finds within them costs what it costs SURW; the fuzzing is for the
+//! bugs it does not. After them, one execution in [`FRESH_ONE_IN`] is a fresh walk, so the
+//! corpus keeps gaining schedules unlike its own. The others take a kept schedule (half the
+//! time one of the [`RECENT`] latest, which extend the newest finds; otherwise any) and
+//! follow it up to a uniformly drawn step while the thread it names can run. Past that step,
+//! and in fresh executions, SURW chooses. It is told every decision, the followed ones
+//! included ([`Surw::choose_given`]), so its counts of each thread's remaining accesses and
+//! its intention are those of the schedule that runs. SURW, rather than the uniform walk it
+//! wraps, roughly halved the executions to SafeStack's bug (the guide's strategy section has
+//! the measurements): its selective executions hold back a thread at an access to the
+//! selected variable while the others run, which is the kind of stall the chain is made of.
 //!
 //! No guarantee. Every execution depends on the run's earlier ones (the corpus), so a run's
 //! executions are serial, and a seed reproduces a run, not an execution by its index alone; a
@@ -48,14 +55,22 @@
 use rand::RngExt;
 
 use super::registry::StrategyInfo;
-use super::uniform_walk::UniformWalk;
+use super::surw::Surw;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{ThreadId, Value};
 
 /// Bits of the coverage map (a power of two; 32 KiB).
 const MAP_BITS: usize = 1 << 18;
-/// One execution in this many is a fresh walk (no kept prefix).
+/// One execution in this many is a fresh walk (no kept prefix), after the first [`SURW_FIRST`].
 pub(crate) const FRESH_ONE_IN: u32 = 4;
+/// The first executions, all fresh walks: the same schedules as `strategy = "surw"` with the
+/// same seed, while they build the corpus. Measured on the corpus (the guide's strategy
+/// section): a bug SURW finds within them costs what it costs SURW, where following kept
+/// prefixes from the start paid up to twice SURW's cost on programs whose bug needs no chain
+/// (the thread-scaling family); SafeStack's bug is found as often (18 to 19 of 20 trials within
+/// 10^4 executions with 200, 500 or 1000 of them). 500 leaves half of a default run's 1000
+/// executions to the fuzzing.
+pub(crate) const SURW_FIRST: u64 = 500;
 /// Half of the other executions extend one of this many latest kept schedules.
 pub(crate) const RECENT: usize = 8;
 /// Most schedules kept; past it new coverage is still recorded, the schedule is not kept.
@@ -85,8 +100,11 @@ pub(crate) struct Greybox {
     last: Vec<[u64; 2]>,
     /// The feature of the operation completed last, by any thread, and that thread.
     global_last: (u64, u32),
-    /// The walk past the prefix; it sees every decision, so its step counts stay right.
-    walk: UniformWalk,
+    /// The walk past the prefix (the selectively uniform walk, SURW); it sees every decision,
+    /// the followed ones included, so its counts stay right.
+    walk: Surw,
+    /// Executions begun in this run.
+    executions: u64,
 }
 
 impl Default for Greybox {
@@ -100,7 +118,8 @@ impl Default for Greybox {
             found_new: false,
             last: Vec::new(),
             global_last: (0, u32::MAX),
-            walk: UniformWalk::new(),
+            walk: Surw::new(),
+            executions: 0,
         }
     }
 }
@@ -183,7 +202,10 @@ impl Strategy for Greybox {
         self.found_new = false;
         self.prefix = None;
         let n = self.corpus.len();
-        if n > 0 && rng.random_range(0..FRESH_ONE_IN) != 0 {
+        self.executions += 1;
+        // The first `SURW_FIRST` executions are SURW's alone (observed, and kept when new);
+        // then one in `FRESH_ONE_IN` is.
+        if n > 0 && self.executions > SURW_FIRST && rng.random_range(0..FRESH_ONE_IN) != 0 {
             let entry = if rng.random_range(0..2) == 0 {
                 n - 1 - rng.random_range(0..n.min(RECENT))
             } else {
@@ -211,8 +233,7 @@ impl Strategy for Greybox {
                 _ => self.prefix = None,
             }
         }
-        let walked = self.walk.choose(decision, rng)?;
-        let chosen = chosen.unwrap_or(walked);
+        let chosen = self.walk.choose_given(decision, rng, chosen)?;
         self.choices.push(chosen.0);
         Ok(chosen)
     }
@@ -321,6 +342,11 @@ mod tests {
         g.corpus.push(vec![1, 1, 0, 1].into());
         let both = [ThreadId(0), ThreadId(1)];
         let mut r = rng();
+        // The first executions are SURW's alone, whatever the corpus holds.
+        for _ in 0..SURW_FIRST {
+            g.begin_execution(&start(), &mut r);
+            assert_eq!(g.prefix, None);
+        }
         let mut followed = 0;
         for _ in 0..200 {
             g.begin_execution(&start(), &mut r);

@@ -24,8 +24,8 @@
 //! walk, POS and PCT at depths 2, 3 and 5 per execution, the walk's unless another arm's
 //! executions add more new pairs of conflicting accesses, each other arm with a floor share;
 //! no guarantee), and [`Greybox`](greybox::Greybox) (coverage-guided
-//! schedule fuzzing: keeps the schedules that reached new features and replays random prefixes
-//! of them; no guarantee, serial). The four priority strategies are each only their rules
+//! schedule fuzzing: after SURW's first 500 executions, keeps the schedules that reached new
+//! features and replays random prefixes of them, continuing with SURW; no guarantee, serial). The four priority strategies are each only their rules
 //! (the priority scheme, where change points go, how many, how they describe themselves); one
 //! core runs them all: strict priority scheduling, change points, extra threads below all
 //! others. (A thread that yields is not enabled until another thread makes progress: the

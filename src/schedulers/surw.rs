@@ -339,8 +339,10 @@ impl Surw {
         &mut self,
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
+        given: Option<ThreadId>,
     ) -> Result<ThreadId, StrategyError> {
-        let chosen = self.walk.choose(decision, rng)?;
+        let walked = self.walk.choose(decision, rng)?;
+        let chosen = given.unwrap_or(walked);
         let var = pending_var(&self.object_var, decision, chosen);
         if var != NO_VAR {
             let t = chosen.index();
@@ -410,6 +412,129 @@ impl Surw {
         self.sharing = Vec::new();
     }
 
+    /// The choice at one scheduling point, as [`Strategy::choose`] makes it; with `given`, the
+    /// choice is that thread (an enabled one), made by a strategy that runs this one beneath
+    /// it (greybox following a kept schedule), and this one only accounts for it: its counts
+    /// of each thread's selected accesses and its intention stay those of the schedule that
+    /// runs. It draws from `rng` as without `given`, but for the pick among candidates.
+    pub(crate) fn choose_given(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+        given: Option<ThreadId>,
+    ) -> Result<ThreadId, StrategyError> {
+        if self.mode == Mode::Walk {
+            let walked = self.walk.choose(decision, rng)?;
+            return Ok(given.unwrap_or(walked));
+        }
+        self.register_new_threads(decision, rng);
+        if let (Some(object), Some(var)) = (decision.event.object, decision.event.var) {
+            let i = object.index();
+            if self.object_var.len() <= i {
+                self.object_var.resize(i + 1, NO_VAR);
+            }
+            self.object_var[i] = var.0;
+        }
+        if self.mode == Mode::Learn {
+            return self.learn(decision, rng, given);
+        }
+        let enabled = decision.enabled;
+        // Candidates: the threads at an uninteresting operation, and the intended thread.
+        // Whether each enabled thread waits for the intention is looked up once per decision,
+        // into a bit per enabled position (the pick below then counts bits, not threads); a
+        // thread whose estimate is spent never waits, so its pending operation (a read of the
+        // thread table and the trace) is not looked up. The same pass finds the intended
+        // thread's position, if it is enabled.
+        let n = enabled.len();
+        self.waiting.clear();
+        self.waiting.resize(n.div_ceil(64), 0);
+        let mut waiting_threads = 0;
+        let mut intended_pos = None;
+        for (i, &t) in enabled.iter().enumerate() {
+            if self.intended == Some(t) {
+                intended_pos = Some(i);
+            }
+            if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t) {
+                self.waiting[i / 64] |= 1 << (i % 64);
+                waiting_threads += 1;
+            }
+        }
+        if intended_pos.is_none() {
+            // Not enabled (it blocked): dropped.
+            self.intended = None;
+        }
+        let ready = waiting_threads > 0;
+        let free = n - waiting_threads;
+        let waiting = &self.waiting;
+        let waits = |i: usize| waiting[i / 64] & (1 << (i % 64)) != 0;
+        if ready && self.intended.is_none() {
+            let drawn = self.draw_intended(enabled, None, rng);
+            self.intended = drawn.map(|(t, _)| t);
+            intended_pos = drawn.map(|(_, i)| i);
+            self.intended_at = decision.step;
+        }
+        let mut intended_ready = intended_pos.is_some_and(waits);
+        // The intended thread is not at its event while others wait at theirs: past the
+        // patience, it may be spinning on what they hold; one of them gets the intention.
+        if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
+            let drawn = self.draw_intended(enabled, self.intended, rng);
+            self.intended = drawn.map(|(t, _)| t);
+            intended_pos = drawn.map(|(_, i)| i);
+            self.intended_at = decision.step;
+            intended_ready = intended_pos.is_some_and(waits);
+        }
+        let chosen_at = if let Some(given) = given {
+            enabled.binary_search(&given).map_err(|_| {
+                StrategyError(format!("surw was given thread {given:?}, which cannot run"))
+            })?
+        } else {
+            let candidates = free + usize::from(intended_ready);
+            debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
+            let mut pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
+            // The `pick`-th candidate in the order of `enabled`, a word of 64 positions at a time;
+            // the last word needs no count (the pick is in it), so up to 64 enabled threads count
+            // no bits (`count_ones` is no single instruction on baseline x86-64).
+            let mut chosen_at = 0;
+            let last = waiting.len().saturating_sub(1);
+            for (w, &word) in waiting.iter().enumerate() {
+                let base = w * 64;
+                let valid = if n - base >= 64 { u64::MAX } else { (1 << (n - base)) - 1 };
+                let mut cands = !word & valid;
+                if let Some(p) = intended_pos.filter(|&p| intended_ready && p / 64 == w) {
+                    cands |= 1 << (p % 64);
+                }
+                let count = if w == last { usize::MAX } else { cands.count_ones() as usize };
+                if pick < count {
+                    for _ in 0..pick {
+                        cands &= cands.wrapping_sub(1);
+                    }
+                    if cands != 0 {
+                        chosen_at = base + cands.trailing_zeros() as usize;
+                    }
+                    break;
+                }
+                pick -= count;
+            }
+            chosen_at
+        };
+        let chosen = enabled[chosen_at];
+        // Whether the chosen thread's operation is an access to a selected variable: it is if
+        // the thread waited for the intention; if it did not while its estimate lasts, it is
+        // not; past its estimate, look.
+        let selected = waits(chosen_at)
+            || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
+                && selected_access(&self.object_var, &self.selected, decision, chosen));
+        if selected {
+            if let Some(t) = self.threads.get_mut(chosen.index()) {
+                t.done += 1;
+            }
+            if self.intended == Some(chosen) {
+                self.intended = None;
+            }
+        }
+        Ok(chosen)
+    }
+
     /// Draws this execution's selection.
     fn select(&mut self, rng: &mut ScheduleRng) {
         self.selected.clear();
@@ -459,108 +584,7 @@ impl Strategy for Surw {
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
-        if self.mode == Mode::Walk {
-            return self.walk.choose(decision, rng);
-        }
-        self.register_new_threads(decision, rng);
-        if let (Some(object), Some(var)) = (decision.event.object, decision.event.var) {
-            let i = object.index();
-            if self.object_var.len() <= i {
-                self.object_var.resize(i + 1, NO_VAR);
-            }
-            self.object_var[i] = var.0;
-        }
-        if self.mode == Mode::Learn {
-            return self.learn(decision, rng);
-        }
-        let enabled = decision.enabled;
-        // Candidates: the threads at an uninteresting operation, and the intended thread.
-        // Whether each enabled thread waits for the intention is looked up once per decision,
-        // into a bit per enabled position (the pick below then counts bits, not threads); a
-        // thread whose estimate is spent never waits, so its pending operation (a read of the
-        // thread table and the trace) is not looked up. The same pass finds the intended
-        // thread's position, if it is enabled.
-        let n = enabled.len();
-        self.waiting.clear();
-        self.waiting.resize(n.div_ceil(64), 0);
-        let mut waiting_threads = 0;
-        let mut intended_pos = None;
-        for (i, &t) in enabled.iter().enumerate() {
-            if self.intended == Some(t) {
-                intended_pos = Some(i);
-            }
-            if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t) {
-                self.waiting[i / 64] |= 1 << (i % 64);
-                waiting_threads += 1;
-            }
-        }
-        if intended_pos.is_none() {
-            // Not enabled (it blocked): dropped.
-            self.intended = None;
-        }
-        let ready = waiting_threads > 0;
-        let free = n - waiting_threads;
-        let waiting = &self.waiting;
-        let waits = |i: usize| waiting[i / 64] & (1 << (i % 64)) != 0;
-        if ready && self.intended.is_none() {
-            let drawn = self.draw_intended(enabled, None, rng);
-            self.intended = drawn.map(|(t, _)| t);
-            intended_pos = drawn.map(|(_, i)| i);
-            self.intended_at = decision.step;
-        }
-        let mut intended_ready = intended_pos.is_some_and(waits);
-        // The intended thread is not at its event while others wait at theirs: past the
-        // patience, it may be spinning on what they hold; one of them gets the intention.
-        if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
-            let drawn = self.draw_intended(enabled, self.intended, rng);
-            self.intended = drawn.map(|(t, _)| t);
-            intended_pos = drawn.map(|(_, i)| i);
-            self.intended_at = decision.step;
-            intended_ready = intended_pos.is_some_and(waits);
-        }
-        let candidates = free + usize::from(intended_ready);
-        debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
-        let mut pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
-        // The `pick`-th candidate in the order of `enabled`, a word of 64 positions at a time;
-        // the last word needs no count (the pick is in it), so up to 64 enabled threads count
-        // no bits (`count_ones` is no single instruction on baseline x86-64).
-        let mut chosen_at = 0;
-        let last = waiting.len().saturating_sub(1);
-        for (w, &word) in waiting.iter().enumerate() {
-            let base = w * 64;
-            let valid = if n - base >= 64 { u64::MAX } else { (1 << (n - base)) - 1 };
-            let mut cands = !word & valid;
-            if let Some(p) = intended_pos.filter(|&p| intended_ready && p / 64 == w) {
-                cands |= 1 << (p % 64);
-            }
-            let count = if w == last { usize::MAX } else { cands.count_ones() as usize };
-            if pick < count {
-                for _ in 0..pick {
-                    cands &= cands.wrapping_sub(1);
-                }
-                if cands != 0 {
-                    chosen_at = base + cands.trailing_zeros() as usize;
-                }
-                break;
-            }
-            pick -= count;
-        }
-        let chosen = enabled[chosen_at];
-        // Whether the chosen thread's operation is an access to a selected variable: it is if
-        // the thread waited for the intention; if it did not while its estimate lasts, it is
-        // not; past its estimate, look.
-        let selected = waits(chosen_at)
-            || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
-                && selected_access(&self.object_var, &self.selected, decision, chosen));
-        if selected {
-            if let Some(t) = self.threads.get_mut(chosen.index()) {
-                t.done += 1;
-            }
-            if self.intended == Some(chosen) {
-                self.intended = None;
-            }
-        }
-        Ok(chosen)
+        self.choose_given(decision, rng, None)
     }
 
     fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
@@ -759,6 +783,39 @@ mod tests {
         }
         assert!(chosen.iter().all(|&n| n > 0), "a thread was never chosen: {chosen:?}");
         assert!(held_by_3 > 0 && held_by_70 > 0, "both threads held the intention");
+    }
+
+    /// A strategy that runs SURW beneath it (greybox following a kept schedule) gives the
+    /// choice; SURW returns it and counts it: the given thread's selected access is made, and
+    /// an intention it held is spent. Fixed seed.
+    #[test]
+    fn a_given_choice_is_returned_and_counted() {
+        let mut s = Surw::new();
+        let mut r = rng(11);
+        s.mode = Mode::Selective;
+        s.selected = vec![0];
+        for t in 0..3u64 {
+            s.threads.push(ThreadState::new(t, None, 5, 0));
+        }
+        let access = event(EventKind::AtomicLoad, Some((0, 0)));
+        let enabled = [ThreadId(0), ThreadId(1), ThreadId(2)];
+        let d = Decision {
+            enabled: &enabled,
+            current: ThreadId(2),
+            current_enabled: true,
+            event: &access,
+            step: 0,
+            var_access: 0,
+            pending: crate::runtime::Pending::NONE,
+        };
+        for round in 1..=5 {
+            assert_eq!(s.choose_given(&d, &mut r, Some(ThreadId(2))).unwrap(), ThreadId(2));
+            assert_eq!(s.threads[2].done, round, "the given access is counted");
+            assert_ne!(s.intended, Some(ThreadId(2)), "its intention, if any, is spent");
+        }
+        assert_eq!((s.threads[0].done, s.threads[1].done), (0, 0));
+        // A thread that cannot run is refused, not returned.
+        assert!(s.choose_given(&d, &mut r, Some(ThreadId(7))).is_err());
     }
 
     #[test]
