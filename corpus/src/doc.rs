@@ -199,7 +199,9 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk), \
           `surw` (the selectively uniform walk, pctvb's default without a target: the \
           uniform walk over the accesses to one shared variable drawn per execution, the \
-          uniform walk itself in half the executions), `pos` (partial order sampling, Fray's default), \
+          uniform walk itself in half the executions), `reversal` (race reversal, serial: \
+          surw, and in half the executions a pair of conflicting accesses earlier executions \
+          saw in one order only held back to run in the other), `pos` (partial order sampling, Fray's default), \
           `greybox` (coverage-guided schedule fuzzing, serial), \
           `portfolio` (the walk, POS and PCT d=2/3/5, one per execution: the walk's unless \
           another arm's recent executions add more new pairs of conflicting accesses, each \

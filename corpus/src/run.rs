@@ -61,6 +61,7 @@ impl Tool {
             Tool::Pctvb(StrategyKind::Random),
             Tool::Pctvb(StrategyKind::UniformWalk),
             Tool::Pctvb(StrategyKind::Surw),
+            Tool::Pctvb(StrategyKind::Reversal),
             Tool::Pctvb(StrategyKind::Pos),
             Tool::Pctvb(StrategyKind::Greybox),
             Tool::Pctvb(StrategyKind::Portfolio),

@@ -94,6 +94,7 @@ mod priority;
 pub(crate) mod random;
 pub(crate) mod registry;
 mod replay;
+pub(crate) mod reversal;
 mod rng;
 pub(crate) mod surw;
 pub(crate) mod systematic;
