@@ -55,6 +55,7 @@ pub fn short(tool: &Tool) -> String {
         "combined d=2 v=1 t=3" => "comb".into(),
         "pctvb default" => "**default**".into(),
         "pctvb default portfolio" => "default-pf".into(),
+        "pctvb default reversal" => "default-rev".into(),
         "pctvb default uniform" => "default-uniform".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
@@ -210,7 +211,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
           surw in profiling and in every second search execution), `default-pf` \
-          (`default` with the portfolio in place of surw), `default-uniform` (`default` with \
+          (`default` with the portfolio in place of surw), `default-rev` (`default` with \
+          race reversal in place of surw), `default-uniform` (`default` with \
           the uniform walk in place of surw: the default before surw), `sys` \
           (systematic c<=2 v<=2 t<=2), `sh-rand`, \
           `sh-pct3`, `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk \
@@ -674,7 +676,10 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let cols: Vec<usize> = (0..tools.len())
         .filter(|&i| match &tools[i] {
             Tool::Pctvb(k) => k.is_priority(),
-            Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultUniform => true,
+            Tool::PctvbDefault
+            | Tool::PctvbDefaultPortfolio
+            | Tool::PctvbDefaultReversal
+            | Tool::PctvbDefaultUniform => true,
             _ => false,
         })
         .collect();
