@@ -388,7 +388,9 @@ impl Strategy for Reversal {
     ) -> Result<ThreadId, StrategyError> {
         self.announce(decision);
         let chosen = if self.phase != Phase::Off && self.filter(decision.enabled) {
-            let filtered = Decision { enabled: &self.filtered, ..*decision };
+            // The filter keeps `enabled`'s increasing order.
+            let current_enabled = self.filtered.binary_search(&decision.current).is_ok();
+            let filtered = Decision { enabled: &self.filtered, current_enabled, ..*decision };
             self.base.choose(&filtered, rng)?
         } else {
             self.base.choose(decision, rng)?
