@@ -100,9 +100,10 @@ const MAX_TARGETS: usize = 256;
 /// No thread, no object, no access.
 const NONE: u32 = u32::MAX;
 
-/// An access's identity: its call site and kind, mixed.
+/// An access's identity: its call site (the address of its `Location`, one per call site)
+/// and kind, in the bits above any address. Not mixed: the pair's key is (see [`pair_key`]).
 fn access_key(site: &'static Location<'static>, kind: EventKind) -> u64 {
-    mix(site as *const Location<'static> as usize as u64, kind as u64 + 1)
+    site as *const Location<'static> as usize as u64 ^ (kind as u64) << 56
 }
 
 /// Whether an operation leaves its object as it was: two of them on one object commute.
