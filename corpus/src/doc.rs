@@ -55,6 +55,7 @@ pub fn short(tool: &Tool) -> String {
         "combined d=2 v=1 t=3" => "comb".into(),
         "pctvb default" => "**default**".into(),
         "pctvb default portfolio" => "default-pf".into(),
+        "pctvb default reversal" => "default-rev".into(),
         "pctvb default uniform" => "default-uniform".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
@@ -199,7 +200,9 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk), \
           `surw` (the selectively uniform walk, pctvb's default without a target: the \
           uniform walk over the accesses to one shared variable drawn per execution, the \
-          uniform walk itself in half the executions), `pos` (partial order sampling, Fray's default), \
+          uniform walk itself in half the executions), `reversal` (race reversal, serial: \
+          surw, and in half the executions a pair of conflicting accesses earlier executions \
+          saw in one order only held back to run in the other), `pos` (partial order sampling, Fray's default), \
           `greybox` (coverage-guided schedule fuzzing, serial), \
           `portfolio` (the walk, POS and PCT d=2/3/5, one per execution: the walk's unless \
           another arm's recent executions add more new pairs of conflicting accesses, each \
@@ -208,7 +211,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
           surw in profiling and in every second search execution), `default-pf` \
-          (`default` with the portfolio in place of surw), `default-uniform` (`default` with \
+          (`default` with the portfolio in place of surw), `default-rev` (`default` with \
+          race reversal in place of surw), `default-uniform` (`default` with \
           the uniform walk in place of surw: the default before surw), `sys` \
           (systematic c<=2 v<=2 t<=2), `sh-rand`, \
           `sh-pct3`, `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk \
@@ -672,7 +676,10 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let cols: Vec<usize> = (0..tools.len())
         .filter(|&i| match &tools[i] {
             Tool::Pctvb(k) => k.is_priority(),
-            Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultUniform => true,
+            Tool::PctvbDefault
+            | Tool::PctvbDefaultPortfolio
+            | Tool::PctvbDefaultReversal
+            | Tool::PctvbDefaultUniform => true,
             _ => false,
         })
         .collect();

@@ -34,6 +34,9 @@ pub enum Tool {
     /// in profiling and in every second search execution: what the default with a target
     /// would run if the portfolio were its exploring half.
     PctvbDefaultPortfolio,
+    /// [`Tool::PctvbDefault`] with race reversal (`strategy = "reversal"`) in place of surw, in
+    /// profiling and in every second search execution.
+    PctvbDefaultReversal,
     /// [`Tool::PctvbDefault`] with the uniform walk (`explorer = "uniform"`) in place of surw,
     /// in profiling and in every second search execution: the default before surw became its
     /// exploring half, kept for comparison.
@@ -61,6 +64,7 @@ impl Tool {
             Tool::Pctvb(StrategyKind::Random),
             Tool::Pctvb(StrategyKind::UniformWalk),
             Tool::Pctvb(StrategyKind::Surw),
+            Tool::Pctvb(StrategyKind::Reversal),
             Tool::Pctvb(StrategyKind::Pos),
             Tool::Pctvb(StrategyKind::Greybox),
             Tool::Pctvb(StrategyKind::Portfolio),
@@ -71,6 +75,7 @@ impl Tool {
             Tool::Pctvb(pctvb_default()),
             Tool::PctvbDefault,
             Tool::PctvbDefaultPortfolio,
+            Tool::PctvbDefaultReversal,
             Tool::PctvbDefaultUniform,
             // t = 2, not the default 3: the column as before pctvb counted the spawner (with
             // t = 3, scaling-n100's 20 trials alone had not finished after 2 minutes).
@@ -105,6 +110,7 @@ impl Tool {
             },
             Tool::PctvbDefault => "pctvb default".into(),
             Tool::PctvbDefaultPortfolio => "pctvb default portfolio".into(),
+            Tool::PctvbDefaultReversal => "pctvb default reversal".into(),
             Tool::PctvbDefaultUniform => "pctvb default uniform".into(),
             Tool::ShuttleRandom => "shuttle random".into(),
             Tool::ShuttlePct(d) => format!("shuttle pct d={d}"),
@@ -120,6 +126,7 @@ impl Tool {
             Tool::Pctvb(_)
             | Tool::PctvbDefault
             | Tool::PctvbDefaultPortfolio
+            | Tool::PctvbDefaultReversal
             | Tool::PctvbDefaultUniform => "pctvb",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) | Tool::ShuttleUrw => "shuttle",
             Tool::Loom(_) => "loom",
@@ -211,10 +218,14 @@ pub struct Trial {
 pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial {
     match tool {
         Tool::Pctvb(kind) => pctvb_trial(kind, 0, None, program, seed, budget.executions),
-        Tool::PctvbDefault | Tool::PctvbDefaultPortfolio | Tool::PctvbDefaultUniform => {
+        Tool::PctvbDefault
+        | Tool::PctvbDefaultPortfolio
+        | Tool::PctvbDefaultReversal
+        | Tool::PctvbDefaultUniform => {
             let every = pctvb::__internals::runner::DEFAULT_EXPLORE_EVERY;
             let explorer = match tool {
                 Tool::PctvbDefaultPortfolio => Some(StrategyKind::Portfolio),
+                Tool::PctvbDefaultReversal => Some(StrategyKind::Reversal),
                 Tool::PctvbDefaultUniform => Some(StrategyKind::UniformWalk),
                 _ => None,
             };

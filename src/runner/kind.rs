@@ -13,8 +13,8 @@
 use crate::guarantee::BoundKind;
 use crate::schedulers::registry::{same_name, Param, StrategyInfo, StrategyParams};
 use crate::schedulers::{
-    combined, greybox, pct, pctvb, portfolio, pos, random, surw, systematic, thread_bound,
-    uniform_walk, Strategy, UnknownStrategy,
+    combined, greybox, pct, pctvb, portfolio, pos, random, reversal, surw, systematic,
+    thread_bound, uniform_walk, Strategy, UnknownStrategy,
 };
 
 /// Defines [`StrategyKind`] from the list of strategies: the enum as written, [`STRATEGIES`],
@@ -176,6 +176,13 @@ pub enum StrategyKind {
     /// default's explorer ([`Config::explorer`](super::Config::explorer)): what a run without
     /// a target runs, and what runs beside the guaranteed strategy with one.
     Surw => surw::INFO,
+    /// Race reversal: the selectively uniform walk ([`StrategyKind::Surw`]), and in each
+    /// execution the newest pair of conflicting accesses (same object, one of them modifying
+    /// it, identified by call site and kind) that earlier executions saw in one order only is
+    /// steered into the other: the threads about to make the first access wait until another
+    /// thread makes the second. No guarantee, no parameters, no profiling; serial (each
+    /// execution depends on the pairs the earlier ones saw), reproduced by its seed.
+    Reversal => reversal::INFO,
 }
 }
 
@@ -366,7 +373,7 @@ mod tests {
         assert_eq!(
             message.as_str(),
             "unknown strategy \"pctt\"; expected one of: random, uniform, pct, pctvb, \
-             threadbound, combined, systematic, pos, portfolio, greybox, surw"
+             threadbound, combined, systematic, pos, portfolio, greybox, surw, reversal"
         );
         let long = "x".repeat(1000);
         let message = StrategyKind::__named(&long).unwrap_err();

@@ -14,6 +14,9 @@
 //! estimates come from the run's first executions), [`Surw`](surw::Surw) (the selective
 //! variant: that walk over the accesses to one shared variable drawn per execution, other
 //! events in naive random order, the walk itself in half the executions; no guarantee),
+//! [`Reversal`](reversal::Reversal) (race reversal: SURW, with each execution steering a pair
+//! of conflicting accesses the earlier ones saw in one order only into the other; no
+//! guarantee, serial),
 //! [`Pct`] (Burckhardt et al. 2010),
 //! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
 //! bounding, section 4), [`Combined`] (variable bounding with thread-bounding priorities,
@@ -94,6 +97,7 @@ mod priority;
 pub(crate) mod random;
 pub(crate) mod registry;
 mod replay;
+pub(crate) mod reversal;
 mod rng;
 pub(crate) mod surw;
 pub(crate) mod systematic;
