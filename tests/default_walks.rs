@@ -1,9 +1,9 @@
-//! What a run explores with when no strategy is named: its explorer, SURW (the selectively
-//! uniform random walk) unless `Config::explorer` names another. Without a target or bound
-//! the explorer is the run's strategy; with one (as `#[pctvb::test]` with `confidence` or
-//! `depth`), the priority strategy it selects runs with the explorer in profiling and in every
-//! second search execution: the strategy's executions carry the guarantee, the explorer's find
-//! bugs outside its class. A named strategy runs alone.
+//! What a run explores with when no strategy is named. Without a target or bound the run is
+//! SURW's (the selectively uniform random walk), unless `Config::explorer` names another; with
+//! one (as `#[pctvb::test]` with `confidence` or `depth`), the priority strategy it selects
+//! runs with the explorer, race reversal unless `Config::explorer` names another, in profiling
+//! and in every second search execution: the strategy's executions carry the guarantee, the
+//! explorer's find bugs outside its class. A named strategy runs alone.
 //!
 //! Every run uses a fixed seed and `ignore_env`; where a bug must be found the budget is far
 //! above what the explorers need for these seeds (their mean on figure 4 is tens of
@@ -50,11 +50,11 @@ fn the_default_finds_a_bug_that_needs_more_preemptions_than_its_depth() {
     // Figure 4 needs two preemptions; the guarantee's class (depth 2) has one.
     for seed in 0..6 {
         let report = default_target(seed).iterations(2000).minimize_runs(0).run(figure_4);
-        assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + surw 1 in 2");
+        assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + reversal 1 in 2");
         let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
         // Found by the explorer (in profiling or in the search), never by the combined
         // strategy at depth 2 within this budget for these seeds.
-        assert_eq!(token_strategy(&report), "surw", "seed {seed}");
+        assert_eq!(token_strategy(&report), "reversal", "seed {seed}");
         let token = failure.token.clone().expect("a replay token");
         let replay = Config::new().ignore_env().replay(token).run(figure_4);
         assert_eq!(replay.failure().expect("fails again").message, failure.message);
@@ -86,22 +86,22 @@ fn the_default_without_a_target_runs_surw() {
 }
 
 #[test]
-fn the_default_with_a_target_runs_surw_beside_the_strategy() {
-    // The explorer's executions are SURW's: the run is the one `explorer(Surw)` asks for, and
-    // not the one with the uniform walk on some of these seeds.
+fn the_default_with_a_target_runs_race_reversal_beside_the_strategy() {
+    // The explorer's executions are race reversal's: the run is the one `explorer(Reversal)`
+    // asks for, and not the one with SURW (the explorer before) on some of these seeds.
     let mut differs = 0;
     for seed in 0..6 {
         let config = || default_target(seed).iterations(2000).minimize_runs(0);
         let default = config().run(figure_4);
-        assert_eq!(token_strategy(&default), "surw", "seed {seed}");
-        let named = config().explorer(StrategyKind::Surw).run(figure_4);
+        assert_eq!(token_strategy(&default), "reversal", "seed {seed}");
+        let named = config().explorer(StrategyKind::Reversal).run(figure_4);
         assert_eq!(outcome(&default), outcome(&named), "seed {seed}");
-        let walk = config().explorer(StrategyKind::UniformWalk).run(figure_4);
-        assert_eq!(walk.strategy, "combined(d=2,v=1,t=3) + uniform 1 in 2");
-        assert_eq!(token_strategy(&walk), "uniform", "seed {seed}");
-        differs += usize::from(outcome(&default) != outcome(&walk));
+        let surw = config().explorer(StrategyKind::Surw).run(figure_4);
+        assert_eq!(surw.strategy, "combined(d=2,v=1,t=3) + surw 1 in 2");
+        assert_eq!(token_strategy(&surw), "surw", "seed {seed}");
+        differs += usize::from(outcome(&default) != outcome(&surw));
     }
-    assert!(differs > 0, "the default explored with the uniform walk on every seed");
+    assert!(differs > 0, "the default explored with SURW on every seed");
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn the_guarantee_counts_only_the_strategys_executions() {
     let report = default_target(1).iterations(200).run(fixed_update);
     assert!(report.is_ok(), "{}", report.summary());
     let note = explorer_note(&report).expect("the run notes its explorer's executions");
-    assert!(note.starts_with("100 of the 200 search executions ran the selectively"), "{note}");
+    assert!(note.starts_with("100 of the 200 search executions ran race reversal"), "{note}");
     let g = report.guarantee.as_ref().expect("a guarantee");
     assert!(g.executions <= 100, "{g}");
     assert_eq!(g.executions, report.profile.as_ref().unwrap().covered);
@@ -159,7 +159,7 @@ fn an_exploring_every_execution_is_a_clear_configuration_error() {
     let error = report.error().expect("a configuration error, not a run");
     assert!(matches!(error, pctvb::Error::Config { .. }), "{error:?}");
     assert!(error.message().contains("explore_every(1)"), "{error}");
-    assert!(error.message().contains("strategy = \"surw\""), "{error}");
+    assert!(error.message().contains("strategy = \"reversal\""), "{error}");
     assert_eq!(report.executions, 0);
 }
 

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use crate::plot::Series;
 use crate::run::{geomean, Cell, Tool};
 use crate::{Group, Program};
+use pctvb::StrategyKind;
 
 /// The results of one program: one cell per tool that supports it (`None` otherwise).
 pub struct Row<'a> {
@@ -55,7 +56,7 @@ pub fn short(tool: &Tool) -> String {
         "combined d=2 v=1 t=3" => "comb".into(),
         "pctvb default" => "**default**".into(),
         "pctvb default portfolio" => "default-pf".into(),
-        "pctvb default reversal" => "default-rev".into(),
+        "pctvb default surw" => "default-surw".into(),
         "pctvb default uniform" => "default-uniform".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
@@ -203,17 +204,19 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           uniform walk itself in half the executions), `reversal` (race reversal, serial: \
           surw, and in half the executions a pair of conflicting accesses earlier executions \
           saw in one order only held back to run in the other), `pos` (partial order sampling, Fray's default), \
-          `greybox` (coverage-guided schedule fuzzing, serial), \
+          `greybox` (coverage-guided schedule fuzzing with surw as its walk, surw alone in its \
+          first 500 executions, serial), \
           `portfolio` (the walk, POS and PCT d=2/3/5, one per execution: the walk's unless \
           another arm's recent executions add more new pairs of conflicting accesses, each \
           other arm at least 3%), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
           (thread bounding t=3 c=1, `strategy = \"threadbound\"`'s defaults), `comb` (the \
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
-          surw in profiling and in every second search execution), `default-pf` \
-          (`default` with the portfolio in place of surw), `default-rev` (`default` with \
-          race reversal in place of surw), `default-uniform` (`default` with \
-          the uniform walk in place of surw: the default before surw), `sys` \
+          race reversal in profiling and in every second search execution), `default-pf` \
+          (`default` with the portfolio in place of race reversal), `default-surw` \
+          (`default` with surw in place of race reversal: the default before race reversal), \
+          `default-uniform` (`default` with the uniform walk in place of race reversal: the \
+          default before surw), `sys` \
           (systematic c<=2 v<=2 t<=2), `sh-rand`, \
           `sh-pct3`, `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk \
           schedulers), `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and \
@@ -505,6 +508,22 @@ fn costs(rows: &[Row], tools: &[Tool], budget: u64) -> String {
              buggy programs both ran; the speed issue's goal is at most 0.5x)."
         );
     }
+    // The default without a target, and the explorer alone.
+    for (kind, what) in [
+        (StrategyKind::Surw, "the default without a target"),
+        (StrategyKind::Reversal, "the default's explorer with a target, alone"),
+    ] {
+        if let Some((ratio, n)) =
+            cost_ratio(rows, tools, budget, &Tool::Pctvb(kind.clone()), &Tool::ShuttleUrw)
+        {
+            let name = kind.name();
+            let _ = writeln!(
+                d,
+                "\n`{name}` ({what}) pays {ratio:.2}x what `sh-urw` pays (the same means over \
+                 the {n} programs both ran)."
+            );
+        }
+    }
     if let Some((ratio, n, cheap)) = oracle_ratio(rows, tools, budget, &Tool::ShuttleUrw) {
         let _ = writeln!(
             d,
@@ -678,7 +697,7 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
             Tool::Pctvb(k) => k.is_priority(),
             Tool::PctvbDefault
             | Tool::PctvbDefaultPortfolio
-            | Tool::PctvbDefaultReversal
+            | Tool::PctvbDefaultSurw
             | Tool::PctvbDefaultUniform => true,
             _ => false,
         })
@@ -689,7 +708,7 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let mut d = String::from(
         "## Finds during profiling\n\n\
          pctvb's priority strategies first run 10 executions under the random strategy (the \
-         explorer for `default` and its variants: surw, the portfolio, the uniform walk) to measure threads, steps and variables; a shallow bug is often found there, before the \
+         explorer for `default` and its variants: race reversal, the portfolio, surw, the uniform walk) to measure threads, steps and variables; a shallow bug is often found there, before the \
          strategy itself runs. Each cell: trials whose failure came from profiling / trials \
          that found the bug. A strategy that cannot reach a bug (a d=2 strategy on a c=2 bug) \
          shows its finds all from profiling.\n\n| program |",

@@ -27,19 +27,20 @@ pub enum Tool {
     /// pctvb with this strategy, alone.
     Pctvb(StrategyKind),
     /// What a pctvb test with a target and no named strategy runs: the combined strategy
-    /// ([`pctvb_default`]) with the default explorer, surw, every second search execution and
-    /// in profiling (`Config::explore_every`).
+    /// ([`pctvb_default`]) with the default explorer, race reversal, every second search
+    /// execution and in profiling (`Config::explore_every`).
     PctvbDefault,
-    /// [`Tool::PctvbDefault`] with the portfolio (`strategy = "portfolio"`) in place of surw,
+    /// [`Tool::PctvbDefault`] with the portfolio (`strategy = "portfolio"`) in place of race reversal,
     /// in profiling and in every second search execution: what the default with a target
     /// would run if the portfolio were its exploring half.
     PctvbDefaultPortfolio,
-    /// [`Tool::PctvbDefault`] with race reversal (`strategy = "reversal"`) in place of surw, in
-    /// profiling and in every second search execution.
-    PctvbDefaultReversal,
-    /// [`Tool::PctvbDefault`] with the uniform walk (`explorer = "uniform"`) in place of surw,
-    /// in profiling and in every second search execution: the default before surw became its
-    /// exploring half, kept for comparison.
+    /// [`Tool::PctvbDefault`] with surw (`explorer = "surw"`) in place of race reversal, in
+    /// profiling and in every second search execution: the default before race reversal
+    /// became its exploring half, kept for comparison.
+    PctvbDefaultSurw,
+    /// [`Tool::PctvbDefault`] with the uniform walk (`explorer = "uniform"`) in place of race
+    /// reversal, in profiling and in every second search execution: the default before surw
+    /// became its exploring half, kept for comparison.
     PctvbDefaultUniform,
     /// shuttle's `RandomScheduler`.
     ShuttleRandom,
@@ -75,7 +76,7 @@ impl Tool {
             Tool::Pctvb(pctvb_default()),
             Tool::PctvbDefault,
             Tool::PctvbDefaultPortfolio,
-            Tool::PctvbDefaultReversal,
+            Tool::PctvbDefaultSurw,
             Tool::PctvbDefaultUniform,
             // t = 2, not the default 3: the column as before pctvb counted the spawner (with
             // t = 3, scaling-n100's 20 trials alone had not finished after 2 minutes).
@@ -110,7 +111,7 @@ impl Tool {
             },
             Tool::PctvbDefault => "pctvb default".into(),
             Tool::PctvbDefaultPortfolio => "pctvb default portfolio".into(),
-            Tool::PctvbDefaultReversal => "pctvb default reversal".into(),
+            Tool::PctvbDefaultSurw => "pctvb default surw".into(),
             Tool::PctvbDefaultUniform => "pctvb default uniform".into(),
             Tool::ShuttleRandom => "shuttle random".into(),
             Tool::ShuttlePct(d) => format!("shuttle pct d={d}"),
@@ -126,7 +127,7 @@ impl Tool {
             Tool::Pctvb(_)
             | Tool::PctvbDefault
             | Tool::PctvbDefaultPortfolio
-            | Tool::PctvbDefaultReversal
+            | Tool::PctvbDefaultSurw
             | Tool::PctvbDefaultUniform => "pctvb",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) | Tool::ShuttleUrw => "shuttle",
             Tool::Loom(_) => "loom",
@@ -220,12 +221,12 @@ pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial
         Tool::Pctvb(kind) => pctvb_trial(kind, 0, None, program, seed, budget.executions),
         Tool::PctvbDefault
         | Tool::PctvbDefaultPortfolio
-        | Tool::PctvbDefaultReversal
+        | Tool::PctvbDefaultSurw
         | Tool::PctvbDefaultUniform => {
             let every = pctvb::__internals::runner::DEFAULT_EXPLORE_EVERY;
             let explorer = match tool {
                 Tool::PctvbDefaultPortfolio => Some(StrategyKind::Portfolio),
-                Tool::PctvbDefaultReversal => Some(StrategyKind::Reversal),
+                Tool::PctvbDefaultSurw => Some(StrategyKind::Surw),
                 Tool::PctvbDefaultUniform => Some(StrategyKind::UniformWalk),
                 _ => None,
             };

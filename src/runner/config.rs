@@ -48,8 +48,9 @@ pub(super) enum Budget {
 /// among them (see [`Config::threads`]): a bug between two threads the test body spawns is a
 /// 3-thread bug, and a default of 2 would print a false guarantee for it.
 ///
-/// A run whose priority strategy was chosen this way (not named) also runs its explorer (the
-/// selectively uniform random walk, SURW, unless [`Config::explorer`] names another), in
+/// A run whose priority strategy was chosen this way (not named) also runs its explorer (race
+/// reversal, SURW that steers earlier executions' races into their other order, unless
+/// [`Config::explorer`] names another), in
 /// profiling and in every second search execution ([`Config::explore_every`]): the priority
 /// strategy's executions carry the guarantee, the explorer's find bugs outside its class (and,
 /// on most programs, bugs of the class in fewer executions).
@@ -130,7 +131,8 @@ pub struct Config {
     /// ([`Config::explore_every`]); `None`: the default for how the strategy was chosen.
     pub(super) explore_every: Option<u64>,
     /// The strategy that explores: the default without a target, and the executions
-    /// interleaved with a priority strategy's ([`Config::explorer`]); `None`: SURW.
+    /// interleaved with a priority strategy's ([`Config::explorer`]); `None`: SURW alone, race
+    /// reversal beside a priority strategy.
     pub(super) explorer: Option<StrategyKind>,
     pub(super) time_budget: Option<std::time::Duration>,
     /// Whether a confidence target for the combined strategy first tries to enumerate the
@@ -155,11 +157,16 @@ pub use crate::runtime::PROFILE_INDEX_BASE;
 /// Every how many search executions a run whose priority strategy was chosen by default runs
 /// one of its explorer ([`Config::explore_every`]).
 pub const DEFAULT_EXPLORE_EVERY: u64 = 2;
-/// The explorer of a run that names none ([`Config::explorer`]): SURW. Measured on the corpus
-/// (docs/RESULTS.md, "Expected cost with restarts"), the default with SURW as its exploring
-/// half paid less over the corpus than with the uniform walk, most on the programs where a
-/// bug is one variable's accesses among much other work.
-pub(crate) const DEFAULT_EXPLORER: StrategyKind = StrategyKind::Surw;
+/// The explorer beside a priority strategy in a run that names none ([`Config::explorer`]):
+/// race reversal. Measured on the corpus (docs/RESULTS.md, "Expected cost with restarts"),
+/// the default with a target paid less with it as its exploring half than with SURW, and
+/// with SURW less than with the uniform walk. A run with a target is serial whichever
+/// explorer it has (its priority strategy's draws depend on earlier executions' counts), so
+/// reversal's learning from earlier executions costs it no parallelism.
+pub(crate) const DEFAULT_EXPLORER: StrategyKind = StrategyKind::Reversal;
+/// The strategy of a run without a target, bound or named strategy: SURW, which runs on
+/// every core (race reversal learns from earlier executions, so it runs serially).
+pub(crate) const DEFAULT_ALONE: StrategyKind = StrategyKind::Surw;
 /// Default replay budget of minimization after a failure.
 pub const DEFAULT_MINIMIZE_RUNS: u64 = 500;
 /// Default number of executions.
@@ -333,7 +340,7 @@ impl Config {
                 vars: DEFAULT_VARS,
                 threads: DEFAULT_THREADS,
             },
-            None => self.explorer_kind(),
+            None => self.explorer.clone().unwrap_or(DEFAULT_ALONE),
         };
         if let Some(explorer) = &self.explorer {
             if explorer.is_priority() {
@@ -439,8 +446,11 @@ impl Config {
     /// The strategy that explores, where no guarantee is asked of it: the default strategy
     /// of a run without a target or bound (and without [`Config::strategy`]), and the one a
     /// run interleaves with its priority strategy and profiles with
-    /// ([`Config::explore_every`]). Default SURW, the selectively uniform random walk
-    /// ([`StrategyKind::Surw`]); `explorer = "uniform"` in the attribute; `PCTVB_EXPLORER=uniform`
+    /// ([`Config::explore_every`]). By default SURW, the selectively uniform random walk
+    /// ([`StrategyKind::Surw`]), without a target (it runs on every core), and race reversal
+    /// ([`StrategyKind::Reversal`]) beside a priority strategy (which runs serially anyway;
+    /// on the corpus it found bugs in fewer executions than SURW there, docs/RESULTS.md);
+    /// naming one sets both. `explorer = "uniform"` in the attribute; `PCTVB_EXPLORER=uniform`
     /// overrides it (for a whole suite, pctvb-loom's included).
     ///
     /// It must be a strategy without a guarantee (not [`StrategyKind::is_priority`]): its
@@ -468,7 +478,7 @@ impl Config {
         self
     }
 
-    /// The strategy this run explores with ([`Config::explorer`]).
+    /// The strategy this run explores with beside a priority strategy ([`Config::explorer`]).
     pub(super) fn explorer_kind(&self) -> StrategyKind {
         self.explorer.clone().unwrap_or(DEFAULT_EXPLORER)
     }
@@ -651,7 +661,7 @@ impl Config {
     }
 
     /// Every `m`-th search execution of a priority strategy runs the explorer
-    /// ([`Config::explorer`]: SURW unless named) instead (`0`: never), and the profiling
+    /// ([`Config::explorer`]: race reversal unless named) instead (`0`: never), and the profiling
     /// executions run it instead of the naive random walk.
     ///
     /// The priority strategy's executions carry the guarantee, for the bugs of its class
@@ -671,10 +681,10 @@ impl Config {
     }
 
     /// The former name of [`Config::explore_every`], from when the uniform walk was the only
-    /// explorer; it does the same (with the default explorer, SURW, not the uniform walk:
+    /// explorer; it does the same (with the default explorer, race reversal, not the uniform walk:
     /// [`Config::explorer`] names the walk).
-    #[deprecated(note = "use `explore_every`: the executions run the explorer (SURW by \
-                         default; `explorer(StrategyKind::UniformWalk)` for the walk)")]
+    #[deprecated(note = "use `explore_every`: the executions run the explorer (race reversal \
+                         by default; `explorer(StrategyKind::UniformWalk)` for the walk)")]
     pub fn uniform_walk_every(self, m: u64) -> Config {
         self.explore_every(m)
     }
