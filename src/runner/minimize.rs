@@ -41,6 +41,29 @@ impl Config {
         self.minimize_found(exec, pool, body, at, found)
     }
 
+    /// [`Config::minimized_failure`] of an execution that ran under a tracking session of
+    /// every variable when `tracked_all` (an explorer's or a profiling execution over
+    /// `#[pctvb::instrument]`ed code): its replay token names that session.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn minimized_failure_tagged(
+        &self,
+        exec: &Execution,
+        pool: &mut StackPool,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+        cause: &FailureCause,
+        seed: u64,
+        index: u64,
+        digest: u64,
+        tracked_all: bool,
+    ) -> Failure {
+        let mut f = self.minimized_failure(exec, pool, body, at, cause, seed, index, digest);
+        if tracked_all {
+            self.tag_session(&mut f, None, false);
+        }
+        f
+    }
+
     /// The report of `found`, minimized first (when allowed) with replays on `exec`.
     pub(super) fn minimize_found(
         &self,

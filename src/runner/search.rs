@@ -227,7 +227,7 @@ impl Config {
                     return ControlFlow::Break(());
                 }
                 if self.stop_at_first_failure {
-                    let mut f = self.minimized_failure(
+                    report.failure = Some(self.minimized_failure_tagged(
                         exec,
                         pool,
                         body,
@@ -236,11 +236,8 @@ impl Config {
                         seed,
                         index,
                         outcome.digest,
-                    );
-                    if profiling.is_some() {
-                        self.tag_session(&mut f, None, false);
-                    }
-                    report.failure = Some(f);
+                        profiling.is_some(),
+                    ));
                     report.failures = 1;
                     // The executions the user paid for: the profiling ones so far.
                     report.executions = i + 1;

@@ -148,7 +148,7 @@ impl Config {
                     return report;
                 }
                 if stop_at_profile_failure {
-                    let mut f = self.minimized_failure(
+                    profile_failure = Some(self.minimized_failure_tagged(
                         &exec,
                         &mut pool,
                         body,
@@ -157,11 +157,8 @@ impl Config {
                         seed,
                         index,
                         outcome.digest,
-                    );
-                    if session.is_some() {
-                        self.tag_session(&mut f, None, false);
-                    }
-                    profile_failure = Some(f);
+                        session.is_some(),
+                    ));
                     break;
                 }
                 if profile_failure.is_none() {
@@ -247,23 +244,18 @@ impl Config {
                         if report.failure.is_none() {
                             // A random schedule, long as a rule: minimized as the sampled
                             // search's explorer failures are.
-                            let mut f = match self.stop_at_first_failure {
-                                true => self.minimized_failure(
-                                    &exec,
-                                    &mut pool,
-                                    body,
-                                    at,
-                                    &cause,
-                                    il_seed,
-                                    j,
-                                    outcome.digest,
-                                ),
-                                false => self.failure(&exec, &cause, il_seed, j, outcome.digest),
-                            };
-                            if session.is_some() {
-                                self.tag_session(&mut f, None, false);
-                            }
-                            report.failure = Some(f);
+                            // The enumeration stops at its first failure (`enumerate.rs`).
+                            report.failure = Some(self.minimized_failure_tagged(
+                                &exec,
+                                &mut pool,
+                                body,
+                                at,
+                                &cause,
+                                il_seed,
+                                j,
+                                outcome.digest,
+                                session.is_some(),
+                            ));
                             il.failed_at = Some(j);
                         }
                         if self.stop_at_first_failure {
