@@ -22,11 +22,11 @@ pub(super) struct Interleaved {
     /// The search's strategy while the explorer runs.
     parked: Option<Box<dyn Strategy>>,
     /// Every how many executions one is the explorer's (at least 2).
-    pub(super) period: u64,
+    period: u64,
     /// The explorer's seed.
-    pub(super) seed: u64,
+    seed: u64,
     /// The explorer's name, for notes.
-    pub(super) name: &'static str,
+    name: &'static str,
     /// Explorer executions run.
     pub(super) ran: u64,
     /// The explorer's execution (from 0) that failed first, when one did.
