@@ -421,7 +421,7 @@ for s in "${selected[@]}"; do
   done
 
   # pctvb's three settings and loom, timed together (one run of each per round). The third,
-  # the guarantee alone: a named strategy runs without the explorer (SURW) in between, so every
+  # the guarantee alone: a named strategy runs without the explorer (race reversal) in between, so every
   # search execution is the combined strategy's and counts towards the bound.
   echo "== $name $version: timing pctvb (default; PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=systematic) and loom ($loom_env), in turn" >&2
   TIMEOUT=$PCTVB_TIMEOUT
@@ -641,7 +641,7 @@ old_failures="$(kept_failures)"
   echo "systematic search (depth 2 = 1 preemption, 1 variable, 3 threads: the combined strategy's"
   echo "class) gets a quarter of the executions sampling would need; when it explores every level"
   echo "within them the model passes with its exhaustive statement (or finds the bug); the explorer"
-  echo "(SURW) runs one execution after each of the search's and, after a class that passed, the rest"
+  echo "(race reversal) runs one execution after each of the search's and, after a class that passed, the rest"
   echo "of its share: as many executions as the enumeration took, at least 1,000 (what the default"
   echo "mode runs) in all; otherwise the model samples as before (README, guide section 2,"
   echo "\`Config::enumerate\`)."
@@ -672,7 +672,7 @@ old_failures="$(kept_failures)"
   echo "$all_tests"
   echo
   echo "The guarantee alone: the suite with \`PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99\`, timed as"
-  echo "above. A named strategy runs without the explorer (SURW): the class enumerated (or sampled,"
+  echo "above. A named strategy runs without the explorer (race reversal): the class enumerated (or sampled,"
   echo "where it does not fit) and nothing else, the same statement (each test's summary states it)"
   echo "without the explorer's exploration, which finds bugs outside the class (more preemptions,"
   echo "variables or threads) and, on most programs, those inside it in fewer executions (README,"
@@ -782,7 +782,7 @@ old_failures="$(kept_failures)"
       esac
       echo "- Why $crate is slower with the confidence target: pctvb's bound needs the executions it"
       echo "  counts ($e_counted), and reaching them took $e_executions search executions in all (the"
-      echo "  explorer's (SURW), 1 in 2, and those drawn with counts a later execution raised are not"
+      echo "  explorer's (race reversal), 1 in 2, and those drawn with counts a later execution raised are not"
       echo "  counted) at $e_per us each: $e_secs s of the models' own time (one test at a time), of"
       echo "  the suite's median run of $c_s s (the rest is the process's and each test's set-up and"
       echo "  libtest; two tests at a time); $loom_said. Fewer executions would not give the printed"
