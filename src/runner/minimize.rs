@@ -24,7 +24,9 @@ use crate::schedulers::{Blocks, Guided, Replay};
 const TIME_BUDGET: Duration = Duration::from_secs(5);
 
 impl Config {
-    /// The report of `found`, minimized first when the configuration allows it.
+    /// The report of `found`, minimized first when the configuration allows it. With
+    /// `tracked_all` (an explorer's or a profiling execution over `#[pctvb::instrument]`ed
+    /// code, which tracked every variable) its replay token names that session.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn minimized_failure(
         &self,
@@ -36,28 +38,10 @@ impl Config {
         seed: u64,
         index: u64,
         digest: u64,
-    ) -> Failure {
-        let found = Found::capture(exec, cause.clone(), seed, index, digest);
-        self.minimize_found(exec, pool, body, at, found)
-    }
-
-    /// [`Config::minimized_failure`] of an execution that ran under a tracking session of
-    /// every variable when `tracked_all` (an explorer's or a profiling execution over
-    /// `#[pctvb::instrument]`ed code): its replay token names that session.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn minimized_failure_tagged(
-        &self,
-        exec: &Execution,
-        pool: &mut StackPool,
-        body: &dyn Fn(),
-        at: &'static Location<'static>,
-        cause: &FailureCause,
-        seed: u64,
-        index: u64,
-        digest: u64,
         tracked_all: bool,
     ) -> Failure {
-        let mut f = self.minimized_failure(exec, pool, body, at, cause, seed, index, digest);
+        let found = Found::capture(exec, cause.clone(), seed, index, digest);
+        let mut f = self.minimize_found(exec, pool, body, at, found);
         if tracked_all {
             self.tag_session(&mut f, None, false);
         }

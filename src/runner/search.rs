@@ -227,7 +227,7 @@ impl Config {
                     return ControlFlow::Break(());
                 }
                 if self.stop_at_first_failure {
-                    report.failure = Some(self.minimized_failure_tagged(
+                    report.failure = Some(self.minimized_failure(
                         exec,
                         pool,
                         body,
@@ -482,7 +482,7 @@ impl Config {
             _ => None,
         };
         let mut f = if self.stop_at_first_failure {
-            self.minimized_failure(exec, pool, body, at, cause, seed, index, digest)
+            self.minimized_failure(exec, pool, body, at, cause, seed, index, digest, false)
         } else {
             self.failure(exec, cause, seed, index, digest)
         };

@@ -88,7 +88,8 @@ impl Config {
     /// The search of [`Config::systematic`]: drawn priority orders miss an order with
     /// probability at most `eps`, and at most `max_executions` executions run after profiling
     /// (also the enumeration of a confidence target's class, `enumerate.rs`, which gives it
-    /// an explorer to run between the search's executions: `interleave`).
+    /// an explorer to run between the search's executions: `interleave`; a search with one stops
+    /// at its first failure, the explorer's included).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn systematic_search(
         &self,
@@ -129,10 +130,12 @@ impl Config {
 
         // Profiling (random choices): the threads the priority orders order, and the variables
         // that are shared. A failure found here is kept in case the search does not find one;
-        // an enumeration that stops at its first failure (one with an explorer between its
-        // executions) stops at this one, minimized as the explorer's are, since what its
-        // user waits for is the bug, not the search's levels.
-        let stop_at_profile_failure = interleave.is_some() && self.stop_at_first_failure;
+        // a search with an explorer between its executions (a confidence target's
+        // enumeration, which runs only when the run stops at its first failure) stops at this
+        // one, minimized as the explorer's are, since what its user waits for is the bug, not
+        // the search's levels.
+        debug_assert!(interleave.is_none() || self.stop_at_first_failure);
+        let stop_at_profile_failure = interleave.is_some();
         let mut profile_failure = None;
         let profile_runs = self.profile_runs.max(1);
         let mut profiled = 0;
@@ -148,7 +151,7 @@ impl Config {
                     return report;
                 }
                 if stop_at_profile_failure {
-                    profile_failure = Some(self.minimized_failure_tagged(
+                    profile_failure = Some(self.minimized_failure(
                         &exec,
                         &mut pool,
                         body,
@@ -233,19 +236,12 @@ impl Config {
                     il.max_threads = il.max_threads.max(outcome.threads);
                     il.max_steps = il.max_steps.max(outcome.steps);
                     schedules.insert(exec.schedule_hash());
-                    if let Some(cause) = outcome.failure {
-                        if let Some(error) = Config::could_not_test(&exec, &cause, j) {
-                            il.park(&exec);
-                            report.error = Some(error);
-                            stopped_by = Some("an error: the search could not continue".into());
-                            break;
-                        }
-                        report.failures += 1;
-                        if report.failure.is_none() {
+                    let failure = outcome.failure.map(|cause| {
+                        match Config::could_not_test(&exec, &cause, j) {
+                            Some(error) => Err(error),
                             // A random schedule, long as a rule: minimized as the sampled
                             // search's explorer failures are.
-                            // The enumeration stops at its first failure (`enumerate.rs`).
-                            report.failure = Some(self.minimized_failure_tagged(
+                            None => Ok(self.minimized_failure(
                                 &exec,
                                 &mut pool,
                                 body,
@@ -255,19 +251,29 @@ impl Config {
                                 j,
                                 outcome.digest,
                                 session.is_some(),
-                            ));
-                            il.failed_at = Some(j);
+                            )),
                         }
-                        if self.stop_at_first_failure {
-                            il.park(&exec);
+                    });
+                    il.park(&exec);
+                    // A search with an explorer stops at its first failure (the doc above).
+                    match failure {
+                        Some(Err(error)) => {
+                            report.error = Some(error);
+                            stopped_by = Some("an error: the search could not continue".into());
+                            break;
+                        }
+                        Some(Ok(f)) => {
+                            report.failures += 1;
+                            report.failure = Some(f);
+                            il.failed_at = Some(j);
                             stopped_by = Some(format!(
                                 "{}, run between its executions, found a bug",
                                 il.name
                             ));
                             break;
                         }
+                        None => {}
                     }
-                    il.park(&exec);
                 }
             }
             index += 1;
