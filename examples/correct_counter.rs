@@ -9,7 +9,8 @@
 //! The buggy examples use the default, the selectively uniform random walk (SURW), which finds
 //! bugs but proves nothing when it finds none. This one asks for bug depth 2 (one preemption),
 //! which selects the combined variable- and thread-bounding strategy (and, since the strategy
-//! is not named, race reversal in every second execution, for bugs outside that class): after 4,000
+//! is not named, revfuzz, race reversal then schedule fuzzing, in every second execution, for
+//! bugs outside that class): after 4,000
 //! executions the summary states the probability with which the strategy's 2,000 would have
 //! found any bug of that depth among at most 3 threads (counting the test body's, which spawns
 //! the others), with the counts the bound was computed from and the shared variables it was

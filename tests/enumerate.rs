@@ -52,13 +52,13 @@ fn a_passing_run_enumerates_the_class_then_explores() {
         assert!(enumerated < 1000, "{}", report.summary());
         let explored = enumerated.max(1000); // what a run without a target runs
         assert_eq!(report.executions, enumerated + explored, "{}", report.summary());
-        assert_eq!(report.strategy, "combined(d=2,v=1,t=3) enumerated + reversal");
+        assert_eq!(report.strategy, "combined(d=2,v=1,t=3) enumerated + revfuzz");
         let note = enumerated_note(&report).expect("the run says it enumerated");
         assert!(note.contains(&format!("in {enumerated} executions")), "{note}");
         let summary = report.summary();
         assert!(summary.contains("exhaustively explored all schedules"), "{summary}");
         let explorer = format!(
-            "reversal ran {enumerated} executions between the search's and {} after it",
+            "revfuzz ran {enumerated} executions between the search's and {} after it",
             1000 - enumerated
         );
         assert!(summary.contains(&explorer), "{summary}");
@@ -104,14 +104,14 @@ fn a_bug_outside_the_class_is_found_by_the_explorer_between_the_searchs_executio
         let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
         let token = failure.token.clone().expect("a replay token");
         let strategy = pctvb::__internals::replay::decode(&token).expect("a token").strategy;
-        assert_eq!(strategy, "reversal", "seed {seed}");
+        assert_eq!(strategy, "revfuzz", "seed {seed}");
         if let Some(search) = report.systematic.as_ref() {
             // Found during the enumeration (not while profiling): the run says so.
-            assert_eq!(report.strategy, "combined(d=2,v=1,t=3) being enumerated + reversal 1 in 2");
+            assert_eq!(report.strategy, "combined(d=2,v=1,t=3) being enumerated + revfuzz 1 in 2");
             assert!(!search.complete, "seed {seed}: the search was stopped by the failure");
             assert!(search.found_at.is_none(), "seed {seed}: the explorer found it");
             let note = &report.notes[0];
-            assert!(note.contains("reversal, which runs between its executions, failed"), "{note}");
+            assert!(note.contains("revfuzz, which runs between its executions, failed"), "{note}");
             assert!(!note.contains('\n'), "one line: {note}");
             // One explorer execution after each of the search's.
             assert!(report.executions <= 2 * search.executions(), "{}", report.summary());
@@ -130,10 +130,10 @@ fn a_bug_outside_the_class_is_found_after_the_enumeration_when_it_ends_first() {
     for seed in 0..4 {
         let report = target(seed).explore_every(1000).run(figure_4);
         let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));
-        if report.systematic.is_none() && !report.strategy.starts_with("reversal after") {
+        if report.systematic.is_none() && !report.strategy.starts_with("revfuzz after") {
             continue; // found while profiling
         }
-        assert!(report.strategy.starts_with("reversal after"), "{}", report.strategy);
+        assert!(report.strategy.starts_with("revfuzz after"), "{}", report.strategy);
         let note = &report.notes[0];
         assert!(note.contains("was enumerated first"), "{note}");
         assert!(note.contains("none failed: exhaustively explored"), "{note}");
@@ -151,7 +151,8 @@ fn a_failure_in_the_searchs_profiling_ends_the_enumeration_at_once() {
     // levels find none): the user waits for the bug, not for the levels.
     let mut stopped = 0;
     for seed in 0..32 {
-        // SURW profiles here: race reversal, the default explorer, finds this lost update in
+        // SURW profiles here: revfuzz, the default explorer (race reversal in its first 500
+        // executions), finds this lost update in
         // the target's own profiling on every one of these seeds, before the search profiles.
         let report = target(seed).profile_runs(2).explorer(StrategyKind::Surw).run(lost_update);
         let failure = report.failure().unwrap_or_else(|| panic!("seed {seed}: not found"));

@@ -41,7 +41,7 @@ fn confidence_target_computes_the_executions_and_the_statement_reaches_it() {
     // Sampled (`enumerate(false)`): the plan and statement are the sampled bound's.
     let report = config().confidence(0.99).depth(2).vars(1).enumerate(false).run(locked_counter);
     report.assert_ok();
-    assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + reversal 1 in 2");
+    assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + revfuzz 1 in 2");
     let profile = report.profile.clone().unwrap();
     assert_eq!(profile.runs, pctvb::__internals::runner::DEFAULT_PROFILE_RUNS);
     assert_eq!(profile.n, 3);

@@ -141,8 +141,8 @@ fn a_failure_of_the_default_explorer_tracked_every_variable_and_replays() {
         let report = search(seed).profile_runs(1).run(|| counter::lost_update(3));
         let Some(failure) = report.failure() else { continue };
         let strategy = token_strategy(&report);
-        // Found by the explorer (race reversal) in a search execution: it tracked every variable.
-        if !strategy.starts_with("reversal,") || !strategy.contains("[instrument: gate all]") {
+        // Found by the explorer (revfuzz) in a search execution: it tracked every variable.
+        if !strategy.starts_with("revfuzz,") || !strategy.contains("[instrument: gate all]") {
             continue;
         }
         explored += 1;

@@ -1,5 +1,6 @@
-//! Coverage-guided schedule fuzzing (`strategy = "greybox"`, `StrategyKind::Greybox`) through
-//! the public API: it finds SCTBench's SafeStack bug (an ABA on a lock-free stack, three
+//! Coverage-guided schedule fuzzing (`strategy = "greybox"`, `StrategyKind::Greybox`, and
+//! `strategy = "revfuzz"`, race reversal then that fuzzing, the default's explorer with a
+//! target) through the public API: it finds SCTBench's SafeStack bug (an ABA on a lock-free stack, three
 //! threads with yielding retry loops, many preemptions) within 10^4 executions, never
 //! fails a correct program, replays its failures from their token, gives the same run for a
 //! seed on any number of workers (its executions are serial), and is a strategy without
@@ -13,7 +14,9 @@
 //! (seeds 0, 3, 5 and 8), so the test fails on it, as does the one that greybox's first 500
 //! executions are SURW's. The measure of the strategy is the corpus's port on more seeds: 53 of 60 within 10^4, 35 of 60 before (`cargo run --release -p
 //! pctvb-corpus -- --only safestack --tools greybox --trials 60 --budget 10000 --out
-//! target/x.md`); the random walk finds it in none of those budgets.
+//! target/x.md`); the random walk finds it in none of those budgets. revfuzz: the default
+//! with a target finds it within 10^4 executions (its explorer runs half of them), revfuzz
+//! alone within 5,000 on most seeds, and its first 500 executions are race reversal's.
 
 use pctvb::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::SeqCst};
 use pctvb::sync::Arc;
@@ -29,8 +32,8 @@ mod programs;
 mod replays;
 use correct_programs::assert_never_fails;
 use no_guarantee::{
-    assert_runs_without_guarantee, assert_same_run_on_workers, correct_pair, executions_to_bug,
-    BOUND_REFUSALS,
+    assert_explores_beside_a_target, assert_runs_without_guarantee, assert_same_run_on_workers,
+    correct_pair, executions_to_bug, BOUND_REFUSALS,
 };
 use programs::lost_update;
 
@@ -211,5 +214,127 @@ fn is_a_strategy_without_guarantee_parameters_or_profiling() {
 
 #[pctvb::test(strategy = "greybox", iterations = 200, seed = 3)]
 fn the_attribute_takes_the_greybox_strategy() {
+    correct_pair();
+}
+
+// revfuzz (`StrategyKind::Revfuzz`): race reversal's first 500 executions, then greybox's
+// fuzzing from the newest kept schedules; the default's explorer with a target.
+
+fn revfuzz(seed: u64) -> Config {
+    config(seed).strategy(StrategyKind::Revfuzz)
+}
+
+/// The default with a target (here a depth bound and a budget: the combined strategy, with its
+/// explorer in profiling and in every second search execution) on seeds 0-9, 10^4 executions
+/// each (10 of them profiling). With revfuzz as the explorer all 10 find it (after 3,042 to
+/// 9,790 executions), and the test asserts 8; with race reversal, the explorer before
+/// (`explorer(StrategyKind::Reversal)`), none of the 10 does, so the test fails on it. The
+/// corpus's measure: `default` finds it in 18 of 20 trials, `default-rev` in none (`cargo run
+/// --release -p pctvb-corpus -- --only safestack --tools default,default-rev --trials 20
+/// --budget 10000 --out target/x.md`). Fixed seeds.
+#[test]
+fn the_default_with_a_target_finds_safestack_within_ten_thousand_executions() {
+    let found: Vec<(u64, u64)> = (0..10)
+        .filter_map(|seed| {
+            let report = Config::new()
+                .ignore_env()
+                .seed(seed)
+                .depth(2)
+                .workers(1)
+                .minimize_runs(0)
+                .profile_runs(10)
+                .iterations(10_000 - 10)
+                .run(safestack);
+            assert!(report.error().is_none(), "{:?}", report.error());
+            assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + revfuzz 1 in 2");
+            let failure = report.failure()?;
+            assert!(failure.message.contains("held twice"), "{}", failure.message);
+            Some((seed, report.executions + 10))
+        })
+        .collect();
+    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
+}
+
+/// revfuzz alone on seeds 0-9 with 5,000 executions each (the explorer's share of the
+/// default's 10^4): 7 of 10 find it (after 2,779 to 4,938 executions); greybox, whose fuzzing
+/// takes any kept schedule half the time and leaves one execution in 4 to SURW, finds it
+/// within 5,000 on 4 of them. Fixed seeds.
+#[test]
+fn revfuzz_finds_safestack_within_five_thousand_executions_on_fixed_seeds() {
+    let within = |kind: StrategyKind| -> Vec<(u64, u64)> {
+        (0..10)
+            .filter_map(|seed| {
+                executions_to_bug(kind.clone(), safestack, seed, 5_000).map(|n| (seed, n))
+            })
+            .collect()
+    };
+    let revfuzz = within(StrategyKind::Revfuzz);
+    assert!(revfuzz.len() >= 7, "(seed, executions) of the seeds that found it: {revfuzz:?}");
+    let greybox = within(StrategyKind::Greybox);
+    assert!(greybox.len() < revfuzz.len(), "greybox {greybox:?}, revfuzz {revfuzz:?}");
+}
+
+/// Its first 500 executions are race reversal's (`strategy = "reversal"` with the same seed):
+/// the same schedules, and the lost update found at the same execution with the same choices
+/// on every seed. Past them it fuzzes, and the count differs. Fixed seeds.
+#[test]
+fn revfuzz_runs_race_reversals_schedules_in_its_first_500_executions() {
+    let schedules = |kind: StrategyKind, executions: u64| {
+        let report =
+            revfuzz(5).strategy(kind).minimize_runs(0).iterations(executions).run(safestack);
+        assert!(report.failure().is_none() && report.error().is_none());
+        report.stats.distinct_schedules
+    };
+    assert_eq!(schedules(StrategyKind::Revfuzz, 500), schedules(StrategyKind::Reversal, 500));
+    assert_ne!(schedules(StrategyKind::Revfuzz, 2000), schedules(StrategyKind::Reversal, 2000));
+    let failing = |kind: StrategyKind, seed: u64| {
+        let report = revfuzz(seed).strategy(kind).minimize_runs(0).iterations(500).run(lost_update);
+        let failure = report.failure().expect("the lost update is found");
+        let token = failure.token.as_deref().expect("a replay token");
+        let choices = pctvb::__internals::replay::decode(token).expect("a valid token").choices;
+        (failure.execution, choices)
+    };
+    for seed in 0..10 {
+        assert_eq!(
+            failing(StrategyKind::Revfuzz, seed),
+            failing(StrategyKind::Reversal, seed),
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn revfuzz_never_fails_a_correct_program() {
+    assert_never_fails(revfuzz, 600);
+}
+
+#[test]
+fn revfuzz_failures_replay_exactly_from_their_token() {
+    let name = "revfuzz::safestack";
+    let report = revfuzz(1).name(name).iterations(10_000).run(safestack);
+    let failure = report.failure().expect("found");
+    assert!(failure.execution >= 500, "found by the fuzzing: {}", failure.execution);
+    assert_eq!(report.strategy, "revfuzz");
+    replays::assert_token_replays(|| revfuzz(99).name(name), safestack, failure);
+}
+
+#[test]
+fn revfuzz_gives_the_same_run_on_any_number_of_workers() {
+    assert_same_run_on_workers(revfuzz(0).minimize_runs(0).iterations(10_000), safestack, &[3]);
+}
+
+#[test]
+fn revfuzz_is_a_strategy_without_guarantee_parameters_or_profiling() {
+    assert_runs_without_guarantee(StrategyKind::Revfuzz, "revfuzz", BOUND_REFUSALS, false);
+    let report = assert_explores_beside_a_target(
+        StrategyKind::Revfuzz,
+        "revfuzz",
+        "race reversal with schedule fuzzing",
+    );
+    assert!(report.is_ok());
+}
+
+#[pctvb::test(strategy = "revfuzz", iterations = 200, seed = 3)]
+fn the_attribute_takes_the_revfuzz_strategy() {
     correct_pair();
 }

@@ -58,6 +58,7 @@ pub fn short(tool: &Tool) -> String {
         "pctvb default portfolio" => "default-pf".into(),
         "pctvb default surw" => "default-surw".into(),
         "pctvb default uniform" => "default-uniform".into(),
+        "pctvb default reversal" => "default-rev".into(),
         "systematic c=2 v=2 t=2" => "sys".into(),
         "shuttle random" => "sh-rand".into(),
         "shuttle pct d=3" => "sh-pct3".into(),
@@ -205,18 +206,21 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           surw, and in half the executions a pair of conflicting accesses earlier executions \
           saw in one order only held back to run in the other), `pos` (partial order sampling, Fray's default), \
           `greybox` (coverage-guided schedule fuzzing with surw as its walk, surw alone in its \
-          first 500 executions, serial), \
+          first 500 executions, serial), `revfuzz` (race reversal alone in its first 500 \
+          executions, then greybox's fuzzing from its 32 newest kept schedules, one execution \
+          in 8 race reversal's, serial), \
           `portfolio` (the walk, POS and PCT d=2/3/5, one per execution: the walk's unless \
           another arm's recent executions add more new pairs of conflicting accesses, each \
           other arm at least 3%), `pct2`/`pct3` (PCT d=2/3), `pctvb` (PCTVB d=2 v=1), `tb` \
           (thread bounding t=3 c=1, `strategy = \"threadbound\"`'s defaults), `comb` (the \
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
-          race reversal in profiling and in every second search execution), `default-pf` \
-          (`default` with the portfolio in place of race reversal), `default-surw` \
-          (`default` with surw in place of race reversal: the default before race reversal), \
-          `default-uniform` (`default` with the uniform walk in place of race reversal: the \
-          default before surw), `sys` \
+          revfuzz in profiling and in every second search execution), `default-pf` \
+          (`default` with the portfolio in place of revfuzz), `default-surw` \
+          (`default` with surw in place of revfuzz: the default before race reversal), \
+          `default-uniform` (`default` with the uniform walk in place of revfuzz: the \
+          default before surw), `default-rev` (`default` with race reversal in place of \
+          revfuzz: the default before revfuzz), `sys` \
           (systematic c<=2 v<=2 t<=2), `sh-rand`, \
           `sh-pct3`, `sh-urw` (shuttle 0.9's random, PCT d=3 and uniform-random-walk \
           schedulers), `loom-pb2` and `loom` (loom 0.7 with preemption bound 2, and \
@@ -511,7 +515,7 @@ fn costs(rows: &[Row], tools: &[Tool], budget: u64) -> String {
     // The default without a target, and the explorer alone.
     for (kind, what) in [
         (StrategyKind::Surw, "the default without a target"),
-        (StrategyKind::Reversal, "the default's explorer with a target, alone"),
+        (StrategyKind::Revfuzz, "the default's explorer with a target, alone"),
     ] {
         if let Some((ratio, n)) =
             cost_ratio(rows, tools, budget, &Tool::Pctvb(kind.clone()), &Tool::ShuttleUrw)
@@ -708,7 +712,7 @@ fn profiling_table(rows: &[Row], tools: &[Tool]) -> String {
     let mut d = String::from(
         "## Finds during profiling\n\n\
          pctvb's priority strategies first run 10 executions under the random strategy (the \
-         explorer for `default` and its variants: race reversal, the portfolio, surw, the uniform walk) to measure threads, steps and variables; a shallow bug is often found there, before the \
+         explorer for `default` and its variants: revfuzz, the portfolio, surw, the uniform walk, race reversal) to measure threads, steps and variables; a shallow bug is often found there, before the \
          strategy itself runs. Each cell: trials whose failure came from profiling / trials \
          that found the bug. A strategy that cannot reach a bug (a d=2 strategy on a c=2 bug) \
          shows its finds all from profiling.\n\n| program |",

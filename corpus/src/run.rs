@@ -27,21 +27,25 @@ pub enum Tool {
     /// pctvb with this strategy, alone.
     Pctvb(StrategyKind),
     /// What a pctvb test with a target and no named strategy runs: the combined strategy
-    /// ([`pctvb_default`]) with the default explorer, race reversal, every second search
-    /// execution and in profiling (`Config::explore_every`).
+    /// ([`pctvb_default`]) with the default explorer, revfuzz (race reversal, then schedule
+    /// fuzzing), every second search execution and in profiling (`Config::explore_every`).
     PctvbDefault,
-    /// [`Tool::PctvbDefault`] with the portfolio (`strategy = "portfolio"`) in place of race reversal,
+    /// [`Tool::PctvbDefault`] with the portfolio (`strategy = "portfolio"`) in place of revfuzz,
     /// in profiling and in every second search execution: what the default with a target
     /// would run if the portfolio were its exploring half.
     PctvbDefaultPortfolio,
-    /// [`Tool::PctvbDefault`] with surw (`explorer = "surw"`) in place of race reversal, in
+    /// [`Tool::PctvbDefault`] with surw (`explorer = "surw"`) in place of revfuzz, in
     /// profiling and in every second search execution: the default before race reversal
     /// became its exploring half, kept for comparison.
     PctvbDefaultSurw,
-    /// [`Tool::PctvbDefault`] with the uniform walk (`explorer = "uniform"`) in place of race
-    /// reversal, in profiling and in every second search execution: the default before surw
+    /// [`Tool::PctvbDefault`] with the uniform walk (`explorer = "uniform"`) in place of
+    /// revfuzz, in profiling and in every second search execution: the default before surw
     /// became its exploring half, kept for comparison.
     PctvbDefaultUniform,
+    /// [`Tool::PctvbDefault`] with race reversal (`explorer = "reversal"`) in place of
+    /// revfuzz, in profiling and in every second search execution: the default before revfuzz
+    /// became its exploring half, kept for comparison.
+    PctvbDefaultReversal,
     /// shuttle's `RandomScheduler`.
     ShuttleRandom,
     /// shuttle's `PctScheduler` with this depth.
@@ -68,6 +72,7 @@ impl Tool {
             Tool::Pctvb(StrategyKind::Reversal),
             Tool::Pctvb(StrategyKind::Pos),
             Tool::Pctvb(StrategyKind::Greybox),
+            Tool::Pctvb(StrategyKind::Revfuzz),
             Tool::Pctvb(StrategyKind::Portfolio),
             Tool::Pctvb(StrategyKind::Pct { depth: 2 }),
             Tool::Pctvb(StrategyKind::Pct { depth: 3 }),
@@ -78,6 +83,7 @@ impl Tool {
             Tool::PctvbDefaultPortfolio,
             Tool::PctvbDefaultSurw,
             Tool::PctvbDefaultUniform,
+            Tool::PctvbDefaultReversal,
             // t = 2, not the default 3: the column as before pctvb counted the spawner (with
             // t = 3, scaling-n100's 20 trials alone had not finished after 2 minutes).
             Tool::Pctvb(StrategyKind::systematic(2, 2, 2)),
@@ -113,6 +119,7 @@ impl Tool {
             Tool::PctvbDefaultPortfolio => "pctvb default portfolio".into(),
             Tool::PctvbDefaultSurw => "pctvb default surw".into(),
             Tool::PctvbDefaultUniform => "pctvb default uniform".into(),
+            Tool::PctvbDefaultReversal => "pctvb default reversal".into(),
             Tool::ShuttleRandom => "shuttle random".into(),
             Tool::ShuttlePct(d) => format!("shuttle pct d={d}"),
             Tool::ShuttleUrw => "shuttle urw".into(),
@@ -128,7 +135,8 @@ impl Tool {
             | Tool::PctvbDefault
             | Tool::PctvbDefaultPortfolio
             | Tool::PctvbDefaultSurw
-            | Tool::PctvbDefaultUniform => "pctvb",
+            | Tool::PctvbDefaultUniform
+            | Tool::PctvbDefaultReversal => "pctvb",
             Tool::ShuttleRandom | Tool::ShuttlePct(_) | Tool::ShuttleUrw => "shuttle",
             Tool::Loom(_) => "loom",
         }
@@ -222,12 +230,14 @@ pub fn trial(tool: &Tool, program: &Program, seed: u64, budget: Budget) -> Trial
         Tool::PctvbDefault
         | Tool::PctvbDefaultPortfolio
         | Tool::PctvbDefaultSurw
-        | Tool::PctvbDefaultUniform => {
+        | Tool::PctvbDefaultUniform
+        | Tool::PctvbDefaultReversal => {
             let every = pctvb::__internals::runner::DEFAULT_EXPLORE_EVERY;
             let explorer = match tool {
                 Tool::PctvbDefaultPortfolio => Some(StrategyKind::Portfolio),
                 Tool::PctvbDefaultSurw => Some(StrategyKind::Surw),
                 Tool::PctvbDefaultUniform => Some(StrategyKind::UniformWalk),
+                Tool::PctvbDefaultReversal => Some(StrategyKind::Reversal),
                 _ => None,
             };
             pctvb_trial(&pctvb_default(), every, explorer, program, seed, budget.executions)

@@ -13,7 +13,7 @@
 //!   no strategy, pctvb's default with a target runs: the combined strategy's class is first
 //!   enumerated by the systematic search when that fits in a quarter of the executions
 //!   sampling it needs (`pctvb::Config::enumerate`; `PCTVB_ENUMERATE=0` turns it off), with
-//!   the explorer (race reversal) in every second execution and, after a class that passed, as many
+//!   the explorer (revfuzz: race reversal, then schedule fuzzing) in every second execution and, after a class that passed, as many
 //!   executions of it as the enumeration took, at least 1000 in all; a class that does not fit is
 //!   sampled by the combined strategy with the explorer in every second execution (not counted
 //!   by the bound; it explores past the bound's class). `PCTVB_STRATEGY=combined` with it runs

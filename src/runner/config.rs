@@ -48,9 +48,10 @@ pub(super) enum Budget {
 /// among them (see [`Config::threads`]): a bug between two threads the test body spawns is a
 /// 3-thread bug, and a default of 2 would print a false guarantee for it.
 ///
-/// A run whose priority strategy was chosen this way (not named) also runs its explorer (race
-/// reversal, SURW that steers earlier executions' races into their other order, unless
-/// [`Config::explorer`] names another), in
+/// A run whose priority strategy was chosen this way (not named) also runs its explorer
+/// ([`StrategyKind::Revfuzz`]: race reversal, SURW that steers earlier executions' races into
+/// their other order, then schedule fuzzing from the newest schedules that reached something
+/// new; unless [`Config::explorer`] names another), in
 /// profiling and in every second search execution ([`Config::explore_every`]): the priority
 /// strategy's executions carry the guarantee, the explorer's find bugs outside its class (and,
 /// on most programs, bugs of the class in fewer executions).
@@ -131,8 +132,8 @@ pub struct Config {
     /// ([`Config::explore_every`]); `None`: the default for how the strategy was chosen.
     pub(super) explore_every: Option<u64>,
     /// The strategy that explores: the default without a target, and the executions
-    /// interleaved with a priority strategy's ([`Config::explorer`]); `None`: SURW alone, race
-    /// reversal beside a priority strategy.
+    /// interleaved with a priority strategy's ([`Config::explorer`]); `None`: SURW alone,
+    /// revfuzz beside a priority strategy.
     pub(super) explorer: Option<StrategyKind>,
     pub(super) time_budget: Option<std::time::Duration>,
     /// Whether a confidence target for the combined strategy first tries to enumerate the
@@ -158,12 +159,16 @@ pub use crate::runtime::PROFILE_INDEX_BASE;
 /// one of its explorer ([`Config::explore_every`]).
 pub const DEFAULT_EXPLORE_EVERY: u64 = 2;
 /// The explorer beside a priority strategy in a run that names none ([`Config::explorer`]):
-/// race reversal. Measured on the corpus (docs/RESULTS.md, "Expected cost with restarts"),
-/// the default with a target paid less with it as its exploring half than with SURW, and
-/// with SURW less than with the uniform walk. A run with a target is serial whichever
-/// explorer it has (its priority strategy's draws depend on earlier executions' counts), so
-/// reversal's learning from earlier executions costs it no parallelism.
-pub(crate) const DEFAULT_EXPLORER: StrategyKind = StrategyKind::Reversal;
+/// revfuzz, race reversal's first 500 executions then schedule fuzzing. Measured on the
+/// corpus (docs/RESULTS.md, "Expected cost with restarts"), the default with a target paid
+/// less with race reversal as its exploring half than with SURW, and with SURW less than
+/// with the uniform walk; revfuzz's executions are reversal's up to 500, so the bugs reversal
+/// finds sooner cost the same, and its fuzzing finds SCTBench's SafeStack, which neither
+/// found within 10^4 executions (the guide's strategy section). A run with a target is
+/// serial whichever explorer it has (its priority strategy's draws depend on earlier
+/// executions' counts), so the explorer's learning from earlier executions costs it no
+/// parallelism.
+pub(crate) const DEFAULT_EXPLORER: StrategyKind = StrategyKind::Revfuzz;
 /// The strategy of a run without a target, bound or named strategy: SURW, which runs on
 /// every core (race reversal learns from earlier executions, so it runs serially).
 pub(crate) const DEFAULT_ALONE: StrategyKind = StrategyKind::Surw;
@@ -447,9 +452,10 @@ impl Config {
     /// of a run without a target or bound (and without [`Config::strategy`]), and the one a
     /// run interleaves with its priority strategy and profiles with
     /// ([`Config::explore_every`]). By default SURW, the selectively uniform random walk
-    /// ([`StrategyKind::Surw`]), without a target (it runs on every core), and race reversal
-    /// ([`StrategyKind::Reversal`]) beside a priority strategy (which runs serially anyway;
-    /// on the corpus it found bugs in fewer executions than SURW there, docs/RESULTS.md);
+    /// ([`StrategyKind::Surw`]), without a target (it runs on every core), and revfuzz
+    /// ([`StrategyKind::Revfuzz`]: race reversal, then schedule fuzzing) beside a priority
+    /// strategy (which runs serially anyway; on the corpus it found bugs in fewer executions
+    /// than SURW there, and SafeStack's, docs/RESULTS.md);
     /// naming one sets both. `explorer = "uniform"` in the attribute; `PCTVB_EXPLORER=uniform`
     /// overrides it (for a whole suite, pctvb-loom's included).
     ///
@@ -661,7 +667,7 @@ impl Config {
     }
 
     /// Every `m`-th search execution of a priority strategy runs the explorer
-    /// ([`Config::explorer`]: race reversal unless named) instead (`0`: never), and the profiling
+    /// ([`Config::explorer`]: revfuzz unless named) instead (`0`: never), and the profiling
     /// executions run it instead of the naive random walk.
     ///
     /// The priority strategy's executions carry the guarantee, for the bugs of its class
@@ -681,10 +687,10 @@ impl Config {
     }
 
     /// The former name of [`Config::explore_every`], from when the uniform walk was the only
-    /// explorer; it does the same (with the default explorer, race reversal, not the uniform walk:
+    /// explorer; it does the same (with the default explorer, revfuzz, not the uniform walk:
     /// [`Config::explorer`] names the walk).
-    #[deprecated(note = "use `explore_every`: the executions run the explorer (race reversal \
-                         by default; `explorer(StrategyKind::UniformWalk)` for the walk)")]
+    #[deprecated(note = "use `explore_every`: the executions run the explorer (revfuzz by \
+                         default; `explorer(StrategyKind::UniformWalk)` for the walk)")]
     pub fn uniform_walk_every(self, m: u64) -> Config {
         self.explore_every(m)
     }

@@ -172,9 +172,9 @@ pub enum StrategyKind {
     /// interleaves the accesses to it as the uniform walk interleaves events (each thread
     /// weighted by its estimated accesses left), while the other events run in a naive random
     /// order; half its executions, drawn, run the uniform walk instead. No guarantee, no
-    /// parameters, no profiling; its executions run on every core like the uniform walk's. The
-    /// default's explorer ([`Config::explorer`](super::Config::explorer)): what a run without
-    /// a target runs, and what runs beside the guaranteed strategy with one.
+    /// parameters, no profiling; its executions run on every core like the uniform walk's. What
+    /// a run without a target runs ([`Config::explorer`](super::Config::explorer) names
+    /// another).
     Surw => surw::INFO,
     /// Race reversal: the selectively uniform walk ([`StrategyKind::Surw`]), and in each
     /// execution the newest pair of conflicting accesses (same object, one of them modifying
@@ -183,6 +183,17 @@ pub enum StrategyKind {
     /// thread makes the second. No guarantee, no parameters, no profiling; serial (each
     /// execution depends on the pairs the earlier ones saw), reproduced by its seed.
     Reversal => reversal::INFO,
+    /// Race reversal ([`StrategyKind::Reversal`]) for the first 500 executions, then
+    /// coverage-guided schedule fuzzing ([`StrategyKind::Greybox`]) that extends the newest
+    /// kept schedules, with one execution in 8 left to race reversal. Every execution's
+    /// coverage counts, race reversal's included, so the fuzzing starts from what reversal
+    /// reached. The default's explorer ([`Config::explorer`](super::Config::explorer)): what
+    /// runs beside the guaranteed strategy in a run with a target. For bugs race reversal
+    /// finds in its first hundreds of executions it costs what reversal costs; for deep
+    /// lock-free bugs that need a chain of rare states (SCTBench's `SafeStack`) it is the
+    /// fuzzing that finds them. No guarantee, no parameters, no profiling; serial (each
+    /// execution depends on the earlier ones), reproduced by its seed.
+    Revfuzz => greybox::REVFUZZ_INFO,
 }
 }
 
@@ -373,7 +384,8 @@ mod tests {
         assert_eq!(
             message.as_str(),
             "unknown strategy \"pctt\"; expected one of: random, uniform, pct, pctvb, \
-             threadbound, combined, systematic, pos, portfolio, greybox, surw, reversal"
+             threadbound, combined, systematic, pos, portfolio, greybox, surw, reversal, \
+             revfuzz"
         );
         let long = "x".repeat(1000);
         let message = StrategyKind::__named(&long).unwrap_err();

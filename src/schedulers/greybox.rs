@@ -46,6 +46,23 @@
 //! the measurements): its selective executions hold back a thread at an access to the
 //! selected variable while the others run, which is the kind of stall the chain is made of.
 //!
+//! # revfuzz: race reversal's walks
+//!
+//! `strategy = "revfuzz"` ([`REVFUZZ_INFO`], [`Greybox::over_reversal`]), the default's
+//! explorer beside a target, is the same loop with race reversal ([`Reversal`]) in place of
+//! the fresh walks: its first [`REVERSAL_FIRST`] executions are `strategy = "reversal"`'s
+//! with the same seed (so a bug reversal finds within them costs what it costs reversal),
+//! observed and kept when new; after them one execution in [`REVERSAL_FRESH_ONE_IN`] is a
+//! fresh one of reversal's, which learns its pairs from every execution it runs, and every
+//! other one extends one of the [`REVERSAL_RECENT`] latest kept schedules, past its prefix
+//! with SURW (told the followed choices, as above; it learns its estimates in the first
+//! execution that follows a prefix). Fewer fresh executions and extending only the newest
+//! finds (a depth-first flavour: the chain grows from its latest link) roughly halved the
+//! executions to SafeStack's bug against greybox's mix, and starting after 500 executions
+//! rather than once reversal's targets ran out kept the programs whose bugs reversal finds
+//! in a few hundred executions as cheap as with reversal alone (the guide's strategy section
+//! has the measurements).
+//!
 //! No guarantee. Every execution depends on the run's earlier ones (the corpus), so a run's
 //! executions are serial, and a seed reproduces a run, not an execution by its index alone; a
 //! failing execution is replayed from its recorded choices, as every strategy's is. A
@@ -55,6 +72,7 @@
 use rand::RngExt;
 
 use super::registry::StrategyInfo;
+use super::reversal::Reversal;
 use super::surw::Surw;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{ThreadId, Value};
@@ -73,6 +91,21 @@ pub(crate) const FRESH_ONE_IN: u32 = 4;
 pub(crate) const SURW_FIRST: u64 = 500;
 /// Half of the other executions extend one of this many latest kept schedules.
 pub(crate) const RECENT: usize = 8;
+/// `revfuzz`: its first executions, all fresh (race reversal's alone). Measured on the corpus
+/// (the guide's strategy section): after 250, 500 or 1000 of them the default with a target
+/// finds SafeStack as often (17 of 20 trials) and the other programs cost the same as with
+/// race reversal alone but for two of 100 threads or a recycled slot pool, whose bugs
+/// reversal needs a few hundred executions for: starting after 20 (once reversal's targets
+/// ran out) made them two to six times costlier; 500 is the middle.
+pub(crate) const REVERSAL_FIRST: u64 = 500;
+/// `revfuzz`: one execution in this many is a fresh walk after the first [`REVERSAL_FIRST`].
+/// Measured on SafeStack (the guide): 8 paid less than 4 (fewer executions spent away from
+/// the chain being built); 2 paid half again as much.
+pub(crate) const REVERSAL_FRESH_ONE_IN: u32 = 8;
+/// `revfuzz`: every fuzzed execution extends one of this many latest kept schedules (a chain
+/// of rare states is built from the newest finds; greybox's half of executions that take any
+/// kept schedule paid nearly twice as much on SafeStack). 16 and 64 paid a little more.
+pub(crate) const REVERSAL_RECENT: usize = 32;
 /// Most schedules kept; past it new coverage is still recorded, the schedule is not kept.
 const CORPUS_MAX: usize = 4096;
 /// Most choices kept over the corpus (16 MiB of `u32`s).
@@ -105,6 +138,13 @@ pub(crate) struct Greybox {
     walk: Surw,
     /// Executions begun in this run.
     executions: u64,
+    /// `revfuzz`: race reversal, which runs the fresh executions (from its own execution 0 on,
+    /// so it learns from every fresh execution); `walk` then runs only past a kept prefix.
+    reversal: Option<Box<Reversal>>,
+    /// This execution is race reversal's (a fresh one of `revfuzz`).
+    by_reversal: bool,
+    /// Executions that followed a kept schedule.
+    followed: u64,
 }
 
 impl Default for Greybox {
@@ -120,7 +160,18 @@ impl Default for Greybox {
             global_last: (0, u32::MAX),
             walk: Surw::new(),
             executions: 0,
+            reversal: None,
+            by_reversal: false,
+            followed: 0,
         }
+    }
+}
+
+impl Greybox {
+    /// `revfuzz`: fresh executions are race reversal's, and the fuzzing after them extends the
+    /// newest kept schedules.
+    pub(crate) fn over_reversal() -> Greybox {
+        Greybox { reversal: Some(Box::new(Reversal::new())), ..Greybox::default() }
     }
 }
 
@@ -191,11 +242,19 @@ impl Greybox {
 
 impl Strategy for Greybox {
     fn describe(&self) -> String {
-        "greybox".to_string()
+        match self.reversal {
+            None => INFO.name.to_string(),
+            Some(_) => REVFUZZ_INFO.name.to_string(),
+        }
     }
 
     fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
-        self.walk.begin_execution(start, rng);
+        // greybox: SURW's draws come first in every execution (so its first executions are
+        // `strategy = "surw"`'s); revfuzz: whichever runs it begins it, below.
+        let over_reversal = self.reversal.is_some();
+        if !over_reversal {
+            self.walk.begin_execution(start, rng);
+        }
         self.choices.clear();
         self.last.clear();
         self.global_last = (0, u32::MAX);
@@ -205,14 +264,30 @@ impl Strategy for Greybox {
         self.executions += 1;
         // The first `SURW_FIRST` executions are SURW's alone (observed, and kept when new);
         // then one in `FRESH_ONE_IN` is.
-        if n > 0 && self.executions > SURW_FIRST && rng.random_range(0..FRESH_ONE_IN) != 0 {
-            let entry = if rng.random_range(0..2) == 0 {
+        let (first, fresh_one_in) = match over_reversal {
+            false => (SURW_FIRST, FRESH_ONE_IN),
+            true => (REVERSAL_FIRST, REVERSAL_FRESH_ONE_IN),
+        };
+        if n > 0 && self.executions > first && rng.random_range(0..fresh_one_in) != 0 {
+            let entry = if over_reversal {
+                n - 1 - rng.random_range(0..n.min(REVERSAL_RECENT))
+            } else if rng.random_range(0..2) == 0 {
                 n - 1 - rng.random_range(0..n.min(RECENT))
             } else {
                 rng.random_range(0..n)
             };
             let cut = rng.random_range(0..=self.corpus[entry].len());
             self.prefix = Some((entry, cut));
+            self.followed += 1;
+        }
+        self.by_reversal = false;
+        if let Some(reversal) = &mut self.reversal {
+            if self.prefix.is_none() {
+                reversal.begin_execution(start, rng);
+                self.by_reversal = true;
+            } else {
+                self.walk.begin_execution(start, rng);
+            }
         }
     }
 
@@ -222,6 +297,12 @@ impl Strategy for Greybox {
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
         self.observe(decision);
+        if self.by_reversal {
+            let chosen =
+                self.reversal.as_mut().expect("a fresh revfuzz execution").choose(decision, rng)?;
+            self.choices.push(chosen.0);
+            return Ok(chosen);
+        }
         let enabled = decision.enabled;
         let step = self.choices.len();
         let mut chosen = None;
@@ -239,7 +320,10 @@ impl Strategy for Greybox {
     }
 
     fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
-        self.walk.end_execution(digest, steps)?;
+        match &mut self.reversal {
+            Some(reversal) if self.by_reversal => reversal.end_execution(digest, steps)?,
+            _ => self.walk.end_execution(digest, steps)?,
+        }
         if self.found_new
             && self.corpus.len() < CORPUS_MAX
             && self.kept_choices + self.choices.len() <= CHOICES_MAX
@@ -248,6 +332,15 @@ impl Strategy for Greybox {
             self.corpus.push(self.choices.as_slice().into());
         }
         Ok(())
+    }
+
+    fn summary(&self) -> Option<String> {
+        let reversal = self.reversal.as_ref()?.summary()?;
+        Some(format!(
+            "{reversal}; schedule fuzzing: {} executions followed a kept schedule, {} kept",
+            self.followed,
+            self.corpus.len()
+        ))
     }
 }
 
@@ -262,6 +355,19 @@ pub(crate) const INFO: StrategyInfo = StrategyInfo {
     learns_from_execution_0: false,
     parallel: false,
     build: |_| Box::new(Greybox::default()),
+};
+
+/// `strategy = "revfuzz"`: no parameters, no bound; serial. Its fresh executions are race
+/// reversal's, whose selective walk learns in execution 0.
+pub(crate) const REVFUZZ_INFO: StrategyInfo = StrategyInfo {
+    name: "revfuzz",
+    title: "race reversal with schedule fuzzing",
+    params: &[],
+    bound: None,
+    priority: false,
+    learns_from_execution_0: true,
+    parallel: false,
+    build: |_| Box::new(Greybox::over_reversal()),
 };
 
 #[cfg(test)]
@@ -295,6 +401,48 @@ mod tests {
             pending: Pending::NONE,
         };
         g.choose(&decision, rng).unwrap()
+    }
+
+    #[test]
+    fn revfuzz_runs_reversal_fresh_then_extends_only_the_newest_schedules() {
+        let mut g = Greybox::over_reversal();
+        let mut r = rng();
+        let both = [ThreadId(0), ThreadId(1)];
+        for i in 0..40u32 {
+            g.corpus.push(vec![i % 2; 3].into());
+        }
+        for _ in 0..REVERSAL_FIRST {
+            g.begin_execution(&start(), &mut r);
+            assert!(g.by_reversal && g.prefix.is_none());
+            pick(&mut g, &both, &mut r);
+            g.end_execution(0, 1).unwrap();
+        }
+        let (mut fresh, mut followed) = (0, 0);
+        for _ in 0..800 {
+            g.begin_execution(&start(), &mut r);
+            match g.prefix {
+                None => {
+                    assert!(g.by_reversal);
+                    fresh += 1;
+                }
+                Some((entry, _)) => {
+                    assert!(!g.by_reversal);
+                    assert!(entry >= 40 - REVERSAL_RECENT, "{entry}");
+                    followed += 1;
+                }
+            }
+            g.end_execution(0, 0).unwrap();
+        }
+        // One in REVERSAL_FRESH_ONE_IN is fresh: 100 expected of 800 (the seed is fixed).
+        assert!((60..=140).contains(&fresh), "{fresh}");
+        assert_eq!(g.followed, followed);
+        let summary = g.summary().unwrap();
+        assert!(summary.starts_with("race reversal: "), "{summary}");
+        assert!(
+            summary.ends_with(&format!("{followed} executions followed a kept schedule, 40 kept"))
+        );
+        assert_eq!(g.describe(), "revfuzz");
+        assert_eq!(Greybox::default().summary(), None);
     }
 
     #[test]

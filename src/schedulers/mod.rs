@@ -16,7 +16,9 @@
 //! events in naive random order, the walk itself in half the executions; no guarantee),
 //! [`Reversal`](reversal::Reversal) (race reversal: SURW, with each execution steering a pair
 //! of conflicting accesses the earlier ones saw in one order only into the other; no
-//! guarantee, serial),
+//! guarantee, serial), `revfuzz` (race reversal's first 500 executions, then
+//! [`Greybox`](greybox::Greybox)'s fuzzing from the newest kept schedules; the default's
+//! explorer with a target; no guarantee, serial),
 //! [`Pct`] (Burckhardt et al. 2010),
 //! [`Pctvb`] (PCT with variable bounding, Bindal et al. section 3), [`ThreadBound`] (thread
 //! bounding, section 4), [`Combined`] (variable bounding with thread-bounding priorities,
