@@ -110,7 +110,9 @@ fn loop_then_flag() {
 fn runs_write_loops_whole_in_most_executions() {
     // Measured on these seeds (fixed: the result is deterministic): race reversal took 57
     // executions in all to the bug (about 3 per seed), 147 before it ran write loops whole
-    // (its reversals alone), the selective walk 446.
+    // (its reversals alone); the selective walk, which runs them whole too, 135 (446 before);
+    // the uniform walk, which may split a loop anywhere, 219. Both bounds fail on the code
+    // before the rule.
     let seeds = 0..20;
     let budget = 500;
     let total = |kind: StrategyKind| -> u64 {
@@ -118,7 +120,7 @@ fn runs_write_loops_whole_in_most_executions() {
         seeds.clone().map(|seed| to_bug(seed).unwrap_or(budget)).sum()
     };
     let (reversal, surw) = (total(StrategyKind::Reversal), total(StrategyKind::Surw));
-    assert!(reversal <= 100 && surw > 300, "reversal {reversal}, surw {surw}");
+    assert!(reversal <= 100 && surw <= 200, "reversal {reversal}, surw {surw}");
 }
 
 /// A thread that retries a compare-exchange without yielding until another thread raises a

@@ -130,7 +130,7 @@ fn finds_safestack_within_ten_thousand_executions_on_fixed_seeds() {
             executions_to_bug(StrategyKind::Greybox, safestack, seed, 10_000).map(|n| (seed, n))
         })
         .collect();
-    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
+    assert!(found.len() >= 6, "(seed, executions) of the seeds that found it: {found:?}");
 }
 
 #[test]
@@ -226,10 +226,11 @@ fn revfuzz(seed: u64) -> Config {
 
 /// The default with a target (here a depth bound and a budget: the combined strategy, with its
 /// explorer in profiling and in every second search execution) on seeds 0-9, 10^4 executions
-/// each (10 of them profiling). With revfuzz as the explorer all 10 find it (after 3,042 to
-/// 9,790 executions), and the test asserts 8; with race reversal, the explorer before
+/// each (10 of them profiling). With revfuzz as the explorer 7 of the 10 find it (after 2,522
+/// to 9,702 executions; all 10 did before SURW ran write loops whole, which changed the
+/// schedules), and the test asserts 6; with race reversal, the explorer before
 /// (`explorer(StrategyKind::Reversal)`), none of the 10 does, so the test fails on it. The
-/// corpus's measure: `default` finds it in 18 of 20 trials, `default-rev` in none (`cargo run
+/// corpus's measure: `default` finds it in 17 of 20 trials, `default-rev` in none (`cargo run
 /// --release -p pctvb-corpus -- --only safestack --tools default,default-rev --trials 20
 /// --budget 10000 --out target/x.md`). Fixed seeds.
 #[test]
@@ -256,9 +257,9 @@ fn the_default_with_a_target_finds_safestack_within_ten_thousand_executions() {
 }
 
 /// revfuzz alone on seeds 0-9 with 5,000 executions each (the explorer's share of the
-/// default's 10^4): 7 of 10 find it (after 2,779 to 4,938 executions); greybox, whose fuzzing
-/// takes any kept schedule half the time and leaves one execution in 4 to SURW, finds it
-/// within 5,000 on 4 of them. Fixed seeds.
+/// default's 10^4): 8 of 10 find it (after 1,913 to 4,480 executions; 7 before SURW ran write
+/// loops whole); greybox, whose fuzzing takes any kept schedule half the time and leaves one
+/// execution in 4 to SURW, finds it within 5,000 on 2 of them. Fixed seeds.
 #[test]
 fn revfuzz_finds_safestack_within_five_thousand_executions_on_fixed_seeds() {
     let within = |kind: StrategyKind| -> Vec<(u64, u64)> {

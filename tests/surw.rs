@@ -202,3 +202,31 @@ fn a_spin_loop_does_not_livelock_the_selective_walk() {
         assert_eq!(report.executions, 300);
     }
 }
+
+/// A thread that retries a compare-exchange without yielding until another thread raises a
+/// flag: each failed retry is a write loop's next iteration, which SURW runs whole in most
+/// executions, for a bounded run.
+fn spin_until_raised() {
+    let flag = Arc::new(AtomicUsize::new(0));
+    let f2 = flag.clone();
+    let spinner =
+        thread::spawn(move || while f2.compare_exchange(1, 2, SeqCst, SeqCst).is_err() {});
+    let raiser = thread::spawn(move || flag.store(1, SeqCst));
+    spinner.join().unwrap();
+    raiser.join().unwrap();
+}
+
+#[test]
+fn a_write_loop_waiting_for_another_thread_gives_way() {
+    // Run whole without bound, the spinner's loop would keep the raiser out until the
+    // execution's step limit, and fail it as a runaway. Fixed seed, one worker.
+    let report = Config::new()
+        .ignore_env()
+        .seed(0)
+        .strategy(StrategyKind::Surw)
+        .workers(1)
+        .iterations(300)
+        .run(spin_until_raised);
+    assert!(report.is_ok(), "{:?}", report.failure());
+    assert_eq!(report.executions, 300);
+}

@@ -105,6 +105,7 @@ pub(crate) mod surw;
 pub(crate) mod systematic;
 pub(crate) mod thread_bound;
 pub(crate) mod uniform_walk;
+pub(crate) mod write_loops;
 
 pub(crate) use guided::{Blocks, Guided};
 pub use random::Random;

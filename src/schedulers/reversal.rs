@@ -39,21 +39,11 @@
 //!   so are the choices of every execution outside a hold: the selective walk's half
 //!   selective, half uniform executions, its estimates from execution 0.
 //!
-//! - Write loops run whole: in three executions in four (drawn per execution,
-//!   [`LOOPS_WHOLE_OF`]), a thread about to repeat the write to memory it just made (the same
-//!   atomic store, read-modify-write or cell write, at the same call site, on the same object:
-//!   a loop's next iteration) keeps running, for at most [`MAX_LOOP_RUN`] writes in a row. A
-//!   bug at a loop's end (a reader that must see the whole loop's work but not what follows
-//!   it, the thread-scaling family) needs another thread to run between the last iteration
-//!   and the next operation; a walk that may stop the thread after any iteration puts it
-//!   there about once in as many executions as the loop has iterations, and with the loop
-//!   whole whenever it comes after the loop at all. The fourth execution, and every write
-//!   that is not a repetition (`a = 1; a = 0` is two call sites, so a reader may still see
-//!   the `1`), keep the walk's choice, so every interleaving stays possible. The walk is
-//!   told of each such choice as its own ([`Surw::choose_given`]), and a write a hold keeps
-//!   back stays held (the reversal comes first). The bound stops a loop that writes until
-//!   another thread changes what it reads (a compare-exchange retried without a yield) from
-//!   keeping that thread out until the execution's step limit. Measured on the corpus (the
+//! - Write loops run whole in most executions ([`WriteLoops`]: a thread about to repeat the
+//!   write to memory it just made keeps running, for a bounded run), as in SURW; here the rule
+//!   comes before the walk's choice but after a hold (a write a hold keeps back stays held:
+//!   the reversal comes first), and the walk beneath, which does not apply it again, is told
+//!   of each such choice as its own ([`Surw::choose_given`]). Measured on the corpus (the
 //!   guide's strategy section): the thread-scaling family's cost fell from 8-16 executions
 //!   to about 3, and the corpus geomean from 5.2 to 4.6.
 //!
@@ -77,11 +67,10 @@
 
 use std::panic::Location;
 
-use rand::RngExt;
-
 use super::registry::StrategyInfo;
 use super::surw::Surw;
 use super::uniform_walk::mix;
+use super::write_loops::WriteLoops;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{EventKind, ThreadId};
 
@@ -117,17 +106,6 @@ const SEEN_SLOTS: usize = 1 << 13;
 /// Most targets kept; a new pair finds no room while the list is full.
 const MAX_TARGETS: usize = 256;
 
-/// Executions run write loops whole ([`Reversal::repeats_write`]) with probability
-/// `LOOPS_WHOLE_OF / 4`; the others may split them anywhere. Measured on the corpus (the
-/// guide's strategy section): 3 in 4 paid less than 1 in 2 and about what every execution
-/// did, and keeps every interleaving possible.
-const LOOPS_WHOLE_OF: u32 = 3;
-
-/// Most repeated writes one thread runs in a row as a loop: a loop that writes until another
-/// thread changes what it reads (a compare-exchange retry without a yield) gives way after
-/// this many, rather than spin until the execution's step limit.
-const MAX_LOOP_RUN: u32 = 16;
-
 /// No thread, no object, no access.
 const NONE: u32 = u32::MAX;
 
@@ -148,13 +126,10 @@ struct Announced {
     object: u32,
     key: u64,
     reads: bool,
-    /// An atomic store or read-modify-write, or a cell write: a write to memory, which a
-    /// write loop repeats (a lock, a send or a spawn is not one).
-    writes_memory: bool,
 }
 
 impl Announced {
-    const NONE: Announced = Announced { object: NONE, key: 0, reads: false, writes_memory: false };
+    const NONE: Announced = Announced { object: NONE, key: 0, reads: false };
 }
 
 /// An access of this execution: its thread and key.
@@ -220,13 +195,8 @@ pub struct Reversal {
     /// Executions that tried a target, and those whose target's reverse was then seen.
     tried: u64,
     reversed: u64,
-    /// Whether this execution runs write loops whole, and how many repeated writes in a row
-    /// it has let the current thread make.
-    loops_whole: bool,
-    loop_run: u32,
-    /// Each thread's latest operation when it was a write to memory (object and access key;
-    /// [`Announced::NONE`] otherwise), by thread id.
-    wrote: Vec<(u32, u64)>,
+    /// Write loops run whole, in most executions.
+    loops: WriteLoops,
 }
 
 impl Default for Reversal {
@@ -246,7 +216,7 @@ fn pair_key(first: u64, then: u64) -> u64 {
 impl Reversal {
     pub fn new() -> Reversal {
         Reversal {
-            base: Surw::new(),
+            base: Surw::without_loops(),
             seen: vec![0; SEEN_SLOTS].into_boxed_slice(),
             seen_count: 0,
             targets: Vec::new(),
@@ -258,9 +228,7 @@ impl Reversal {
             filtered: Vec::new(),
             tried: 0,
             reversed: 0,
-            loops_whole: false,
-            loop_run: 0,
-            wrote: Vec::new(),
+            loops: WriteLoops::default(),
         }
     }
 
@@ -316,10 +284,6 @@ impl Reversal {
                 object: object.0,
                 key: access_key(event.location, event.kind),
                 reads: only_reads(event.kind),
-                writes_memory: matches!(
-                    event.kind,
-                    EventKind::AtomicStore | EventKind::AtomicRmw | EventKind::CellWrite
-                ),
             },
             None => Announced::NONE,
         };
@@ -333,33 +297,12 @@ impl Reversal {
         })
     }
 
-    /// Whether `thread` (the current one) is about to repeat the write to memory it made
-    /// last: the same access (call site and kind) to the same object, as a loop's next
-    /// iteration does.
+    /// Whether `thread` is at the access a hold keeps back: the reversal comes before a write
+    /// loop runs whole.
     #[inline]
-    fn repeats_write(&self, thread: ThreadId) -> bool {
-        let i = thread.index();
-        match (self.announced.get(i), self.wrote.get(i)) {
-            (Some(a), Some(&(object, key))) => {
-                a.writes_memory && a.object != NONE && (a.object, a.key) == (object, key)
-            }
-            _ => false,
-        }
-    }
-
-    /// Whether this execution keeps the current thread running through a write loop: it
-    /// runs loops whole, the thread repeats its write, it has not run [`MAX_LOOP_RUN`] of them
-    /// in a row, and the write is not the access a hold keeps back (the hold's reversal
-    /// comes first).
-    #[inline]
-    fn continues_loop(&self, decision: &Decision<'_>) -> bool {
-        let current = decision.current;
-        self.loops_whole
-            && decision.current_enabled
-            && self.loop_run < MAX_LOOP_RUN
-            && self.repeats_write(current)
-            && !matches!((self.phase, self.target),
-                (Phase::Holding { .. }, Some((first, _))) if self.at(current, first, None))
+    fn held(&self, thread: ThreadId) -> bool {
+        matches!((self.phase, self.target),
+            (Phase::Holding { .. }, Some((first, _))) if self.at(thread, first, None))
     }
 
     /// The enabled threads this execution's phase leaves to the walk into `filtered`, or
@@ -405,16 +348,9 @@ impl Reversal {
     /// previous accesses, and this execution's phase.
     #[inline]
     fn observe(&mut self, chosen: ThreadId) {
-        let Some(&Announced { object, key, reads, writes_memory }) =
-            self.announced.get(chosen.index())
-        else {
+        let Some(&Announced { object, key, reads }) = self.announced.get(chosen.index()) else {
             return;
         };
-        let c = chosen.index();
-        if self.wrote.len() <= c {
-            self.wrote.resize(c + 1, (NONE, 0));
-        }
-        self.wrote[c] = if writes_memory { (object, key) } else { (NONE, 0) };
         if object == NONE {
             return;
         }
@@ -453,9 +389,7 @@ impl Strategy for Reversal {
         self.announced.clear();
         self.last.clear();
         self.fresh.clear();
-        self.wrote.clear();
-        self.loop_run = 0;
-        self.loops_whole = rng.random_range(0..4) < LOOPS_WHOLE_OF;
+        self.loops.begin(rng);
         self.target = None;
         self.phase = Phase::Off;
         // The newest target: the pair met last, the reversal a depth-first search would try
@@ -475,10 +409,9 @@ impl Strategy for Reversal {
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
         self.announce(decision);
-        let continues = self.continues_loop(decision);
+        let continues = self.loops.continues(decision) && !self.held(decision.current);
         let chosen = if continues {
             // The walk accounts for the choice as its own (its intention, its counts).
-            self.loop_run += 1;
             self.base.choose_given(decision, rng, Some(decision.current))?
         } else if self.phase != Phase::Off && self.filter(decision.enabled) {
             // The filter keeps `enabled`'s increasing order.
@@ -488,9 +421,7 @@ impl Strategy for Reversal {
         } else {
             self.base.choose(decision, rng)?
         };
-        if !continues {
-            self.loop_run = 0;
-        }
+        self.loops.chose(continues);
         self.observe(chosen);
         Ok(chosen)
     }

@@ -85,6 +85,7 @@ use rand::RngExt;
 
 use super::registry::StrategyInfo;
 use super::uniform_walk::{mix, KeyHasher, SpawnKeys, ThreadState, UniformWalk, MAIN_KEY};
+use super::write_loops::WriteLoops;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{EventKind, ThreadId};
 
@@ -195,6 +196,9 @@ pub struct Surw {
     /// Scratch for `choose`: a bit per enabled thread, set if it waits for the intention, 64
     /// to a word (kept between decisions so that a decision does not allocate).
     waiting: Vec<u64>,
+    /// Write loops run whole in most executions (`None`: never, for a strategy that runs
+    /// this one beneath it and applies the rule itself or not at all).
+    loops: Option<WriteLoops>,
 }
 
 impl Default for Surw {
@@ -262,7 +266,14 @@ impl Surw {
             sharing: Vec::new(),
             spawn_keys: SpawnKeys::default(),
             waiting: Vec::new(),
+            loops: Some(WriteLoops::default()),
         }
+    }
+
+    /// SURW without the write-loop rule: the walk beneath race reversal, which applies the
+    /// rule itself (after its holds).
+    pub(crate) fn without_loops() -> Surw {
+        Surw { loops: None, ..Surw::new() }
     }
 
     fn add_thread(&mut self, key: u64, parent: Option<u32>) -> u64 {
@@ -417,7 +428,31 @@ impl Surw {
     /// it (greybox following a kept schedule), and this one only accounts for it: its counts
     /// of each thread's selected accesses and its intention stay those of the schedule that
     /// runs. It draws from `rng` as without `given`, but for the pick among candidates.
+    ///
+    /// Without `given`, a write loop's next iteration runs in the executions that run loops
+    /// whole ([`WriteLoops`]), as if the walk had drawn its thread, which keeps the walk's
+    /// counts and intention those of the schedule that runs; with it, the rule only notes the
+    /// operation.
     pub(crate) fn choose_given(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+        given: Option<ThreadId>,
+    ) -> Result<ThreadId, StrategyError> {
+        let Some(loops) = &mut self.loops else {
+            return self.choose_drawn(decision, rng, given);
+        };
+        let whole = loops.continues(decision) && given.is_none();
+        let chosen =
+            self.choose_drawn(decision, rng, given.or(whole.then_some(decision.current)))?;
+        if let Some(loops) = &mut self.loops {
+            loops.chose(whole);
+        }
+        Ok(chosen)
+    }
+
+    /// [`Surw::choose_given`] without the write-loop rule.
+    fn choose_drawn(
         &mut self,
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
@@ -577,6 +612,9 @@ impl Strategy for Surw {
             Mode::Selective => self.select(rng),
         }
         self.add_thread(MAIN_KEY, None);
+        if let Some(loops) = &mut self.loops {
+            loops.begin(rng);
+        }
     }
 
     fn choose(
