@@ -65,6 +65,13 @@
 //!   it is the order of two variables' accesses, which one selected variable leaves to the
 //!   naive order (the thread-scaling family); the guide's strategy section has the
 //!   measurements.
+//! - Our addition, not the paper's: in three executions in four a thread about to repeat the
+//!   write to memory it just made (a loop's next iteration) keeps running, for a bounded run
+//!   ([`WriteLoops`]), as if the walk had drawn it. A bug at a loop's end (the thread-scaling
+//!   family's) then needs the other thread after the loop rather than after its last
+//!   iteration: the family's cost fell from 16-26 executions to 6-8 (the guide's strategy
+//!   section). The fourth execution may split any loop, so every interleaving keeps its
+//!   chance.
 //!
 //! The selection is per execution, drawn from the execution's rng, and the estimates come
 //! from execution 0 only: executions after the first depend only on the first and on their
