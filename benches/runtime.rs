@@ -19,10 +19,12 @@
 //!   (`corpus/src/programs/correct.rs`: `counter`, `atomic_counter`, `prodcons_fixed`,
 //!   `ws_deque_fixed`), the same source compiled against each tool, under pctvb's default as
 //!   docs/RESULTS.md runs it (`pctvb_corpus::run`: the default priority strategy with its
-//!   profiling and every second execution SURW's, one worker, no minimization) and
-//!   under shuttle 0.9's random and URW schedulers, side by side on one OS thread; each
-//!   program's three benchmarks run back to back, so a load that changes over the whole run
-//!   weighs on the three alike.
+//!   profiling and every second execution race reversal's, one worker, no minimization) and
+//!   under shuttle 0.9's random, URW and PCT (depth 3, as shuttle's `check_pct` examples)
+//!   schedulers, side by side on one OS thread; each program's four benchmarks run back to
+//!   back, so a load that changes over the whole run weighs on them alike. PCT is shuttle's
+//!   fastest on some of these programs (a priority schedule switches threads less than a
+//!   random walk), so the comparison takes the fastest of the three.
 //!
 //! - `cell_access/*`: a checked `pctvb::cell::UnsafeCell` access (a write, then a read: each a
 //!   scheduling point that keeps the thread) with the data-race detector on and off.
@@ -243,7 +245,7 @@ const CORRECT: [CorrectProgram; 4] = {
 
 fn correct_programs(c: &mut Criterion) {
     use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
-    use shuttle::scheduler::{RandomScheduler, UrwRandomScheduler};
+    use shuttle::scheduler::{PctScheduler, RandomScheduler, UrwRandomScheduler};
     let mut group = c.benchmark_group("executions/correct");
     group.throughput(Throughput::Elements(CORRECT_EXECUTIONS));
     for (name, pctvb_body, shuttle_body) in CORRECT {
@@ -271,6 +273,12 @@ fn correct_programs(c: &mut Criterion) {
         group.bench_function(format!("{name}/shuttle_urw"), |b| {
             b.iter(|| {
                 let scheduler = UrwRandomScheduler::new_from_seed(1, n);
+                shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
+            })
+        });
+        group.bench_function(format!("{name}/shuttle_pct"), |b| {
+            b.iter(|| {
+                let scheduler = PctScheduler::new_from_seed(1, 3, n);
                 shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
             })
         });
