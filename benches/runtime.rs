@@ -19,9 +19,11 @@
 //!   (`corpus/src/programs/correct.rs`: `counter`, `atomic_counter`, `prodcons_fixed`,
 //!   `ws_deque_fixed`), the same source compiled against each tool, under pctvb's default as
 //!   docs/RESULTS.md runs it (`pctvb_corpus::run`: the default priority strategy with its
-//!   profiling and every second execution race reversal's, one worker, no minimization) and
+//!   profiling and every second execution race reversal's, one worker, no minimization), its
+//!   two halves alone (`pctvb_combined`: the priority strategy and its profiling without the
+//!   explorer; `pctvb_reversal`: race reversal, the explorer, for all the executions), and
 //!   under shuttle 0.9's random, URW and PCT (depth 3, as shuttle's `check_pct` examples)
-//!   schedulers, side by side on one OS thread; each program's four benchmarks run back to
+//!   schedulers, side by side on one OS thread; each program's benchmarks run back to
 //!   back, so a load that changes over the whole run weighs on them alike. PCT is shuttle's
 //!   fastest on some of these programs (a priority schedule switches threads less than a
 //!   random walk), so the comparison takes the fastest of the three.
@@ -262,6 +264,23 @@ fn correct_programs(c: &mut Criterion) {
             .workers(1);
         group.bench_function(format!("{name}/pctvb_default"), |b| {
             b.iter(|| assert!(config.run(move || pctvb_body(0)).is_ok()))
+        });
+        // The default's two halves alone, to show where its time goes: the priority strategy
+        // with its profiling (no explorer), and the explorer, race reversal, for as many
+        // executions.
+        let combined = config.clone().explore_every(0);
+        group.bench_function(format!("{name}/pctvb_combined"), |b| {
+            b.iter(|| assert!(combined.run(move || pctvb_body(0)).is_ok()))
+        });
+        let reversal = pctvb::Config::new()
+            .ignore_env()
+            .seed(1)
+            .strategy(pctvb::StrategyKind::from_name("reversal").expect("a registered strategy"))
+            .iterations(CORRECT_EXECUTIONS)
+            .minimize_runs(0)
+            .workers(1);
+        group.bench_function(format!("{name}/pctvb_reversal"), |b| {
+            b.iter(|| assert!(reversal.run(move || pctvb_body(0)).is_ok()))
         });
         let n = CORRECT_EXECUTIONS as usize;
         group.bench_function(format!("{name}/shuttle_random"), |b| {

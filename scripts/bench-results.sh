@@ -2,7 +2,7 @@
 # Regenerates docs/RESULTS-runtime.md from the criterion benchmark `benches/runtime.rs` (the
 # workspace package pctvb-benches; criterion writes to $CARGO_TARGET_DIR/criterion, by default
 # the workspace's target/criterion, and this script reads it from there).
-# Usage: scripts/bench-results.sh   (takes about four minutes on a 2-core machine)
+# Usage: scripts/bench-results.sh   (takes about six minutes on a 2-core machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo bench -p pctvb-benches --bench runtime -- --warm-up-time 2 --measurement-time 5 >/dev/null
@@ -51,14 +51,16 @@ ts_shuttle = twostage / (mean_ns("executions_twostage_100/shuttle_urw") / 1e9)
 # program per iteration, pctvb's default as docs/RESULTS.md runs it against shuttle's fastest
 # scheduler on the same program: random, URW or PCT (depth 3). PCT is in since 2026-11-24: it
 # switches threads less than the walks and is shuttle's fastest on prodcons_fixed and
-# ws_deque_fixed, so leaving it out overstated pctvb's ratio there. The four run back to back.
+# ws_deque_fixed, so leaving it out overstated pctvb's ratio there. All run back to back. The
+# default's halves alone (pctvb_combined, pctvb_reversal) show where its time goes.
 correct_executions = 1000
 correct = []
 for name in ["counter", "atomic_counter", "prodcons_fixed", "ws_deque_fixed"]:
     rate = lambda tool: correct_executions / (mean_ns(f"executions_correct/{name}_{tool}") / 1e9)
     ours = rate("pctvb_default")
+    halves = (rate("pctvb_combined"), rate("pctvb_reversal"))
     theirs = max((rate(t), t.split("_")[1]) for t in ["shuttle_random", "shuttle_urw", "shuttle_pct"])
-    correct.append((name, ours, theirs))
+    correct.append((name, ours, halves, theirs))
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "unknown"
 cpu = "unknown"
@@ -97,9 +99,10 @@ lines = [
     f"| ratio pctvb uniform walk / shuttle on 100 threads | >= 2 | {ts_pctvb / ts_shuttle:.2f}x |",
     f"| ratio pctvb SURW / shuttle on 100 threads | >= 2 | {ts_surw / ts_shuttle:.2f}x |",
 ]
-for name, ours, (theirs, which) in correct:
+for name, ours, (combined, reversal), (theirs, which) in correct:
     lines += [
         f"| executions/s, {name} (bug-free corpus program), pctvb default with a target (combined + race reversal 1 in 2), one OS thread | - | {ours:,.0f}/s |",
+        f"| its halves alone: the combined strategy (with its profiling) / race reversal | - | {combined:,.0f}/s / {reversal:,.0f}/s |",
         f"| the same, shuttle 0.9 {which.upper() if which != 'random' else which} (the fastest of random, URW and PCT with depth 3) | - | {theirs:,.0f}/s |",
         f"| ratio pctvb / shuttle on {name} | >= 3 | {ours / theirs:.2f}x |",
     ]
