@@ -25,8 +25,7 @@
 //!   under shuttle 0.9's random, URW and PCT (depth 3, as shuttle's `check_pct` examples)
 //!   schedulers, side by side on one OS thread; each program's benchmarks run back to
 //!   back, so a load that changes over the whole run weighs on them alike. PCT is shuttle's
-//!   fastest on some of these programs (a priority schedule switches threads less than a
-//!   random walk), so the comparison takes the fastest of the three.
+//!   fastest in some runs of these programs, so the comparison takes the fastest of the three.
 //!
 //! - `cell_access/*`: a checked `pctvb::cell::UnsafeCell` access (a write, then a read: each a
 //!   scheduling point that keeps the thread) with the data-race detector on and off.

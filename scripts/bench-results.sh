@@ -49,10 +49,11 @@ ts_surw = twostage / (mean_ns("executions_twostage_100/pctvb_surw") / 1e9)
 ts_shuttle = twostage / (mean_ns("executions_twostage_100/shuttle_urw") / 1e9)
 # executions/correct/*: CORRECT_EXECUTIONS (benches/runtime.rs) executions of a bug-free corpus
 # program per iteration, pctvb's default as docs/RESULTS.md runs it against shuttle's fastest
-# scheduler on the same program: random, URW or PCT (depth 3). PCT is in since 2026-11-24: it
-# switches threads less than the walks and is shuttle's fastest on prodcons_fixed and
-# ws_deque_fixed, so leaving it out overstated pctvb's ratio there. All run back to back. The
-# default's halves alone (pctvb_combined, pctvb_reversal) show where its time goes.
+# scheduler on the same program: random, URW or PCT (depth 3). PCT is in since 2026-11-24: on
+# these programs it is within a few percent of random, the fastest in some runs (prodcons_fixed
+# and ws_deque_fixed in one of three), so a bar without it could be below shuttle's best. All
+# run back to back. The default's halves alone (pctvb_combined, pctvb_reversal) show where its
+# time goes.
 correct_executions = 1000
 correct = []
 for name in ["counter", "atomic_counter", "prodcons_fixed", "ws_deque_fixed"]:
