@@ -661,6 +661,8 @@ impl State {
             return false;
         }
         obj.open = OPEN_EXCLUSIVE;
+        // The running thread is enabled (the eager wait would have put it back).
+        debug_assert!(self.enabled.binary_search(&self.current).is_ok());
         let thread = &mut self.threads[self.current.index()];
         thread.timed_out = false;
         thread.timeout_able = false;
