@@ -19,10 +19,15 @@
 //!   (`corpus/src/programs/correct.rs`: `counter`, `atomic_counter`, `prodcons_fixed`,
 //!   `ws_deque_fixed`), the same source compiled against each tool, under pctvb's default as
 //!   docs/RESULTS.md runs it (`pctvb_corpus::run`: the default priority strategy with its
-//!   profiling and every second execution SURW's, one worker, no minimization) and
-//!   under shuttle 0.9's random and URW schedulers, side by side on one OS thread; each
-//!   program's three benchmarks run back to back, so a load that changes over the whole run
-//!   weighs on the three alike.
+//!   profiling and every second search execution its explorer's, revfuzz, one worker, no
+//!   minimization), its two halves alone (`pctvb_combined`: the priority strategy and its
+//!   profiling without the explorer; `pctvb_explorer`: revfuzz alone for the executions the
+//!   default gives it, [`EXPLORER_EXECUTIONS`], so it stays in its race reversal phase as in
+//!   the default), and
+//!   under shuttle 0.9's random, URW and PCT (depth 3, as shuttle's `check_pct` examples)
+//!   schedulers, side by side on one OS thread; each program's benchmarks run back to
+//!   back, so a load that changes over the whole run weighs on them alike. PCT is shuttle's
+//!   fastest in some runs of these programs, so the comparison takes the fastest of the three.
 //!
 //! - `cell_access/*`: a checked `pctvb::cell::UnsafeCell` access (a write, then a read: each a
 //!   scheduling point that keeps the thread) with the data-race detector on and off.
@@ -228,6 +233,10 @@ fn contention(c: &mut Criterion) {
 /// Executions per measured iteration of `executions/correct/*`.
 const CORRECT_EXECUTIONS: u64 = 1000;
 
+/// Executions of the default's explorer in a run of `CORRECT_EXECUTIONS` (every second one
+/// after the profiling): what `executions/correct/*/pctvb_explorer` runs.
+const EXPLORER_EXECUTIONS: u64 = (CORRECT_EXECUTIONS - pctvb_corpus::run::PROFILE_RUNS) / 2;
+
 /// The correct programs of `executions/correct/*`: name, pctvb body, shuttle body.
 type CorrectProgram = (&'static str, fn(usize), fn(usize));
 
@@ -243,7 +252,7 @@ const CORRECT: [CorrectProgram; 4] = {
 
 fn correct_programs(c: &mut Criterion) {
     use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
-    use shuttle::scheduler::{RandomScheduler, UrwRandomScheduler};
+    use shuttle::scheduler::{PctScheduler, RandomScheduler, UrwRandomScheduler};
     let mut group = c.benchmark_group("executions/correct");
     group.throughput(Throughput::Elements(CORRECT_EXECUTIONS));
     for (name, pctvb_body, shuttle_body) in CORRECT {
@@ -261,6 +270,25 @@ fn correct_programs(c: &mut Criterion) {
         group.bench_function(format!("{name}/pctvb_default"), |b| {
             b.iter(|| assert!(config.run(move || pctvb_body(0)).is_ok()))
         });
+        // The default's two halves alone, to show where its time goes: the priority strategy
+        // with its profiling (no explorer), and the explorer for the executions the default
+        // gives it.
+        let combined = config.clone().explore_every(0);
+        group.bench_function(format!("{name}/pctvb_combined"), |b| {
+            b.iter(|| assert!(combined.run(move || pctvb_body(0)).is_ok()))
+        });
+        let explorer = pctvb::Config::new()
+            .ignore_env()
+            .seed(1)
+            .strategy(pctvb::StrategyKind::Revfuzz)
+            .iterations(EXPLORER_EXECUTIONS)
+            .minimize_runs(0)
+            .workers(1);
+        group.throughput(Throughput::Elements(EXPLORER_EXECUTIONS));
+        group.bench_function(format!("{name}/pctvb_explorer"), |b| {
+            b.iter(|| assert!(explorer.run(move || pctvb_body(0)).is_ok()))
+        });
+        group.throughput(Throughput::Elements(CORRECT_EXECUTIONS));
         let n = CORRECT_EXECUTIONS as usize;
         group.bench_function(format!("{name}/shuttle_random"), |b| {
             b.iter(|| {
@@ -271,6 +299,12 @@ fn correct_programs(c: &mut Criterion) {
         group.bench_function(format!("{name}/shuttle_urw"), |b| {
             b.iter(|| {
                 let scheduler = UrwRandomScheduler::new_from_seed(1, n);
+                shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
+            })
+        });
+        group.bench_function(format!("{name}/shuttle_pct"), |b| {
+            b.iter(|| {
+                let scheduler = PctScheduler::new_from_seed(1, 3, n);
                 shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
             })
         });

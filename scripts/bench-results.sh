@@ -2,7 +2,7 @@
 # Regenerates docs/RESULTS-runtime.md from the criterion benchmark `benches/runtime.rs` (the
 # workspace package pctvb-benches; criterion writes to $CARGO_TARGET_DIR/criterion, by default
 # the workspace's target/criterion, and this script reads it from there).
-# Usage: scripts/bench-results.sh   (takes about four minutes on a 2-core machine)
+# Usage: scripts/bench-results.sh   (takes about six minutes on a 2-core machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo bench -p pctvb-benches --bench runtime -- --warm-up-time 2 --measurement-time 5 >/dev/null
@@ -48,15 +48,21 @@ ts_pctvb = twostage / (mean_ns("executions_twostage_100/pctvb_uniform") / 1e9)
 ts_surw = twostage / (mean_ns("executions_twostage_100/pctvb_surw") / 1e9)
 ts_shuttle = twostage / (mean_ns("executions_twostage_100/shuttle_urw") / 1e9)
 # executions/correct/*: CORRECT_EXECUTIONS (benches/runtime.rs) executions of a bug-free corpus
-# program per iteration, pctvb's default as docs/RESULTS.md runs it against shuttle's faster
-# scheduler (random or URW) on the same program; the three run back to back.
+# program per iteration, pctvb's default as docs/RESULTS.md runs it against shuttle's fastest
+# scheduler on the same program: random, URW or PCT (depth 3). PCT is in since 2026-11-24: on
+# these programs it is within a few percent of random, the fastest in some runs (prodcons_fixed
+# and ws_deque_fixed in one of three), so a bar without it could be below shuttle's best. All
+# run back to back. The default's halves alone show where its time goes: pctvb_combined (the
+# priority strategy with its profiling, 1000 executions) and pctvb_explorer (revfuzz for the
+# 495 executions the default gives its explorer, benches/runtime.rs EXPLORER_EXECUTIONS).
 correct_executions = 1000
 correct = []
 for name in ["counter", "atomic_counter", "prodcons_fixed", "ws_deque_fixed"]:
-    rate = lambda tool: correct_executions / (mean_ns(f"executions_correct/{name}_{tool}") / 1e9)
+    rate = lambda tool, n=correct_executions: n / (mean_ns(f"executions_correct/{name}_{tool}") / 1e9)
     ours = rate("pctvb_default")
-    theirs = max((rate(t), t.split("_")[1]) for t in ["shuttle_random", "shuttle_urw"])
-    correct.append((name, ours, theirs))
+    halves = (rate("pctvb_combined"), rate("pctvb_explorer", 495))
+    theirs = max((rate(t), t.split("_")[1]) for t in ["shuttle_random", "shuttle_urw", "shuttle_pct"])
+    correct.append((name, ours, halves, theirs))
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 load = " ".join(open("/proc/loadavg").read().split()[:3]) if os.path.exists("/proc/loadavg") else "unknown"
 cpu = "unknown"
@@ -95,10 +101,11 @@ lines = [
     f"| ratio pctvb uniform walk / shuttle on 100 threads | >= 2 | {ts_pctvb / ts_shuttle:.2f}x |",
     f"| ratio pctvb SURW / shuttle on 100 threads | >= 2 | {ts_surw / ts_shuttle:.2f}x |",
 ]
-for name, ours, (theirs, which) in correct:
+for name, ours, (combined, explorer), (theirs, which) in correct:
     lines += [
-        f"| executions/s, {name} (bug-free corpus program), pctvb default with a target (combined + race reversal 1 in 2), one OS thread | - | {ours:,.0f}/s |",
-        f"| the same, shuttle 0.9 {which} (the faster of random and URW) | - | {theirs:,.0f}/s |",
+        f"| executions/s, {name} (bug-free corpus program), pctvb default with a target (combined + its explorer revfuzz 1 in 2), one OS thread | - | {ours:,.0f}/s |",
+        f"| its halves alone: the combined strategy (with its profiling) / revfuzz | - | {combined:,.0f}/s / {explorer:,.0f}/s |",
+        f"| the same, shuttle 0.9 {which.upper() if which != 'random' else which} (the fastest of random, URW and PCT with depth 3) | - | {theirs:,.0f}/s |",
         f"| ratio pctvb / shuttle on {name} | >= 3 | {ours / theirs:.2f}x |",
     ]
 lines += [

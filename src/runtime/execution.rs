@@ -285,6 +285,7 @@ impl Execution {
         st.over = false;
         st.exploring = true;
         st.had_choice = false;
+        st.deferred_wait = None;
         st.races.begin(st.gen);
         st.rng = ScheduleRng::seed_from_u64(seed);
         st.rng.set_stream(index);
@@ -543,7 +544,9 @@ impl Execution {
         if let Some((waits, timeout_able)) = waits {
             let mut st = self.state.borrow_mut();
             if let Some(on) = waits(&st, object) {
-                st.wait_at_point(on, timeout_able);
+                if timeout_able || !st.defer_wait(on) {
+                    st.wait_at_point(on, timeout_able);
+                }
             }
         }
         self.schedule(kind, Some(object), location);
@@ -808,6 +811,7 @@ fn decide(
         .wrapping_mul(DIGEST_PRIME);
 
     if st.steps > st.max_steps {
+        st.undefer_wait();
         st.failure = Some(match livelock(st) {
             Some(cause) => cause,
             None => FailureCause::MaxSteps {
@@ -864,11 +868,13 @@ fn decide(
     let mut chosen = match st.strategy.choose(&decision, &mut st.rng) {
         Ok(t) => t,
         Err(e) => {
+            st.undefer_wait();
             st.failure = Some(FailureCause::Strategy { message: e.0 });
             return Next::Stop;
         }
     };
     if st.enabled.binary_search(&chosen).is_err() {
+        st.undefer_wait();
         st.failure = Some(FailureCause::Internal {
             message: format!(
                 "strategy '{}' chose thread {chosen}, which cannot run",
@@ -882,6 +888,12 @@ fn decide(
     if chosen != cur && current_enabled && std::thread::panicking() {
         chosen = cur;
     }
+    // A thread whose wait at a free mutex was put off (`State::defer_wait`) and that stops
+    // here waits now, before the chosen thread leaves its own wait.
+    if chosen != cur && st.deferred_wait.is_some() {
+        st.undefer_wait();
+    }
+    st.deferred_wait = None;
     // A blocked thread the strategy could choose is a waiter whose lock is available.
     if let Status::Blocked(on) = st.threads[chosen.index()].status {
         st.run_ready(chosen, on);

@@ -367,4 +367,112 @@ mod tests {
         );
         assert!(seen.waits > 100, "only {} decisions with a waiting thread", seen.waits);
     }
+
+    /// Stays with the running thread while it can run, but at thread 1's first lock point
+    /// switches to thread 2.
+    struct SwitchAtFirstLock {
+        switched: bool,
+    }
+
+    impl Strategy for SwitchAtFirstLock {
+        fn describe(&self) -> String {
+            "switch at thread 1's first lock".into()
+        }
+
+        fn choose(
+            &mut self,
+            d: &Decision<'_>,
+            _rng: &mut ScheduleRng,
+        ) -> Result<ThreadId, StrategyError> {
+            let two = ThreadId(2);
+            if !self.switched
+                && d.event.kind == EventKind::Lock
+                && d.current == ThreadId(1)
+                && d.enabled.contains(&two)
+            {
+                self.switched = true;
+                return Ok(two);
+            }
+            Ok(if d.current_enabled { d.current } else { d.enabled[0] })
+        }
+    }
+
+    /// The state of thread `id` and of the mutex `m`'s waiters, read inside the execution:
+    /// its status, whether it is enabled, the waiters, and the wait put off at a lock point.
+    fn state_of(m: &RawMutex, id: ThreadId) -> String {
+        with_current(|ex| {
+            let ex = ex.expect("inside the execution");
+            let object = ex.object(&m.handle, crate::vars::VarKind::Mutex);
+            ex.with_state(|st| {
+                let t = &st.threads[id.index()];
+                format!(
+                    "{:?} timeout_able={} enabled={} waiters={:?} deferred={:?}",
+                    t.status,
+                    t.timeout_able,
+                    st.enabled.contains(&id),
+                    st.objects[object.index()].waiters,
+                    st.deferred_wait,
+                )
+            })
+        })
+    }
+
+    /// A lock of a free mutex no thread waits for puts the thread's wait off
+    /// (`State::defer_wait`): when the thread goes on it holds the mutex as after a wait and
+    /// its choice (runnable, no waiter left); when the decision switches away, the thread waits
+    /// for the mutex (a waiter, enabled while the mutex is free, as an eager wait makes it),
+    /// and another thread's lock then finds it among the waiters.
+    #[test]
+    fn a_lock_point_on_a_free_mutex_waits_only_when_the_thread_stops_there() {
+        let limits = Limits {
+            max_steps: 1_000,
+            max_threads: 4,
+            races: true,
+            show_panics: false,
+            run: Arc::new(RunInfo::anonymous(1 << 20)),
+        };
+        let ex = Execution::new(Box::new(SwitchAtFirstLock { switched: false }), limits);
+        let mut pool = StackPool::new(1 << 20);
+        let seen = Rc::new(RefCell::new(Vec::<String>::new()));
+        let log = seen.clone();
+        let body = move || {
+            let here = std::panic::Location::caller();
+            let m = Rc::new(RawMutex::new());
+            let (m1, m2) = (m.clone(), m.clone());
+            let (log1, log2) = (log.clone(), log.clone());
+            let one = move || {
+                for _ in 0..2 {
+                    let hold = m1.lock(here);
+                    log1.borrow_mut().push(format!("1 holds: {}", state_of(&m1, ThreadId(1))));
+                    m1.unlock(hold, here);
+                }
+            };
+            let two = move || {
+                log2.borrow_mut().push(format!("2 starts: {}", state_of(&m2, ThreadId(1))));
+                let hold = m2.lock(here);
+                log2.borrow_mut().push(format!("2 holds: {}", state_of(&m2, ThreadId(2))));
+                m2.unlock(hold, here);
+            };
+            let t1 = crate::runtime::spawn(Box::new(one), None, here);
+            let t2 = crate::runtime::spawn(Box::new(two), None, here);
+            crate::runtime::join_all(vec![t1, t2], here);
+        };
+        let out = ex.run_one(&mut pool, 1, 0, &body, std::panic::Location::caller());
+        assert!(out.failure.is_none(), "{:?}", out.failure);
+        let runnable = "Runnable timeout_able=false enabled=true waiters=[] deferred=None";
+        assert_eq!(
+            *seen.borrow(),
+            [
+                // Switched away at its lock point: thread 1 waits for the free mutex.
+                "2 starts: Blocked(Mutex(ObjectId(0))) timeout_able=false enabled=true \
+                 waiters=[ThreadId(1)] deferred=None"
+                    .to_string(),
+                // Thread 2 locked with thread 1 waiting (no deferral): its wait and choice.
+                format!("2 holds: {runnable}").replace("waiters=[]", "waiters=[ThreadId(1)]"),
+                // Thread 1 chosen after thread 2's unlock, then a lock it goes on from.
+                format!("1 holds: {runnable}"),
+                format!("1 holds: {runnable}"),
+            ]
+        );
+    }
 }

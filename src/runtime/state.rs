@@ -270,6 +270,9 @@ pub(super) struct State {
     /// Whether a scheduling point of this execution had two or more threads to choose from
     /// (the runner stops a body with one schedule after one execution).
     pub(super) had_choice: bool,
+    /// The running thread's wait at its lock point on a free mutex no one waits for, put off
+    /// until the decision (`State::defer_wait`): `None` outside a decision.
+    pub(super) deferred_wait: Option<BlockedOn>,
 }
 
 impl State {
@@ -309,6 +312,7 @@ impl State {
             over: false,
             exploring: true,
             had_choice: false,
+            deferred_wait: None,
         }
     }
 
@@ -639,6 +643,39 @@ impl State {
         }
         if self.objects[object.index()].open & class != 0 {
             insert_sorted(&mut self.enabled, id);
+        }
+    }
+
+    /// [`State::wait_at_point`] for a lock of a free mutex that no thread waits for (the
+    /// uncontended lock, most of them), put off: the thread stays `Runnable` (it is enabled
+    /// either way, and the strategy reads neither its status nor the mutex's waiters), and
+    /// the decision makes it a waiter (`State::undefer_wait`) only if it stops there, so a
+    /// thread that goes on takes the mutex without entering and leaving the waiters and the
+    /// enabled list. What a decision that goes on leaves is what the wait and `run_ready`
+    /// left: the thread `Runnable` with no timeout, the mutex open to a waiter. Returns false
+    /// (nothing done) for any other wait.
+    pub(super) fn defer_wait(&mut self, on: BlockedOn) -> bool {
+        let BlockedOn::Mutex(object) = on else { return false };
+        let obj = &mut self.objects[object.index()];
+        if !obj.waiters.is_empty() || !matches!(obj.state, ObjectState::Mutex { owner: None }) {
+            return false;
+        }
+        obj.open = OPEN_EXCLUSIVE;
+        // The running thread is enabled (the eager wait would have put it back).
+        debug_assert!(self.enabled.binary_search(&self.current).is_ok());
+        let thread = &mut self.threads[self.current.index()];
+        thread.timed_out = false;
+        thread.timeout_able = false;
+        self.deferred_wait = Some(on);
+        true
+    }
+
+    /// The deferred wait of [`State::defer_wait`], made now: the decision does not let the
+    /// thread go on past its lock point.
+    #[inline]
+    pub(super) fn undefer_wait(&mut self) {
+        if let Some(on) = self.deferred_wait.take() {
+            self.wait_at_point(on, false);
         }
     }
 
