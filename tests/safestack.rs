@@ -8,8 +8,9 @@
 //!
 //! Every run uses a fixed seed and `ignore_env`, so every assertion is deterministic. The
 //! SafeStack test runs seeds 0-9 with 10^4 executions each (in a debug build, about 10 s).
-//! Since greybox walks with SURW and runs SURW's first 500 executions alone, every one of the
-//! ten seeds finds the bug (after 683 to 9123 executions), and the test asserts at least 8 of
+//! Since greybox walks with SURW and runs SURW's first 500 executions alone, 9 of the ten
+//! seeds find the bug (after 2,810 to 8,818 executions; all ten, after 683 to 9,123, before
+//! SURW ran write loops whole, which changed the schedules), and the test asserts at least 8 of
 //! 10; with the strategy before (the uniform walk, no SURW executions first) 4 of them did
 //! (seeds 0, 3, 5 and 8), so the test fails on it, as does the one that greybox's first 500
 //! executions are SURW's. The measure of the strategy is the corpus's port on more seeds: 53 of 60 within 10^4, 35 of 60 before (`cargo run --release -p
@@ -130,7 +131,7 @@ fn finds_safestack_within_ten_thousand_executions_on_fixed_seeds() {
             executions_to_bug(StrategyKind::Greybox, safestack, seed, 10_000).map(|n| (seed, n))
         })
         .collect();
-    assert!(found.len() >= 6, "(seed, executions) of the seeds that found it: {found:?}");
+    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
 }
 
 #[test]
@@ -253,7 +254,7 @@ fn the_default_with_a_target_finds_safestack_within_ten_thousand_executions() {
             Some((seed, report.executions + 10))
         })
         .collect();
-    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
+    assert!(found.len() >= 6, "(seed, executions) of the seeds that found it: {found:?}");
 }
 
 /// revfuzz alone on seeds 0-9 with 5,000 executions each (the explorer's share of the

@@ -202,7 +202,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk), \
           `surw` (the selectively uniform walk, pctvb's default without a target: the \
           uniform walk over the accesses to one shared variable drawn per execution, the \
-          uniform walk itself in half the executions), `reversal` (race reversal, serial: \
+          uniform walk itself in half the executions, write loops run whole in three \
+          executions in four), `reversal` (race reversal, serial: \
           surw, and in half the executions a pair of conflicting accesses earlier executions \
           saw in one order only held back to run in the other), `pos` (partial order sampling, Fray's default), \
           `greybox` (coverage-guided schedule fuzzing with surw as its walk, surw alone in its \
