@@ -15,6 +15,8 @@ use pctvb::{thread, Config, StrategyKind};
 mod correct_programs;
 #[path = "common/no_guarantee.rs"]
 mod no_guarantee;
+#[path = "common/programs.rs"]
+mod programs;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::assert_never_fails;
@@ -22,6 +24,7 @@ use no_guarantee::{
     assert_explores_beside_a_target, assert_runs_without_guarantee, assert_same_run_on_workers,
     correct_pair, executions_to_bug, BOUND_REFUSALS,
 };
+use programs::spin_until_raised;
 
 fn config(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).strategy(StrategyKind::Reversal).workers(1)
@@ -121,19 +124,6 @@ fn runs_write_loops_whole_in_most_executions() {
     };
     let (reversal, surw) = (total(StrategyKind::Reversal), total(StrategyKind::Surw));
     assert!(reversal <= 100 && surw <= 200, "reversal {reversal}, surw {surw}");
-}
-
-/// A thread that retries a compare-exchange without yielding until another thread raises a
-/// flag: each failed retry is a write loop's next iteration (the same read-modify-write on the
-/// same atomic).
-fn spin_until_raised() {
-    let flag = Arc::new(AtomicUsize::new(0));
-    let f2 = flag.clone();
-    let spinner =
-        thread::spawn(move || while f2.compare_exchange(1, 2, SeqCst, SeqCst).is_err() {});
-    let raiser = thread::spawn(move || flag.store(1, SeqCst));
-    spinner.join().unwrap();
-    raiser.join().unwrap();
 }
 
 #[test]

@@ -147,35 +147,31 @@ fn the_random_walk_does_not_find_safestack_on_those_budgets() {
 /// Past them greybox fuzzes, and the count differs. Fixed seeds.
 #[test]
 fn runs_surws_schedules_in_its_first_500_executions() {
-    let schedules = |kind: StrategyKind, executions: u64| {
-        let report = Config::new()
-            .ignore_env()
-            .seed(5)
-            .strategy(kind)
-            .workers(1)
-            .minimize_runs(0)
-            .iterations(executions)
-            .run(safestack);
+    assert_first_500_executions_are(StrategyKind::Greybox, StrategyKind::Surw);
+}
+
+/// Asserts that `kind`'s first 500 executions are `like`'s with the same seed: over them a run
+/// of SafeStack (which neither fails within them) meets exactly as many distinct schedules
+/// under both, and the lost update is found at the same execution with the same choices on
+/// seeds 0-9 (the tokens themselves differ by their strategy's name); past them `kind` fuzzes,
+/// and the count differs.
+fn assert_first_500_executions_are(kind: StrategyKind, like: StrategyKind) {
+    let schedules = |k: StrategyKind, executions: u64| {
+        let report = config(5).strategy(k).minimize_runs(0).iterations(executions).run(safestack);
         assert!(report.failure().is_none() && report.error().is_none());
         report.stats.distinct_schedules
     };
-    assert_eq!(schedules(StrategyKind::Greybox, 500), schedules(StrategyKind::Surw, 500));
-    assert_ne!(schedules(StrategyKind::Greybox, 2000), schedules(StrategyKind::Surw, 2000));
-    // The failing execution and its schedule (the token's choices; the tokens themselves
-    // differ by their strategy's name).
-    let failing = |kind: StrategyKind, seed: u64| {
-        let report = config(seed).strategy(kind).minimize_runs(0).iterations(500).run(lost_update);
+    assert_eq!(schedules(kind.clone(), 500), schedules(like.clone(), 500));
+    assert_ne!(schedules(kind.clone(), 2000), schedules(like.clone(), 2000));
+    let failing = |k: StrategyKind, seed: u64| {
+        let report = config(seed).strategy(k).minimize_runs(0).iterations(500).run(lost_update);
         let failure = report.failure().expect("the lost update is found");
         let token = failure.token.as_deref().expect("a replay token");
         let choices = pctvb::__internals::replay::decode(token).expect("a valid token").choices;
         (failure.execution, choices)
     };
     for seed in 0..10 {
-        assert_eq!(
-            failing(StrategyKind::Greybox, seed),
-            failing(StrategyKind::Surw, seed),
-            "seed {seed}"
-        );
+        assert_eq!(failing(kind.clone(), seed), failing(like.clone(), seed), "seed {seed}");
     }
 }
 
@@ -281,28 +277,7 @@ fn revfuzz_finds_safestack_within_five_thousand_executions_on_fixed_seeds() {
 /// on every seed. Past them it fuzzes, and the count differs. Fixed seeds.
 #[test]
 fn revfuzz_runs_race_reversals_schedules_in_its_first_500_executions() {
-    let schedules = |kind: StrategyKind, executions: u64| {
-        let report =
-            revfuzz(5).strategy(kind).minimize_runs(0).iterations(executions).run(safestack);
-        assert!(report.failure().is_none() && report.error().is_none());
-        report.stats.distinct_schedules
-    };
-    assert_eq!(schedules(StrategyKind::Revfuzz, 500), schedules(StrategyKind::Reversal, 500));
-    assert_ne!(schedules(StrategyKind::Revfuzz, 2000), schedules(StrategyKind::Reversal, 2000));
-    let failing = |kind: StrategyKind, seed: u64| {
-        let report = revfuzz(seed).strategy(kind).minimize_runs(0).iterations(500).run(lost_update);
-        let failure = report.failure().expect("the lost update is found");
-        let token = failure.token.as_deref().expect("a replay token");
-        let choices = pctvb::__internals::replay::decode(token).expect("a valid token").choices;
-        (failure.execution, choices)
-    };
-    for seed in 0..10 {
-        assert_eq!(
-            failing(StrategyKind::Revfuzz, seed),
-            failing(StrategyKind::Reversal, seed),
-            "seed {seed}"
-        );
-    }
+    assert_first_500_executions_are(StrategyKind::Revfuzz, StrategyKind::Reversal);
 }
 
 #[test]

@@ -17,6 +17,8 @@ mod correct_programs;
 mod no_guarantee;
 #[path = "common/paper_figures.rs"]
 mod paper_figures;
+#[path = "common/programs.rs"]
+mod programs;
 #[path = "common/replays.rs"]
 mod replays;
 use correct_programs::assert_never_fails;
@@ -25,6 +27,7 @@ use no_guarantee::{
     correct_pair, executions_to_bug, WALK_REFUSALS,
 };
 use paper_figures::{figure_10, figure_3, figure_4};
+use programs::spin_until_raised;
 
 fn config(seed: u64) -> Config {
     Config::new().ignore_env().seed(seed).strategy(StrategyKind::Surw).workers(1)
@@ -201,19 +204,6 @@ fn a_spin_loop_does_not_livelock_the_selective_walk() {
         assert!(report.is_ok(), "seed {seed}: {}", report.summary());
         assert_eq!(report.executions, 300);
     }
-}
-
-/// A thread that retries a compare-exchange without yielding until another thread raises a
-/// flag: each failed retry is a write loop's next iteration, which SURW runs whole in most
-/// executions, for a bounded run.
-fn spin_until_raised() {
-    let flag = Arc::new(AtomicUsize::new(0));
-    let f2 = flag.clone();
-    let spinner =
-        thread::spawn(move || while f2.compare_exchange(1, 2, SeqCst, SeqCst).is_err() {});
-    let raiser = thread::spawn(move || flag.store(1, SeqCst));
-    spinner.join().unwrap();
-    raiser.join().unwrap();
 }
 
 #[test]

@@ -36,3 +36,18 @@ pub fn fixed_update() {
     h.join().unwrap();
     assert_eq!(n.load(Ordering::SeqCst), 2);
 }
+
+/// A thread that retries a compare-exchange without yielding until another thread raises a
+/// flag: each failed retry is a write loop's next iteration (the same read-modify-write on the
+/// same atomic), which SURW and race reversal run whole in most executions, for a bounded run.
+#[allow(dead_code)] // not every test file that includes this module uses it
+pub fn spin_until_raised() {
+    let flag = Arc::new(AtomicUsize::new(0));
+    let f2 = flag.clone();
+    let spinner = thread::spawn(move || {
+        while f2.compare_exchange(1, 2, Ordering::SeqCst, Ordering::SeqCst).is_err() {}
+    });
+    let raiser = thread::spawn(move || flag.store(1, Ordering::SeqCst));
+    spinner.join().unwrap();
+    raiser.join().unwrap();
+}
