@@ -13,7 +13,9 @@
 //! interleavings nearly uniformly: Zhao et al.'s URW, ASPLOS 2025; no guarantee, and its
 //! estimates come from the run's first executions), [`Surw`](surw::Surw) (the selective
 //! variant: that walk over the accesses to one shared variable drawn per execution, other
-//! events in naive random order, the walk itself in half the executions; no guarantee),
+//! events in naive random order, the walk itself in half the executions, write loops run
+//! whole in three executions in four by the rule of [`write_loops`], which race reversal
+//! applies too; no guarantee),
 //! [`Reversal`](reversal::Reversal) (race reversal: SURW, with each execution steering a pair
 //! of conflicting accesses the earlier ones saw in one order only into the other; no
 //! guarantee, serial), `revfuzz` (race reversal's first 500 executions, then
