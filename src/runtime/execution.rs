@@ -890,10 +890,11 @@ fn decide(
     }
     // A thread whose wait at a free mutex was put off (`State::defer_wait`) and that stops
     // here waits now, before the chosen thread leaves its own wait.
-    if chosen != cur && st.deferred_wait.is_some() {
+    if chosen != cur {
         st.undefer_wait();
+    } else {
+        st.deferred_wait = None;
     }
-    st.deferred_wait = None;
     // A blocked thread the strategy could choose is a waiter whose lock is available.
     if let Status::Blocked(on) = st.threads[chosen.index()].status {
         st.run_ready(chosen, on);

@@ -119,7 +119,7 @@ pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,
 };
 
-use crate::runtime::{Event, Pending, ThreadId};
+use crate::runtime::{Event, EventKind, Pending, ThreadId};
 use crate::vars::{VarId, VarInfo, VarProfile};
 
 /// The random number generator every strategy draws from (`rng.rs`).
@@ -163,6 +163,13 @@ pub(crate) struct ExecutionStart<'a> {
 /// Why a strategy could not continue; fails the execution with this message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct StrategyError(pub(crate) String);
+
+/// An access's identity within a run: its call site (the address of its `Location`, one per
+/// call site) and kind, in the bits above any address; not mixed (race reversal mixes two into
+/// a pair's key). Race reversal's pairs and the write-loop rule's repetitions use it.
+pub(crate) fn access_key(site: &'static std::panic::Location<'static>, kind: EventKind) -> u64 {
+    site as *const std::panic::Location<'static> as usize as u64 ^ (kind as u64) << 56
+}
 
 /// A scheduling algorithm. Implementations must be deterministic given the rng they are handed.
 /// Crate-private: see the module documentation.

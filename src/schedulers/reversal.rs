@@ -65,13 +65,11 @@
 //! its seed. Were it to run on several workers, each worker's instance would keep its own
 //! history: each stream avoids its own repeats, not the others'.
 
-use std::panic::Location;
-
 use super::registry::StrategyInfo;
 use super::surw::Surw;
 use super::uniform_walk::mix;
 use super::write_loops::WriteLoops;
-use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
+use super::{access_key, Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{EventKind, ThreadId};
 
 /// `strategy = "reversal"`: no parameters, no bound; it learns in execution 0 (its walk's
@@ -108,12 +106,6 @@ const MAX_TARGETS: usize = 256;
 
 /// No thread, no object, no access.
 const NONE: u32 = u32::MAX;
-
-/// An access's identity: its call site (the address of its `Location`, one per call site)
-/// and kind, in the bits above any address. Not mixed: the pair's key is (see [`pair_key`]).
-fn access_key(site: &'static Location<'static>, kind: EventKind) -> u64 {
-    site as *const Location<'static> as usize as u64 ^ (kind as u64) << 56
-}
 
 /// Whether an operation leaves its object as it was: two of them on one object commute.
 fn only_reads(kind: EventKind) -> bool {
@@ -461,6 +453,7 @@ mod tests {
     use crate::runtime::{Event, ObjectId, Pending};
     use crate::vars::VarId;
     use rand::SeedableRng;
+    use std::panic::Location;
 
     /// Two call sites: `a` and `b`.
     fn site_a() -> &'static Location<'static> {

@@ -40,7 +40,7 @@
 
 use rand::RngExt;
 
-use super::{Decision, ScheduleRng};
+use super::{access_key, Decision, ScheduleRng};
 use crate::runtime::EventKind;
 
 /// Executions in four that run write loops whole. Measured on the corpus with race reversal
@@ -73,8 +73,7 @@ fn write_of(decision: &Decision<'_>) -> (u32, u64) {
     let event = decision.event;
     match (event.object, event.kind) {
         (Some(object), EventKind::AtomicStore | EventKind::AtomicRmw | EventKind::CellWrite) => {
-            let site = event.location as *const std::panic::Location<'static> as usize as u64;
-            (object.0, site ^ (event.kind as u64) << 56)
+            (object.0, access_key(event.location, event.kind))
         }
         _ => NONE,
     }
@@ -95,7 +94,8 @@ impl WriteLoops {
     /// choice; then [`WriteLoops::chose`].
     #[inline]
     pub(crate) fn continues(&mut self, decision: &Decision<'_>) -> bool {
-        if decision.event.kind == EventKind::Block {
+        // An execution that may split loops keeps no table: it never asks what ran before.
+        if !self.whole || decision.event.kind == EventKind::Block {
             // The blocked operation is the one that runs when the thread is chosen again.
             return false;
         }
