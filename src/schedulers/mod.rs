@@ -119,7 +119,7 @@ pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,
 };
 
-use crate::runtime::{Event, EventKind, Pending, ThreadId};
+use crate::runtime::{Event, EventKind, Pending, Step, ThreadId};
 use crate::vars::{VarId, VarInfo, VarProfile};
 
 /// The random number generator every strategy draws from (`rng.rs`).
@@ -202,6 +202,13 @@ pub(crate) trait Strategy {
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError>;
+
+    /// Called as each execution ends, before [`Strategy::end_execution`], with its trace: every
+    /// scheduling point in order (who reached it, its operation with the value it read or
+    /// wrote, the thread chosen), the last one included when it asked no choice (it waits and
+    /// no thread can run). For a strategy that learns from what the operations did (greybox's
+    /// coverage): reading the trace once at the end costs less than looking at every point.
+    fn observe_trace(&mut self, _trace: &[Step]) {}
 
     /// Called after each execution that ran to its end, with the digest of its event sequence
     /// and its number of scheduling points; an error fails the execution.
