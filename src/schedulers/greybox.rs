@@ -83,7 +83,7 @@ use rand::RngExt;
 use super::registry::StrategyInfo;
 use super::reversal::Reversal;
 use super::surw::Surw;
-use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
+use super::{asked, Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{Step, ThreadId, Value};
 
 /// Bits of the coverage map (a power of two; 32 KiB).
@@ -207,16 +207,6 @@ fn value_bucket(value: Option<Value>) -> u64 {
         (v + VALUE_EXACT) as u64
     } else {
         1 << 41
-    }
-}
-
-/// The steps of `trace` at which the strategy was asked for a choice: all but a last one
-/// whose thread waits and that "chose" that thread itself (no thread could run: the execution
-/// ended there); any other waiting step chose another thread.
-fn asked(trace: &[Step]) -> &[Step] {
-    match trace.last() {
-        Some(s) if s.waits && s.chosen == s.thread => &trace[..trace.len() - 1],
-        _ => trace,
     }
 }
 
@@ -371,6 +361,9 @@ impl Strategy for Greybox {
     }
 
     fn observe_trace(&mut self, trace: &[Step]) {
+        if let Some(reversal) = self.reversal.as_mut().filter(|_| self.by_reversal) {
+            reversal.observe_trace(trace);
+        }
         let decided = asked(trace);
         self.observe_steps(decided);
         if self.found_new {

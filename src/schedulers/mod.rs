@@ -171,6 +171,17 @@ pub(crate) fn access_key(site: &'static std::panic::Location<'static>, kind: Eve
     site as *const std::panic::Location<'static> as usize as u64 ^ (kind as u64) << 56
 }
 
+/// The steps of an execution's `trace` at which the strategy was asked for a choice: all but
+/// a last one whose thread waits and that "chose" that thread itself (no thread could run: the
+/// execution ended there); any other waiting step chose another thread (a waiting thread
+/// cannot run). For [`Strategy::observe_trace`].
+pub(crate) fn asked(trace: &[Step]) -> &[Step] {
+    match trace.last() {
+        Some(s) if s.waits && s.chosen == s.thread => &trace[..trace.len() - 1],
+        _ => trace,
+    }
+}
+
 /// A scheduling algorithm. Implementations must be deterministic given the rng they are handed.
 /// Crate-private: see the module documentation.
 pub(crate) trait Strategy {
