@@ -140,8 +140,11 @@ const PROGRAMS: [(&str, fn()); 4] = [
 /// Search executions per run: past revfuzz's and greybox's first 500 (their fuzzing phase).
 const EXECUTIONS: u64 = 700;
 
+/// A configuration by seed.
+type BySeed = Box<dyn Fn(u64) -> Config>;
+
 /// The configurations: name and builder by seed.
-fn configs() -> Vec<(&'static str, Box<dyn Fn(u64) -> Config>)> {
+fn configs() -> Vec<(&'static str, BySeed)> {
     let named = |kind: StrategyKind| {
         move |seed: u64| {
             Config::new()

@@ -2,8 +2,10 @@
 //!
 //! This module owns the strategies and the crate-private `Strategy` trait they implement. A
 //! strategy sees only what a `Decision` tells it (the enabled threads, the running thread, the
-//! event about to happen) and the execution's seeded random number generator; it never touches
-//! threads, stacks or synchronization state, which belong to the runtime. Every strategy is
+//! event about to happen), the execution's seeded random number generator and, as the
+//! execution ends, its trace (`Strategy::observe_trace`: work a strategy can do once per
+//! execution stays out of the scheduling points); it never touches threads, stacks or
+//! synchronization state, which belong to the runtime. Every strategy is
 //! deterministic given the run seed and the execution index (and, for strategies that learn
 //! from the run's earlier executions, those executions), which is what makes seeds and replay
 //! tokens work.
