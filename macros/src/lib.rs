@@ -19,9 +19,9 @@ mod test_attr;
 /// `max_threads = N`, `stack_size = N`, and for the guarantee `confidence = 0.99` (computes the iterations; not
 /// with `iterations`), `depth = D`, `vars = V`, `threads = T`, `profile_runs = M`. Giving
 /// `depth`, `vars`, `threads` or `confidence` without `strategy` selects the combined strategy,
-/// with the explorer (race reversal then schedule fuzzing, `"revfuzz"`) in profiling and in every
-/// second search execution for bugs outside the guarantee's class (`explore_every = M`: every
-/// `M`-th; `0`: never; `walk_every`, its former name, is still accepted). `explorer =
+/// with the explorer (race reversal then schedule fuzzing, `"revfuzz"`) in profiling and in one
+/// search execution in two, most of its own first, for bugs outside the guarantee's class
+/// (`explore_every = M`: one in `M`; `0`: never; `walk_every`, its former name, is still accepted). `explorer =
 /// "uniform"` names another explorer (a strategy without a guarantee), which is then also the
 /// default without a target.
 /// Unknown or ill-typed arguments are compile errors pointing at them.

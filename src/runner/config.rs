@@ -52,7 +52,8 @@ pub(super) enum Budget {
 /// ([`StrategyKind::Revfuzz`]: race reversal, SURW that steers earlier executions' races into
 /// their other order, then schedule fuzzing from the newest schedules that reached something
 /// new; unless [`Config::explorer`] names another), in
-/// profiling and in every second search execution ([`Config::explore_every`]): the priority
+/// profiling and in one search execution in two, most of its own first
+/// ([`Config::explore_every`]): the priority
 /// strategy's executions carry the guarantee, the explorer's find bugs outside its class (and,
 /// on most programs, bugs of the class in fewer executions).
 ///
@@ -666,9 +667,17 @@ impl Config {
         self
     }
 
-    /// Every `m`-th search execution of a priority strategy runs the explorer
+    /// One search execution in `m` of a priority strategy runs the explorer
     /// ([`Config::explorer`]: revfuzz unless named) instead (`0`: never), and the profiling
     /// executions run it instead of the naive random walk.
+    ///
+    /// The explorer's executions come first: it takes three executions in four until it is
+    /// 500 ahead of its one-in-`m` share, keeps that lead, and at the end of the planned
+    /// executions (the iterations, or those a confidence target needs) the priority strategy
+    /// runs alone until the explorer has exactly its share. A passing run runs as many of each
+    /// as with one in `m` throughout; a bug the explorer finds (most bugs, and most of them
+    /// early) shows sooner. Past the plan (a confidence target whose plan grew with new
+    /// counts), and in a shard ([`Config::shard`]), it is every `m`-th execution.
     ///
     /// The priority strategy's executions carry the guarantee, for the bugs of its class
     /// (depth, variables, threads); the explorer's find bugs outside that class (two
