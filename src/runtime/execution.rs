@@ -328,6 +328,7 @@ impl Execution {
         st.vars.end_execution();
         let steps = st.steps;
         let digest = st.digest;
+        st.strategy.observe_trace(&st.trace);
         if let Err(e) = st.strategy.end_execution(digest, steps) {
             let message = match st.failure.take() {
                 None => e.0,

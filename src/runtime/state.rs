@@ -810,15 +810,6 @@ impl<'a> Pending<'a> {
         let step = self.trace.get(last).filter(|s| s.thread == thread)?;
         Some((step.kind, step.object))
     }
-
-    /// The step of `thread`'s latest scheduling point (`None` as for [`Pending::of`]). For the
-    /// current thread at a decision that is its previous operation, which has run: its
-    /// `value` is what it read or wrote.
-    #[inline]
-    pub(crate) fn step(&self, thread: ThreadId) -> Option<&'a Step> {
-        let t = self.threads.get(thread.index())?;
-        self.trace.get(t.last_step).filter(|s| s.thread == thread)
-    }
 }
 
 impl std::fmt::Debug for Pending<'_> {

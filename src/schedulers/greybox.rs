@@ -65,17 +65,26 @@
 //!
 //! No guarantee. Every execution depends on the run's earlier ones (the corpus), so a run's
 //! executions are serial, and a seed reproduces a run, not an execution by its index alone; a
-//! failing execution is replayed from its recorded choices, as every strategy's is. A
-//! scheduling point hashes a few integers and sets a bit; it allocates only to grow this
-//! execution's choice list and the per-thread table.
+//! failing execution is replayed from its recorded choices, as every strategy's is.
+//!
+//! # Cost
+//!
+//! A scheduling point does the choice (race reversal's or SURW's, after a look at the kept
+//! schedule when one is followed) and nothing else: the coverage is computed when the
+//! execution ends, from its trace ([`Strategy::observe_trace`]), in one pass that hashes a
+//! few integers and sets three bits per operation. The bits, and the order they are set in,
+//! are those a look at every scheduling point would set (each operation is seen at its
+//! thread's next scheduling point); one tight pass keeps the hashing and the map out of the
+//! scheduling points' way. Nothing allocates once the per-thread table has grown, but a kept
+//! schedule.
 
 use rand::RngExt;
 
 use super::registry::StrategyInfo;
 use super::reversal::Reversal;
 use super::surw::Surw;
-use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::{ThreadId, Value};
+use super::{asked, Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
+use crate::runtime::{Step, ThreadId, Value};
 
 /// Bits of the coverage map (a power of two; 32 KiB).
 const MAP_BITS: usize = 1 << 18;
@@ -118,21 +127,24 @@ const VALUE_EXACT: i64 = 64;
 #[derive(Clone, Debug)]
 pub(crate) struct Greybox {
     /// Coverage map: one bit per feature hash.
-    seen: Vec<u64>,
+    seen: Box<[u64; MAP_BITS / 64]>,
     /// Kept schedules: the thread chosen at each scheduling point.
     corpus: Vec<Box<[u32]>>,
     /// Choices over the corpus.
     kept_choices: usize,
-    /// This execution's choices.
+    /// The ended execution's choices, when it is kept (read from its trace).
     choices: Vec<u32>,
+    /// Scheduling points of this execution so far.
+    step: usize,
     /// The kept schedule this execution follows, and up to which step.
     prefix: Option<(usize, usize)>,
-    /// This execution set a new bit.
+    /// The ended execution set a new bit.
     found_new: bool,
-    /// Per thread: the features of its previous two operations (0: none).
-    last: Vec<[u64; 2]>,
-    /// The feature of the operation completed last, by any thread, and that thread.
-    global_last: (u64, u32),
+    /// Per thread, while a trace is read: its latest step, and the features of its previous
+    /// two operations (0: none).
+    last: Vec<Prev>,
+    /// While a trace is read: the feature of each step's operation.
+    features: Vec<u64>,
     /// The walk past the prefix (the selectively uniform walk, SURW); it sees every decision,
     /// the followed ones included, so its counts stay right.
     walk: Surw,
@@ -150,14 +162,15 @@ pub(crate) struct Greybox {
 impl Default for Greybox {
     fn default() -> Self {
         Greybox {
-            seen: vec![0; MAP_BITS / 64],
+            seen: Box::new([0; MAP_BITS / 64]),
             corpus: Vec::new(),
             kept_choices: 0,
             choices: Vec::new(),
+            step: 0,
             prefix: None,
             found_new: false,
             last: Vec::new(),
-            global_last: (0, u32::MAX),
+            features: Vec::new(),
             walk: Surw::new(),
             executions: 0,
             reversal: None,
@@ -197,47 +210,77 @@ fn value_bucket(value: Option<Value>) -> u64 {
     }
 }
 
+/// A thread's latest step and its previous two operations' features, as a trace is read.
+#[derive(Clone, Copy, Debug)]
+struct Prev {
+    /// Index in the trace of the thread's latest step ([`Prev::NO_STEP`]: none yet).
+    step: usize,
+    features: [u64; 2],
+}
+
+impl Prev {
+    const NO_STEP: usize = usize::MAX;
+    const NONE: Prev = Prev { step: Prev::NO_STEP, features: [0; 2] };
+}
+
 /// Distinguishes the three kinds of coverage bits.
 const SAME_THREAD: u64 = 1;
 const TWO_BACK: u64 = 2;
 const SWITCH: u64 = 3;
 
 impl Greybox {
-    /// Sets the feature's bit; true if it was not set before.
-    #[inline]
-    fn cover(&mut self, feature: u64) -> bool {
-        let bit = (feature as usize) & (MAP_BITS - 1);
-        let (word, mask) = (bit / 64, 1u64 << (bit % 64));
-        let new = self.seen[word] & mask == 0;
-        self.seen[word] |= mask;
-        new
+    /// Sets the bits of the ended execution's operations, from the steps of its trace that
+    /// asked for a choice ([`asked`]): at each, those of the operation its thread completed
+    /// last (the one it announced at its previous scheduling point), if it has one.
+    fn observe_steps(&mut self, decided: &[Step]) {
+        // Locals, not fields, in the loop: the map's writes would make the compiler reload
+        // them at every step.
+        let Greybox { seen, last, found_new, features, .. } = self;
+        let seen: &mut [u64; MAP_BITS / 64] = seen;
+        // First each step's feature, in a pass whose steps do not depend on one another.
+        features.clear();
+        features.extend(decided.iter().map(|step| {
+            let loc = step.location;
+            // Line and column, not the `Location`'s address: addresses differ between
+            // processes, and a seed must give the same run in each. `| 1`: never 0, which
+            // means "none".
+            let site = mix(mix(loc.line() as u64, loc.column() as u64), step.kind as u64);
+            mix(site, value_bucket(step.value)) | 1
+        }));
+        last.clear();
+        // The feature of the operation completed last, by any thread, and that thread.
+        let (mut other, mut by) = (0, u32::MAX);
+        let mut new = false;
+        for (i, s) in decided.iter().enumerate() {
+            let t = s.thread.index();
+            if last.len() <= t {
+                last.resize(t + 1, Prev::NONE);
+            }
+            let thread = &mut last[t];
+            let previous = std::mem::replace(&mut thread.step, i);
+            let Some(&feature) = features.get(previous) else { continue };
+            let [prev, prev2] = thread.features;
+            let with_prev = mix(feature, prev);
+            new |= cover(seen, mix(with_prev, SAME_THREAD), true);
+            new |= cover(seen, mix(mix(with_prev, prev2), TWO_BACK), true);
+            // A context switch's bit, set without a branch (which switches make unpredictable).
+            let switched = by != t as u32;
+            new |= cover(seen, mix(mix(mix(feature, other), prev), SWITCH), switched);
+            thread.features = [feature, prev];
+            (other, by) = (feature, t as u32);
+        }
+        *found_new |= new;
     }
+}
 
-    /// Sets the bits of the operation the current thread completed last (the one it announced
-    /// at its previous scheduling point), if it has one.
-    fn observe(&mut self, decision: &Decision<'_>) {
-        let thread = decision.current;
-        let Some(step) = decision.pending.step(thread) else { return };
-        let loc = step.location;
-        // Line and column, not the `Location`'s address: addresses differ between processes,
-        // and a seed must give the same run in each. `| 1`: never 0, which means "none".
-        let site = mix(mix(loc.line() as u64, loc.column() as u64), step.kind as u64);
-        let feature = mix(site, value_bucket(step.value)) | 1;
-        let t = thread.index();
-        if self.last.len() <= t {
-            self.last.resize(t + 1, [0; 2]);
-        }
-        let [prev, prev2] = self.last[t];
-        let mut new = self.cover(mix(mix(feature, prev), SAME_THREAD));
-        new |= self.cover(mix(mix(mix(feature, prev), prev2), TWO_BACK));
-        let (other, by) = self.global_last;
-        if by != thread.0 {
-            new |= self.cover(mix(mix(mix(feature, other), prev), SWITCH));
-        }
-        self.last[t] = [feature, prev];
-        self.global_last = (feature, thread.0);
-        self.found_new |= new;
-    }
+/// Sets the feature's bit in `seen` if `set`; whether it was set and was not before.
+#[inline]
+fn cover(seen: &mut [u64; MAP_BITS / 64], feature: u64, set: bool) -> bool {
+    let bit = (feature as usize) & (MAP_BITS - 1);
+    let (word, mask) = (bit / 64, u64::from(set) << (bit % 64));
+    let old = seen[word];
+    seen[word] = old | mask;
+    !old & mask != 0
 }
 
 impl Strategy for Greybox {
@@ -256,8 +299,7 @@ impl Strategy for Greybox {
             self.walk.begin_execution(start, rng);
         }
         self.choices.clear();
-        self.last.clear();
-        self.global_last = (0, u32::MAX);
+        self.step = 0;
         self.found_new = false;
         self.prefix = None;
         let n = self.corpus.len();
@@ -296,15 +338,16 @@ impl Strategy for Greybox {
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
-        self.observe(decision);
         if self.by_reversal {
-            let chosen =
-                self.reversal.as_mut().expect("a fresh revfuzz execution").choose(decision, rng)?;
-            self.choices.push(chosen.0);
-            return Ok(chosen);
+            return self
+                .reversal
+                .as_mut()
+                .expect("a fresh revfuzz execution")
+                .choose(decision, rng);
         }
         let enabled = decision.enabled;
-        let step = self.choices.len();
+        let step = self.step;
+        self.step += 1;
         let mut chosen = None;
         if let Some((entry, cut)) = self.prefix {
             let want = (step < cut).then(|| ThreadId(self.corpus[entry][step]));
@@ -314,9 +357,19 @@ impl Strategy for Greybox {
                 _ => self.prefix = None,
             }
         }
-        let chosen = self.walk.choose_given(decision, rng, chosen)?;
-        self.choices.push(chosen.0);
-        Ok(chosen)
+        self.walk.choose_given(decision, rng, chosen)
+    }
+
+    fn observe_trace(&mut self, trace: &[Step]) {
+        if let Some(reversal) = self.reversal.as_mut().filter(|_| self.by_reversal) {
+            reversal.observe_trace(trace);
+        }
+        let decided = asked(trace);
+        self.observe_steps(decided);
+        if self.found_new {
+            self.choices.clear();
+            self.choices.extend(decided.iter().map(|s| s.chosen.0));
+        }
     }
 
     fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
@@ -459,29 +512,82 @@ mod tests {
     #[test]
     fn a_bit_is_new_once() {
         let mut g = Greybox::default();
-        assert!(g.cover(12345));
-        assert!(!g.cover(12345));
-        assert!(g.cover(12346));
+        assert!(cover(&mut g.seen, 12345, true));
+        assert!(!cover(&mut g.seen, 12345, true));
+        // A bit not to set is neither set nor new.
+        assert!(!cover(&mut g.seen, 12346, false));
+        assert!(cover(&mut g.seen, 12346, true));
         // Bits wrap at the map's size.
-        assert!(!g.cover(12345 + MAP_BITS as u64));
+        assert!(!cover(&mut g.seen, 12345 + MAP_BITS as u64, true));
+    }
+
+    /// A step of a trace: `thread` at an atomic load (one call site) that read `value`,
+    /// choosing `chosen`.
+    fn step(thread: u32, value: i64, chosen: u32) -> Step {
+        Step {
+            thread: ThreadId(thread),
+            kind: EventKind::AtomicLoad,
+            object: None,
+            location: site(),
+            chosen: ThreadId(chosen),
+            value: Some(Value::Signed(value)),
+            waits: false,
+        }
+    }
+
+    fn site() -> &'static std::panic::Location<'static> {
+        std::panic::Location::caller()
+    }
+
+    /// Runs an execution of `g` whose trace is `trace` (its choices not asked of `g`).
+    fn ended(g: &mut Greybox, trace: &[Step], r: &mut ScheduleRng) {
+        g.begin_execution(&start(), r);
+        g.observe_trace(trace);
+        g.end_execution(0, trace.len() as u64).unwrap();
     }
 
     #[test]
     fn only_executions_with_new_coverage_are_kept() {
         let mut g = Greybox::default();
         let mut r = rng();
-        let both = [ThreadId(0), ThreadId(1)];
-        g.begin_execution(&start(), &mut r);
-        let first: Vec<_> = (0..5).map(|_| pick(&mut g, &both, &mut r).0).collect();
-        g.found_new = true;
-        g.end_execution(0, 5).unwrap();
+        // Thread 0 reads 1 then 2 while thread 1 reads 1: each operation is seen at its
+        // thread's next step, so the last step of each thread adds nothing.
+        let trace = [step(0, 1, 1), step(1, 1, 0), step(0, 2, 0), step(0, 5, 1), step(1, 7, 1)];
+        ended(&mut g, &trace, &mut r);
+        assert!(g.found_new);
         assert_eq!(g.corpus.len(), 1);
-        assert_eq!(&*g.corpus[0], first.as_slice());
-        g.begin_execution(&start(), &mut r);
-        pick(&mut g, &both, &mut r);
-        assert!(!g.found_new, "no step observed a completed operation");
-        g.end_execution(0, 1).unwrap();
-        assert_eq!(g.corpus.len(), 1);
+        assert_eq!(&*g.corpus[0], [1, 0, 0, 1, 1].as_slice());
+        // The same operations again: nothing new, not kept.
+        ended(&mut g, &trace, &mut r);
+        assert!(!g.found_new);
+        // Only the values of operations that are followed by a step count: the last ones'
+        // differ, nothing new.
+        let mut last_differ = trace;
+        last_differ[3].value = Some(Value::Signed(6));
+        last_differ[4].value = Some(Value::Signed(8));
+        ended(&mut g, &last_differ, &mut r);
+        assert!(!g.found_new);
+        // Symmetric threads (ids swapped) are the same behaviour.
+        let swapped = trace.map(|s| Step { thread: ThreadId(1 - s.thread.0), ..s });
+        ended(&mut g, &swapped, &mut r);
+        assert!(!g.found_new);
+        // A value an operation read that no execution read there: new, kept.
+        let mut other = trace;
+        other[2].value = Some(Value::Signed(3));
+        ended(&mut g, &other, &mut r);
+        assert!(g.found_new);
+        assert_eq!(g.corpus.len(), 2);
+        // A last step at which the execution ended with no thread to run asked no choice:
+        // it observes nothing and is not in the kept schedule.
+        let mut stuck = other.to_vec();
+        stuck[2].value = Some(Value::Signed(4));
+        stuck.push(Step { waits: true, chosen: ThreadId(0), ..step(0, 9, 0) });
+        ended(&mut g, &stuck, &mut r);
+        assert_eq!(&*g.corpus[2], [1, 0, 0, 1, 1].as_slice());
+        stuck.last_mut().unwrap().thread = ThreadId(1);
+        stuck.last_mut().unwrap().chosen = ThreadId(1);
+        ended(&mut g, &stuck, &mut r);
+        assert!(!g.found_new, "thread 1's read of 7, now followed by a step, is not seen");
     }
 
     #[test]
@@ -510,7 +616,7 @@ mod tests {
         assert!((100..=190).contains(&followed), "{followed}");
         // A prefix thread that cannot run ends the prefix: the choice is among the enabled.
         g.prefix = Some((0, 4));
-        g.choices.clear();
+        g.step = 0;
         assert_eq!(pick(&mut g, &[ThreadId(0)], &mut r), ThreadId(0));
         assert_eq!(g.prefix, None);
     }

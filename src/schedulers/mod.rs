@@ -2,8 +2,10 @@
 //!
 //! This module owns the strategies and the crate-private `Strategy` trait they implement. A
 //! strategy sees only what a `Decision` tells it (the enabled threads, the running thread, the
-//! event about to happen) and the execution's seeded random number generator; it never touches
-//! threads, stacks or synchronization state, which belong to the runtime. Every strategy is
+//! event about to happen), the execution's seeded random number generator and, as the
+//! execution ends, its trace (`Strategy::observe_trace`: work a strategy can do once per
+//! execution stays out of the scheduling points); it never touches threads, stacks or
+//! synchronization state, which belong to the runtime. Every strategy is
 //! deterministic given the run seed and the execution index (and, for strategies that learn
 //! from the run's earlier executions, those executions), which is what makes seeds and replay
 //! tokens work.
@@ -119,7 +121,7 @@ pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,
 };
 
-use crate::runtime::{Event, EventKind, Pending, ThreadId};
+use crate::runtime::{Event, EventKind, Pending, Step, ThreadId};
 use crate::vars::{VarId, VarInfo, VarProfile};
 
 /// The random number generator every strategy draws from (`rng.rs`).
@@ -171,6 +173,17 @@ pub(crate) fn access_key(site: &'static std::panic::Location<'static>, kind: Eve
     site as *const std::panic::Location<'static> as usize as u64 ^ (kind as u64) << 56
 }
 
+/// The steps of an execution's `trace` at which the strategy was asked for a choice: all but
+/// a last one whose thread waits and that "chose" that thread itself (no thread could run: the
+/// execution ended there); any other waiting step chose another thread (a waiting thread
+/// cannot run). For [`Strategy::observe_trace`].
+pub(crate) fn asked(trace: &[Step]) -> &[Step] {
+    match trace.last() {
+        Some(s) if s.waits && s.chosen == s.thread => &trace[..trace.len() - 1],
+        _ => trace,
+    }
+}
+
 /// A scheduling algorithm. Implementations must be deterministic given the rng they are handed.
 /// Crate-private: see the module documentation.
 pub(crate) trait Strategy {
@@ -202,6 +215,13 @@ pub(crate) trait Strategy {
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError>;
+
+    /// Called as each execution ends, before [`Strategy::end_execution`], with its trace: every
+    /// scheduling point in order (who reached it, its operation with the value it read or
+    /// wrote, the thread chosen), the last one included when it asked no choice (it waits and
+    /// no thread can run). For a strategy that learns from what the operations did (greybox's
+    /// coverage): reading the trace once at the end costs less than looking at every point.
+    fn observe_trace(&mut self, _trace: &[Step]) {}
 
     /// Called after each execution that ran to its end, with the digest of its event sequence
     /// and its number of scheduling points; an error fails the execution.

@@ -51,12 +51,16 @@
 //!
 //! The state kept across executions is bounded: the seen pairs fill at most three quarters
 //! of a table of [`SEEN_SLOTS`] 64-bit slots (64 KiB), after which every pair counts as
-//! seen, and the targets are at most [`MAX_TARGETS`]. Per scheduling point: one write of the
-//! current thread's announced access, one read per enabled thread while a hold is on
-//! (whether its announced access is the held one), and for the access that runs a read of
-//! the object's previous accesses and, for a conflicting pair, a mix and a probe of the
-//! table (one slot, mostly); no allocation once the per-thread and per-object tables have
-//! grown in the run's first executions.
+//! seen, and the targets are at most [`MAX_TARGETS`]. Per scheduling point, only while this
+//! execution's target is being tried (a hold or its follow-up): one write of the current
+//! thread's announced access, one read per enabled thread while a hold is on (whether its
+//! announced access is the held one), and a look at the access that runs (whether it ends
+//! the phase). The pairs are found when the execution ends, from its trace
+//! ([`Strategy::observe_trace`]), in the order the accesses ran: per access, a read of the
+//! object's previous accesses and, for a conflicting pair, a mix and a probe of the table
+//! (one slot, mostly). So an execution with no target left adds only the write-loop rule's
+//! check to the selective walk's scheduling points. No allocation once the per-thread and
+//! per-object tables have grown in the run's first executions.
 //!
 //! # Workers
 //!
@@ -69,8 +73,8 @@ use super::registry::StrategyInfo;
 use super::surw::Surw;
 use super::uniform_walk::mix;
 use super::write_loops::WriteLoops;
-use super::{access_key, Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::{EventKind, ThreadId};
+use super::{access_key, asked, Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
+use crate::runtime::{Event, EventKind, Step, ThreadId};
 
 /// `strategy = "reversal"`: no parameters, no bound; it learns in execution 0 (its walk's
 /// estimates) and from every execution after (the pairs it saw), so its executions are serial.
@@ -176,9 +180,10 @@ pub struct Reversal {
     /// This execution's target (its accesses) and phase.
     target: Option<(u64, u64)>,
     phase: Phase,
-    /// Each thread's announced operation on an object, by thread id.
+    /// Each thread's announced operation on an object, by thread id (while the target is
+    /// tried, and as the trace is read).
     announced: Vec<Announced>,
-    /// Each object's latest access and latest write, by object id.
+    /// Each object's latest access and latest write, by object id, as the trace is read.
     last: Vec<Accesses>,
     /// Pairs first seen in this execution, for the targets at its end (bounded).
     fresh: Vec<(u64, u64)>,
@@ -259,15 +264,14 @@ impl Reversal {
         new
     }
 
-    /// Notes the current thread's announced operation (kept across a `Block`: the blocked
+    /// Notes `current`'s announced operation `event` (kept across a `Block`: the blocked
     /// operation is the one that runs when the thread is chosen again).
     #[inline]
-    fn announce(&mut self, decision: &Decision<'_>) {
-        let event = decision.event;
+    fn announce(&mut self, current: ThreadId, event: &Event) {
         if event.kind == EventKind::Block {
             return;
         }
-        let current = decision.current.index();
+        let current = current.index();
         if self.announced.len() <= current {
             self.announced.resize(current + 1, Announced::NONE);
         }
@@ -336,10 +340,29 @@ impl Reversal {
         }
     }
 
-    /// Notes that `chosen` runs its announced operation: the pairs it makes with the object's
-    /// previous accesses, and this execution's phase.
+    /// Notes that `chosen` runs its announced operation: whether it moves this execution's
+    /// phase on (the access `then` starts the follow-up, `first` ends it).
     #[inline]
-    fn observe(&mut self, chosen: ThreadId) {
+    fn advance(&mut self, chosen: ThreadId) {
+        let Some(&Announced { object, key, .. }) = self.announced.get(chosen.index()) else {
+            return;
+        };
+        if object == NONE {
+            return;
+        }
+        if let Some((first, then)) = self.target {
+            match self.phase {
+                Phase::Holding { .. } if key == then => self.phase = Phase::Following { object },
+                Phase::Following { .. } if key == first => self.phase = Phase::Off,
+                _ => {}
+            }
+        }
+    }
+
+    /// Notes that `chosen` runs its announced operation, as the trace is read: the pairs it
+    /// makes with the object's previous accesses.
+    #[inline]
+    fn pairs_of(&mut self, chosen: ThreadId) {
         let Some(&Announced { object, key, reads }) = self.announced.get(chosen.index()) else {
             return;
         };
@@ -362,13 +385,6 @@ impl Reversal {
         }
         let access = Last { thread: chosen.0, key };
         self.last[o] = Accesses { last: access, write: if reads { write } else { access } };
-        if let Some((first, then)) = self.target {
-            match self.phase {
-                Phase::Holding { .. } if key == then => self.phase = Phase::Following { object },
-                Phase::Following { .. } if key == first => self.phase = Phase::Off,
-                _ => {}
-            }
-        }
     }
 }
 
@@ -400,7 +416,12 @@ impl Strategy for Reversal {
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
-        self.announce(decision);
+        // Outside a target's phases no choice depends on what threads announced: the pairs are
+        // found from the trace at the end.
+        let trying = self.phase != Phase::Off;
+        if trying {
+            self.announce(decision.current, decision.event);
+        }
         let continues = self.loops.continues(decision) && !self.held(decision.current);
         let chosen = if continues {
             // The walk accounts for the choice as its own (its intention, its counts).
@@ -414,8 +435,23 @@ impl Strategy for Reversal {
             self.base.choose(decision, rng)?
         };
         self.loops.chose(continues);
-        self.observe(chosen);
+        if trying {
+            self.advance(chosen);
+        }
         Ok(chosen)
+    }
+
+    fn observe_trace(&mut self, trace: &[Step]) {
+        // Each scheduling point that asked for a choice, in order: its thread announces its
+        // operation, then the chosen thread runs the one it announced.
+        self.announced.clear();
+        self.last.clear();
+        for step in asked(trace) {
+            let event =
+                Event { kind: step.kind, object: step.object, var: None, location: step.location };
+            self.announce(step.thread, &event);
+            self.pairs_of(step.chosen);
+        }
     }
 
     fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
@@ -471,10 +507,15 @@ mod tests {
         ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[] }
     }
 
-    /// One decision: `current` announces `event`, with `enabled` runnable; the choice.
+    /// The steps of the current execution, as the engine's trace holds them.
+    type Trace = Vec<Step>;
+
+    /// One decision: `current` announces `event`, with `enabled` runnable; the choice, noted
+    /// in `trace`.
     fn decide(
         s: &mut Reversal,
         r: &mut ScheduleRng,
+        trace: &mut Trace,
         enabled: &[u32],
         current: u32,
         event: &Event,
@@ -489,18 +530,36 @@ mod tests {
             var_access: 0,
             pending: Pending::NONE,
         };
-        s.choose(&d, r).unwrap().0
+        let chosen = s.choose(&d, r).unwrap();
+        trace.push(Step {
+            thread: ThreadId(current),
+            kind: event.kind,
+            object: event.object,
+            location: event.location,
+            chosen,
+            value: None,
+            waits: false,
+        });
+        chosen.0
     }
 
     /// Thread `t` alone runs `event`.
-    fn run(s: &mut Reversal, r: &mut ScheduleRng, t: u32, event: &Event) {
-        assert_eq!(decide(s, r, &[t], t, event), t);
+    fn run(s: &mut Reversal, r: &mut ScheduleRng, trace: &mut Trace, t: u32, event: &Event) {
+        assert_eq!(decide(s, r, trace, &[t], t, event), t);
+    }
+
+    /// Ends the execution whose steps are `trace`.
+    fn end(s: &mut Reversal, trace: &mut Trace) {
+        s.observe_trace(trace);
+        s.end_execution(0, trace.len() as u64).unwrap();
+        trace.clear();
     }
 
     #[test]
     fn a_read_pairs_with_the_write_it_reads_and_a_write_with_the_latest_accesses() {
         let mut s = Reversal::new();
         let mut r = ScheduleRng::seed_from_u64(1);
+        let mut tr = Trace::new();
         s.begin_execution(&start(), &mut r);
         let store = access(EventKind::AtomicStore, site_a());
         let load = access(EventKind::AtomicLoad, site_b());
@@ -508,17 +567,23 @@ mod tests {
             access_key(site_a(), EventKind::AtomicStore),
             access_key(site_b(), EventKind::AtomicLoad),
         );
-        run(&mut s, &mut r, 1, &store);
-        run(&mut s, &mut r, 1, &load); // the writer's own read: no pair
+        run(&mut s, &mut r, &mut tr, 1, &store);
+        run(&mut s, &mut r, &mut tr, 1, &load); // the writer's own read: no pair
+                                                // The pairs are found from the trace (read again from its start: a pair found before
+                                                // is seen, not fresh again).
+        s.observe_trace(&tr);
         assert!(s.fresh.is_empty());
-        run(&mut s, &mut r, 2, &load); // reads thread 1's store past its read
+        run(&mut s, &mut r, &mut tr, 2, &load); // reads thread 1's store past its read
+        s.observe_trace(&tr);
         assert_eq!(s.fresh, vec![(w, l)]);
-        run(&mut s, &mut r, 3, &load); // a second reader of the same store: an old pair
+        run(&mut s, &mut r, &mut tr, 3, &load); // a second reader of the same store: an old pair
+        s.observe_trace(&tr);
         assert_eq!(s.fresh, vec![(w, l)]);
-        run(&mut s, &mut r, 1, &store); // overwrites what thread 3 read
+        run(&mut s, &mut r, &mut tr, 1, &store); // overwrites what thread 3 read
+        s.observe_trace(&tr);
         assert_eq!(s.fresh, vec![(w, l), (l, w)]);
         assert!(s.is_seen(w, l) && s.is_seen(l, w) && !s.is_seen(w, w));
-        s.end_execution(0, 5).unwrap();
+        end(&mut s, &mut tr);
         // Both orders seen: nothing to reverse.
         assert!(s.targets.is_empty());
     }
@@ -527,14 +592,15 @@ mod tests {
     fn holds_the_first_access_until_the_second_runs_then_lets_it_follow() {
         let mut s = Reversal::new();
         let mut r = ScheduleRng::seed_from_u64(2);
+        let mut tr = Trace::new();
         let store = access(EventKind::AtomicStore, site_a());
         let load = access(EventKind::AtomicLoad, site_b());
         let spawn = Event { kind: EventKind::Spawn, object: None, var: None, location: site_a() };
         // Execution 0: thread 1 stores, then thread 2 loads the store.
         s.begin_execution(&start(), &mut r);
-        run(&mut s, &mut r, 1, &store);
-        run(&mut s, &mut r, 2, &load);
-        s.end_execution(0, 2).unwrap();
+        run(&mut s, &mut r, &mut tr, 1, &store);
+        run(&mut s, &mut r, &mut tr, 2, &load);
+        end(&mut s, &mut tr);
         let (w, l) = (
             access_key(site_a(), EventKind::AtomicStore),
             access_key(site_b(), EventKind::AtomicLoad),
@@ -544,17 +610,17 @@ mod tests {
         // work, whatever the walk draws.
         s.begin_execution(&start(), &mut r);
         assert_eq!(s.phase, Phase::Holding { held: 0 });
-        assert_eq!(decide(&mut s, &mut r, &[1, 2], 1, &store), 2);
+        assert_eq!(decide(&mut s, &mut r, &mut tr, &[1, 2], 1, &store), 2);
         for _ in 0..20 {
-            assert_eq!(decide(&mut s, &mut r, &[1, 2], 2, &spawn), 2);
+            assert_eq!(decide(&mut s, &mut r, &mut tr, &[1, 2], 2, &spawn), 2);
         }
         assert_eq!(s.phase, Phase::Holding { held: 21 });
         // Thread 2 loads: now thread 1's store follows, before thread 3's work.
-        assert_eq!(decide(&mut s, &mut r, &[1, 2], 2, &load), 2);
+        assert_eq!(decide(&mut s, &mut r, &mut tr, &[1, 2], 2, &load), 2);
         assert_eq!(s.phase, Phase::Following { object: 0 });
-        assert_eq!(decide(&mut s, &mut r, &[1, 2, 3], 2, &spawn), 1);
+        assert_eq!(decide(&mut s, &mut r, &mut tr, &[1, 2, 3], 2, &spawn), 1);
         assert_eq!(s.phase, Phase::Off);
-        s.end_execution(0, 24).unwrap();
+        end(&mut s, &mut tr);
         assert!(s.is_seen(l, w));
         assert!(s.targets.is_empty(), "reversed: dropped");
         let summary = s.summary().unwrap();
@@ -566,28 +632,29 @@ mod tests {
     fn gives_up_a_hold_after_its_patience_and_a_target_after_its_tries() {
         let mut s = Reversal::new();
         let mut r = ScheduleRng::seed_from_u64(3);
+        let mut tr = Trace::new();
         let store = access(EventKind::AtomicStore, site_a());
         let load = access(EventKind::AtomicLoad, site_b());
         let other = Event { kind: EventKind::Yield, object: None, var: None, location: site_b() };
         s.begin_execution(&start(), &mut r);
-        run(&mut s, &mut r, 1, &store);
-        run(&mut s, &mut r, 2, &load);
-        s.end_execution(0, 2).unwrap();
+        run(&mut s, &mut r, &mut tr, 1, &store);
+        run(&mut s, &mut r, &mut tr, 2, &load);
+        end(&mut s, &mut tr);
         for attempt in 1..=TRIES {
             s.begin_execution(&start(), &mut r);
-            assert_eq!(decide(&mut s, &mut r, &[1, 2], 1, &store), 2, "held");
+            assert_eq!(decide(&mut s, &mut r, &mut tr, &[1, 2], 1, &store), 2, "held");
             // Thread 2 never loads: thread 1 is held PATIENCE points (the store's and the
             // loop's), then released.
             let mut ran_1 = None;
             for point in 0..PATIENCE + 200 {
-                if decide(&mut s, &mut r, &[1, 2], 2, &other) == 1 {
+                if decide(&mut s, &mut r, &mut tr, &[1, 2], 2, &other) == 1 {
                     ran_1 = Some(point);
                     break;
                 }
             }
             assert!(ran_1.is_some_and(|p| p + 1 >= PATIENCE), "attempt {attempt}: {ran_1:?}");
             assert_eq!(s.phase, Phase::Off);
-            s.end_execution(0, 0).unwrap();
+            end(&mut s, &mut tr);
             assert_eq!(s.targets.len(), usize::from(attempt < TRIES), "attempt {attempt}");
         }
         // Nothing left: the selective walk alone.
@@ -601,7 +668,7 @@ mod tests {
             tries: 0,
         });
         s.begin_execution(&start(), &mut r);
-        assert_eq!(decide(&mut s, &mut r, &[1], 1, &store), 1);
+        assert_eq!(decide(&mut s, &mut r, &mut tr, &[1], 1, &store), 1);
         assert_eq!(s.phase, Phase::Off);
     }
 }
