@@ -408,9 +408,9 @@ impl Config {
     ) {
         let per = elapsed.div_f64(report.executions.max(1) as f64);
         // A run that explores runs the explorer's executions beside the counted ones.
-        let total = match (search.budget, search.explore_every) {
-            (Budget::Confidence(_), m) if m > 1 => planned.saturating_mul(m) / (m - 1),
-            _ => planned,
+        let total = match search.budget {
+            Budget::Confidence(_) => total_with_explorer(planned, search.explore_every),
+            Budget::Iterations(_) => planned,
         };
         let name = self.name.as_deref().unwrap_or("this run");
         let driver = match search.budget {
