@@ -222,12 +222,12 @@ fn revfuzz(seed: u64) -> Config {
 }
 
 /// The default with a target (here a depth bound and a budget: the combined strategy, with its
-/// explorer in profiling and in every second search execution) on seeds 0-9, 10^4 executions
-/// each (10 of them profiling). With revfuzz as the explorer 7 of the 10 find it (after 2,522
-/// to 9,702 executions; all 10 did before SURW ran write loops whole, which changed the
-/// schedules), and the test asserts 6; with race reversal, the explorer before
+/// explorer in profiling and in one search execution in two, most of them first) on seeds
+/// 0-9, 10^4 executions each (10 of them profiling). With revfuzz as the explorer 9 of the 10
+/// find it (after 1,695 to 5,186 executions; 7 did while the explorer took every second
+/// execution from the start), and the test asserts 8; with race reversal, the explorer before
 /// (`explorer(StrategyKind::Reversal)`), none of the 10 does, so the test fails on it. The
-/// corpus's measure: `default` finds it in 17 of 20 trials, `default-rev` in none (`cargo run
+/// corpus's measure: `default` finds it in 18 of 20 trials, `default-rev` in none (`cargo run
 /// --release -p pctvb-corpus -- --only safestack --tools default,default-rev --trials 20
 /// --budget 10000 --out target/x.md`). Fixed seeds.
 #[test]
@@ -250,7 +250,7 @@ fn the_default_with_a_target_finds_safestack_within_ten_thousand_executions() {
             Some((seed, report.executions + 10))
         })
         .collect();
-    assert!(found.len() >= 6, "(seed, executions) of the seeds that found it: {found:?}");
+    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
 }
 
 /// revfuzz alone on seeds 0-9 with 5,000 executions each (the explorer's share of the
