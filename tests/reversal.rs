@@ -62,6 +62,17 @@ fn late_reader() {
     late.join().unwrap();
 }
 
+/// Executions `kind` runs to `body`'s bug over `seeds`, a seed that does not find it within
+/// `budget` counting the whole budget.
+fn executions_over_seeds(
+    kind: StrategyKind,
+    body: fn(),
+    seeds: std::ops::Range<u64>,
+    budget: u64,
+) -> u64 {
+    seeds.map(|seed| executions_to_bug(kind.clone(), body, seed, budget).unwrap_or(budget)).sum()
+}
+
 #[test]
 fn reverses_a_race_the_walks_order_one_way() {
     // Measured on these seeds (fixed: the result is deterministic): race reversal finds the
@@ -73,10 +84,7 @@ fn reverses_a_race_the_walks_order_one_way() {
         let found = executions_to_bug(StrategyKind::Reversal, late_reader, seed, budget);
         assert!(found.is_some_and(|n| n <= 3), "seed {seed}: {found:?}");
     }
-    let total = |kind: StrategyKind| -> u64 {
-        let to_bug = |seed| executions_to_bug(kind.clone(), late_reader, seed, budget);
-        seeds.clone().map(|seed| to_bug(seed).unwrap_or(budget)).sum()
-    };
+    let total = |kind| executions_over_seeds(kind, late_reader, seeds.clone(), budget);
     let (surw, uniform) = (total(StrategyKind::Surw), total(StrategyKind::UniformWalk));
     assert!(surw > 300 && uniform > 300, "surw {surw}, uniform {uniform}");
 }
@@ -118,10 +126,7 @@ fn runs_write_loops_whole_in_most_executions() {
     // before the rule.
     let seeds = 0..20;
     let budget = 500;
-    let total = |kind: StrategyKind| -> u64 {
-        let to_bug = |seed| executions_to_bug(kind.clone(), loop_then_flag, seed, budget);
-        seeds.clone().map(|seed| to_bug(seed).unwrap_or(budget)).sum()
-    };
+    let total = |kind| executions_over_seeds(kind, loop_then_flag, seeds.clone(), budget);
     let (reversal, surw) = (total(StrategyKind::Reversal), total(StrategyKind::Surw));
     assert!(reversal <= 100 && surw <= 200, "reversal {reversal}, surw {surw}");
 }

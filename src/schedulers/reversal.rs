@@ -426,7 +426,7 @@ impl Strategy for Reversal {
         let chosen = if continues {
             // The walk accounts for the choice as its own (its intention, its counts).
             self.base.choose_given(decision, rng, Some(decision.current))?
-        } else if self.phase != Phase::Off && self.filter(decision.enabled) {
+        } else if trying && self.filter(decision.enabled) {
             // The filter keeps `enabled`'s increasing order.
             let current_enabled = self.filtered.binary_search(&decision.current).is_ok();
             let filtered = Decision { enabled: &self.filtered, current_enabled, ..*decision };
@@ -568,9 +568,9 @@ mod tests {
             access_key(site_b(), EventKind::AtomicLoad),
         );
         run(&mut s, &mut r, &mut tr, 1, &store);
-        run(&mut s, &mut r, &mut tr, 1, &load); // the writer's own read: no pair
-                                                // The pairs are found from the trace (read again from its start: a pair found before
-                                                // is seen, not fresh again).
+        // The writer's own read: no pair. The pairs are found from the trace (read again from
+        // its start: a pair found before is seen, not fresh again).
+        run(&mut s, &mut r, &mut tr, 1, &load);
         s.observe_trace(&tr);
         assert!(s.fresh.is_empty());
         run(&mut s, &mut r, &mut tr, 2, &load); // reads thread 1's store past its read
