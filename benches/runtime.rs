@@ -19,7 +19,7 @@
 //!   (`corpus/src/programs/correct.rs`: `counter`, `atomic_counter`, `prodcons_fixed`,
 //!   `ws_deque_fixed`), the same source compiled against each tool, under pctvb's default as
 //!   docs/RESULTS.md runs it (`pctvb_corpus::run`: the default priority strategy with its
-//!   profiling and every second search execution its explorer's, revfuzz, one worker, no
+//!   profiling and one search execution in two its explorer's, revfuzz, one worker, no
 //!   minimization), its two halves alone (`pctvb_combined`: the priority strategy and its
 //!   profiling without the explorer; `pctvb_explorer`: revfuzz alone for the executions the
 //!   default gives it, [`EXPLORER_EXECUTIONS`], so it stays in its race reversal phase as in
@@ -233,8 +233,8 @@ fn contention(c: &mut Criterion) {
 /// Executions per measured iteration of `executions/correct/*`.
 const CORRECT_EXECUTIONS: u64 = 1000;
 
-/// Executions of the default's explorer in a run of `CORRECT_EXECUTIONS` (every second one
-/// after the profiling): what `executions/correct/*/pctvb_explorer` runs.
+/// Executions of the default's explorer in a run of `CORRECT_EXECUTIONS` (one in two of the
+/// executions after the profiling): what `executions/correct/*/pctvb_explorer` runs.
 const EXPLORER_EXECUTIONS: u64 = (CORRECT_EXECUTIONS - pctvb_corpus::run::PROFILE_RUNS) / 2;
 
 /// The correct programs of `executions/correct/*`: name, pctvb body, shuttle body.

@@ -3,8 +3,8 @@
 //! one (as `#[pctvb::test]` with `confidence` or `depth`), the priority strategy it selects
 //! runs with the explorer, revfuzz (race reversal, then schedule fuzzing) unless
 //! `Config::explorer` names another, in profiling
-//! and in every second search execution: the strategy's executions carry the guarantee, the
-//! explorer's find bugs outside its class. A named strategy runs alone.
+//! and in one search execution in two (most of them first): the strategy's executions carry
+//! the guarantee, the explorer's find bugs outside its class. A named strategy runs alone.
 //!
 //! Every run uses a fixed seed and `ignore_env`; where a bug must be found the budget is far
 //! above what the explorers need for these seeds (their mean on figure 4 is tens of

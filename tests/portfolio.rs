@@ -195,8 +195,8 @@ fn the_attribute_takes_the_portfolio_strategy() {
 
 #[test]
 fn with_a_target_it_can_be_the_exploring_half_and_only_the_strategy_counts() {
-    // A depth bound without a named strategy: the combined strategy, and every second search
-    // execution (and the profiling) for the explorer, here the portfolio.
+    // A depth bound without a named strategy: the combined strategy, and one search execution in
+    // two (and the profiling) for the explorer, here the portfolio.
     let report =
         assert_explores_beside_a_target(StrategyKind::Portfolio, "portfolio", "the portfolio");
     // The portfolio ran the 10 profiling executions and its 50 search executions.

@@ -153,7 +153,7 @@ fn the_attribute_default_for_guarantee_arguments_is_the_combined_strategy() {
         h.join().unwrap();
     });
     report.assert_ok();
-    // With every second search execution revfuzz's (the explorer), for bugs outside the class.
+    // With one search execution in two revfuzz's (the explorer), for bugs outside the class.
     assert_eq!(report.strategy, "combined(d=2,v=1,t=3) + revfuzz 1 in 2");
     assert!(report.guarantee.is_some());
 }

@@ -216,7 +216,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           (thread bounding t=3 c=1, `strategy = \"threadbound\"`'s defaults), `comb` (the \
           combined strategy d=2 v=1 t=3, alone, `strategy = \"combined\"`'s defaults), \
           **`default`** (what a test with a target and no named strategy runs: `comb` with \
-          revfuzz in profiling and in every second search execution), `default-pf` \
+          revfuzz in profiling and in one search execution in two, most of them first), \
+          `default-pf` \
           (`default` with the portfolio in place of revfuzz), `default-surw` \
           (`default` with surw in place of revfuzz: the default before race reversal), \
           `default-uniform` (`default` with the uniform walk in place of revfuzz: the \

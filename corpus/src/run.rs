@@ -28,22 +28,22 @@ pub enum Tool {
     Pctvb(StrategyKind),
     /// What a pctvb test with a target and no named strategy runs: the combined strategy
     /// ([`pctvb_default`]) with the default explorer, revfuzz (race reversal, then schedule
-    /// fuzzing), every second search execution and in profiling (`Config::explore_every`).
+    /// fuzzing), one search execution in two and in profiling (`Config::explore_every`).
     PctvbDefault,
     /// [`Tool::PctvbDefault`] with the portfolio (`strategy = "portfolio"`) in place of revfuzz,
-    /// in profiling and in every second search execution: what the default with a target
+    /// in profiling and in one search execution in two: what the default with a target
     /// would run if the portfolio were its exploring half.
     PctvbDefaultPortfolio,
     /// [`Tool::PctvbDefault`] with surw (`explorer = "surw"`) in place of revfuzz, in
-    /// profiling and in every second search execution: the default before race reversal
+    /// profiling and in one search execution in two: the default before race reversal
     /// became its exploring half, kept for comparison.
     PctvbDefaultSurw,
     /// [`Tool::PctvbDefault`] with the uniform walk (`explorer = "uniform"`) in place of
-    /// revfuzz, in profiling and in every second search execution: the default before surw
+    /// revfuzz, in profiling and in one search execution in two: the default before surw
     /// became its exploring half, kept for comparison.
     PctvbDefaultUniform,
     /// [`Tool::PctvbDefault`] with race reversal (`explorer = "reversal"`) in place of
-    /// revfuzz, in profiling and in every second search execution: the default before revfuzz
+    /// revfuzz, in profiling and in one search execution in two: the default before revfuzz
     /// became its exploring half, kept for comparison.
     PctvbDefaultReversal,
     /// shuttle's `RandomScheduler`.

@@ -15,7 +15,7 @@
 //!   sampling it needs (`pctvb::Config::enumerate`; `PCTVB_ENUMERATE=0` turns it off), with
 //!   the explorer (revfuzz: race reversal, then schedule fuzzing) in every second execution and, after a class that passed, as many
 //!   executions of it as the enumeration took, at least 1000 in all; a class that does not fit is
-//!   sampled by the combined strategy with the explorer in every second execution (not counted
+//!   sampled by the combined strategy with the explorer in one execution in two (not counted
 //!   by the bound; it explores past the bound's class). `PCTVB_STRATEGY=combined` with it runs
 //!   the same without the explorer;
 //! - loom's `LOOM_MAX_PREEMPTIONS`, `LOOM_MAX_PERMUTATIONS`, `LOOM_MAX_DURATION`,
