@@ -485,6 +485,12 @@ impl Cell {
         self.trials.iter().map(|t| t.elapsed).sum()
     }
 
+    /// Wall time of the first `n` trials (all of them if fewer): a column whose cells ran more
+    /// trials compares with the others over as many.
+    pub fn elapsed_first(&self, n: usize) -> Duration {
+        self.trials.iter().take(n).map(|t| t.elapsed).sum()
+    }
+
     /// Total executions.
     pub fn executions(&self) -> u64 {
         self.trials.iter().map(|t| t.executions).sum()
@@ -580,6 +586,16 @@ mod tests {
         // None: twice the budget, whatever ran.
         assert_eq!(cell(&[(false, 100), (false, 100)]).cost(100), 200.0);
         assert_eq!(cell(&[(false, 58)]).cost(1000), 2000.0);
+    }
+
+    #[test]
+    fn wall_time_of_the_first_trials_only() {
+        // Five trials of 1 ms each: the first 3 (a column of 20 trials beside a headline
+        // column of 100 compares over the first 20), and all when fewer ran.
+        let c = cell(&[(true, 1); 5]);
+        assert_eq!(c.elapsed(), Duration::from_millis(5));
+        assert_eq!(c.elapsed_first(3), Duration::from_millis(3));
+        assert_eq!(c.elapsed_first(20), Duration::from_millis(5));
     }
 
     #[test]
