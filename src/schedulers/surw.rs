@@ -238,7 +238,9 @@ fn selected_access(
     thread: ThreadId,
 ) -> bool {
     let var = pending_var(object_var, decision, thread);
-    var != NO_VAR && selected.contains(&var)
+    // A loop, not `contains`: the selection is one variable or a few, which `contains`'s
+    // chunked search for long slices only slows.
+    var != NO_VAR && selected.iter().any(|&s| s == var)
 }
 
 /// Whether `thread` still has an estimated interesting event and its pending operation is
@@ -254,6 +256,34 @@ fn waits_for_intention(
 ) -> bool {
     threads.get(thread.index()).is_some_and(|t| t.left() > 0)
         && selected_access(object_var, selected, decision, thread)
+}
+
+/// Draws the intended thread among `enabled`, but for `except`, by weight (each thread's
+/// estimated interesting events left, in `threads`), with its position in `enabled`; `None` if
+/// all weigh nothing.
+fn draw_intended(
+    threads: &[ThreadState],
+    enabled: &[ThreadId],
+    except: Option<ThreadId>,
+    rng: &mut ScheduleRng,
+) -> Option<(ThreadId, usize)> {
+    let weight = |t: ThreadId| match except == Some(t) {
+        true => 0,
+        false => threads.get(t.index()).map_or(0, |s| s.left()),
+    };
+    let total: u64 = enabled.iter().map(|&t| weight(t)).sum();
+    if total == 0 {
+        return None;
+    }
+    let mut draw = rng.random_range(0..total);
+    for (i, &t) in enabled.iter().enumerate() {
+        let w = weight(t);
+        if draw < w {
+            return Some((t, i));
+        }
+        draw -= w;
+    }
+    unreachable!("the draw is below the total weight")
 }
 
 impl Surw {
@@ -323,33 +353,6 @@ impl Surw {
                 }
             }
         }
-    }
-
-    /// Draws the intended thread among `enabled`, but for `except`, by weight, with its
-    /// position in `enabled`; `None` if all weigh nothing.
-    fn draw_intended(
-        &self,
-        enabled: &[ThreadId],
-        except: Option<ThreadId>,
-        rng: &mut ScheduleRng,
-    ) -> Option<(ThreadId, usize)> {
-        let weight = |t: ThreadId| match except == Some(t) {
-            true => 0,
-            false => self.threads.get(t.index()).map_or(0, |s| s.left()),
-        };
-        let total: u64 = enabled.iter().map(|&t| weight(t)).sum();
-        if total == 0 {
-            return None;
-        }
-        let mut draw = rng.random_range(0..total);
-        for (i, &t) in enabled.iter().enumerate() {
-            let w = weight(t);
-            if draw < w {
-                return Some((t, i));
-            }
-            draw -= w;
-        }
-        unreachable!("the draw is below the total weight")
     }
 
     /// Execution 0: the walk's naive choice, and the counts of the chosen thread's access.
@@ -440,6 +443,7 @@ impl Surw {
     /// whole ([`WriteLoops`]), as if the walk had drawn its thread, which keeps the walk's
     /// counts and intention those of the schedule that runs; with it, the rule only notes the
     /// operation.
+    #[inline]
     pub(crate) fn choose_given(
         &mut self,
         decision: &Decision<'_>,
@@ -458,7 +462,10 @@ impl Surw {
         Ok(chosen)
     }
 
-    /// [`Surw::choose_given`] without the write-loop rule.
+    /// [`Surw::choose_given`] without the write-loop rule. Inlined: the uniform walk's
+    /// executions (half of them) go straight to the walk, without the selective choice's
+    /// frame.
+    #[inline(always)]
     fn choose_drawn(
         &mut self,
         decision: &Decision<'_>,
@@ -469,6 +476,17 @@ impl Surw {
             let walked = self.walk.choose(decision, rng)?;
             return Ok(given.unwrap_or(walked));
         }
+        self.choose_learning_or_selective(decision, rng, given)
+    }
+
+    /// [`Surw::choose_drawn`] in execution 0 and the selective executions.
+    #[inline(never)]
+    fn choose_learning_or_selective(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+        given: Option<ThreadId>,
+    ) -> Result<ThreadId, StrategyError> {
         self.register_new_threads(decision, rng);
         if let (Some(object), Some(var)) = (decision.event.object, decision.event.var) {
             let i = object.index();
@@ -488,8 +506,16 @@ impl Surw {
         // thread table and the trace) is not looked up. The same pass finds the intended
         // thread's position, if it is enabled.
         let n = enabled.len();
-        self.waiting.clear();
-        self.waiting.resize(n.div_ceil(64), 0);
+        // Up to 64 enabled threads (nearly every decision), the bits are one word on the
+        // stack; beyond, the scratch table.
+        let mut one_word = [0u64; 1];
+        let waiting: &mut [u64] = if n <= 64 {
+            &mut one_word
+        } else {
+            self.waiting.clear();
+            self.waiting.resize(n.div_ceil(64), 0);
+            &mut self.waiting
+        };
         let mut waiting_threads = 0;
         let mut intended_pos = None;
         for (i, &t) in enabled.iter().enumerate() {
@@ -497,7 +523,7 @@ impl Surw {
                 intended_pos = Some(i);
             }
             if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t) {
-                self.waiting[i / 64] |= 1 << (i % 64);
+                waiting[i / 64] |= 1 << (i % 64);
                 waiting_threads += 1;
             }
         }
@@ -507,10 +533,10 @@ impl Surw {
         }
         let ready = waiting_threads > 0;
         let free = n - waiting_threads;
-        let waiting = &self.waiting;
+        let waiting: &[u64] = waiting;
         let waits = |i: usize| waiting[i / 64] & (1 << (i % 64)) != 0;
         if ready && self.intended.is_none() {
-            let drawn = self.draw_intended(enabled, None, rng);
+            let drawn = draw_intended(&self.threads, enabled, None, rng);
             self.intended = drawn.map(|(t, _)| t);
             intended_pos = drawn.map(|(_, i)| i);
             self.intended_at = decision.step;
@@ -519,7 +545,7 @@ impl Surw {
         // The intended thread is not at its event while others wait at theirs: past the
         // patience, it may be spinning on what they hold; one of them gets the intention.
         if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
-            let drawn = self.draw_intended(enabled, self.intended, rng);
+            let drawn = draw_intended(&self.threads, enabled, self.intended, rng);
             self.intended = drawn.map(|(t, _)| t);
             intended_pos = drawn.map(|(_, i)| i);
             self.intended_at = decision.step;
@@ -537,7 +563,7 @@ impl Surw {
             // the last word needs no count (the pick is in it), so up to 64 enabled threads count
             // no bits (`count_ones` is no single instruction on baseline x86-64).
             let mut chosen_at = 0;
-            let last = waiting.len().saturating_sub(1);
+            let last = waiting.len() - 1;
             for (w, &word) in waiting.iter().enumerate() {
                 let base = w * 64;
                 let valid = if n - base >= 64 { u64::MAX } else { (1 << (n - base)) - 1 };
