@@ -258,6 +258,41 @@ fn waits_for_intention(
         && selected_access(object_var, selected, decision, thread)
 }
 
+/// The position of the `pick`-th candidate (from 0) among `n` enabled threads: the threads
+/// whose bit in `waiting` is clear, and the `intended` position. A word of 64 positions at a
+/// time; the last word needs no count (the pick is in it), so up to 64 enabled threads count
+/// no bits (`count_ones` is no single instruction on baseline x86-64), and one word needs no
+/// loop.
+#[inline]
+fn nth_candidate(waiting: &[u64], n: usize, intended: Option<usize>, mut pick: usize) -> usize {
+    let nth_bit = |mut cands: u64, pick: usize| {
+        for _ in 0..pick {
+            cands &= cands.wrapping_sub(1);
+        }
+        (cands != 0).then(|| cands.trailing_zeros() as usize)
+    };
+    if let [word] = *waiting {
+        let valid = if n >= 64 { u64::MAX } else { (1 << n) - 1 };
+        let cands = !word & valid | intended.map_or(0, |p| 1 << p);
+        return nth_bit(cands, pick).unwrap_or(0);
+    }
+    let last = waiting.len().saturating_sub(1);
+    for (w, &word) in waiting.iter().enumerate() {
+        let base = w * 64;
+        let valid = if n - base >= 64 { u64::MAX } else { (1 << (n - base)) - 1 };
+        let mut cands = !word & valid;
+        if let Some(p) = intended.filter(|&p| p / 64 == w) {
+            cands |= 1 << (p % 64);
+        }
+        let count = if w == last { usize::MAX } else { cands.count_ones() as usize };
+        if pick < count {
+            return nth_bit(cands, pick).map_or(0, |b| base + b);
+        }
+        pick -= count;
+    }
+    0
+}
+
 /// Draws the intended thread among `enabled`, but for `except`, by weight (each thread's
 /// estimated interesting events left, in `threads`), with its position in `enabled`; `None` if
 /// all weigh nothing.
@@ -558,32 +593,8 @@ impl Surw {
         } else {
             let candidates = free + usize::from(intended_ready);
             debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
-            let mut pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
-            // The `pick`-th candidate in the order of `enabled`, a word of 64 positions at a time;
-            // the last word needs no count (the pick is in it), so up to 64 enabled threads count
-            // no bits (`count_ones` is no single instruction on baseline x86-64).
-            let mut chosen_at = 0;
-            let last = waiting.len() - 1;
-            for (w, &word) in waiting.iter().enumerate() {
-                let base = w * 64;
-                let valid = if n - base >= 64 { u64::MAX } else { (1 << (n - base)) - 1 };
-                let mut cands = !word & valid;
-                if let Some(p) = intended_pos.filter(|&p| intended_ready && p / 64 == w) {
-                    cands |= 1 << (p % 64);
-                }
-                let count = if w == last { usize::MAX } else { cands.count_ones() as usize };
-                if pick < count {
-                    for _ in 0..pick {
-                        cands &= cands.wrapping_sub(1);
-                    }
-                    if cands != 0 {
-                        chosen_at = base + cands.trailing_zeros() as usize;
-                    }
-                    break;
-                }
-                pick -= count;
-            }
-            chosen_at
+            let pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
+            nth_candidate(waiting, n, intended_pos.filter(|_| intended_ready), pick)
         };
         let chosen = enabled[chosen_at];
         // Whether the chosen thread's operation is an access to a selected variable: it is if
