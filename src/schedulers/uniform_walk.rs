@@ -278,9 +278,6 @@ impl UniformWalk {
     }
 
     /// Sets thread `i`'s weight in the tree to what its state says now (when the tree is kept).
-    /// Inlined: the walk calls it at every scheduling point, and without the tree (up to
-    /// [`LINEAR_UP_TO`] threads) it is one comparison.
-    #[inline]
     fn reweigh(&mut self, i: usize) {
         if i < self.weights.len() {
             let w = self.weight(i);
