@@ -231,6 +231,7 @@ fn pending_var(object_var: &[u32], decision: &Decision<'_>, thread: ThreadId) ->
 
 /// Whether `thread`'s pending operation accesses one of the `selected` variables.
 #[inline]
+#[allow(clippy::manual_contains)] // see the comment in the body
 fn selected_access(
     object_var: &[u32],
     selected: &[u32],
