@@ -379,7 +379,7 @@ impl Strategy for UniformWalk {
 
     /// Inlined: SURW's walking executions call it at every scheduling point. A new thread's
     /// registration and a draw among many threads are calls of their own.
-    #[inline]
+    #[inline(always)]
     fn choose(
         &mut self,
         decision: &Decision<'_>,
