@@ -479,7 +479,7 @@ impl Surw {
     /// whole ([`WriteLoops`]), as if the walk had drawn its thread, which keeps the walk's
     /// counts and intention those of the schedule that runs; with it, the rule only notes the
     /// operation.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn choose_given(
         &mut self,
         decision: &Decision<'_>,
