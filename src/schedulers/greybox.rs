@@ -140,11 +140,9 @@ pub(crate) struct Greybox {
     prefix: Option<(usize, usize)>,
     /// The ended execution set a new bit.
     found_new: bool,
-    /// Per thread, while a trace is read: its latest step, and the features of its previous
-    /// two operations (0: none).
+    /// Per thread, while a trace is read: the feature of the operation it announced at its
+    /// latest step, and the features of its previous two operations (0: none).
     last: Vec<Prev>,
-    /// While a trace is read: the feature of each step's operation.
-    features: Vec<u64>,
     /// The walk past the prefix (the selectively uniform walk, SURW); it sees every decision,
     /// the followed ones included, so its counts stay right.
     walk: Surw,
@@ -170,7 +168,6 @@ impl Default for Greybox {
             prefix: None,
             found_new: false,
             last: Vec::new(),
-            features: Vec::new(),
             walk: Surw::new(),
             executions: 0,
             reversal: None,
@@ -210,17 +207,16 @@ fn value_bucket(value: Option<Value>) -> u64 {
     }
 }
 
-/// A thread's latest step and its previous two operations' features, as a trace is read.
+/// The feature of the operation a thread announced at its latest step, and its previous two
+/// operations' features, as a trace is read (0: none; a feature is never 0).
 #[derive(Clone, Copy, Debug)]
 struct Prev {
-    /// Index in the trace of the thread's latest step ([`Prev::NO_STEP`]: none yet).
-    step: usize,
+    announced: u64,
     features: [u64; 2],
 }
 
 impl Prev {
-    const NO_STEP: usize = usize::MAX;
-    const NONE: Prev = Prev { step: Prev::NO_STEP, features: [0; 2] };
+    const NONE: Prev = Prev { announced: 0, features: [0; 2] };
 }
 
 /// Distinguishes the three kinds of coverage bits.
@@ -235,30 +231,30 @@ impl Greybox {
     fn observe_steps(&mut self, decided: &[Step]) {
         // Locals, not fields, in the loop: the map's writes would make the compiler reload
         // them at every step.
-        let Greybox { seen, last, found_new, features, .. } = self;
+        let Greybox { seen, last, found_new, .. } = self;
         let seen: &mut [u64; MAP_BITS / 64] = seen;
-        // First each step's feature, in a pass whose steps do not depend on one another.
-        features.clear();
-        features.extend(decided.iter().map(|step| {
-            let loc = step.location;
-            // Line and column, not the `Location`'s address: addresses differ between
-            // processes, and a seed must give the same run in each. `| 1`: never 0, which
-            // means "none".
-            let site = mix(mix(loc.line() as u64, loc.column() as u64), step.kind as u64);
-            mix(site, value_bucket(step.value)) | 1
-        }));
         last.clear();
         // The feature of the operation completed last, by any thread, and that thread.
         let (mut other, mut by) = (0, u32::MAX);
         let mut new = false;
-        for (i, s) in decided.iter().enumerate() {
+        // One pass: each step's feature waits in its thread's entry until the thread's next
+        // step completes it (a first pass of features into a table cost more instructions).
+        for s in decided {
+            let loc = s.location;
+            // Line and column, not the `Location`'s address: addresses differ between
+            // processes, and a seed must give the same run in each. `| 1`: never 0, which
+            // means "none".
+            let site = mix(mix(loc.line() as u64, loc.column() as u64), s.kind as u64);
+            let announced = mix(site, value_bucket(s.value)) | 1;
             let t = s.thread.index();
             if last.len() <= t {
                 last.resize(t + 1, Prev::NONE);
             }
             let thread = &mut last[t];
-            let previous = std::mem::replace(&mut thread.step, i);
-            let Some(&feature) = features.get(previous) else { continue };
+            let feature = std::mem::replace(&mut thread.announced, announced);
+            if feature == 0 {
+                continue;
+            }
             let [prev, prev2] = thread.features;
             let with_prev = mix(feature, prev);
             new |= cover(seen, mix(with_prev, SAME_THREAD), true);

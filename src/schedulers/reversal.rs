@@ -411,6 +411,8 @@ impl Strategy for Reversal {
         self.base.begin_execution(start, rng);
     }
 
+    /// Always inlined: revfuzz's fresh executions call it at every scheduling point.
+    #[inline(always)]
     fn choose(
         &mut self,
         decision: &Decision<'_>,

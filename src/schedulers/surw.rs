@@ -231,6 +231,7 @@ fn pending_var(object_var: &[u32], decision: &Decision<'_>, thread: ThreadId) ->
 
 /// Whether `thread`'s pending operation accesses one of the `selected` variables.
 #[inline]
+#[allow(clippy::manual_contains)] // see the comment in the body
 fn selected_access(
     object_var: &[u32],
     selected: &[u32],
@@ -238,7 +239,9 @@ fn selected_access(
     thread: ThreadId,
 ) -> bool {
     let var = pending_var(object_var, decision, thread);
-    var != NO_VAR && selected.contains(&var)
+    // A loop, not `contains`: the selection is one variable or a few, which `contains`'s
+    // chunked search for long slices only slows.
+    var != NO_VAR && selected.iter().any(|&s| s == var)
 }
 
 /// Whether `thread` still has an estimated interesting event and its pending operation is
@@ -254,6 +257,69 @@ fn waits_for_intention(
 ) -> bool {
     threads.get(thread.index()).is_some_and(|t| t.left() > 0)
         && selected_access(object_var, selected, decision, thread)
+}
+
+/// The position of the `pick`-th candidate (from 0) among `n` enabled threads: the threads
+/// whose bit in `waiting` is clear, and the `intended` position. A word of 64 positions at a
+/// time; the last word needs no count (the pick is in it), so up to 64 enabled threads count
+/// no bits (`count_ones` is no single instruction on baseline x86-64), and one word needs no
+/// loop.
+#[inline]
+fn nth_candidate(waiting: &[u64], n: usize, intended: Option<usize>, mut pick: usize) -> usize {
+    let nth_bit = |mut cands: u64, pick: usize| {
+        for _ in 0..pick {
+            cands &= cands.wrapping_sub(1);
+        }
+        (cands != 0).then(|| cands.trailing_zeros() as usize)
+    };
+    if let [word] = *waiting {
+        let valid = if n >= 64 { u64::MAX } else { (1 << n) - 1 };
+        let cands = !word & valid | intended.map_or(0, |p| 1 << p);
+        return nth_bit(cands, pick).unwrap_or(0);
+    }
+    let last = waiting.len().saturating_sub(1);
+    for (w, &word) in waiting.iter().enumerate() {
+        let base = w * 64;
+        let valid = if n - base >= 64 { u64::MAX } else { (1 << (n - base)) - 1 };
+        let mut cands = !word & valid;
+        if let Some(p) = intended.filter(|&p| p / 64 == w) {
+            cands |= 1 << (p % 64);
+        }
+        let count = if w == last { usize::MAX } else { cands.count_ones() as usize };
+        if pick < count {
+            return nth_bit(cands, pick).map_or(0, |b| base + b);
+        }
+        pick -= count;
+    }
+    0
+}
+
+/// Draws the intended thread among `enabled`, but for `except`, by weight (each thread's
+/// estimated interesting events left, in `threads`), with its position in `enabled`; `None` if
+/// all weigh nothing.
+fn draw_intended(
+    threads: &[ThreadState],
+    enabled: &[ThreadId],
+    except: Option<ThreadId>,
+    rng: &mut ScheduleRng,
+) -> Option<(ThreadId, usize)> {
+    let weight = |t: ThreadId| match except == Some(t) {
+        true => 0,
+        false => threads.get(t.index()).map_or(0, |s| s.left()),
+    };
+    let total: u64 = enabled.iter().map(|&t| weight(t)).sum();
+    if total == 0 {
+        return None;
+    }
+    let mut draw = rng.random_range(0..total);
+    for (i, &t) in enabled.iter().enumerate() {
+        let w = weight(t);
+        if draw < w {
+            return Some((t, i));
+        }
+        draw -= w;
+    }
+    unreachable!("the draw is below the total weight")
 }
 
 impl Surw {
@@ -323,33 +389,6 @@ impl Surw {
                 }
             }
         }
-    }
-
-    /// Draws the intended thread among `enabled`, but for `except`, by weight, with its
-    /// position in `enabled`; `None` if all weigh nothing.
-    fn draw_intended(
-        &self,
-        enabled: &[ThreadId],
-        except: Option<ThreadId>,
-        rng: &mut ScheduleRng,
-    ) -> Option<(ThreadId, usize)> {
-        let weight = |t: ThreadId| match except == Some(t) {
-            true => 0,
-            false => self.threads.get(t.index()).map_or(0, |s| s.left()),
-        };
-        let total: u64 = enabled.iter().map(|&t| weight(t)).sum();
-        if total == 0 {
-            return None;
-        }
-        let mut draw = rng.random_range(0..total);
-        for (i, &t) in enabled.iter().enumerate() {
-            let w = weight(t);
-            if draw < w {
-                return Some((t, i));
-            }
-            draw -= w;
-        }
-        unreachable!("the draw is below the total weight")
     }
 
     /// Execution 0: the walk's naive choice, and the counts of the chosen thread's access.
@@ -440,6 +479,7 @@ impl Surw {
     /// whole ([`WriteLoops`]), as if the walk had drawn its thread, which keeps the walk's
     /// counts and intention those of the schedule that runs; with it, the rule only notes the
     /// operation.
+    #[inline(always)]
     pub(crate) fn choose_given(
         &mut self,
         decision: &Decision<'_>,
@@ -458,7 +498,10 @@ impl Surw {
         Ok(chosen)
     }
 
-    /// [`Surw::choose_given`] without the write-loop rule.
+    /// [`Surw::choose_given`] without the write-loop rule. Inlined: the uniform walk's
+    /// executions (half of them) go straight to the walk, without the selective choice's
+    /// frame.
+    #[inline(always)]
     fn choose_drawn(
         &mut self,
         decision: &Decision<'_>,
@@ -469,6 +512,17 @@ impl Surw {
             let walked = self.walk.choose(decision, rng)?;
             return Ok(given.unwrap_or(walked));
         }
+        self.choose_learning_or_selective(decision, rng, given)
+    }
+
+    /// [`Surw::choose_drawn`] in execution 0 and the selective executions.
+    #[inline(never)]
+    fn choose_learning_or_selective(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+        given: Option<ThreadId>,
+    ) -> Result<ThreadId, StrategyError> {
         self.register_new_threads(decision, rng);
         if let (Some(object), Some(var)) = (decision.event.object, decision.event.var) {
             let i = object.index();
@@ -488,8 +542,16 @@ impl Surw {
         // thread table and the trace) is not looked up. The same pass finds the intended
         // thread's position, if it is enabled.
         let n = enabled.len();
-        self.waiting.clear();
-        self.waiting.resize(n.div_ceil(64), 0);
+        // Up to 64 enabled threads (nearly every decision), the bits are one word on the
+        // stack; beyond, the scratch table.
+        let mut one_word = [0u64; 1];
+        let waiting: &mut [u64] = if n <= 64 {
+            &mut one_word
+        } else {
+            self.waiting.clear();
+            self.waiting.resize(n.div_ceil(64), 0);
+            &mut self.waiting
+        };
         let mut waiting_threads = 0;
         let mut intended_pos = None;
         for (i, &t) in enabled.iter().enumerate() {
@@ -497,7 +559,7 @@ impl Surw {
                 intended_pos = Some(i);
             }
             if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t) {
-                self.waiting[i / 64] |= 1 << (i % 64);
+                waiting[i / 64] |= 1 << (i % 64);
                 waiting_threads += 1;
             }
         }
@@ -507,10 +569,10 @@ impl Surw {
         }
         let ready = waiting_threads > 0;
         let free = n - waiting_threads;
-        let waiting = &self.waiting;
+        let waiting: &[u64] = waiting;
         let waits = |i: usize| waiting[i / 64] & (1 << (i % 64)) != 0;
         if ready && self.intended.is_none() {
-            let drawn = self.draw_intended(enabled, None, rng);
+            let drawn = draw_intended(&self.threads, enabled, None, rng);
             self.intended = drawn.map(|(t, _)| t);
             intended_pos = drawn.map(|(_, i)| i);
             self.intended_at = decision.step;
@@ -519,7 +581,7 @@ impl Surw {
         // The intended thread is not at its event while others wait at theirs: past the
         // patience, it may be spinning on what they hold; one of them gets the intention.
         if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
-            let drawn = self.draw_intended(enabled, self.intended, rng);
+            let drawn = draw_intended(&self.threads, enabled, self.intended, rng);
             self.intended = drawn.map(|(t, _)| t);
             intended_pos = drawn.map(|(_, i)| i);
             self.intended_at = decision.step;
@@ -532,32 +594,8 @@ impl Surw {
         } else {
             let candidates = free + usize::from(intended_ready);
             debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
-            let mut pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
-            // The `pick`-th candidate in the order of `enabled`, a word of 64 positions at a time;
-            // the last word needs no count (the pick is in it), so up to 64 enabled threads count
-            // no bits (`count_ones` is no single instruction on baseline x86-64).
-            let mut chosen_at = 0;
-            let last = waiting.len().saturating_sub(1);
-            for (w, &word) in waiting.iter().enumerate() {
-                let base = w * 64;
-                let valid = if n - base >= 64 { u64::MAX } else { (1 << (n - base)) - 1 };
-                let mut cands = !word & valid;
-                if let Some(p) = intended_pos.filter(|&p| intended_ready && p / 64 == w) {
-                    cands |= 1 << (p % 64);
-                }
-                let count = if w == last { usize::MAX } else { cands.count_ones() as usize };
-                if pick < count {
-                    for _ in 0..pick {
-                        cands &= cands.wrapping_sub(1);
-                    }
-                    if cands != 0 {
-                        chosen_at = base + cands.trailing_zeros() as usize;
-                    }
-                    break;
-                }
-                pick -= count;
-            }
-            chosen_at
+            let pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
+            nth_candidate(waiting, n, intended_pos.filter(|_| intended_ready), pick)
         };
         let chosen = enabled[chosen_at];
         // Whether the chosen thread's operation is an access to a selected variable: it is if

@@ -300,9 +300,48 @@ impl UniformWalk {
         unreachable!("the draw is below the total weight")
     }
 
+    /// [`UniformWalk::draw_linear`] for at most [`LINEAR_UP_TO`] enabled threads: the same
+    /// draw, each weight computed once (kept on the stack for the second pass).
+    #[inline]
+    fn draw_few(&self, enabled: &[ThreadId], rng: &mut ScheduleRng) -> ThreadId {
+        let mut weights = [0u64; LINEAR_UP_TO];
+        let mut total = 0;
+        for (w, t) in weights.iter_mut().zip(enabled) {
+            *w = self.threads[t.index()].remaining();
+            total += *w;
+        }
+        let mut draw = rng.random_range(0..total);
+        for (&w, &t) in weights.iter().zip(enabled) {
+            if draw < w {
+                return t;
+            }
+            draw -= w;
+        }
+        unreachable!("the draw is below the total weight")
+    }
+
+    /// The draw among more than [`LINEAR_UP_TO`] enabled threads (a hundred at every step in
+    /// some programs): a thread drawn among all by weight in the tree, O(log n), is kept if it
+    /// is enabled (a binary search). Conditioned on acceptance that is the draw among the
+    /// enabled threads by weight; after a few misses (most of the weight is on blocked
+    /// threads), the exact pass instead, so the result has the same distribution either way.
+    fn draw_many(&self, enabled: &[ThreadId], rng: &mut ScheduleRng) -> ThreadId {
+        let total = self.weights.total();
+        if total > 0 {
+            for _ in 0..REJECTION_TRIES {
+                let t = ThreadId(self.weights.find(rng.random_range(0..total)) as u32);
+                if enabled.binary_search(&t).is_ok() {
+                    return t;
+                }
+            }
+        }
+        self.draw_linear(enabled, rng)
+    }
+
     /// Registers the threads `decision.enabled` names that this execution has not seen: each
     /// was just spawned by the current thread (a spawn is a scheduling point of the parent at
     /// which the child is already enabled).
+    #[cold]
     fn register_new_threads(&mut self, decision: &Decision<'_>) {
         let Some(&newest) = decision.enabled.last() else { return };
         let cur = decision.current.index();
@@ -338,12 +377,17 @@ impl Strategy for UniformWalk {
         self.add_thread(MAIN_KEY, None);
     }
 
+    /// Inlined: SURW's walking executions call it at every scheduling point. A new thread's
+    /// registration and a draw among many threads are calls of their own.
+    #[inline(always)]
     fn choose(
         &mut self,
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
-        self.register_new_threads(decision);
+        if decision.enabled.last().is_some_and(|t| t.index() >= self.threads.len()) {
+            self.register_new_threads(decision);
+        }
         let cur = decision.current.index();
         // A `Block` point is not an event of the program: the thread found what it waits for
         // unavailable and gives up the processor. How many a thread makes depends on the
@@ -364,23 +408,9 @@ impl Strategy for UniformWalk {
             return Ok(enabled[rng.random_range(0..enabled.len())]);
         }
         if enabled.len() <= LINEAR_UP_TO {
-            return Ok(self.draw_linear(enabled, rng));
+            return Ok(self.draw_few(enabled, rng));
         }
-        // Many enabled threads (a hundred at every step in some programs): draw a thread among
-        // all by weight in the tree, O(log n), and keep it if it is enabled (a binary search).
-        // Conditioned on acceptance that is the draw among the enabled threads by weight; after
-        // a few misses (most of the weight is on blocked threads), the exact pass instead, so
-        // the result has the same distribution either way.
-        let total = self.weights.total();
-        if total > 0 {
-            for _ in 0..REJECTION_TRIES {
-                let t = ThreadId(self.weights.find(rng.random_range(0..total)) as u32);
-                if enabled.binary_search(&t).is_ok() {
-                    return Ok(t);
-                }
-            }
-        }
-        Ok(self.draw_linear(enabled, rng))
+        Ok(self.draw_many(enabled, rng))
     }
 
     fn end_execution(&mut self, _digest: u64, _steps: u64) -> Result<(), StrategyError> {

@@ -92,7 +92,7 @@ impl WriteLoops {
     /// to memory, and it has not run [`MAX_RUN`] repetitions in a row. Notes the thread's
     /// announced operation for its next scheduling point, so call it at every one, before the
     /// choice; then [`WriteLoops::chose`].
-    #[inline]
+    #[inline(always)]
     pub(crate) fn continues(&mut self, decision: &Decision<'_>) -> bool {
         // An execution that may split loops keeps no table: it never asks what ran before.
         if !self.whole || decision.event.kind == EventKind::Block {

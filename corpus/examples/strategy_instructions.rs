@@ -1,0 +1,60 @@
+//! A bug-free corpus program run under one strategy for a fixed number of executions, to be
+//! counted instruction by instruction (wall time on a shared machine says little):
+//!
+//! ```text
+//! cargo build --release -p pctvb-corpus --example strategy_instructions
+//! valgrind --tool=callgrind target/release/examples/strategy_instructions ws revfuzz 495
+//! ```
+//!
+//! Programs: `counter`, `atomic` (atomic_counter), `prodcons` (producer_consumer_fixed), `ws`
+//! (ws_deque_fixed), the programs of `executions/correct/*` in `benches/runtime.rs`.
+//! Strategies: `revfuzz` (the default's explorer beside a target), `combined` (the default's
+//! priority strategy, with its profiling executions), `default` (both, as a test with a target
+//! runs them). Seed 1, one worker, no minimization, as the bench runs them; the instructions
+//! per execution are callgrind's total over the executions.
+
+use pctvb::Config;
+use pctvb_corpus::on_pctvb::correct;
+use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "usage: strategy_instructions counter|atomic|prodcons|ws \
+                 revfuzz|combined|default EXECUTIONS";
+    let [program, strategy, executions] = args.as_slice() else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let body: fn(usize) = match program.as_str() {
+        "counter" => correct::counter,
+        "atomic" => correct::atomic_counter,
+        "prodcons" => correct::producer_consumer_fixed,
+        "ws" => correct::ws_deque_fixed,
+        other => {
+            eprintln!("unknown program {other:?}; {usage}");
+            std::process::exit(2);
+        }
+    };
+    let Ok(executions) = executions.parse::<u64>() else {
+        eprintln!("EXECUTIONS must be a number, not {executions:?}; {usage}");
+        std::process::exit(2);
+    };
+    let base =
+        Config::new().ignore_env().seed(1).minimize_runs(0).workers(1).iterations(executions);
+    let config = match strategy.as_str() {
+        "revfuzz" => base.strategy(pctvb::StrategyKind::Revfuzz),
+        "combined" => base.strategy(pctvb_default()).explore_every(0).profile_runs(PROFILE_RUNS),
+        "default" => base
+            .strategy(pctvb_default())
+            .explore_every(pctvb::__internals::runner::DEFAULT_EXPLORE_EVERY)
+            .profile_runs(PROFILE_RUNS),
+        other => {
+            eprintln!("unknown strategy {other:?}; {usage}");
+            std::process::exit(2);
+        }
+    };
+    let report = config.run(move || body(0));
+    // A bug-free program: a failure here is a bug of pctvb's, not a measurement.
+    assert!(report.is_ok(), "{program} failed under {strategy}: {report:?}");
+    eprintln!("{program} under {strategy}: {executions} executions, no failure");
+}
