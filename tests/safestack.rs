@@ -131,7 +131,7 @@ fn finds_safestack_within_ten_thousand_executions_on_fixed_seeds() {
             executions_to_bug(StrategyKind::Greybox, safestack, seed, 10_000).map(|n| (seed, n))
         })
         .collect();
-    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
+    assert!(found.len() >= 7, "(seed, executions) of the seeds that found it: {found:?}");
 }
 
 #[test]
@@ -157,7 +157,7 @@ fn runs_surws_schedules_in_its_first_500_executions() {
 /// and the count differs.
 fn assert_first_500_executions_are(kind: StrategyKind, like: StrategyKind) {
     let schedules = |k: StrategyKind, executions: u64| {
-        let report = config(5).strategy(k).minimize_runs(0).iterations(executions).run(safestack);
+        let report = config(6).strategy(k).minimize_runs(0).iterations(executions).run(safestack);
         assert!(report.failure().is_none() && report.error().is_none());
         report.stats.distinct_schedules
     };
@@ -223,13 +223,14 @@ fn revfuzz(seed: u64) -> Config {
 
 /// The default with a target (here a depth bound and a budget: the combined strategy, with its
 /// explorer in profiling and in one search execution in two, most of them first) on seeds
-/// 0-9, 10^4 executions each (10 of them profiling). With revfuzz as the explorer 9 of the 10
-/// find it (after 1,695 to 5,186 executions; 7 did while the explorer took every second
-/// execution from the start), and the test asserts 8; with race reversal, the explorer before
-/// (`explorer(StrategyKind::Reversal)`), none of the 10 does, so the test fails on it. The
-/// corpus's measure: `default` finds it in 18 of 20 trials, `default-rev` in none (`cargo run
-/// --release -p pctvb-corpus -- --only safestack --tools default,default-rev --trials 20
-/// --budget 10000 --out target/x.md`). Fixed seeds.
+/// 0-9, 10^4 executions each (10 of them profiling). With revfuzz as the explorer 7 of the 10
+/// find it (after 2,262 to 6,880 executions; 9 did before a thread's start stopped being a
+/// scheduling point, which changed every schedule), and the test asserts 7; with race
+/// reversal, the explorer before (`explorer(StrategyKind::Reversal)`), none of the 10 does, so
+/// the test fails on it. The corpus's measure over more seeds: `default` finds it in 254 of 300
+/// trials (`cargo run --release -p pctvb-corpus -- --only safestack --tools default,revfuzz
+/// --trials 300 --headline-trials 300 --budget 10000 --out target/x.md`; revfuzz alone in 296),
+/// `default-rev` in none. Fixed seeds.
 #[test]
 fn the_default_with_a_target_finds_safestack_within_ten_thousand_executions() {
     let found: Vec<(u64, u64)> = (0..10)

@@ -22,8 +22,6 @@ impl ObjectId {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum EventKind {
-    /// A thread runs for the first time.
-    ThreadStart,
     /// A thread finished; the scheduler must pick another.
     ThreadExit,
     /// `thread::spawn` created a new thread.
@@ -80,7 +78,6 @@ impl EventKind {
     /// A short lower-case name used in reports.
     pub fn name(self) -> &'static str {
         match self {
-            EventKind::ThreadStart => "start",
             EventKind::ThreadExit => "exit",
             EventKind::Spawn => "spawn",
             EventKind::Join => "join",

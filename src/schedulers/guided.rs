@@ -24,6 +24,20 @@ impl Blocks {
         Blocks(blocks)
     }
 
+    /// The blocks of a recorded execution's choices, with an empty first block for the thread
+    /// that made the first decision when the first choice preempted it (the main thread at its
+    /// first spawn, where a new thread starts at once): that preemption then ends a block, as
+    /// every other does, and [`Blocks::preemptions`] offers it for removal.
+    pub(crate) fn of_execution(choices: &[u32], trace: &[Step]) -> Blocks {
+        let mut blocks = Blocks::of(choices);
+        if let (Some(first), Some(&(t, _))) = (trace.first(), blocks.0.first()) {
+            if first.is_preemption() && first.thread != t {
+                blocks.0.insert(0, (first.thread, 0));
+            }
+        }
+        blocks
+    }
+
     /// Indices `(i, j)` such that block `i` ends in a preemption of its thread and `j` is that
     /// thread's next block: merging `j` into `i` removes that preemption.
     pub(crate) fn preemptions(&self, trace: &[Step]) -> Vec<(usize, usize)> {

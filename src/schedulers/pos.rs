@@ -43,10 +43,10 @@ fn only_reads(kind: EventKind) -> bool {
 }
 
 /// Whether an operation without an object touches nothing another thread sees through an
-/// object or a thread: starting, spawning (the new thread draws its own priority), yielding,
-/// a fence (sequentially consistent model).
+/// object or a thread: spawning (the new thread draws its own priority), yielding, a fence
+/// (sequentially consistent model).
 fn local(kind: EventKind) -> bool {
-    matches!(kind, EventKind::ThreadStart | EventKind::Spawn | EventKind::Yield | EventKind::Fence)
+    matches!(kind, EventKind::Spawn | EventKind::Yield | EventKind::Fence)
 }
 
 /// Whether two pending operations race. On one object: at least one modifies it (a blocked

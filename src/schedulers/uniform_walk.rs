@@ -34,7 +34,7 @@
 //!   relation and the call site do not.
 //! - The first execution has no estimates: it is a naive walk, uniform among the enabled
 //!   threads. At its end, each thread's scheduling points (those where it was the current
-//!   thread, its start and exit included, its `blocked` points not: see below) and those of
+//!   thread, its exit included, its `blocked` points not: see below) and those of
 //!   its descendants become the estimates
 //!   of its identity. A thread identity the first execution did not have gets the mean of
 //!   the known threads' own estimates and no descendants.
