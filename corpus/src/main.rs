@@ -134,6 +134,15 @@ fn environment() -> Vec<String> {
     ]
 }
 
+/// A directory removed, with what it holds, when the value is dropped.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 fn main() -> ExitCode {
     let o = match parse() {
         Ok(o) => o,
@@ -178,10 +187,12 @@ fn main() -> ExitCode {
     }
     let environment = environment();
     // pctvb writes the whole schedule of a long failure under `$CARGO_TARGET_DIR/pctvb/`; the
-    // thousands of failures of a run go to a temporary directory instead.
-    let traces = std::env::temp_dir().join("pctvb-corpus");
+    // thousands of failures of a run go to a temporary directory of this process instead,
+    // removed when the run ends: one directory shared by every run grew by each run's files
+    // (gigabytes after a day of runs) until the disk was full.
+    let traces = TempDir(std::env::temp_dir().join(format!("pctvb-corpus-{}", std::process::id())));
     // Single-threaded here: no other thread reads the environment yet.
-    std::env::set_var("CARGO_TARGET_DIR", &traces);
+    std::env::set_var("CARGO_TARGET_DIR", &traces.0);
     if !o.verbose {
         silence_stderr();
     }
