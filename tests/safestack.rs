@@ -131,7 +131,7 @@ fn finds_safestack_within_ten_thousand_executions_on_fixed_seeds() {
             executions_to_bug(StrategyKind::Greybox, safestack, seed, 10_000).map(|n| (seed, n))
         })
         .collect();
-    assert!(found.len() >= 7, "(seed, executions) of the seeds that found it: {found:?}");
+    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
 }
 
 #[test]
@@ -251,7 +251,7 @@ fn the_default_with_a_target_finds_safestack_within_ten_thousand_executions() {
             Some((seed, report.executions + 10))
         })
         .collect();
-    assert!(found.len() >= 8, "(seed, executions) of the seeds that found it: {found:?}");
+    assert!(found.len() >= 7, "(seed, executions) of the seeds that found it: {found:?}");
 }
 
 /// revfuzz alone on seeds 0-9 with 5,000 executions each (the explorer's share of the
