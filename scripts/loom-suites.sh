@@ -368,11 +368,14 @@ build_copy() {
     nice -n 10 cargo test --release $args --no-run --quiet) >"$log" 2>&1
 }
 
-# "i of n": the runs in a timer log (see timer.py) in which `test` failed.
+# "i of n": the runs in a timer log (see timer.py) in which `test` failed: libtest's report of
+# its failure, or a panic on its thread (loom aborts the whole binary when a run of the model
+# differs from the one it replays, "Is the model fully deterministic?", before any report).
 clock_failures() {
-  awk -v t="---- $2 stdout ----" '
+  awk -v t="---- $2 stdout ----" -v p="thread '$2' (" '
     /^== run [0-9]+:/ {split($3, r, ":"); runs[r[1]] = 1}
     $0 == t {failed[r[1]] = 1}
+    index($0, p) == 1 && index($0, "panicked") {failed[r[1]] = 1}
     END {n = 0; f = 0; for (i in runs) n++; for (i in failed) f++; printf "%d of %d", f, n}' "$1"
 }
 
@@ -449,7 +452,7 @@ for s in "${selected[@]}"; do
   alone_rows+=("$name $version|$(cells "$alone")|$(echo "$confident" | cut -d'|' -f2)|$(echo "$loom" | cut -d'|' -f2)")
   if [ -n "${CLOCK_TESTS[$name]:-}" ]; then
     IFS='|' read -r clock_test clock_what <<<"${CLOCK_TESTS[$name]}"
-    notes+="\`$clock_test\` $clock_what; it failed (timed out) in $(clock_failures "$OUT/$name-pctvb-default.log" "$clock_test") pctvb default runs, $(clock_failures "$OUT/$name-pctvb-confidence.log" "$clock_test") confidence runs, $(clock_failures "$OUT/$name-loom.log" "$clock_test") loom runs (see Notes). "
+    notes+="\`$clock_test\` $clock_what; it failed (timed out, or loom stopped it as nondeterministic) in $(clock_failures "$OUT/$name-pctvb-default.log" "$clock_test") pctvb default runs, $(clock_failures "$OUT/$name-pctvb-confidence.log" "$clock_test") confidence runs, $(clock_failures "$OUT/$name-loom.log" "$clock_test") loom runs (see Notes). "
   fi
   rows+=("$name $version|$(cells "$default")|$(cells "$confident")|$(cells "$loom")|${notes:-}")
   raw+=("$name $version|$default|$confident|$loom")
@@ -806,7 +809,10 @@ old_failures="$(kept_failures)"
   echo "  message lie a few scheduling points (the main thread spawning the sender, the sender's send),"
   echo "  microseconds of work, so an iteration times out only when the OS deschedules the test's thread"
   echo "  for over 1 ms inside that window; each iteration is one more chance, so the rate grows with the"
-  echo "  iterations run and the machine's load. Under pctvb (Linux with glibc) \`Instant::now()\` inside"
+  echo "  iterations run and the machine's load. The clock can also make an iteration take another"
+  echo "  path than the one loom replays to reach the next schedule; loom then stops with \"Reached"
+  echo "  unexpected exploration state. Is the model fully deterministic?\" and the test binary aborts:"
+  echo "  the row's count includes such runs. Under pctvb (Linux with glibc) \`Instant::now()\` inside"
   echo "  an execution reads the execution's virtual clock (the guide's section \"Time\"), which advances"
   echo "  1 us per read and does not see real time: the receiver times out only after 1,000 turns of its"
   echo "  loop without the message, and no schedule of this test makes that many (each turn waits for"
