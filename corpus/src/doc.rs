@@ -210,8 +210,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
         let _ = writeln!(
             d,
             "On the buggy programs, the two columns of the headline ratio (`default` against \
-             `sh-urw`, see the cost section) ran {} trials, seeds 0..{}, so that the ratio's \
-             noise is smaller than the gap to the goal it measures. Every table uses all of a \
+             `sh-urw`, see the cost section) ran {} trials, seeds 0..{}: with 20 the ratio \
+             moved between runs as much as its gap to the goal. Every table uses all of a \
              cell's trials but the wall times, which sum each cell's first {} trials so that \
              the columns compare.\n",
             setup.headline_trials,
