@@ -109,8 +109,8 @@ impl Config {
         let mut best = found;
         let mut runs = 0;
         'restart: loop {
-            let blocks = Blocks::of_execution(&best.captured.choices, &best.captured.trace);
-            // Postponing an empty block (see `Blocks::of_execution`) changes nothing.
+            let blocks = Blocks::of(&best.captured.choices, &best.captured.trace);
+            // Postponing an empty block (see `Blocks::of`) changes nothing.
             let moves = blocks.preemptions(&best.captured.trace).into_iter().flat_map(|(i, j)| {
                 let postponed = (blocks.0[i].1 > 0).then(|| blocks.postponed(i, j));
                 std::iter::once(blocks.merged(i, j)).chain(postponed)

@@ -12,9 +12,18 @@ use crate::runtime::{Step, ThreadId};
 pub(crate) struct Blocks(pub(crate) Vec<(ThreadId, u64)>);
 
 impl Blocks {
-    /// The blocks of a recorded execution's choices; running them reproduces it exactly.
-    pub(crate) fn of(choices: &[u32]) -> Blocks {
+    /// The blocks of a recorded execution's choices (its trace beside them); running them
+    /// reproduces it exactly. When the first choice preempted the thread that made the first
+    /// decision (the main thread at its first spawn, where a new thread starts at once), an
+    /// empty block of that thread comes first: that preemption then ends a block, as every
+    /// other does, and [`Blocks::preemptions`] offers it for removal.
+    pub(crate) fn of(choices: &[u32], trace: &[Step]) -> Blocks {
         let mut blocks: Vec<(ThreadId, u64)> = Vec::new();
+        if let (Some(first), Some(&c)) = (trace.first(), choices.first()) {
+            if first.is_preemption() && first.thread.0 != c {
+                blocks.push((first.thread, 0));
+            }
+        }
         for &c in choices {
             match blocks.last_mut() {
                 Some((t, n)) if t.0 == c => *n += 1,
@@ -22,20 +31,6 @@ impl Blocks {
             }
         }
         Blocks(blocks)
-    }
-
-    /// The blocks of a recorded execution's choices, with an empty first block for the thread
-    /// that made the first decision when the first choice preempted it (the main thread at its
-    /// first spawn, where a new thread starts at once): that preemption then ends a block, as
-    /// every other does, and [`Blocks::preemptions`] offers it for removal.
-    pub(crate) fn of_execution(choices: &[u32], trace: &[Step]) -> Blocks {
-        let mut blocks = Blocks::of(choices);
-        if let (Some(first), Some(&(t, _))) = (trace.first(), blocks.0.first()) {
-            if first.is_preemption() && first.thread != t {
-                blocks.0.insert(0, (first.thread, 0));
-            }
-        }
-        blocks
     }
 
     /// Indices `(i, j)` such that block `i` ends in a preemption of its thread and `j` is that
