@@ -134,8 +134,6 @@ pub(crate) struct Greybox {
     kept_choices: usize,
     /// The ended execution's choices, when it is kept (read from its trace).
     choices: Vec<u32>,
-    /// Scheduling points of this execution so far.
-    step: usize,
     /// The kept schedule this execution follows, and up to which step.
     prefix: Option<(usize, usize)>,
     /// The ended execution set a new bit.
@@ -164,7 +162,6 @@ impl Default for Greybox {
             corpus: Vec::new(),
             kept_choices: 0,
             choices: Vec::new(),
-            step: 0,
             prefix: None,
             found_new: false,
             last: Vec::new(),
@@ -295,7 +292,6 @@ impl Strategy for Greybox {
             self.walk.begin_execution(start, rng);
         }
         self.choices.clear();
-        self.step = 0;
         self.found_new = false;
         self.prefix = None;
         let n = self.corpus.len();
@@ -342,8 +338,9 @@ impl Strategy for Greybox {
                 .choose(decision, rng);
         }
         let enabled = decision.enabled;
-        let step = self.step;
-        self.step += 1;
+        // The engine asks at every scheduling point, so its step index is this execution's
+        // decisions so far: the kept schedule's position.
+        let step = decision.step as usize;
         let mut chosen = None;
         if let Some((entry, cut)) = self.prefix {
             let want = (step < cut).then(|| ThreadId(self.corpus[entry][step]));
@@ -433,7 +430,8 @@ mod tests {
         ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[] }
     }
 
-    fn pick(g: &mut Greybox, enabled: &[ThreadId], rng: &mut ScheduleRng) -> ThreadId {
+    /// `g`'s choice at scheduling point `step` among `enabled`.
+    fn pick(g: &mut Greybox, step: u64, enabled: &[ThreadId], rng: &mut ScheduleRng) -> ThreadId {
         let event = Event {
             kind: EventKind::Yield,
             object: None,
@@ -445,7 +443,7 @@ mod tests {
             current: enabled[0],
             current_enabled: true,
             event: &event,
-            step: 0,
+            step,
             var_access: 0,
             pending: Pending::NONE,
         };
@@ -463,7 +461,7 @@ mod tests {
         for _ in 0..REVERSAL_FIRST {
             g.begin_execution(&start(), &mut r);
             assert!(g.by_reversal && g.prefix.is_none());
-            pick(&mut g, &both, &mut r);
+            pick(&mut g, 0, &both, &mut r);
             g.end_execution(0, 1).unwrap();
         }
         let (mut fresh, mut followed) = (0, 0);
@@ -604,7 +602,7 @@ mod tests {
             assert_eq!(entry, 0);
             assert!(cut <= 4);
             followed += 1;
-            let got: Vec<u32> = (0..cut).map(|_| pick(&mut g, &both, &mut r).0).collect();
+            let got: Vec<u32> = (0..cut).map(|i| pick(&mut g, i as u64, &both, &mut r).0).collect();
             assert_eq!(got, [1, 1, 0, 1][..cut]);
         }
         // About 3 in 4 executions follow a kept schedule (1 in FRESH_ONE_IN is fresh); the
@@ -612,8 +610,7 @@ mod tests {
         assert!((100..=190).contains(&followed), "{followed}");
         // A prefix thread that cannot run ends the prefix: the choice is among the enabled.
         g.prefix = Some((0, 4));
-        g.step = 0;
-        assert_eq!(pick(&mut g, &[ThreadId(0)], &mut r), ThreadId(0));
+        assert_eq!(pick(&mut g, 0, &[ThreadId(0)], &mut r), ThreadId(0));
         assert_eq!(g.prefix, None);
     }
 }
