@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::plot::Series;
-use crate::run::{geomean, Cell, Tool};
+use crate::run::{cost_with_restarts, geomean, Cell, Tool};
 use crate::{Group, Program};
 use pctvb::StrategyKind;
 
@@ -501,10 +501,7 @@ pub fn cost_ratio_interval(
             found += u64::from(failed);
             executions += e;
         }
-        match found {
-            0 => 2.0 * budget as f64,
-            found => executions as f64 / found as f64,
-        }
+        cost_with_restarts(found, executions, budget)
     };
     let mut ratios: Vec<f64> = (0..replicates)
         .map(|_| {

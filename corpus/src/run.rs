@@ -463,10 +463,7 @@ impl Cell {
     /// cell where no trial failed is charged `2 * budget`, a floor on what it would cost
     /// that keeps geometric means finite.
     pub fn cost(&self, budget: u64) -> f64 {
-        match self.found() {
-            0 => 2.0 * budget as f64,
-            found => self.executions() as f64 / found as f64,
-        }
+        cost_with_restarts(self.found() as u64, self.executions(), budget)
     }
 
     /// Median executions to the first failure (same convention as [`Cell::mean`]).
@@ -499,6 +496,15 @@ impl Cell {
     /// Executions per second over all trials.
     pub fn rate(&self) -> f64 {
         self.executions() as f64 / self.elapsed().as_secs_f64().max(1e-9)
+    }
+}
+
+/// The cost with restarts of trials that ran `executions` in all and failed `found` times
+/// ([`Cell::cost`]): `executions / found`, or `2 * budget` when none failed.
+pub fn cost_with_restarts(found: u64, executions: u64, budget: u64) -> f64 {
+    match found {
+        0 => 2.0 * budget as f64,
+        found => executions as f64 / found as f64,
     }
 }
 
