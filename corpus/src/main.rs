@@ -81,22 +81,6 @@ fn parse() -> Result<Options, String> {
     Ok(o)
 }
 
-/// Sends this process's stderr to /dev/null (shuttle and loom print every failure).
-#[cfg(unix)]
-fn silence_stderr() {
-    use std::os::fd::AsRawFd;
-    extern "C" {
-        fn dup2(old: i32, new: i32) -> i32;
-    }
-    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
-        // SAFETY: dup2 on two valid descriptors; `null` stays open until then.
-        unsafe { dup2(null.as_raw_fd(), 2) };
-    }
-}
-
-#[cfg(not(unix))]
-fn silence_stderr() {}
-
 fn environment() -> Vec<String> {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -132,15 +116,6 @@ fn environment() -> Vec<String> {
             version("loom")
         ),
     ]
-}
-
-/// A directory removed, with what it holds, when the value is dropped.
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 fn main() -> ExitCode {
@@ -186,15 +161,10 @@ fn main() -> ExitCode {
         }
     }
     let environment = environment();
-    // pctvb writes the whole schedule of a long failure under `$CARGO_TARGET_DIR/pctvb/`; the
-    // thousands of failures of a run go to a temporary directory of this process instead,
-    // removed when the run ends: one directory shared by every run grew by each run's files
-    // (gigabytes after a day of runs) until the disk was full.
-    let traces = TempDir(std::env::temp_dir().join(format!("pctvb-corpus-{}", std::process::id())));
     // Single-threaded here: no other thread reads the environment yet.
-    std::env::set_var("CARGO_TARGET_DIR", &traces.0);
+    let _traces = run::TraceDir::for_this_process();
     if !o.verbose {
-        silence_stderr();
+        run::silence_stderr();
     }
     let budget = Budget { executions: o.budget, loom_time: Duration::from_secs_f64(o.loom_secs) };
     // One-time costs (panic hooks, thread-local pools) before anything is measured. shuttle

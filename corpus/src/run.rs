@@ -10,6 +10,46 @@ use pctvb::{Config, StrategyKind};
 
 use crate::Program;
 
+/// A temporary directory for the schedules pctvb writes, removed with what it holds when the
+/// value is dropped. pctvb writes the whole schedule of a long failure under
+/// `$CARGO_TARGET_DIR/pctvb/`; the thousands of failures of a corpus run go here instead: one
+/// directory shared by every run grew by each run's files (gigabytes after a day of runs)
+/// until the disk was full.
+pub struct TraceDir(std::path::PathBuf);
+
+impl TraceDir {
+    /// A directory of this process's own, which `CARGO_TARGET_DIR` then names. Call it before
+    /// any other thread starts: it sets the environment.
+    pub fn for_this_process() -> TraceDir {
+        let dir = std::env::temp_dir().join(format!("pctvb-corpus-{}", std::process::id()));
+        std::env::set_var("CARGO_TARGET_DIR", &dir);
+        TraceDir(dir)
+    }
+}
+
+impl Drop for TraceDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Sends this process's stderr to /dev/null (shuttle and loom print every failure).
+#[cfg(unix)]
+pub fn silence_stderr() {
+    use std::os::fd::AsRawFd;
+    extern "C" {
+        fn dup2(old: i32, new: i32) -> i32;
+    }
+    if let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") {
+        // SAFETY: dup2 on two valid descriptors; `null` stays open until then.
+        unsafe { dup2(null.as_raw_fd(), 2) };
+    }
+}
+
+/// Sends this process's stderr to /dev/null (not done off Unix).
+#[cfg(not(unix))]
+pub fn silence_stderr() {}
+
 /// Programs the smoke tests leave out (`-- --quick`: 2 trials of 1000 executions per column;
 /// `tests/smoke.rs`), because no tool finds their bug reliably within those budgets; the full
 /// run measures them. safestack: `greybox` finds it within 10^4 executions in most trials (its
