@@ -683,6 +683,11 @@ fn targets(rows: &[Row], tools: &[Tool]) -> String {
             continue;
         }
         let sh: Vec<&Cell> = shuttle.iter().filter_map(|&i| r.cells[i].as_ref()).collect();
+        if sh.is_empty() {
+            // A run without shuttle's columns (`--tools default`, say): nothing to compare
+            // with, where the ratios would read as an infinite lead.
+            continue;
+        }
         let best_mean = sh.iter().map(|c| c.mean().0).fold(f64::INFINITY, f64::min);
         // The separate throughput measurement where there is one, else the trials' own.
         let rate_of =
