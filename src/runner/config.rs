@@ -671,8 +671,8 @@ impl Config {
     /// ([`Config::explorer`]: revfuzz unless named) instead (`0`: never), and the profiling
     /// executions run it instead of the naive random walk.
     ///
-    /// The explorer's executions come first: it takes three executions in four until it is
-    /// 500 ahead of its one-in-`m` share, keeps that lead, and at the end of the planned
+    /// The explorer's executions come first: it takes fifteen executions in sixteen until it
+    /// is 500 ahead of its one-in-`m` share, keeps that lead, and at the end of the planned
     /// executions (the iterations, or those a confidence target needs) the priority strategy
     /// runs alone until the explorer has exactly its share. A passing run runs as many of each
     /// as with one in `m` throughout; a bug the explorer finds (most bugs, and most of them
