@@ -39,8 +39,8 @@ const AFTER: usize = 30;
 /// is the late thread's read before the early thread's store. The walks rarely order them so:
 /// the uniform walk needs the late thread's `AFTER + 1` steps before the early thread's first
 /// (about one interleaving in `C(2 AFTER + 2, AFTER + 1)`), the selective walk with the flag
-/// selected the late read first among the flag's `AFTER + 2` accesses (1 in 32, in half its
-/// executions). Race reversal sees the pair (store, late read) in one order in execution 0,
+/// selected the late read first among the flag's `AFTER + 2` accesses (1 in 32, in the seven
+/// executions in eight that select). Race reversal sees the pair (store, late read) in one order in execution 0,
 /// and in execution 1 holds the early thread at its store until the late read has run.
 fn late_reader() {
     let flag = Arc::new(AtomicUsize::new(0));
@@ -77,7 +77,8 @@ fn executions_over_seeds(
 fn reverses_a_race_the_walks_order_one_way() {
     // Measured on these seeds (fixed: the result is deterministic): race reversal finds the
     // bug in execution 1 of each (20 executions in all, execution 0 included), the selective
-    // walk in 761, the uniform walk in none within 300 executions per seed.
+    // walk in 203 (761 when it walked in half its executions), the uniform walk in none within
+    // 300 executions per seed.
     let seeds = 0..10;
     let budget = 300;
     for seed in seeds.clone() {
@@ -86,7 +87,8 @@ fn reverses_a_race_the_walks_order_one_way() {
     }
     let total = |kind| executions_over_seeds(kind, late_reader, seeds.clone(), budget);
     let (surw, uniform) = (total(StrategyKind::Surw), total(StrategyKind::UniformWalk));
-    assert!(surw > 300 && uniform > 300, "surw {surw}, uniform {uniform}");
+    // Five and fifteen times what race reversal spends.
+    assert!(surw > 100 && uniform > 300, "surw {surw}, uniform {uniform}");
 }
 
 /// Increments a setter makes before it raises the flag.

@@ -289,7 +289,9 @@ fn revfuzz_never_fails_a_correct_program() {
 #[test]
 fn revfuzz_failures_replay_exactly_from_their_token() {
     let name = "revfuzz::safestack";
-    let report = revfuzz(1).name(name).iterations(10_000).run(safestack);
+    // Seed 0 finds it at execution 1,119 (seed 1 no longer does within 10^4 since SURW
+    // walks in one execution in eight; fixed seeds either way).
+    let report = revfuzz(0).name(name).iterations(10_000).run(safestack);
     let failure = report.failure().expect("found");
     assert!(failure.execution >= 500, "found by the fuzzing: {}", failure.execution);
     assert_eq!(report.strategy, "revfuzz");

@@ -15,7 +15,7 @@
 //! interleavings nearly uniformly: Zhao et al.'s URW, ASPLOS 2025; no guarantee, and its
 //! estimates come from the run's first executions), [`Surw`](surw::Surw) (the selective
 //! variant: that walk over the accesses to one shared variable drawn per execution, other
-//! events in naive random order, the walk itself in half the executions, write loops run
+//! events in naive random order, the walk itself in one execution in eight, write loops run
 //! whole in three executions in four by the rule of [`write_loops`], which race reversal
 //! applies too; no guarantee),
 //! [`Reversal`](reversal::Reversal) (race reversal: SURW, with each execution steering a pair
