@@ -65,22 +65,27 @@ fn main() {
         std::process::exit(2);
     };
     let (mut first, mut only, mut vs_urw) = (0u64, Vec::<String>::new(), false);
+    let bad = |what: String| -> ! {
+        eprintln!("{what}; {usage}");
+        std::process::exit(2);
+    };
     while let Some(arg) = args.next() {
-        match (arg.as_str(), args.next()) {
-            ("--first-seed", Some(s)) if s.parse::<u64>().is_ok() => first = s.parse().unwrap(),
-            ("--only", Some(list)) => only = list.split(',').map(String::from).collect(),
-            ("--vs-urw", rest) => {
-                vs_urw = true;
-                if let Some(rest) = rest {
-                    eprintln!("unexpected argument {rest:?}; {usage}");
-                    std::process::exit(2);
-                }
-            }
-            _ => {
-                eprintln!("bad argument {arg:?}; {usage}");
-                std::process::exit(2);
-            }
+        match arg.as_str() {
+            "--vs-urw" => vs_urw = true,
+            "--first-seed" => match args.next().map(|s| s.parse::<u64>()) {
+                Some(Ok(seed)) => first = seed,
+                _ => bad("--first-seed takes a number".into()),
+            },
+            "--only" => match args.next() {
+                Some(list) => only = list.split(',').map(String::from).collect(),
+                None => bad("--only takes a list of programs".into()),
+            },
+            other => bad(format!("unknown argument {other:?}")),
         }
+    }
+    let catalog = pctvb_corpus::catalog();
+    if let Some(unknown) = only.iter().find(|n| !catalog.iter().any(|p| &p.name == *n)) {
+        bad(format!("no corpus program is called {unknown:?}"));
     }
     let columns: Vec<(String, Tool)> =
         Tool::all().into_iter().map(|t| (short(&t).replace('*', ""), t)).collect();
@@ -104,7 +109,7 @@ fn main() {
             false => "",
         }
     );
-    for program in pctvb_corpus::catalog() {
+    for program in catalog {
         if !program.bug || program.name == "safestack" {
             continue;
         }
