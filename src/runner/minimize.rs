@@ -110,12 +110,7 @@ impl Config {
         let mut runs = 0;
         'restart: loop {
             let blocks = Blocks::of(&best.captured.choices, &best.captured.trace);
-            // Postponing an empty block (see `Blocks::of`) changes nothing.
-            let moves = blocks.preemptions(&best.captured.trace).into_iter().flat_map(|(i, j)| {
-                let postponed = (blocks.0[i].1 > 0).then(|| blocks.postponed(i, j));
-                std::iter::once(blocks.merged(i, j)).chain(postponed)
-            });
-            for candidate_blocks in moves {
+            for candidate_blocks in blocks.moves(&best.captured.trace) {
                 if runs >= self.minimize_runs || real_now().duration_since(started) > TIME_BUDGET {
                     break 'restart;
                 }

@@ -33,9 +33,20 @@ impl Blocks {
         Blocks(blocks)
     }
 
+    /// The schedules that each remove one preemption of the recorded one (`trace`): per
+    /// preemption, its block merged with the thread's next one, then, unless the block is the
+    /// empty first one (postponing nothing changes nothing), postponed into it.
+    /// Built as they are taken: a search that stops early builds no more.
+    pub(crate) fn moves(&self, trace: &[Step]) -> impl Iterator<Item = Blocks> + '_ {
+        self.preemptions(trace).into_iter().flat_map(|(i, j)| {
+            let postponed = (self.0[i].1 > 0).then(|| self.postponed(i, j));
+            std::iter::once(self.merged(i, j)).chain(postponed)
+        })
+    }
+
     /// Indices `(i, j)` such that block `i` ends in a preemption of its thread and `j` is that
     /// thread's next block: merging `j` into `i` removes that preemption.
-    pub(crate) fn preemptions(&self, trace: &[Step]) -> Vec<(usize, usize)> {
+    fn preemptions(&self, trace: &[Step]) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
         let mut end = 0u64;
         for (i, &(t, n)) in self.0.iter().enumerate() {
@@ -53,7 +64,7 @@ impl Blocks {
 
     /// The blocks with block `j` merged into block `i`: the preempted thread keeps running
     /// instead of being preempted at the end of `i`.
-    pub(crate) fn merged(&self, i: usize, j: usize) -> Blocks {
+    fn merged(&self, i: usize, j: usize) -> Blocks {
         let mut blocks = self.0.clone();
         blocks[i].1 += blocks[j].1;
         blocks.remove(j);
@@ -64,7 +75,7 @@ impl Blocks {
     /// one): the preempted thread does not run at `i` at all, and runs those steps when its
     /// turn `j` comes. The other way to remove the preemption at the end of `i`: when keeping
     /// the thread running changes the outcome, running it later may not.
-    pub(crate) fn postponed(&self, i: usize, j: usize) -> Blocks {
+    fn postponed(&self, i: usize, j: usize) -> Blocks {
         let mut blocks = self.0.clone();
         blocks[j].1 += blocks[i].1;
         blocks.remove(i);
