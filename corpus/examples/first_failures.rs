@@ -18,7 +18,9 @@
 //! the machine). The shuttle URW reference runs the same seeds when `--vs-urw` is given.
 
 use pctvb_corpus::doc::short;
-use pctvb_corpus::run::{on_clean_thread, silence_stderr, trial, Budget, Tool, TraceDir};
+use pctvb_corpus::run::{
+    cost_with_restarts, on_clean_thread, silence_stderr, trial, Budget, Tool, TraceDir,
+};
 use std::time::Duration;
 
 /// A program's trials: cost with restarts, and the share of trials by first failing execution.
@@ -47,9 +49,7 @@ fn measure(tool: &Tool, program: &pctvb_corpus::Program, seeds: std::ops::Range<
             by_index[bucket] += 1;
         }
     }
-    // As RESULTS.md: a program never found is charged twice the budget.
-    let cost =
-        if found == 0 { 2.0 * budget.executions as f64 } else { total as f64 / found as f64 };
+    let cost = cost_with_restarts(found, total, budget.executions);
     Row { cost, shares: by_index.map(|n| n as f64 / trials as f64) }
 }
 
