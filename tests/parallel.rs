@@ -12,6 +12,33 @@ fn rare_lost_update() {
     rare_check(1);
 }
 
+/// For SURW: the checker, spawned first, fails only if it loads after exactly 12 of the three
+/// workers' 24 increments (a loop split in its middle); the workers also share a second
+/// variable, so SURW's selective executions take turns between the two.
+fn rare_middle_check() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let started = Arc::new(AtomicUsize::new(0));
+    let checker = {
+        let n = n.clone();
+        thread::spawn(move || assert_ne!(n.load(Ordering::SeqCst), 12, "the checker saw 12"))
+    };
+    let handles: Vec<_> = (0..3)
+        .map(|_| {
+            let (n, started) = (n.clone(), started.clone());
+            thread::spawn(move || {
+                started.fetch_add(1, Ordering::SeqCst);
+                for _ in 0..8 {
+                    n.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    checker.join().unwrap();
+}
+
 /// The checker fails only if it loads after all `workers` x 8 increments.
 fn rare_check(workers: usize) {
     let n = Arc::new(AtomicUsize::new(0));
@@ -36,10 +63,17 @@ fn rare_check(workers: usize) {
 
 #[test]
 fn parallel_and_serial_runs_report_the_same_first_failure() {
-    // The naive walk and the uniform walk (the default), on seeds whose first failure is past
+    // The naive walk, the uniform walk and SURW (the default), on seeds whose first failure is past
     // index 10, so several workers run before it. The uniform walk places the checker's load
     // uniformly among the increments, so it gets three workers' 24 to make the bug rare.
-    for (kind, workers) in [(StrategyKind::Random, 1), (StrategyKind::UniformWalk, 3)] {
+    // SURW's executions also depend on their index (its first walk, its rounds of selected
+    // variables), which a worker must get right whatever indices it claims.
+    let bodies: [(StrategyKind, fn()); 3] = [
+        (StrategyKind::Random, rare_lost_update),
+        (StrategyKind::UniformWalk, || rare_check(3)),
+        (StrategyKind::Surw, rare_middle_check),
+    ];
+    for (kind, body) in bodies {
         let mut late = 0;
         for seed in 0..40 {
             let config = Config::new()
@@ -48,13 +82,13 @@ fn parallel_and_serial_runs_report_the_same_first_failure() {
                 .strategy(kind.clone())
                 .iterations(5000)
                 .minimize_runs(0);
-            let serial = config.clone().workers(1).run(move || rare_check(workers));
+            let serial = config.clone().workers(1).run(body);
             let s = serial.failure().expect("found");
             if s.execution <= 10 {
                 continue;
             }
             late += 1;
-            let parallel = config.clone().workers(3).run(move || rare_check(workers));
+            let parallel = config.clone().workers(3).run(body);
             let p = parallel.failure().expect("found");
             assert_eq!(s.execution, p.execution, "{kind:?} seed {seed}");
             assert_eq!(s.token, p.token, "{kind:?} seed {seed}");

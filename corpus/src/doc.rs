@@ -225,8 +225,9 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
     }
     d += "\nColumns: `random` (the naive random walk), `uniform` (the uniform random walk), \
           `surw` (the selectively uniform walk, pctvb's default without a target: the \
-          uniform walk over the accesses to one shared variable drawn per execution, the \
-          uniform walk itself in half the executions, write loops run whole in three \
+          uniform walk over the accesses to one shared variable per execution, the shared \
+          variables taken in rounds, the uniform walk itself in the first execution after \
+          learning and in one in eight of the others, write loops run whole in three \
           executions in four), `reversal` (race reversal, serial: \
           surw, and in half the executions a pair of conflicting accesses earlier executions \
           saw in one order only held back to run in the other), `pos` (partial order sampling, Fray's default), \

@@ -218,6 +218,8 @@ impl Config {
             if instrumented { crate::instrument::profiling_session() } else { None };
         for i in 0..self.profile_runs {
             let index = PROFILE_INDEX_BASE + i;
+            // Profiling runs the explorer's first executions (or naive random ones).
+            exec.set_ordinal(i);
             let outcome = exec.run_one(pool, seed, index, body, at);
             record_size(&mut report.stats, outcome.threads, outcome.steps);
             if let Some(cause) = outcome.failure {
@@ -334,6 +336,8 @@ impl Config {
             let exploring = explores(index, search.explorations, explore_every, total);
             if exploring {
                 swap_strategy(exec, parked);
+                // The explorer ran the profiling executions before its search ones.
+                exec.set_ordinal(self.profile_runs + search.explorations);
                 search.explorations += 1;
             }
             let outcome =

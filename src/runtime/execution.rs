@@ -99,6 +99,9 @@ pub(crate) struct Execution {
     /// The host loop's table of coroutines, empty between executions (kept for its
     /// allocation).
     coroutines: Cell<Vec<Option<Running>>>,
+    /// The next execution's [`ExecutionStart::ordinal`] when it is not its index
+    /// ([`Execution::set_ordinal`]); taken when it starts.
+    ordinal: Cell<Option<u64>>,
 }
 
 /// A started thread's coroutine, with its stack's mapping (for the stack-overflow handler,
@@ -129,6 +132,7 @@ impl Execution {
             watch: Watch::new(limits.run),
             end_check: Cell::new(None),
             coroutines: Cell::new(Vec::new()),
+            ordinal: Cell::new(None),
         }
     }
 
@@ -138,6 +142,14 @@ impl Execution {
     /// execution as a panic of the main thread. One check per execution; a second replaces it.
     pub(crate) fn at_end(&self, check: EndCheck) {
         self.end_check.set(Some(check));
+    }
+
+    /// Tells the strategy that the next execution is its `ordinal`-th of the run (from 0;
+    /// [`ExecutionStart::ordinal`]), for a run whose strategies take turns (the explorer
+    /// beside a priority strategy, profiling before it). Without it, an execution's ordinal is
+    /// its index, as in a run of one strategy.
+    pub(crate) fn set_ordinal(&self, ordinal: u64) {
+        self.ordinal.set(Some(ordinal));
     }
 
     /// Turns exploration of the current execution off or on again (pctvb-loom's
@@ -295,6 +307,7 @@ impl Execution {
             max_steps: self.seen_steps.get(),
             vars: st.vars.infos(),
             profiles: st.vars.profiles(),
+            ordinal: self.ordinal.take().unwrap_or(index),
         };
         st.strategy.begin_execution(&start, &mut st.rng);
     }

@@ -427,7 +427,7 @@ mod tests {
     }
 
     fn start() -> ExecutionStart<'static> {
-        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[] }
+        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[], ordinal: 0 }
     }
 
     /// `g`'s choice at scheduling point `step` among `enabled`.

@@ -160,6 +160,13 @@ pub(crate) struct ExecutionStart<'a> {
     pub vars: &'a [VarInfo],
     /// Their profiles (max accesses per execution, shared or not).
     pub profiles: &'a [VarProfile],
+    /// Which of this strategy's executions in the run this one is, from 0, counted in the
+    /// order of the run's execution indices (not of time): the execution's index in a run of
+    /// one strategy, whichever worker of a parallel run executes it; the explorer's own count
+    /// in a run that alternates it with a priority strategy (`Execution::set_ordinal`). A
+    /// strategy whose executions depend on earlier ones of the run only through execution 0
+    /// may spread its choices over executions by it and stay reproducible by index.
+    pub ordinal: u64,
 }
 
 /// Why a strategy could not continue; fails the execution with this message.

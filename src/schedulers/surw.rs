@@ -1,7 +1,8 @@
 //! The selectively uniform random walk (`strategy = "surw"`): the walk of
 //! [`UniformWalk`](super::uniform_walk::UniformWalk) applied to the accesses of one shared
-//! variable drawn per execution, with every other event left to a naive random choice; half
-//! the executions run the uniform walk itself. It is the default's explorer
+//! variable selected per execution, with every other event left to a naive random choice;
+//! the first execution after learning, and one in eight of the others, run the uniform walk
+//! itself. It is the default's explorer
 //! (`Config::explorer`): the strategy of a run without a target, and of the executions that
 //! run beside the guaranteed strategy with one.
 //!
@@ -27,8 +28,11 @@
 //!   is an allocation site (pctvb's [`VarId`](crate::vars::VarId): every object created at one site); the
 //!   candidates are the variables of which one object was accessed by two or more threads in
 //!   execution 0 (by object, not by site: objects of one site that each thread keeps to
-//!   itself, such as a per-thread counter, do not make the site a candidate), and each
-//!   execution draws its selection from them with its own rng. An access is interesting
+//!   itself, such as a per-thread counter, do not make the site a candidate). Selective
+//!   executions go round the candidates, one per execution, each round in its own random
+//!   order ([`Surw::select`]): `k` candidates are each selected once in `k` selective
+//!   executions, where independent draws would repeat some and miss others. An access is
+//!   interesting
 //!   whatever its kind (a load, a store, a lock, a retry of a blocked lock).
 //! - Estimates: execution 0 is a naive random walk (the uniform walk's own first execution,
 //!   which this strategy also feeds, see below); at its end each thread identity (as the walk
@@ -57,9 +61,10 @@
 //! - A parent stands for the interesting events of the threads it has yet to spawn: when an
 //!   intended parent spawns, the intention passes to the new child with the child's share of
 //!   the parent's weight.
-//! - Executions with no candidate variable (nothing shared in execution 0), and one in eight
-//!   of the others, drawn (see [`WALK_EVERY`]), run the uniform walk itself (SURW with every event
-//!   interesting is the walk). The two find different programs' bugs cheaply: the
+//! - Executions with no candidate variable (nothing shared in execution 0), the first
+//!   execution after execution 0 ([`FIRST_WALKS`]), and one in eight of the others, drawn
+//!   ([`WALK_EVERY`]), run the uniform walk itself (SURW with every event interesting is the
+//!   walk). The two find different programs' bugs cheaply: the
 //!   selective walk where a bug is one variable's accesses among much unrelated work (the
 //!   corpus's Bluetooth driver, 100-thread two-stage program, Treiber stack), the walk where
 //!   it is the order of two variables' accesses, which one selected variable leaves to the
@@ -73,9 +78,11 @@
 //!   section). The fourth execution may split any loop, so every interleaving keeps its
 //!   chance.
 //!
-//! The selection is per execution, drawn from the execution's rng, and the estimates come
-//! from execution 0 only: executions after the first depend only on the first and on their
-//! own random stream, as the walk's do, so runs spread them over worker threads and reproduce
+//! What an execution runs depends on its ordinal among SURW's executions of the run
+//! ([`ExecutionStart::ordinal`]: its index when SURW runs alone), the digest of execution 0 and
+//! its own random stream; the estimates come from execution 0 only. So executions after the
+//! first depend only on the first, their ordinal and their own random stream, as the walk's
+//! do, and runs spread them over worker threads and reproduce
 //! them by seed; a failure replays by its token (which records the choices). Variable ids
 //! are dense per run in the order a run meets them, so the ids execution 0 met are the same
 //! in every worker.
@@ -88,7 +95,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use rand::RngExt;
+use rand::{RngExt, SeedableRng};
 
 use super::registry::StrategyInfo;
 use super::uniform_walk::{mix, KeyHasher, SpawnKeys, ThreadState, UniformWalk, MAIN_KEY};
@@ -121,6 +128,16 @@ pub(crate) const INFO: StrategyInfo = StrategyInfo {
 /// One in 8 keeps the walk for the bugs it finds best (ws-deque).
 const WALK_EVERY: u64 = 8;
 
+/// Executions of a run (by [`ExecutionStart::ordinal`]) that run the uniform walk before any
+/// selects: execution 0, which learns, and the first after it. The walk with fresh estimates
+/// finds in one execution the bugs it finds best (the corpus's merge sorts: 0.99 of shuttle
+/// URW's trials at its first execution after learning) where a selection of the wrong
+/// variable would miss them; the selective executions follow. Measured with `first_failures
+/// default 200 --vs-urw` (seeds 0-199 / 200-399), with independent selections: 0.4951x /
+/// 0.4902x without the first walk, 0.4828x / 0.4817x with it; two walks first 0.4845x /
+/// 0.4815x; walk, selection, walk 0.4805x / 0.4870x.
+const FIRST_WALKS: u64 = 2;
+
 /// Scheduling points an intention may stay outstanding, its thread not at its interesting
 /// event, while another thread waits at one, before it is drawn again among the others (see
 /// the module docs' completeness). Far above the free steps that usually separate a thread's
@@ -128,9 +145,9 @@ const WALK_EVERY: u64 = 8;
 /// wherever no thread spins; a spin loop wastes at most this many points per wait.
 const PATIENCE: u64 = 256;
 
-/// Variables each selective execution selects (fewer if fewer are shared). One, as the
-/// corpus measured best: with two, a program with two shared variables selects them all.
-const SELECTED: usize = 1;
+// Each selective execution selects one variable, as the corpus measured best: with two, a
+// program with two shared variables selects them all. The selections go round the shared
+// variables in rounds, each round in its own random order (`Surw::select`).
 
 /// What execution 0 measured of one thread identity.
 #[derive(Clone, Debug, Default)]
@@ -171,10 +188,10 @@ enum Mode {
 
 /// The selectively uniform random walk (SURW of Zhao, Wolff, Mathur and Roychoudhury,
 /// "Selectively Uniform Concurrency Testing", ASPLOS 2025): per execution, the accesses to
-/// one shared variable drawn at random are interleaved as the uniform walk interleaves
-/// events (each thread weighted by its estimated accesses left), and the other events run as
-/// a naive random walk orders them; one execution in eight, drawn, runs the uniform walk
-/// instead. No guarantee; estimates from execution 0, after which executions run in
+/// one shared variable (the executions go round them in random orders) are interleaved as
+/// the uniform walk interleaves events (each thread weighted by its estimated accesses
+/// left), and the other events run as a naive random walk orders them; the first execution
+/// after learning, and one in eight of the others, drawn, run the uniform walk instead. No guarantee; estimates from execution 0, after which executions run in
 /// parallel.
 #[derive(Clone, Debug)]
 pub struct Surw {
@@ -188,6 +205,12 @@ pub struct Surw {
     shared: Vec<u32>,
     /// This execution's selected variables.
     selected: Vec<u32>,
+    /// Mixed into the order of each round of selections: the digest of execution 0, the
+    /// same in every worker of a parallel run.
+    salt: u64,
+    /// Scratch for `select`: one round's order of `shared` (kept so that a selection does
+    /// not allocate).
+    round: Vec<u32>,
     /// The own estimate of a thread identity execution 0 did not have, for the selection.
     default_own: u64,
     /// This execution's threads, by id; their events are accesses to the selected variables.
@@ -336,6 +359,8 @@ impl Surw {
             records: HashMap::default(),
             shared: Vec::new(),
             selected: Vec::new(),
+            salt: 0,
+            round: Vec::new(),
             default_own: 0,
             threads: Vec::new(),
             object_var: Vec::new(),
@@ -621,18 +646,25 @@ impl Surw {
         Ok(chosen)
     }
 
-    /// Draws this execution's selection.
-    fn select(&mut self, rng: &mut ScheduleRng) {
-        self.selected.clear();
-        let k = SELECTED.min(self.shared.len());
-        // A partial Fisher-Yates draw of k distinct variables.
-        while self.selected.len() < k {
-            let v = self.shared[rng.random_range(0..self.shared.len())];
-            if !self.selected.contains(&v) {
-                self.selected.push(v);
-            }
+    /// Selects the variable of selective execution `slot` (from 0): the selections go round
+    /// the shared variables, each round in an order drawn from the run's `salt` and the
+    /// round's number, so `k` consecutive slots select every one of `k` variables once
+    /// where independent draws would repeat some and miss others. Measured with
+    /// `cargo run --release -p pctvb-corpus --example first_failures -- default 200
+    /// --vs-urw` (seeds 0-199 / 200-399), with the first walk ([`FIRST_WALKS`]): independent
+    /// draws paid 0.4828x / 0.4817x shuttle URW's cost, rounds 0.4782x / 0.4765x (seeds
+    /// 400-599: 0.4788x, against 0.4926x with neither change). A function of the slot, so
+    /// workers of a parallel run select what a serial run selects.
+    fn select(&mut self, slot: u64) {
+        let k = self.shared.len() as u64;
+        debug_assert!(k > 0, "a selective execution has a shared variable to select");
+        let mut order = ScheduleRng::seed_from_u64(mix(self.salt, slot / k));
+        self.round.clone_from(&self.shared);
+        for i in (1..self.round.len()).rev() {
+            self.round.swap(i, order.random_range(0..=i));
         }
-        self.selected.sort_unstable();
+        self.selected.clear();
+        self.selected.push(self.round[(slot % k) as usize]);
         let sum: u64 = self.records.values().map(|r| sum_over(&r.own, &self.selected)).sum();
         self.default_own = sum.div_ceil(self.records.len().max(1) as u64);
     }
@@ -647,9 +679,14 @@ impl Strategy for Surw {
         self.threads.clear();
         self.object_var.clear();
         self.intended = None;
+        // The first execution after learning walks (see `FIRST_WALKS`); selective
+        // executions count from the next.
+        let ordinal = start.ordinal.saturating_sub(FIRST_WALKS);
         self.mode = if self.mode == Mode::Learn && self.records.is_empty() {
             Mode::Learn
-        } else if self.shared.is_empty() || (WALK_EVERY > 0 && rng.random_range(0..WALK_EVERY) == 0)
+        } else if self.shared.is_empty()
+            || start.ordinal < FIRST_WALKS
+            || rng.random_range(0..WALK_EVERY) == 0
         {
             Mode::Walk
         } else {
@@ -660,7 +697,7 @@ impl Strategy for Surw {
                 self.selected.clear();
                 self.walk.begin_execution(start, rng);
             }
-            Mode::Selective => self.select(rng),
+            Mode::Selective => self.select(ordinal),
         }
         self.add_thread(MAIN_KEY, None);
         if let Some(loops) = &mut self.loops {
@@ -681,6 +718,7 @@ impl Strategy for Surw {
             Mode::Learn => {
                 self.walk.end_execution(digest, steps)?;
                 self.finish_learning();
+                self.salt = digest;
                 // Later executions never learn again, even with nothing shared.
                 self.mode = Mode::Walk;
                 Ok(())
@@ -696,15 +734,15 @@ mod tests {
     use super::*;
     use crate::runtime::{Event, ObjectId};
     use crate::vars::VarId;
-    use rand::SeedableRng;
     use std::panic::Location;
 
     fn rng(seed: u64) -> ScheduleRng {
         ScheduleRng::seed_from_u64(seed)
     }
 
-    fn start() -> ExecutionStart<'static> {
-        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[] }
+    /// The start of SURW's execution `ordinal` of a run.
+    fn start(ordinal: u64) -> ExecutionStart<'static> {
+        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[], ordinal }
     }
 
     /// An event of `kind`, on object `object` of variable `var` if given.
@@ -743,8 +781,8 @@ mod tests {
     /// times; thread 2 accesses `x` once and its own counter (object 2, also variable 1: the
     /// same allocation site) twice. Every access is decided with its thread alone enabled,
     /// so the strategy's choice is the fake's.
-    fn execution(s: &mut Surw, r: &mut ScheduleRng) {
-        s.begin_execution(&start(), r);
+    fn execution(s: &mut Surw, r: &mut ScheduleRng, ordinal: u64) {
+        s.begin_execution(&start(ordinal), r);
         let spawn = event(EventKind::Spawn, None);
         decide(s, r, &[0, 1], 0, &spawn);
         decide(s, r, &[0, 1, 2], 0, &spawn);
@@ -763,7 +801,7 @@ mod tests {
     fn learns_accesses_per_variable_and_thread_identity_in_execution_0() {
         let mut s = Surw::new();
         let mut r = rng(1);
-        execution(&mut s, &mut r);
+        execution(&mut s, &mut r, 0);
         // Variable 1's objects are each one thread's: not shared.
         assert_eq!(s.shared, vec![0]);
         let record = |t: usize| s.records[&s.threads[t].key].clone();
@@ -778,17 +816,20 @@ mod tests {
     fn weighs_each_thread_by_its_selected_accesses_left() {
         let mut s = Surw::new();
         let mut r = rng(2);
-        execution(&mut s, &mut r);
-        // One execution in eight, drawn, is the walk's: run until one selects (20 executions
-        // all walking would be a 1e-18 chance; the seed is fixed anyway).
-        let mut walks = 0;
+        execution(&mut s, &mut r, 0);
+        // The first execution after learning walks.
+        execution(&mut s, &mut r, 1);
+        assert_eq!(s.mode, Mode::Walk);
+        // One execution in eight after it, drawn, is the walk's: run until one selects (20
+        // executions all walking would be a 1e-18 chance; the seed is fixed anyway).
+        let mut ordinal = 2;
         loop {
-            execution(&mut s, &mut r);
+            execution(&mut s, &mut r, ordinal);
             if s.mode == Mode::Selective {
                 break;
             }
-            walks += 1;
-            assert!(walks < 20, "no selective execution");
+            ordinal += 1;
+            assert!(ordinal < 22, "no selective execution");
         }
         assert_eq!(s.selected, vec![0], "the one shared variable");
         // Main stood for its children's 3 accesses to x and handed them over at the spawns.
@@ -799,31 +840,47 @@ mod tests {
     }
 
     #[test]
-    fn selects_only_shared_variables_and_the_walk_without_any() {
+    fn selects_each_shared_variable_once_a_round_and_the_walk_without_any() {
         let mut s = Surw::new();
         let mut r = rng(3);
         s.shared = vec![2, 5, 9];
+        s.salt = 77;
         s.records.insert(MAIN_KEY, Record::default());
-        let mut seen = [0u32; 10];
-        for _ in 0..300 {
-            s.select(&mut r);
-            assert!(!s.selected.is_empty() && s.selected.len() <= SELECTED.max(1));
-            assert!(s.selected.windows(2).all(|w| w[0] < w[1]), "distinct and sorted");
-            for &v in &s.selected {
-                seen[v as usize] += 1;
+        let mut orders = std::collections::HashSet::new();
+        for round in 0..40 {
+            let mut order = Vec::new();
+            for slot in round * 3..round * 3 + 3 {
+                s.select(slot);
+                assert_eq!(s.selected.len(), 1);
+                order.push(s.selected[0]);
             }
+            let mut sorted = order.clone();
+            sorted.sort_unstable();
+            assert_eq!(sorted, [2, 5, 9], "round {round} selects every shared variable once");
+            orders.insert(order);
         }
-        assert!(seen.iter().enumerate().all(|(v, &n)| (n > 0) == [2, 5, 9].contains(&v)));
+        // Rounds draw their own orders: 40 rounds meet all 6 (each is missed by all 40 with
+        // probability (5/6)^40 < 1e-3; the salt is fixed, so this outcome is too).
+        assert_eq!(orders.len(), 6);
+        // The selection is a function of the slot and the salt alone (a parallel run's
+        // workers agree with a serial run).
+        s.select(7);
+        let again = s.selected.clone();
+        s.select(0);
+        s.select(7);
+        assert_eq!(s.selected, again);
 
         // A program with nothing shared in execution 0 runs the uniform walk.
         let mut lone = Surw::new();
-        lone.begin_execution(&start(), &mut r);
+        lone.begin_execution(&start(0), &mut r);
         let e = event(EventKind::AtomicLoad, Some((0, 0)));
         decide(&mut lone, &mut r, &[0], 0, &e);
         lone.end_execution(0, 1).unwrap();
         assert!(lone.shared.is_empty());
-        lone.begin_execution(&start(), &mut r);
-        assert_eq!(lone.mode, Mode::Walk);
+        for ordinal in 1..20 {
+            lone.begin_execution(&start(ordinal), &mut r);
+            assert_eq!(lone.mode, Mode::Walk);
+        }
     }
 
     #[test]
@@ -912,10 +969,10 @@ mod tests {
         let run = |seed: u64| {
             let mut s = Surw::new();
             let mut r = rng(seed);
-            execution(&mut s, &mut r);
-            (0..20)
-                .map(|_| {
-                    s.begin_execution(&start(), &mut r);
+            execution(&mut s, &mut r, 0);
+            (1..21)
+                .map(|ordinal| {
+                    s.begin_execution(&start(ordinal), &mut r);
                     let spawn = event(EventKind::Spawn, None);
                     decide(&mut s, &mut r, &[0, 1], 0, &spawn).0
                 })
