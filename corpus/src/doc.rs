@@ -229,8 +229,8 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           variables taken in rounds, the uniform walk itself in the first execution after \
           learning and in one in eight of the others, write loops run whole in three \
           executions in four), `reversal` (race reversal, serial: \
-          surw, and in half the executions a pair of conflicting accesses earlier executions \
-          saw in one order only held back to run in the other), `pos` (partial order sampling, Fray's default), \
+          surw, and in every execution while there is one, a pair of conflicting accesses \
+          earlier executions saw in one order only held back to run in the other), `pos` (partial order sampling, Fray's default), \
           `greybox` (coverage-guided schedule fuzzing with surw as its walk, surw alone in its \
           first 500 executions, serial), `revfuzz` (race reversal alone in its first 500 \
           executions, then greybox's fuzzing from its 32 newest kept schedules, one execution \

@@ -36,8 +36,9 @@
 //!   after `a`, through a lock or a join, and then the reversal is impossible). A target is
 //!   dropped when its reverse is seen, or after [`TRIES`] executions tried it. Executions
 //!   with no target left are the selective walk's ([`Surw`], which also runs execution 0), and
-//!   so are the choices of every execution outside a hold: the selective walk's half
-//!   selective, half uniform executions, its estimates from execution 0.
+//!   so are the choices of every execution outside a hold: the selective walk's executions
+//!   (selective ones, and the uniform walk in the first after execution 0 and in one in eight
+//!   of the others), its estimates from execution 0.
 //!
 //! - Write loops run whole in most executions ([`WriteLoops`]: a thread about to repeat the
 //!   write to memory it just made keeps running, for a bounded run), as in SURW; here the rule

@@ -530,8 +530,8 @@ impl Surw {
     }
 
     /// [`Surw::choose_given`] without the write-loop rule. Inlined: the uniform walk's
-    /// executions (half of them) go straight to the walk, without the selective choice's
-    /// frame.
+    /// executions (the first after learning, and one in eight of the others) go straight to
+    /// the walk, without the selective choice's frame.
     #[inline(always)]
     fn choose_drawn(
         &mut self,
