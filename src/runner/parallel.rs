@@ -3,7 +3,9 @@
 //! lowest index, which is what a serial run reports: the result does not depend on thread
 //! timing. The random strategy's executions are independent given (seed, index); a walk's
 //! depend only on its first execution (index 0), which every worker runs to learn from
-//! before claiming indices (the same schedule in each; one of them counts it).
+//! before claiming indices (the same schedule in each; one of them counts it), and on their
+//! index (SURW's first walk and its rounds of selections: `ExecutionStart::ordinal`, which
+//! is the index here whichever worker claims it).
 //!
 //! Also sharding (`PCTVB_SHARD=k/m`): a run executes only the indices `i` with
 //! `i % m == k - 1`, so a CI matrix can split a budget across machines (a run of the walk

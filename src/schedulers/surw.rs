@@ -2,9 +2,8 @@
 //! [`UniformWalk`](super::uniform_walk::UniformWalk) applied to the accesses of one shared
 //! variable selected per execution, with every other event left to a naive random choice;
 //! the first execution after learning, and one in eight of the others, run the uniform walk
-//! itself. It is the default's explorer
-//! (`Config::explorer`): the strategy of a run without a target, and of the executions that
-//! run beside the guaranteed strategy with one.
+//! itself. It is the strategy of a run without a target, and the walk beneath race reversal,
+//! greybox and revfuzz (the default's explorer with a target, `Config::explorer`).
 //!
 //! # What this module owns, and what it must not touch
 //!
@@ -32,8 +31,7 @@
 //!   executions go round the candidates, one per execution, each round in its own random
 //!   order ([`Surw::select`]): `k` candidates are each selected once in `k` selective
 //!   executions, where independent draws would repeat some and miss others. An access is
-//!   interesting
-//!   whatever its kind (a load, a store, a lock, a retry of a blocked lock).
+//!   interesting whatever its kind (a load, a store, a lock, a retry of a blocked lock).
 //! - Estimates: execution 0 is a naive random walk (the uniform walk's own first execution,
 //!   which this strategy also feeds, see below); at its end each thread identity (as the walk
 //!   identifies threads across executions: its parent's identity, the spawn site and its rank
@@ -64,12 +62,11 @@
 //! - Executions with no candidate variable (nothing shared in execution 0), the first
 //!   execution after execution 0 ([`FIRST_WALKS`]), and one in eight of the others, drawn
 //!   ([`WALK_EVERY`]), run the uniform walk itself (SURW with every event interesting is the
-//!   walk). The two find different programs' bugs cheaply: the
-//!   selective walk where a bug is one variable's accesses among much unrelated work (the
-//!   corpus's Bluetooth driver, 100-thread two-stage program, Treiber stack), the walk where
-//!   it is the order of two variables' accesses, which one selected variable leaves to the
-//!   naive order (the thread-scaling family); the guide's strategy section has the
-//!   measurements.
+//!   walk). The two find different programs' bugs cheaply: the selective walk where a bug is
+//!   one variable's accesses among much unrelated work (the corpus's Bluetooth driver,
+//!   100-thread two-stage program, Treiber stack), the walk where it is the order of two
+//!   variables' accesses, which one selected variable leaves to the naive order (the
+//!   thread-scaling family); the guide's strategy section has the measurements.
 //! - Our addition, not the paper's: in three executions in four a thread about to repeat the
 //!   write to memory it just made (a loop's next iteration) keeps running, for a bounded run
 //!   ([`WriteLoops`]), as if the walk had drawn it. A bug at a loop's end (the thread-scaling
@@ -82,10 +79,9 @@
 //! ([`ExecutionStart::ordinal`]: its index when SURW runs alone), the digest of execution 0 and
 //! its own random stream; the estimates come from execution 0 only. So executions after the
 //! first depend only on the first, their ordinal and their own random stream, as the walk's
-//! do, and runs spread them over worker threads and reproduce
-//! them by seed; a failure replays by its token (which records the choices). Variable ids
-//! are dense per run in the order a run meets them, so the ids execution 0 met are the same
-//! in every worker.
+//! do, and runs spread them over worker threads and reproduce them by seed; a failure replays
+//! by its token (which records the choices). Variable ids are dense per run in the order a
+//! run meets them, so the ids execution 0 met are the same in every worker.
 //!
 //! Cost per scheduling point: one pass over the enabled threads (each thread's pending
 //! operation and its variable, looked up by object id in a table this execution filled), a
@@ -145,10 +141,6 @@ const FIRST_WALKS: u64 = 2;
 /// wherever no thread spins; a spin loop wastes at most this many points per wait.
 const PATIENCE: u64 = 256;
 
-// Each selective execution selects one variable, as the corpus measured best: with two, a
-// program with two shared variables selects them all. The selections go round the shared
-// variables in rounds, each round in its own random order (`Surw::select`).
-
 /// What execution 0 measured of one thread identity.
 #[derive(Clone, Debug, Default)]
 struct Record {
@@ -191,8 +183,8 @@ enum Mode {
 /// one shared variable (the executions go round them in random orders) are interleaved as
 /// the uniform walk interleaves events (each thread weighted by its estimated accesses
 /// left), and the other events run as a naive random walk orders them; the first execution
-/// after learning, and one in eight of the others, drawn, run the uniform walk instead. No guarantee; estimates from execution 0, after which executions run in
-/// parallel.
+/// after learning, and one in eight of the others, drawn, run the uniform walk instead. No
+/// guarantee; estimates from execution 0, after which executions run in parallel.
 #[derive(Clone, Debug)]
 pub struct Surw {
     /// The uniform walk: fed in execution 0 (whose naive choices it makes), run in the
@@ -646,8 +638,9 @@ impl Surw {
         Ok(chosen)
     }
 
-    /// Selects the variable of selective execution `slot` (from 0): the selections go round
-    /// the shared variables, each round in an order drawn from the run's `salt` and the
+    /// Selects the variable of selective execution `slot` (from 0). One variable, as the
+    /// corpus measured best: with two, a program with two shared variables selects them all.
+    /// The selections go round the shared variables, each round in an order drawn from the run's `salt` and the
     /// round's number, so `k` consecutive slots select every one of `k` variables once
     /// where independent draws would repeat some and miss others. Measured with
     /// `cargo run --release -p pctvb-corpus --example first_failures -- default 200
