@@ -63,11 +63,11 @@ fn rare_check(workers: usize) {
 
 #[test]
 fn parallel_and_serial_runs_report_the_same_first_failure() {
-    // The naive walk, the uniform walk and SURW (the default), on seeds whose first failure is past
-    // index 10, so several workers run before it. The uniform walk places the checker's load
-    // uniformly among the increments, so it gets three workers' 24 to make the bug rare.
-    // SURW's executions also depend on their index (its first walk, its rounds of selected
-    // variables), which a worker must get right whatever indices it claims.
+    // The naive walk, the uniform walk and SURW (the default without a target), on seeds whose
+    // first failure is past index 10, so several workers run before it. The uniform walk places
+    // the checker's load uniformly among the increments, so it gets three workers' 24 to make
+    // the bug rare. SURW's executions also depend on their index (its first walk, its rounds of
+    // selected variables), which a worker must get right whatever indices it claims.
     let bodies: [(StrategyKind, fn()); 3] = [
         (StrategyKind::Random, rare_lost_update),
         (StrategyKind::UniformWalk, || rare_check(3)),
