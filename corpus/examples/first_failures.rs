@@ -17,7 +17,7 @@
 //! strategy change before the corpus reruns it (the executions a seed runs do not depend on
 //! the machine). The shuttle URW reference runs the same seeds when `--vs-urw` is given.
 
-use pctvb_corpus::doc::short;
+use pctvb_corpus::doc::column_name;
 use pctvb_corpus::run::{
     cost_with_restarts, on_clean_thread, silence_stderr, trial, Budget, Tool, TraceDir,
 };
@@ -88,7 +88,7 @@ fn main() {
         bad(format!("no corpus program is called {unknown:?}"));
     }
     let columns: Vec<(String, Tool)> =
-        Tool::all().into_iter().map(|t| (short(&t).replace('*', ""), t)).collect();
+        Tool::all().into_iter().map(|t| (column_name(&t), t)).collect();
     let Some((_, tool)) = columns.iter().find(|(c, _)| *c == name) else {
         let names: Vec<&str> = columns.iter().map(|(c, _)| c.as_str()).collect();
         eprintln!("unknown tool {name:?}; one of {}", names.join(", "));

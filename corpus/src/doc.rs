@@ -80,6 +80,12 @@ pub fn short(tool: &Tool) -> String {
     }
 }
 
+/// The name a command line gives a column (`--tools`, the `first_failures` example): its
+/// header without the bold.
+pub fn column_name(tool: &Tool) -> String {
+    short(tool).trim_matches('*').to_string()
+}
+
 fn header(tools: &[Tool]) -> String {
     let mut s = String::from("| program |");
     for t in tools {

@@ -144,9 +144,7 @@ fn main() -> ExitCode {
     let tools: Vec<Tool> = Tool::all()
         .into_iter()
         .filter(|t| {
-            o.tools
-                .as_ref()
-                .is_none_or(|only| only.iter().any(|s| doc::short(t).trim_matches('*') == s))
+            o.tools.as_ref().is_none_or(|only| only.iter().any(|s| doc::column_name(t) == *s))
         })
         .collect();
     if programs.is_empty() || tools.is_empty() {

@@ -926,8 +926,9 @@ fn total_with_explorer(planned: u64, every: u64) -> u64 {
 /// known, or a shard's, whose indices are not consecutive).
 ///
 /// The explorer's executions come first: it takes all but one in [`EARLY_STRATEGY_ONE_IN`]
-/// until it is [`EXPLORER_LEAD`] executions ahead of its share, keeps that lead, and the priority strategy
-/// takes every execution at the plan's end until the explorer has exactly its share. A run
+/// until it is [`EXPLORER_LEAD`] executions ahead of its share, keeps that lead, and the
+/// priority strategy takes every execution at the plan's end until the explorer has exactly
+/// its share. A run
 /// that passes therefore runs as many executions of each as with one in `every` throughout
 /// (the guarantee, counted over the priority strategy's executions, costs no more), while a
 /// bug the explorer finds is found sooner: it finds most bugs, and most of them early (race

@@ -14,8 +14,9 @@
 //! weighted by each thread's estimated remaining scheduling points, so it samples
 //! interleavings nearly uniformly: Zhao et al.'s URW, ASPLOS 2025; no guarantee, and its
 //! estimates come from the run's first executions), [`Surw`](surw::Surw) (the selective
-//! variant: that walk over the accesses to one shared variable drawn per execution, other
-//! events in naive random order, the walk itself in one execution in eight, write loops run
+//! variant: that walk over the accesses to one shared variable per execution, the shared
+//! variables taken in rounds, other events in naive random order, the walk itself in the
+//! first execution after learning and in one in eight of the others, write loops run
 //! whole in three executions in four by the rule of [`write_loops`], which race reversal
 //! applies too; no guarantee),
 //! [`Reversal`](reversal::Reversal) (race reversal: SURW, with each execution steering a pair

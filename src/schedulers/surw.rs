@@ -630,6 +630,15 @@ impl Surw {
         let selected = waits(chosen_at)
             || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
                 && selected_access(&self.object_var, &self.selected, decision, chosen));
+        self.ran(chosen, selected);
+        Ok(chosen)
+    }
+
+    /// Accounts for `chosen`'s operation once it is chosen: an access to a selected variable
+    /// (`selected`) counts among the thread's, and spends the intention if it was the
+    /// intended thread's.
+    #[inline]
+    fn ran(&mut self, chosen: ThreadId, selected: bool) {
         if selected {
             if let Some(t) = self.threads.get_mut(chosen.index()) {
                 t.done += 1;
@@ -638,7 +647,6 @@ impl Surw {
                 self.intended = None;
             }
         }
-        Ok(chosen)
     }
 
     /// The selective choice when `only` is the one enabled thread (a mutex's holder while the
@@ -672,22 +680,15 @@ impl Surw {
         }
         // Its operation is an access to a selected variable, whether its estimate lasts (it
         // waited for the intention) or not (it runs as if it were not; see the module docs).
-        if interesting {
-            if let Some(t) = self.threads.get_mut(only.index()) {
-                t.done += 1;
-            }
-            if self.intended == Some(only) {
-                self.intended = None;
-            }
-        }
+        self.ran(only, interesting);
         only
     }
 
     /// Selects the variable of selective execution `slot` (from 0). One variable, as the
     /// corpus measured best: with two, a program with two shared variables selects them all.
-    /// The selections go round the shared variables, each round in an order drawn from the run's `salt` and the
-    /// round's number, so `k` consecutive slots select every one of `k` variables once
-    /// where independent draws would repeat some and miss others. Measured with
+    /// The selections go round the shared variables, each round in an order drawn from the
+    /// run's `salt` and the round's number, so `k` consecutive slots select every one of `k`
+    /// variables once where independent draws would repeat some and miss others. Measured with
     /// `cargo run --release -p pctvb-corpus --example first_failures -- default 200
     /// --vs-urw` (seeds 0-199 / 200-399), with the first walk ([`FIRST_WALKS`]): independent
     /// draws paid 0.4828x / 0.4817x shuttle URW's cost, rounds 0.4782x / 0.4765x (seeds
