@@ -81,6 +81,8 @@ pub(crate) use once::{OnceCell, RawOnce};
 pub(crate) use park::{current as current_thread, park, unpark};
 pub(crate) use race::{frees, race_message, AtomicSync, LiveSpan};
 pub(crate) use rwlock::{RawRwLock, RwHold};
+#[cfg(test)]
+pub(crate) use state::FakePending;
 pub(crate) use state::{describe_object, FailureCause, Pending};
 pub use state::{Step, ThreadInfo, Value};
 pub(crate) use task::{

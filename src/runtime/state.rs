@@ -812,6 +812,51 @@ impl<'a> Pending<'a> {
     }
 }
 
+/// Strategies' unit tests: the threads and trace behind a [`Pending`], filled as the engine
+/// fills them, so that a strategy sees other threads' pending operations as in a run.
+#[cfg(test)]
+#[derive(Default)]
+pub(crate) struct FakePending {
+    threads: Vec<Thread>,
+    trace: Vec<Step>,
+}
+
+#[cfg(test)]
+impl FakePending {
+    /// `thread` reached a scheduling point at `kind` on `object` (recorded after the decision,
+    /// as the engine records it): its pending operation from the next decision on; it runs.
+    pub(crate) fn announce(&mut self, thread: ThreadId, kind: EventKind, object: Option<ObjectId>) {
+        let site = Location::caller();
+        while self.threads.len() <= thread.index() {
+            self.threads.push(Thread::new(None, site));
+        }
+        let t = &mut self.threads[thread.index()];
+        t.status = Status::Runnable;
+        t.last_step = self.trace.len();
+        self.trace.push(Step {
+            thread,
+            kind,
+            object,
+            location: site,
+            chosen: thread,
+            value: None,
+            waits: false,
+        });
+    }
+
+    /// `thread` now waits for the mutex `object` without a point of its own (a notified
+    /// condition variable's waiter): what it waits for is its pending operation.
+    pub(crate) fn waits_for(&mut self, thread: ThreadId, object: ObjectId) {
+        if let Some(t) = self.threads.get_mut(thread.index()) {
+            t.status = Status::Blocked(BlockedOn::Mutex(object));
+        }
+    }
+
+    pub(crate) fn pending(&self) -> Pending<'_> {
+        Pending::new(&self.threads, &self.trace)
+    }
+}
+
 impl std::fmt::Debug for Pending<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pending").field("threads", &self.threads.len()).finish_non_exhaustive()
