@@ -656,7 +656,7 @@ pub(super) fn report_abort(
     );
     let token = state.as_ref().zip(watch.run.encode_token).map(|(st, encode)| {
         let execution = watch.index.load(Ordering::Relaxed);
-        encode(&watch.run, st.strategy.describe(), execution, st.choices.clone(), st.digest)
+        encode(&watch.run, st.strategy.describe(), execution, st.choices().collect(), st.digest)
     });
     match token {
         Some(token) if !watch.run.replay_template.is_empty() => {

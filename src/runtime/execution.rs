@@ -292,7 +292,6 @@ impl Execution {
         st.spin_epoch = 0;
         st.digest = DIGEST_SEED;
         st.trace.clear();
-        st.choices.clear();
         st.failure = None;
         st.over = false;
         st.exploring = true;
@@ -653,7 +652,7 @@ impl Execution {
     pub(crate) fn capture(&self) -> Captured {
         let st = self.state.borrow();
         Captured {
-            choices: st.choices.clone(),
+            choices: st.choices().collect(),
             trace: st.trace.clone(),
             objects: st.objects.iter().map(|o| (o.kind, o.site, o.var)).collect(),
             threads: (0..st.threads.len()).map(|i| st.thread_info(ThreadId(i as u32))).collect(),
@@ -671,7 +670,7 @@ impl Execution {
     /// A hash of the last execution's choices, to count distinct schedules.
     pub(crate) fn schedule_hash(&self) -> u64 {
         let st = self.state.borrow();
-        st.choices.iter().fold(DIGEST_SEED, |h, &c| (h ^ c as u64).wrapping_mul(DIGEST_PRIME))
+        st.choices().fold(DIGEST_SEED, |h, c| (h ^ c as u64).wrapping_mul(DIGEST_PRIME))
     }
 
     /// The strategy's description.
@@ -920,7 +919,6 @@ fn decide(
     if let Status::Blocked(on) = st.threads[chosen.index()].status {
         st.run_ready(chosen, on);
     }
-    st.choices.push(chosen.0);
     st.threads[cur.index()].last_step = st.trace.len();
     st.trace.push(Step { thread: cur, kind, object, location, chosen, value: None, waits });
     if chosen == cur {

@@ -250,8 +250,9 @@ pub(super) struct State {
     /// `steps` at the latest yield that made a thread spin.
     pub(super) spin_epoch: u64,
     pub(super) digest: u64,
+    /// Every scheduling point of the execution; its choices are those of the steps that
+    /// asked for one ([`State::choices`]).
     pub(super) trace: Vec<Step>,
-    pub(super) choices: Vec<u32>,
     pub(super) failure: Option<FailureCause>,
     /// Set when the execution ended normally.
     pub(super) over: bool,
@@ -307,7 +308,6 @@ impl State {
             spin_epoch: 0,
             digest: 0,
             trace: Vec::with_capacity(INITIAL_STEPS),
-            choices: Vec::with_capacity(INITIAL_STEPS),
             failure: None,
             over: false,
             exploring: true,
@@ -379,6 +379,15 @@ impl State {
             thread.timeout_able = false;
             insert_sorted(&mut self.enabled, id);
         }
+    }
+
+    /// The execution's choices so far: the thread chosen at each step of the trace that asked
+    /// the strategy for one (all but a last step at which no thread could run). Derived from
+    /// the trace rather than kept beside it: a second push at every scheduling point cost more
+    /// than this pass, made once per execution (the run counts distinct schedules) and for
+    /// reports and replay tokens.
+    pub(super) fn choices(&self) -> impl Iterator<Item = u32> + '_ {
+        crate::schedulers::asked(&self.trace).iter().map(|s| s.chosen.0)
     }
 
     /// Records that the running thread changed shared state (an atomic write that changed the
