@@ -7,11 +7,13 @@
 //! ```
 //!
 //! Programs: `counter`, `atomic` (atomic_counter), `prodcons` (producer_consumer_fixed), `ws`
-//! (ws_deque_fixed), the programs of `executions/correct/*` in `benches/runtime.rs`.
+//! (ws_deque_fixed), the programs of `executions/correct/*` in `benches/runtime.rs`, and
+//! `twostage` (twostage_ok with 100 threads, `executions/twostage_100/*`).
 //! Strategies: `revfuzz` (the default's explorer beside a target), `combined` (the default's
 //! priority strategy, with its profiling executions), `default` (both, as a test with a target
-//! runs them). Seed 1, one worker, no minimization, as the bench runs them; the instructions
-//! per execution are callgrind's total over the executions.
+//! runs them), `surw` (the default without a target). Seed 1, one worker, no minimization, as
+//! the bench runs them; the instructions per execution are callgrind's total over the
+//! executions.
 
 use pctvb::Config;
 use pctvb_corpus::on_pctvb::correct;
@@ -19,8 +21,8 @@ use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: strategy_instructions counter|atomic|prodcons|ws \
-                 revfuzz|combined|default EXECUTIONS";
+    let usage = "usage: strategy_instructions counter|atomic|prodcons|ws|twostage \
+                 revfuzz|combined|default|surw EXECUTIONS";
     let [program, strategy, executions] = args.as_slice() else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -30,6 +32,7 @@ fn main() {
         "atomic" => correct::atomic_counter,
         "prodcons" => correct::producer_consumer_fixed,
         "ws" => correct::ws_deque_fixed,
+        "twostage" => |_| correct::twostage_ok(100),
         other => {
             eprintln!("unknown program {other:?}; {usage}");
             std::process::exit(2);
@@ -43,6 +46,7 @@ fn main() {
         Config::new().ignore_env().seed(1).minimize_runs(0).workers(1).iterations(executions);
     let config = match strategy.as_str() {
         "revfuzz" => base.strategy(pctvb::StrategyKind::Revfuzz),
+        "surw" => base.strategy(pctvb::StrategyKind::Surw),
         "combined" => base.strategy(pctvb_default()).explore_every(0).profile_runs(PROFILE_RUNS),
         "default" => base
             .strategy(pctvb_default())
