@@ -387,6 +387,24 @@ impl Reversal {
         let access = Last { thread: chosen.0, key };
         self.last[o] = Accesses { last: access, write: if reads { write } else { access } };
     }
+
+    /// Starts reading an ended execution's trace ([`Reversal::observe_step`] then takes its
+    /// steps that asked for a choice, in order). Split from `observe_trace` so that revfuzz
+    /// reads the trace once for its coverage and for these pairs (`greybox.rs`).
+    pub(super) fn observe_begin(&mut self) {
+        self.announced.clear();
+        self.last.clear();
+    }
+
+    /// One scheduling point that asked for a choice: its thread announces its operation,
+    /// then the chosen thread runs the one it announced.
+    #[inline(always)]
+    pub(super) fn observe_step(&mut self, step: &Step) {
+        let event =
+            Event { kind: step.kind, object: step.object, var: None, location: step.location };
+        self.announce(step.thread, &event);
+        self.pairs_of(step.chosen);
+    }
 }
 
 impl Strategy for Reversal {
@@ -445,15 +463,9 @@ impl Strategy for Reversal {
     }
 
     fn observe_trace(&mut self, trace: &[Step]) {
-        // Each scheduling point that asked for a choice, in order: its thread announces its
-        // operation, then the chosen thread runs the one it announced.
-        self.announced.clear();
-        self.last.clear();
+        self.observe_begin();
         for step in asked(trace) {
-            let event =
-                Event { kind: step.kind, object: step.object, var: None, location: step.location };
-            self.announce(step.thread, &event);
-            self.pairs_of(step.chosen);
+            self.observe_step(step);
         }
     }
 
