@@ -13,7 +13,8 @@
 //! priority strategy, with its profiling executions), `default` (both, as a test with a target
 //! runs them), `surw` (the default without a target). Seed 1, one worker, no minimization, as
 //! the bench runs them; the instructions per execution are callgrind's total over the
-//! executions.
+//! executions. `RUNS` (default 1) repeats the run, as a criterion iteration does, for a
+//! sampling profiler (`perf record -e cpu-clock`), which needs more than one run's time.
 
 use pctvb::Config;
 use pctvb_corpus::on_pctvb::correct;
@@ -22,9 +23,17 @@ use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: strategy_instructions counter|atomic|prodcons|ws|twostage \
-                 revfuzz|combined|default|surw EXECUTIONS";
-    let [program, strategy, executions] = args.as_slice() else {
-        eprintln!("{usage}");
+                 revfuzz|combined|default|surw EXECUTIONS [RUNS]";
+    let (program, strategy, executions, runs) = match args.as_slice() {
+        [p, s, e] => (p, s, e, "1"),
+        [p, s, e, r] => (p, s, e, r.as_str()),
+        _ => {
+            eprintln!("{usage}");
+            std::process::exit(2);
+        }
+    };
+    let Ok(runs) = runs.parse::<u64>() else {
+        eprintln!("RUNS must be a number, not {runs:?}; {usage}");
         std::process::exit(2);
     };
     let body: fn(usize) = match program.as_str() {
@@ -57,8 +66,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let report = config.run(move || body(0));
-    // A bug-free program: a failure here is a bug of pctvb's, not a measurement.
-    assert!(report.is_ok(), "{program} failed under {strategy}: {report:?}");
-    eprintln!("{program} under {strategy}: {executions} executions, no failure");
+    for _ in 0..runs {
+        let report = config.run(move || body(0));
+        // A bug-free program: a failure here is a bug of pctvb's, not a measurement.
+        assert!(report.is_ok(), "{program} failed under {strategy}: {report:?}");
+    }
+    eprintln!("{program} under {strategy}: {runs} x {executions} executions, no failure");
 }
