@@ -99,9 +99,21 @@ pub(crate) struct Execution {
     /// The host loop's table of coroutines, empty between executions (kept for its
     /// allocation).
     coroutines: Cell<Vec<Option<Running>>>,
+    /// The running execution's test body, until the main thread starts: borrowed for the
+    /// execution (`run_one`), not boxed as a spawned thread's closure is (an allocation and a
+    /// free per execution).
+    main_body: Cell<Option<&'static dyn Fn()>>,
     /// The next execution's [`ExecutionStart::ordinal`] when it is not its index
     /// ([`Execution::set_ordinal`]); taken when it starts.
     ordinal: Cell<Option<u64>>,
+}
+
+/// What a thread runs when it starts.
+enum Start {
+    /// The main thread: the test body, borrowed for the execution.
+    Main(&'static dyn Fn()),
+    /// A spawned thread: its closure.
+    Spawned(Box<dyn FnOnce()>),
 }
 
 /// A started thread's coroutine, with its stack's mapping (for the stack-overflow handler,
@@ -132,6 +144,7 @@ impl Execution {
             watch: Watch::new(limits.run),
             end_check: Cell::new(None),
             coroutines: Cell::new(Vec::new()),
+            main_body: Cell::new(None),
             ordinal: Cell::new(None),
         }
     }
@@ -183,11 +196,11 @@ impl Execution {
     ) -> ExecutionOutcome {
         self.reset(seed, index, body_location);
         self.watch.begin(index, body_location);
-        let main: Box<dyn FnOnce() + '_> = Box::new(body);
         // SAFETY: every coroutine of this execution is finished or reset before `run_one`
-        // returns, so the borrow of `body` never outlives this call.
-        let main: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(main) };
-        self.state.borrow_mut().pending.push(Some(main));
+        // returns, and `main_body` is emptied before it returns, so the borrow of `body` never
+        // outlives this call.
+        let main: &'static dyn Fn() = unsafe { std::mem::transmute::<&dyn Fn(), _>(body) };
+        self.main_body.set(Some(main));
 
         let enter = context::enter(self);
         time::Virtual::start(self.watch.run.clock_base);
@@ -249,6 +262,8 @@ impl Execution {
             pool.give(coroutine.into_stack());
         }
         self.coroutines.set(coroutines);
+        // Set if the main thread never started (its stack could not be allocated).
+        self.main_body.set(None);
         crash::running_stack(0, 0, (std::ptr::null(), 0));
         let leftovers = self.take_leftovers();
         self.watch.end();
@@ -360,9 +375,20 @@ impl Execution {
         pool: &mut StackPool,
         id: ThreadId,
     ) -> Result<(ThreadCoroutine, (usize, usize)), String> {
-        let body = self.state.borrow_mut().pending[id.index()]
-            .take()
-            .ok_or_else(|| format!("thread {id} has no body to start"))?;
+        // The main thread's body is the borrowed test body; a spawned thread's, its boxed
+        // closure.
+        let main = if id == ThreadId::MAIN { self.main_body.take() } else { None };
+        let start = match main {
+            Some(body) => Start::Main(body),
+            None => Start::Spawned(
+                self.state
+                    .borrow_mut()
+                    .pending
+                    .get_mut(id.index())
+                    .and_then(Option::take)
+                    .ok_or_else(|| format!("thread {id} has no body to start"))?,
+            ),
+        };
         let stack =
             pool.take().map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
         let range = (stack.limit().get(), stack.base().get());
@@ -372,12 +398,16 @@ impl Execution {
         let exec: *const Execution = self;
         let coroutine = ThreadCoroutine::with_stack(stack, move |yielder, ()| {
             // SAFETY: the execution outlives every coroutine it runs (see `run_one`).
-            unsafe { &*exec }.thread_main(id, yielder, body)
+            let ex = unsafe { &*exec };
+            match start {
+                Start::Main(body) => ex.thread_main(id, yielder, body),
+                Start::Spawned(body) => ex.thread_main(id, yielder, body),
+            }
         });
         Ok((coroutine, range))
     }
 
-    fn thread_main(&self, id: ThreadId, yielder: &Yielder<(), ()>, body: Box<dyn FnOnce()>) {
+    fn thread_main(&self, id: ThreadId, yielder: &Yielder<(), ()>, body: impl FnOnce()) {
         let spawned_at = {
             let mut st = self.state.borrow_mut();
             let thread = &mut st.threads[id.index()];
