@@ -856,6 +856,11 @@ fn decide(
     if kind == EventKind::Yield && current_enabled {
         current_enabled = yield_current(st, location);
     }
+    // What the check of the strategy's choice below relies on.
+    debug_assert!(
+        !current_enabled || st.enabled.binary_search(&cur).is_ok(),
+        "{cur} can go on but is not in the enabled list"
+    );
     let obj_bits = object.map_or(u32::MAX, |o| o.0) as u64;
     st.digest = (st.digest ^ (cur.0 as u64 | (kind as u64) << 24 | obj_bits << 32))
         .wrapping_mul(DIGEST_PRIME);
@@ -923,7 +928,10 @@ fn decide(
             return Next::Stop;
         }
     };
-    if st.enabled.binary_search(&chosen).is_err() {
+    // The running thread, when it can go on, is enabled (a thread that spins or waits at this
+    // point has left the list, and then `current_enabled` is false): only another choice is
+    // looked up, which spares most decisions of the priority strategies the search.
+    if !(chosen == cur && current_enabled) && st.enabled.binary_search(&chosen).is_err() {
         st.undefer_wait();
         st.failure = Some(FailureCause::Internal {
             message: format!(

@@ -238,14 +238,17 @@ impl VarTable {
     #[inline]
     pub(crate) fn record_access(&mut self, var: VarId, thread: u32) -> u64 {
         let i = var.index();
-        self.accesses[i] += 1;
+        // The count is kept in a register: read back after the stores below, which the
+        // compiler cannot tell apart from it, it was reloaded at every scheduling point.
+        let count = self.accesses[i] + 1;
+        self.accesses[i] = count;
         let first = self.first_thread[i];
         if first == NO_THREAD {
             self.first_thread[i] = thread;
         } else if first != thread {
             self.shared_now[i] = true;
         }
-        self.accesses[i]
+        count
     }
 
     /// Starts a new execution's counters.
