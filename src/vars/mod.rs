@@ -238,8 +238,8 @@ impl VarTable {
     #[inline]
     pub(crate) fn record_access(&mut self, var: VarId, thread: u32) -> u64 {
         let i = var.index();
-        // The count is kept in a register: read back after the stores below, which the
-        // compiler cannot tell apart from it, it was reloaded at every scheduling point.
+        // Returned from a register: read back after the stores below (the compiler cannot
+        // prove they touch other memory), it was reloaded at every scheduling point.
         let count = self.accesses[i] + 1;
         self.accesses[i] = count;
         let first = self.first_thread[i];
