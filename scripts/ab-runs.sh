@@ -41,7 +41,6 @@ example="$root/corpus/examples/strategy_instructions.rs"
 build() {
     local rev=$1 dir
     if [ "$rev" = . ]; then
-        dir=$root
         CARGO_TARGET_DIR="$ab/target-worktree" cargo build -q --release -p pctvb-corpus \
             --example strategy_instructions >&2
         echo "$ab/target-worktree/release/examples/strategy_instructions"
