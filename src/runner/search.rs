@@ -928,12 +928,11 @@ fn total_with_explorer(planned: u64, every: u64) -> u64 {
 /// The explorer's executions come first: it takes all but one in [`EARLY_STRATEGY_ONE_IN`]
 /// until it is [`EXPLORER_LEAD`] executions ahead of its share, keeps that lead, and the
 /// priority strategy takes every execution at the plan's end until the explorer has exactly
-/// its share. A run
-/// that passes therefore runs as many executions of each as with one in `every` throughout
-/// (the guarantee, counted over the priority strategy's executions, costs no more), while a
-/// bug the explorer finds is found sooner: it finds most bugs, and most of them early (race
-/// reversal's targets are fresh). Past the plan (a confidence plan raised by new counts) the
-/// explorer takes its share again.
+/// its share. A run that passes therefore runs as many executions of each as with one in
+/// `every` throughout (the guarantee, counted over the priority strategy's executions, costs
+/// no more), while a bug the explorer finds is found sooner: it finds most bugs, and most of
+/// them early (race reversal's targets are fresh). Past the plan (a confidence plan raised by
+/// new counts) the explorer takes its share again.
 pub(super) fn explores(index: u64, explored: u64, every: u64, total: u64) -> bool {
     if every == 0 {
         return false;
