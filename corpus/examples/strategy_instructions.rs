@@ -11,7 +11,9 @@
 //! `twostage` (twostage_ok with 100 threads, `executions/twostage_100/*`).
 //! Strategies: `revfuzz` (the default's explorer beside a target), `combined` (the default's
 //! priority strategy, with its profiling executions), `default` (both, as a test with a target
-//! runs them), `surw` (the default without a target). Seed 1, one worker, no minimization, as
+//! runs them), `surw` (the default without a target), and revfuzz's parts and the baselines
+//! its cost is read against: `reversal` (race reversal alone), `greybox` (schedule fuzzing over
+//! SURW), `random`, `walk` (the uniform walk). Seed 1, one worker, no minimization, as
 //! the bench runs them; the instructions per execution are callgrind's total over the
 //! executions. `RUNS` (default 1) repeats the run, as a criterion iteration does, for a
 //! sampling profiler (`perf record -e cpu-clock`), which needs more than one run's time.
@@ -23,7 +25,7 @@ use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: strategy_instructions counter|atomic|prodcons|ws|twostage \
-                 revfuzz|combined|default|surw EXECUTIONS [RUNS]";
+                 revfuzz|combined|default|surw|reversal|greybox|random|walk EXECUTIONS [RUNS]";
     let (program, strategy, executions, runs) = match args.as_slice() {
         [p, s, e] => (p, s, e, "1"),
         [p, s, e, r] => (p, s, e, r.as_str()),
@@ -56,6 +58,10 @@ fn main() {
     let config = match strategy.as_str() {
         "revfuzz" => base.strategy(pctvb::StrategyKind::Revfuzz),
         "surw" => base.strategy(pctvb::StrategyKind::Surw),
+        "reversal" => base.strategy(pctvb::StrategyKind::Reversal),
+        "greybox" => base.strategy(pctvb::StrategyKind::Greybox),
+        "random" => base.strategy(pctvb::StrategyKind::Random),
+        "walk" => base.strategy(pctvb::StrategyKind::UniformWalk),
         "combined" => base.strategy(pctvb_default()).explore_every(0).profile_runs(PROFILE_RUNS),
         "default" => base
             .strategy(pctvb_default())
