@@ -293,6 +293,64 @@ fn scoped_threads_borrow_and_are_joined() {
     });
 }
 
+/// A spawned thread's closure waits on its thread's own stack until the thread first runs.
+/// In passing executions every closure runs and its captures are dropped exactly once; when an
+/// execution fails before a thread started, that thread's closure is neither run nor dropped
+/// (leaked, as a failed execution's suspended threads are), and the next execution starts
+/// clean. Fixed seed.
+#[test]
+fn spawned_closures_run_once_and_never_started_ones_are_leaked() {
+    use std::sync::atomic::AtomicUsize as StdCount;
+    static DROPS: StdCount = StdCount::new(0);
+    static RUNS: StdCount = StdCount::new(0);
+    struct Counted;
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    // The thread drops its capture when its body returns, before its exit's scheduling point:
+    // a thread that ran has dropped it.
+    let spawn_counted = || {
+        let captured = Counted;
+        thread::spawn(move || {
+            let _mine = captured;
+            RUNS.fetch_add(1, Ordering::SeqCst);
+        })
+    };
+    let config = Config::new().ignore_env().seed(7).iterations(200).minimize_runs(0);
+    let report = config.clone().run(|| {
+        let handles: Vec<_> = (0..3).map(|_| spawn_counted()).collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+    assert!(report.is_ok(), "{:?}", report.failure());
+    assert_eq!(RUNS.load(Ordering::SeqCst), 600);
+    assert_eq!(DROPS.load(Ordering::SeqCst), 600);
+
+    RUNS.store(0, Ordering::SeqCst);
+    DROPS.store(0, Ordering::SeqCst);
+    let report = config.clone().stop_at_first_failure(false).run(|| {
+        for _ in 0..3 {
+            spawn_counted();
+        }
+        panic!("main fails before some threads start");
+    });
+    assert_eq!(report.failures, 200, "every execution fails");
+    let (runs, drops) = (RUNS.load(Ordering::SeqCst), DROPS.load(Ordering::SeqCst));
+    assert_eq!(drops, runs, "only the closures that ran were dropped");
+    assert!(runs < 600, "some threads never started ({runs} of 600 ran)");
+
+    let report = config.iterations(50).run(|| {
+        let handles: Vec<_> = (0..3).map(|_| spawn_counted()).collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+    assert!(report.is_ok(), "{:?}", report.failure());
+}
+
 #[test]
 fn park_and_unpark_hand_over() {
     passes(500, || {

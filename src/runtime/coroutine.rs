@@ -18,6 +18,10 @@ use corosensei::Coroutine;
 /// A logical thread's coroutine: resumed by the engine, suspended at scheduling points.
 pub(crate) type ThreadCoroutine = Coroutine<(), (), (), DefaultStack>;
 
+/// A thread's coroutine with its stack's mapping (limit, base), for the stack-overflow handler
+/// (`crash.rs`) and the race detector (a reused stack's old accesses are forgotten).
+pub(crate) type Running = (ThreadCoroutine, (usize, usize));
+
 /// Most bytes of stack (reserved address space; only touched pages are resident) the process
 /// keeps between runs.
 const CACHE_BYTES: usize = 64 << 20;
@@ -37,6 +41,11 @@ pub(crate) struct StackPool {
 }
 
 impl StackPool {
+    /// A pool with no stacks (and no size), to stand in while a run's pool is lent to its
+    /// execution ([`crate::runtime::Execution`] holds it while one runs, so `spawn` can take
+    /// a stack).
+    pub(crate) const EMPTY: StackPool = StackPool { size: 0, free: Vec::new() };
+
     /// A pool of stacks of `size` bytes, starting with those earlier runs left. Runs at the
     /// same time (parallel workers, libtest's test threads) share out the cached stacks: the
     /// first takes them all, the others map fresh ones, and all give theirs back at the end.

@@ -18,7 +18,7 @@ use corosensei::{CoroutineResult, Yielder};
 use rand::SeedableRng;
 
 use super::context;
-use super::coroutine::{StackPool, ThreadCoroutine};
+use super::coroutine::{Running, StackPool, ThreadCoroutine};
 use super::crash::{self, RunInfo, Watch};
 use super::data_lock::{LiveSlot, LockError};
 use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
@@ -99,6 +99,9 @@ pub(crate) struct Execution {
     /// The host loop's table of coroutines, empty between executions (kept for its
     /// allocation).
     coroutines: Cell<Vec<Option<Running>>>,
+    /// The run's stacks, lent by the caller of [`Execution::run_one`] while an execution
+    /// runs: a spawn takes its thread's stack from them, a finished thread gives it back.
+    pool: RefCell<StackPool>,
     /// The running execution's test body, until the main thread starts: borrowed for the
     /// execution (`run_one`), not boxed as a spawned thread's closure is (an allocation and a
     /// free per execution).
@@ -107,18 +110,6 @@ pub(crate) struct Execution {
     /// ([`Execution::set_ordinal`]); taken when it starts.
     ordinal: Cell<Option<u64>>,
 }
-
-/// What a thread runs when it starts.
-enum Start {
-    /// The main thread: the test body, borrowed for the execution.
-    Main(&'static dyn Fn()),
-    /// A spawned thread: its closure.
-    Spawned(Box<dyn FnOnce()>),
-}
-
-/// A started thread's coroutine, with its stack's mapping (for the stack-overflow handler,
-/// `crash.rs`).
-type Running = (ThreadCoroutine, (usize, usize));
 
 /// A check of an execution's end state (pctvb-loom's leak report): the message of the
 /// failure, or `None` when the execution passes.
@@ -144,6 +135,7 @@ impl Execution {
             watch: Watch::new(limits.run),
             end_check: Cell::new(None),
             coroutines: Cell::new(Vec::new()),
+            pool: RefCell::new(StackPool::EMPTY),
             main_body: Cell::new(None),
             ordinal: Cell::new(None),
         }
@@ -202,6 +194,8 @@ impl Execution {
         let main: &'static dyn Fn() = unsafe { std::mem::transmute::<&dyn Fn(), _>(body) };
         self.main_body.set(Some(main));
 
+        // Lent for the execution, given back at its end.
+        std::mem::swap(pool, &mut *self.pool.borrow_mut());
         let enter = context::enter(self);
         time::Virtual::start(self.watch.run.clock_base);
         // Each thread's coroutine, with its stack's mapping for the stack-overflow handler
@@ -224,7 +218,7 @@ impl Execution {
                 coroutines.resize_with(i + 1, || None);
             }
             if coroutines[i].is_none() {
-                match self.start_coroutine(pool, ThreadId(i as u32)) {
+                match self.start_coroutine(ThreadId(i as u32)) {
                     Ok(c) => coroutines[i] = Some(c),
                     Err(message) => {
                         self.state.borrow_mut().failure = Some(FailureCause::Internal { message });
@@ -245,7 +239,7 @@ impl Execution {
             };
             if let CoroutineResult::Return(()) = resumed {
                 if let Some((coroutine, _)) = coroutines[i].take() {
-                    pool.give(coroutine.into_stack());
+                    self.pool.borrow_mut().give(coroutine.into_stack());
                 }
             }
             let st = self.state.borrow();
@@ -259,9 +253,14 @@ impl Execution {
         for (mut coroutine, _) in coroutines.drain(..).flatten() {
             // SAFETY: the coroutine is never resumed again; skipping its destructors is a leak.
             unsafe { coroutine.force_reset() };
-            pool.give(coroutine.into_stack());
+            self.pool.borrow_mut().give(coroutine.into_stack());
         }
         self.coroutines.set(coroutines);
+        // Threads spawned but never started: their closures are dropped with the leftovers
+        // below (or leaked with them). No allocation when there are none, as in most
+        // executions.
+        let unstarted: Vec<ThreadCoroutine> =
+            self.state.borrow_mut().pending.drain(..).flatten().map(|(c, _)| c).collect();
         // Set if the main thread never started (its stack could not be allocated).
         self.main_body.set(None);
         crash::running_stack(0, 0, (std::ptr::null(), 0));
@@ -269,7 +268,22 @@ impl Execution {
         self.watch.end();
         drop(enter);
         let mut st = self.state.borrow_mut();
-        if st.failure.is_some() {
+        let failed = st.failure.is_some();
+        drop(st);
+        for mut coroutine in unstarted {
+            if failed {
+                // SAFETY: the coroutine never ran; skipping its closure's destructor is a leak,
+                // as for the leftovers below.
+                unsafe { coroutine.force_reset() };
+            } else {
+                // Never started: this drops the closure, nothing else.
+                coroutine.force_unwind();
+            }
+            self.pool.borrow_mut().give(coroutine.into_stack());
+        }
+        std::mem::swap(pool, &mut *self.pool.borrow_mut());
+        st = self.state.borrow_mut();
+        if failed {
             std::mem::forget(leftovers);
         } else {
             drop(st);
@@ -344,10 +358,6 @@ impl Execution {
                 out.push(Box::new(locals));
             }
         }
-        if st.pending.iter().any(Option::is_some) {
-            let pending = std::mem::take(&mut st.pending);
-            out.push(Box::new(pending));
-        }
         out
     }
 
@@ -370,40 +380,50 @@ impl Execution {
         ExecutionOutcome { failure: st.failure.clone(), steps, threads: st.threads.len(), digest }
     }
 
-    fn start_coroutine(
+    /// The coroutine of a thread the strategy picked for the first time: the main thread's
+    /// runs the borrowed test body (not boxed, as it lives for the execution); a spawned
+    /// thread's was made at its spawn ([`Execution::thread_coroutine`]).
+    fn start_coroutine(&self, id: ThreadId) -> Result<Running, String> {
+        if id == ThreadId::MAIN {
+            if let Some(body) = self.main_body.take() {
+                return self.thread_coroutine(id, body);
+            }
+        }
+        self.state
+            .borrow_mut()
+            .pending
+            .get_mut(id.index())
+            .and_then(Option::take)
+            .ok_or_else(|| format!("thread {id} has no body to start"))
+    }
+
+    /// A coroutine, on a stack from the run's pool, that runs `body` as thread `id` when it is
+    /// first resumed. `body` lives on the coroutine's stack until then: a spawn allocates
+    /// nothing for it.
+    pub(super) fn thread_coroutine<F: FnOnce()>(
         &self,
-        pool: &mut StackPool,
         id: ThreadId,
-    ) -> Result<(ThreadCoroutine, (usize, usize)), String> {
-        // The main thread's body is the borrowed test body; a spawned thread's, its boxed
-        // closure.
-        let main = if id == ThreadId::MAIN { self.main_body.take() } else { None };
-        let start = match main {
-            Some(body) => Start::Main(body),
-            None => Start::Spawned(
-                self.state
-                    .borrow_mut()
-                    .pending
-                    .get_mut(id.index())
-                    .and_then(Option::take)
-                    .ok_or_else(|| format!("thread {id} has no body to start"))?,
-            ),
-        };
-        let stack =
-            pool.take().map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
+        body: F,
+    ) -> Result<Running, String> {
+        let stack = self
+            .pool
+            .borrow_mut()
+            .take()
+            .map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
         let range = (stack.limit().get(), stack.base().get());
         // A stack another thread of this execution ran on: its old locals' accesses are not
         // ordered before the new thread's by anything the race detector sees.
         self.state.borrow_mut().races.forget_range(range.0, range.1 - range.0);
         let exec: *const Execution = self;
-        let coroutine = ThreadCoroutine::with_stack(stack, move |yielder, ()| {
+        let start = move |yielder: &Yielder<(), ()>, ()| {
             // SAFETY: the execution outlives every coroutine it runs (see `run_one`).
             let ex = unsafe { &*exec };
-            match start {
-                Start::Main(body) => ex.thread_main(id, yielder, body),
-                Start::Spawned(body) => ex.thread_main(id, yielder, body),
-            }
-        });
+            ex.thread_main(id, yielder, body)
+        };
+        // SAFETY: `body` need not be 'static: a scoped thread's borrows outlive the thread, as
+        // the scope joins it before it returns; a coroutine that never started is dropped (its
+        // closure with it) or leaked when its execution ends (`run_one`), never run later.
+        let coroutine = unsafe { ThreadCoroutine::with_stack_unchecked(stack, start) };
         Ok((coroutine, range))
     }
 

@@ -13,8 +13,10 @@ use super::state::Status;
 use super::{BlockedOn, EventKind, Execution, FailureCause, ThreadId};
 
 /// Creates a logical thread that runs `body`, then runs a scheduling point in the parent.
-pub(crate) fn spawn(
-    body: Box<dyn FnOnce() + 'static>,
+/// `body` need not be 'static: a scoped thread's is joined before its borrows end (see
+/// `Execution::thread_coroutine`).
+pub(crate) fn spawn<F: FnOnce()>(
+    body: F,
     name: Option<String>,
     location: &'static Location<'static>,
 ) -> ThreadId {
@@ -37,22 +39,33 @@ pub(crate) fn join_all(threads: Vec<ThreadId>, location: &'static Location<'stat
 
 impl Execution {
     /// Creates a thread that runs `body`, then runs a scheduling point in the parent.
-    fn spawn(
+    fn spawn<F: FnOnce()>(
         &self,
-        body: Box<dyn FnOnce() + 'static>,
+        body: F,
         name: Option<String>,
         location: &'static Location<'static>,
     ) -> ThreadId {
-        let id = {
-            let mut st = self.state.borrow_mut();
+        let next = {
+            let st = self.state.borrow();
             let limit = st.max_threads;
             if st.threads.len() >= limit {
                 drop(st);
                 self.fail(FailureCause::TooManyThreads { limit, location });
             }
+            ThreadId(st.threads.len() as u32)
+        };
+        // Its coroutine now, with `body` on its stack: the host loop starts it when the
+        // strategy first picks it.
+        let coroutine = match self.thread_coroutine(next, body) {
+            Ok(c) => c,
+            Err(message) => self.fail(FailureCause::Internal { message }),
+        };
+        let id = {
+            let mut st = self.state.borrow_mut();
             let id = st.push_thread(name, location);
+            debug_assert_eq!(id, next);
             st.pending.resize_with(id.index() + 1, || None);
-            st.pending[id.index()] = Some(body);
+            st.pending[id.index()] = Some(coroutine);
             st.enabled.push(id);
             let parent = st.current;
             st.races.spawn(parent, id);

@@ -8,6 +8,7 @@ use std::panic::Location;
 
 use corosensei::Yielder;
 
+use super::coroutine::Running;
 use super::object::{
     AddressIndex, ErasedValue, Object, ObjectState, OPEN_EXCLUSIVE, OPEN_RECV, OPEN_SHARED,
 };
@@ -240,8 +241,9 @@ pub(super) struct State {
     /// This execution's objects by handle address, for handles another execution re-keyed
     /// (statics): see [`AddressIndex`].
     pub(super) by_address: AddressIndex,
-    /// Closures of threads spawned but not started yet, by thread id.
-    pub(super) pending: Vec<Option<Box<dyn FnOnce()>>>,
+    /// Coroutines of threads spawned but not started yet, by thread id: each holds its
+    /// thread's closure on its own stack (no allocation per spawn).
+    pub(super) pending: Vec<Option<Running>>,
     pub(super) steps: u64,
     /// `steps` when a thread last made progress (changed shared state: see `progress`).
     pub(super) last_progress: u64,

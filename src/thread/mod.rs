@@ -259,14 +259,10 @@ where
 {
     let packet: Packet<T> = Arc::new(StdMutex::new(None));
     let slot = packet.clone();
-    let body: Box<dyn FnOnce() + '_> = Box::new(move || {
+    let body = move || {
         let value = f();
         *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
-    });
-    // SAFETY: `spawn` requires 'static closures; `Scope::spawn` guarantees the scope outlives
-    // the thread by joining it before the scope returns (and a failed execution never resumes
-    // its threads).
-    let body: Box<dyn FnOnce() + 'static> = unsafe { std::mem::transmute(body) };
+    };
     let thread_name: Option<Arc<str>> = name.as_deref().map(Arc::from);
     // Another logical thread: from now on one can wait for another forever (the watchdog).
     crate::runtime::watchdog_before_spawn();
