@@ -351,6 +351,74 @@ fn spawned_closures_run_once_and_never_started_ones_are_leaked() {
     assert!(report.is_ok(), "{:?}", report.failure());
 }
 
+/// A thread's result waits in the execution until its handle takes it: `join` returns it, a
+/// handle dropped after the thread finished drops it then and there (inside the execution), one
+/// dropped before makes the thread drop it when it returns, and `is_finished` tells which.
+/// Every result is dropped exactly once. Fixed seed.
+#[test]
+fn thread_results_are_joined_or_dropped_exactly_once() {
+    use std::sync::atomic::AtomicUsize as StdCount;
+    static DROPS: StdCount = StdCount::new(0);
+    // The first thread's result, dropped by the main thread (its handle went after it finished)
+    // or by the thread itself (the handle went first): both must happen.
+    static EARLY_BY_MAIN: StdCount = StdCount::new(0);
+    static EARLY_BY_ITSELF: StdCount = StdCount::new(0);
+    struct Counted(u64);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::SeqCst);
+            if self.0 == 1 {
+                let by_main = thread::current().id() == thread::ThreadId::MAIN;
+                let count = if by_main { &EARLY_BY_MAIN } else { &EARLY_BY_ITSELF };
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+    let executions = 300;
+    // One worker: the body reads the process-wide count, which parallel workers would share.
+    let config = Config::new().ignore_env().seed(11).iterations(executions).workers(1);
+    let report = config.run(|| {
+        let early = thread::spawn(|| Counted(1));
+        let late = thread::spawn(|| Counted(2));
+        let joined = thread::spawn(|| Counted(3));
+        drop(early);
+        let value = joined.join().unwrap();
+        assert_eq!(value.0, 3);
+        while !late.is_finished() {
+            thread::yield_now();
+        }
+        let before = DROPS.load(Ordering::SeqCst);
+        drop(late);
+        assert_eq!(DROPS.load(Ordering::SeqCst), before + 1, "a finished thread's result");
+    });
+    assert!(report.is_ok(), "{:?}", report.failure());
+    assert!(report.stats.distinct_schedules > 1, "the schedule must vary");
+    assert_eq!(DROPS.load(Ordering::SeqCst), 3 * executions as usize);
+    assert!(EARLY_BY_MAIN.load(Ordering::SeqCst) > 0);
+    assert!(EARLY_BY_ITSELF.load(Ordering::SeqCst) > 0);
+}
+
+/// A handle kept past its execution (in a static) and joined in the next one fails that
+/// execution with a message that says what happened, rather than joining whichever thread of
+/// the new execution has the same id.
+#[test]
+fn a_handle_kept_across_executions_fails_with_a_clear_message() {
+    static KEPT: std::sync::Mutex<Option<thread::JoinHandle<u32>>> = std::sync::Mutex::new(None);
+    let report = Config::new().ignore_env().seed(3).iterations(10).minimize_runs(0).run(|| {
+        let kept = KEPT.lock().unwrap().take();
+        match kept {
+            Some(handle) => {
+                thread::spawn(|| 1);
+                let _ = handle.join();
+            }
+            None => *KEPT.lock().unwrap() = Some(thread::spawn(|| 7)),
+        }
+    });
+    let failure = report.failure().expect("the second execution joins a stale handle");
+    let text = failure.to_string();
+    assert!(text.contains("JoinHandle::join on a thread of another execution"), "{text}");
+}
+
 #[test]
 fn park_and_unpark_hand_over() {
     passes(500, || {

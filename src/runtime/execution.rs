@@ -351,8 +351,14 @@ impl Execution {
             }
         }
         // Only what holds values: this runs after every execution, and most have no
-        // thread-locals left and no thread that never started.
+        // thread-locals left.
         for t in &mut st.threads {
+            // A result no handle took (its handle was leaked, or outlived the execution): left
+            // to leak, never dropped here. A scoped thread's may borrow what its scope
+            // borrowed, which is gone by now.
+            if let Some(result) = t.result.take() {
+                std::mem::forget(result);
+            }
             if !t.locals.is_empty() {
                 let locals = std::mem::take(&mut t.locals);
                 out.push(Box::new(locals));

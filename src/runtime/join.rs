@@ -1,6 +1,8 @@
 //! Creating and joining logical threads: `spawn` adds a thread to the execution's table (its
 //! body starts on its own coroutine when the strategy first picks it), `join` blocks until the
-//! target has finished.
+//! target has finished, and a thread's result waits in its entry until its handle takes it
+//! (`set_result`, `take_result`, `detach`): no allocation per thread for it (none at all for a
+//! `()` result).
 //!
 //! Inside executions only: outside, `thread::spawn` is std's (the facade delegates). This file
 //! owns the thread table's growth and the joiners lists; starting, running and ending threads
@@ -8,24 +10,89 @@
 
 use std::panic::Location;
 
-use super::context::with_execution;
+use super::context::{with_current, with_execution};
+use super::object::ErasedValue;
 use super::state::Status;
 use super::{BlockedOn, EventKind, Execution, FailureCause, ThreadId};
 
 /// Creates a logical thread that runs `body`, then runs a scheduling point in the parent.
 /// `body` need not be 'static: a scoped thread's is joined before its borrows end (see
-/// `Execution::thread_coroutine`).
+/// `Execution::thread_coroutine`). Returns the thread and the execution's generation, which
+/// the thread's handle keeps so that it never touches another execution's thread of the same
+/// id.
 pub(crate) fn spawn<F: FnOnce()>(
     body: F,
     name: Option<String>,
     location: &'static Location<'static>,
-) -> ThreadId {
-    with_execution("thread::spawn", |ex| ex.spawn(body, name, location))
+) -> (ThreadId, u64) {
+    with_execution("thread::spawn", |ex| {
+        let id = ex.spawn(body, name, location);
+        (id, ex.state.borrow().gen)
+    })
 }
 
-/// Waits for logical thread `target` to finish.
-pub(crate) fn join(target: ThreadId, location: &'static Location<'static>) {
-    with_execution("JoinHandle::join", |ex| ex.join(target, location))
+/// Keeps `value`, what the running thread's closure returned, for its handle; drops it at once
+/// if the handle is gone.
+pub(crate) fn set_result<T>(value: T) {
+    with_execution("thread::spawn", |ex| {
+        let mut st = ex.state.borrow_mut();
+        let cur = st.current.index();
+        if st.threads[cur].detached {
+            // Its drop may use primitives: outside the borrow.
+            drop(st);
+            drop(value);
+        } else {
+            st.threads[cur].result = Some(ErasedValue::new(value));
+        }
+    })
+}
+
+/// Joins thread `target` of execution `generation` and takes its result.
+///
+/// # Safety
+/// `T` must be the type of the value the thread's closure gave [`set_result`].
+pub(crate) unsafe fn take_result<T>(
+    target: ThreadId,
+    generation: u64,
+    location: &'static Location<'static>,
+) -> T {
+    with_execution("JoinHandle::join", |ex| {
+        ex.check_generation(generation, "JoinHandle::join");
+        ex.join(target, location);
+        let result = ex.state.borrow_mut().threads[target.index()].result.take();
+        let result = result.expect("pctvb: a finished thread left no result");
+        // SAFETY: the caller's promise.
+        unsafe { result.into_inner::<T>() }
+    })
+}
+
+/// Whether thread `target` of execution `generation` has finished (false for another
+/// execution's).
+pub(crate) fn is_finished(target: ThreadId, generation: u64) -> bool {
+    with_current(|ex| {
+        ex.is_some_and(|ex| {
+            let st = ex.state.borrow();
+            st.gen == generation && st.threads[target.index()].status == Status::Finished
+        })
+    })
+}
+
+/// Thread `target`'s handle was dropped unjoined: its result, kept or to come, is dropped (now,
+/// on the calling thread, or when the thread returns it). Nothing for a handle that outlived
+/// its execution.
+pub(crate) fn detach(target: ThreadId, generation: u64) {
+    let result = with_current(|ex| {
+        let ex = ex?;
+        let mut st = ex.state.borrow_mut();
+        if st.gen != generation {
+            return None;
+        }
+        let thread = &mut st.threads[target.index()];
+        thread.detached = true;
+        thread.result.take()
+    });
+    // Outside the borrow: its drop may use primitives.
+    drop(result);
 }
 
 /// Joins every thread of `threads` (a scope's end).
@@ -38,6 +105,18 @@ pub(crate) fn join_all(threads: Vec<ThreadId>, location: &'static Location<'stat
 }
 
 impl Execution {
+    /// Panics, naming `operation`, when a handle of execution `generation` is used in
+    /// another: its thread ended with its execution.
+    fn check_generation(&self, generation: u64, operation: &str) {
+        if self.state.borrow().gen != generation {
+            panic!(
+                "pctvb: {operation} on a thread of another execution (a handle kept past the \
+                 execution that spawned it, in a static or a thread-local); each execution's \
+                 threads end with it, so join them before the test body returns"
+            );
+        }
+    }
+
     /// Creates a thread that runs `body`, then runs a scheduling point in the parent.
     fn spawn<F: FnOnce()>(
         &self,

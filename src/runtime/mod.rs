@@ -72,7 +72,7 @@ pub(crate) use crash::{decimal, note_finished_run, ExecutionRecord, RunInfo};
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
 pub use execution::PROFILE_INDEX_BASE;
 pub(crate) use execution::{Captured, Execution, Limits};
-pub(crate) use join::{join, join_all, spawn};
+pub(crate) use join::{detach, is_finished, join_all, set_result, spawn, take_result};
 pub(crate) use local::value as local_value;
 pub(crate) use mutex::{MutexHold, RawMutex};
 pub(crate) use object::Handle;

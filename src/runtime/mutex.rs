@@ -329,7 +329,7 @@ mod tests {
                         outer.unlock(hold, here);
                     }
                 };
-                crate::runtime::spawn(body, None, here)
+                crate::runtime::spawn(body, None, here).0
             })
             .collect();
         crate::runtime::join_all(threads, here);
@@ -453,8 +453,8 @@ mod tests {
                 log2.borrow_mut().push(format!("2 holds: {}", state_of(&m2, ThreadId(2))));
                 m2.unlock(hold, here);
             };
-            let t1 = crate::runtime::spawn(one, None, here);
-            let t2 = crate::runtime::spawn(two, None, here);
+            let (t1, _) = crate::runtime::spawn(one, None, here);
+            let (t2, _) = crate::runtime::spawn(two, None, here);
             crate::runtime::join_all(vec![t1, t2], here);
         };
         let out = ex.run_one(&mut pool, 1, 0, &body, std::panic::Location::caller());

@@ -60,6 +60,10 @@ pub(super) struct Thread {
     /// Blocked in a rendezvous send that waits for the receiver to take its message (not for
     /// room): a receipt wakes it, and it is not among the senders a freed slot enables.
     pub(super) awaits_receipt: bool,
+    /// The value the thread's closure returned, until its `JoinHandle` takes it (`join.rs`).
+    pub(super) result: Option<ErasedValue>,
+    /// Its `JoinHandle` was dropped unjoined: the thread drops its value when it returns it.
+    pub(super) detached: bool,
 }
 
 impl Thread {
@@ -80,6 +84,8 @@ impl Thread {
             task: super::task::TaskState::default(),
             reacquire: None,
             awaits_receipt: false,
+            result: None,
+            detached: false,
         }
     }
 }

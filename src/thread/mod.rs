@@ -166,9 +166,6 @@ pub fn panicking() -> bool {
     std::thread::panicking()
 }
 
-/// The result slot a thread's closure writes and `join` reads.
-pub(crate) type Packet<T> = Arc<StdMutex<Option<T>>>;
-
 /// Owned permission to join a thread, as `std::thread::JoinHandle`.
 #[derive(Debug)]
 pub struct JoinHandle<T> {
@@ -178,10 +175,32 @@ pub struct JoinHandle<T> {
 
 #[derive(Debug)]
 enum Joined<T> {
-    /// A logical thread: its result slot.
-    Logical(Packet<T>),
+    /// A logical thread, whose result the execution keeps until `join` takes it.
+    Logical(Logical<T>),
     /// An OS thread spawned outside executions.
     Os(std::thread::JoinHandle<T>),
+}
+
+/// A logical thread's handle: the thread, and the execution it belongs to.
+struct Logical<T> {
+    id: ThreadId,
+    generation: u64,
+    /// The handle is `Send` and `Sync` when `T` is `Send`, as it was when it held the result
+    /// in a shared mutex (and as std's for a `Send` result).
+    _result: PhantomData<StdMutex<T>>,
+}
+
+impl<T> std::fmt::Debug for Logical<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logical").field("id", &self.id).finish()
+    }
+}
+
+impl<T> Drop for Logical<T> {
+    /// Unjoined: the thread's result is dropped, now or when the thread returns it.
+    fn drop(&mut self) {
+        crate::runtime::detach(self.id, self.generation);
+    }
 }
 
 impl<T> JoinHandle<T> {
@@ -198,10 +217,13 @@ impl<T> JoinHandle<T> {
     /// [`JoinHandle::join`], with the caller's location given (for `future::JoinHandle`).
     pub(crate) fn join_at(self, location: &'static Location<'static>) -> std::thread::Result<T> {
         match self.inner {
-            Joined::Logical(packet) => {
-                crate::runtime::join(self.thread.id, location);
-                let value = packet.lock().unwrap_or_else(|e| e.into_inner()).take();
-                Ok(value.expect("pctvb: a finished thread left no result"))
+            Joined::Logical(logical) => {
+                let logical = std::mem::ManuallyDrop::new(logical);
+                // SAFETY: the thread's closure returns a `T` and gives it to `set_result`
+                // (`spawn_named`, which made this handle).
+                Ok(unsafe {
+                    crate::runtime::take_result::<T>(logical.id, logical.generation, location)
+                })
             }
             Joined::Os(handle) => handle.join(),
         }
@@ -215,7 +237,7 @@ impl<T> JoinHandle<T> {
     /// Whether the thread has finished.
     pub fn is_finished(&self) -> bool {
         match &self.inner {
-            Joined::Logical(packet) => packet.lock().unwrap_or_else(|e| e.into_inner()).is_some(),
+            Joined::Logical(logical) => crate::runtime::is_finished(logical.id, logical.generation),
             Joined::Os(handle) => handle.is_finished(),
         }
     }
@@ -257,19 +279,14 @@ pub(crate) fn spawn_named<F, T>(
 where
     F: FnOnce() -> T,
 {
-    let packet: Packet<T> = Arc::new(StdMutex::new(None));
-    let slot = packet.clone();
-    let body = move || {
-        let value = f();
-        *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(value);
-    };
+    let body = move || crate::runtime::set_result(f());
     let thread_name: Option<Arc<str>> = name.as_deref().map(Arc::from);
     // Another logical thread: from now on one can wait for another forever (the watchdog).
     crate::runtime::watchdog_before_spawn();
-    let id = crate::runtime::spawn(body, name, location);
+    let (id, generation) = crate::runtime::spawn(body, name, location);
     JoinHandle {
         thread: Thread { id, name: thread_name, os: None },
-        inner: Joined::Logical(packet),
+        inner: Joined::Logical(Logical { id, generation, _result: PhantomData }),
     }
 }
 
