@@ -16,6 +16,9 @@
 //!   so `join` never returns `Err`.
 //! - Thread ids are small numbers in spawn order (0 is the test body), the same in every
 //!   execution, so they are safe to print in assertions.
+//! - A `JoinHandle` belongs to the execution that spawned its thread: joining it in a later
+//!   one (a handle kept in a static) fails that execution with a message that says so, and a
+//!   result that no handle took by the execution's end (its handle leaked) is leaked with it.
 
 mod local;
 mod scope;
