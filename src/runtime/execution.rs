@@ -256,9 +256,9 @@ impl Execution {
             self.pool.borrow_mut().give(coroutine.into_stack());
         }
         self.coroutines.set(coroutines);
-        // Threads spawned but never started: their closures are dropped with the leftovers
-        // below (or leaked with them). No allocation when there are none, as in most
-        // executions.
+        // Threads spawned but never started (only a failed execution has any): their closures
+        // are dropped or leaked below, as the leftovers are. No allocation when there are
+        // none, as in nearly every execution.
         let unstarted: Vec<ThreadCoroutine> =
             self.state.borrow_mut().pending.drain(..).flatten().map(|(c, _)| c).collect();
         // Set if the main thread never started (its stack could not be allocated).
