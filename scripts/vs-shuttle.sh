@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Executions per second of pctvb's default with a target (the combined strategy and its
+# explorer revfuzz, one in two, after 10 profiling executions) against shuttle's random, URW
+# and PCT (depth 3) schedulers on one bug-free corpus program, in alternating runs on one
+# core: the programs and configurations of `benches/runtime.rs`'s `executions/correct/*`, run
+# by the corpus example `strategy_instructions`, which times its runs itself.
+#
+# Usage: scripts/vs-shuttle.sh PROGRAM EXECUTIONS RUNS ROUNDS
+#   PROGRAM     counter | atomic | prodcons | ws | twostage (see strategy_instructions)
+#   EXECUTIONS  executions per run (pctvb runs its 10 profiling executions on top)
+#   RUNS        runs per invocation; ROUNDS  invocations of each of the four, interleaved
+# Example: scripts/vs-shuttle.sh prodcons 1000 60 15
+#
+# Criterion (scripts/bench-results.sh) measures pctvb and then shuttle, one after the other;
+# on a shared machine the load moves between the two by as much as 10%. Here each round runs
+# all four, in an order that rotates from round to round, and the ratio is taken per round
+# (pctvb's rate over the fastest of shuttle's three in the same round) as well as over the
+# medians.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -ne 4 ]; then
+    sed -n '8,12p' "$0" >&2
+    exit 2
+fi
+program=$1 executions=$2 runs=$3 rounds=$4
+for n in "$executions" "$runs" "$rounds"; do
+    case $n in
+        '' | *[!0-9]* | 0) echo "EXECUTIONS, RUNS and ROUNDS must be positive numbers, not '$n'" >&2; exit 2 ;;
+    esac
+done
+cargo build -q --release -p pctvb-corpus --example strategy_instructions
+bin=target/release/examples/strategy_instructions
+sides=(default shuttle-random shuttle-urw shuttle-pct)
+# One short run of each first, its errors shown (an unknown program, a failure): the timed
+# runs' output is parsed, not shown.
+for side in "${sides[@]}"; do
+    if ! out=$("$bin" "$program" "$side" 1 1 2>&1); then
+        echo "$out" >&2
+        echo "the check run failed: $bin $program $side 1 1" >&2
+        exit 2
+    fi
+done
+pin=()
+if command -v taskset >/dev/null; then
+    pin=(taskset -c "$(($(nproc) - 1))")
+fi
+mkdir -p target/vs-shuttle
+rates=target/vs-shuttle/rates.txt
+: >"$rates"
+for round in $(seq "$rounds"); do
+    for k in 0 1 2 3; do
+        side=${sides[$(((round + k) % 4))]}
+        out=$("${pin[@]}" "$bin" "$program" "$side" "$executions" "$runs" 2>&1 >/dev/null)
+        per_run=$(sed -n 's/^executions per run: //p' <<<"$out")
+        ns=$(sed -n 's/^runs took: \([0-9]*\) ns$/\1/p' <<<"$out")
+        echo "$round $side $per_run $ns" >>"$rates"
+    done
+done
+python3 - "$rates" "$program" "$runs" <<'PY'
+import statistics, sys
+path, program, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+by_side, by_round = {}, {}
+for line in open(path):
+    rnd, side, per_run, ns = line.split()
+    rate = int(per_run) * runs / (int(ns) / 1e9)
+    by_side.setdefault(side, []).append(rate)
+    by_round.setdefault(rnd, {})[side] = rate
+names = {"default": "pctvb default", "shuttle-random": "shuttle random",
+         "shuttle-urw": "shuttle URW", "shuttle-pct": "shuttle PCT (depth 3)"}
+for side, rates in by_side.items():
+    print(f"{names[side]:>22}: median {statistics.median(rates):>10,.0f} executions/s "
+          f"(slowest {min(rates):,.0f}, fastest {max(rates):,.0f}), {len(rates)} rounds")
+shuttle = [s for s in by_side if s.startswith("shuttle-")]
+fastest = max(shuttle, key=lambda s: statistics.median(by_side[s]))
+over_medians = statistics.median(by_side["default"]) / statistics.median(by_side[fastest])
+per_round = sorted(r["default"] / max(r[s] for s in shuttle) for r in by_round.values())
+print(f"{program}: pctvb default / shuttle's fastest ({names[fastest]}), medians: "
+      f"{over_medians:.2f}x; per round (against the fastest of the three in that round): "
+      f"median {statistics.median(per_round):.2f}x, range {per_round[0]:.2f}x-{per_round[-1]:.2f}x")
+PY
