@@ -60,19 +60,11 @@ build() {
 
 bin_a=$(build "$rev_a")
 bin_b=$(build "$rev_b")
-# One short run of each first, its errors shown (an unknown program or strategy, a failure):
-# the timed runs hide their output.
+# One short run of each first, its errors shown.
+source scripts/timing-common.sh
 for bin in "$bin_a" "$bin_b"; do
-    if ! out=$("$bin" "$program" "$strategy" 1 1 2>&1); then
-        echo "$out" >&2
-        echo "the check run failed: $bin $program $strategy 1 1" >&2
-        exit 2
-    fi
+    check_run "$bin" "$program" "$strategy"
 done
-pin=()
-if command -v taskset >/dev/null; then
-    pin=(taskset -c "$(($(nproc) - 1))")
-fi
 times="$ab/times.txt"
 : >"$times"
 for _ in $(seq "$rounds"); do

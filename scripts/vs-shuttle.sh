@@ -31,19 +31,11 @@ done
 cargo build -q --release -p pctvb-corpus --example strategy_instructions
 bin=target/release/examples/strategy_instructions
 sides=(default shuttle-random shuttle-urw shuttle-pct)
-# One short run of each first, its errors shown (an unknown program, a failure): the timed
-# runs' output is parsed, not shown.
+# One short run of each first, its errors shown.
+source scripts/timing-common.sh
 for side in "${sides[@]}"; do
-    if ! out=$("$bin" "$program" "$side" 1 1 2>&1); then
-        echo "$out" >&2
-        echo "the check run failed: $bin $program $side 1 1" >&2
-        exit 2
-    fi
+    check_run "$bin" "$program" "$side"
 done
-pin=()
-if command -v taskset >/dev/null; then
-    pin=(taskset -c "$(($(nproc) - 1))")
-fi
 mkdir -p target/vs-shuttle
 rates=target/vs-shuttle/rates.txt
 : >"$rates"
