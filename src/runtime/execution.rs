@@ -102,10 +102,6 @@ pub(crate) struct Execution {
     /// The run's stacks, lent by the caller of [`Execution::run_one`] while an execution
     /// runs: a spawn takes its thread's stack from them, a finished thread gives it back.
     pool: RefCell<StackPool>,
-    /// The running execution's test body, until the main thread starts: borrowed for the
-    /// execution (`run_one`), not boxed as a spawned thread's closure is (an allocation and a
-    /// free per execution).
-    main_body: Cell<Option<&'static dyn Fn()>>,
     /// The next execution's [`ExecutionStart::ordinal`] when it is not its index
     /// ([`Execution::set_ordinal`]); taken when it starts.
     ordinal: Cell<Option<u64>>,
@@ -136,7 +132,6 @@ impl Execution {
             end_check: Cell::new(None),
             coroutines: Cell::new(Vec::new()),
             pool: RefCell::new(StackPool::EMPTY),
-            main_body: Cell::new(None),
             ordinal: Cell::new(None),
         }
     }
@@ -188,12 +183,6 @@ impl Execution {
     ) -> ExecutionOutcome {
         self.reset(seed, index, body_location);
         self.watch.begin(index, body_location);
-        // SAFETY: every coroutine of this execution is finished or reset before `run_one`
-        // returns, and `main_body` is emptied before it returns, so the borrow of `body` never
-        // outlives this call.
-        let main: &'static dyn Fn() = unsafe { std::mem::transmute::<&dyn Fn(), _>(body) };
-        self.main_body.set(Some(main));
-
         // Lent for the execution, given back at its end.
         std::mem::swap(pool, &mut *self.pool.borrow_mut());
         let enter = context::enter(self);
@@ -202,9 +191,22 @@ impl Execution {
         // (`crash.rs`).
         let mut coroutines = self.coroutines.take();
         debug_assert!(coroutines.is_empty());
+        // The main thread runs the borrowed test body (not boxed: it outlives the execution),
+        // on a coroutine made now, as a spawn makes its thread's.
+        match self.thread_coroutine(ThreadId::MAIN, body) {
+            Ok(main) => coroutines.push(Some(main)),
+            Err(message) => {
+                self.state.borrow_mut().failure = Some(FailureCause::Internal { message })
+            }
+        }
         loop {
+            // Over (a failure, the main thread's stack included, or a normal end), or the
+            // thread to resume and its name.
             let (i, name) = {
                 let st = self.state.borrow();
+                if st.failure.is_some() || st.over {
+                    break;
+                }
                 let i = st.current.index();
                 (
                     i,
@@ -242,48 +244,28 @@ impl Execution {
                     self.pool.borrow_mut().give(coroutine.into_stack());
                 }
             }
-            let st = self.state.borrow();
-            if st.failure.is_some() || st.over {
-                break;
-            }
         }
         // Threads still suspended (after a failure, or blocked forever after main finished) are
         // not unwound: their destructors could block, schedule or panic again (a double panic
-        // aborts the process). Their stack values are leaked instead.
-        for (mut coroutine, _) in coroutines.drain(..).flatten() {
+        // aborts the process). Their stack values are leaked instead, as are the closures of
+        // threads spawned but never started (an enabled thread runs before an execution ends
+        // normally, so only a failed one has any).
+        let mut st = self.state.borrow_mut();
+        debug_assert!(st.failure.is_some() || st.pending.iter().all(Option::is_none));
+        for (mut coroutine, _) in coroutines.drain(..).chain(st.pending.drain(..)).flatten() {
             // SAFETY: the coroutine is never resumed again; skipping its destructors is a leak.
             unsafe { coroutine.force_reset() };
             self.pool.borrow_mut().give(coroutine.into_stack());
         }
+        drop(st);
         self.coroutines.set(coroutines);
-        // Threads spawned but never started (only a failed execution has any): their closures
-        // are dropped or leaked below, as the leftovers are. No allocation when there are
-        // none, as in nearly every execution.
-        let unstarted: Vec<ThreadCoroutine> =
-            self.state.borrow_mut().pending.drain(..).flatten().map(|(c, _)| c).collect();
-        // Set if the main thread never started (its stack could not be allocated).
-        self.main_body.set(None);
+        std::mem::swap(pool, &mut *self.pool.borrow_mut());
         crash::running_stack(0, 0, (std::ptr::null(), 0));
         let leftovers = self.take_leftovers();
         self.watch.end();
         drop(enter);
         let mut st = self.state.borrow_mut();
-        let failed = st.failure.is_some();
-        drop(st);
-        for mut coroutine in unstarted {
-            if failed {
-                // SAFETY: the coroutine never ran; skipping its closure's destructor is a leak,
-                // as for the leftovers below.
-                unsafe { coroutine.force_reset() };
-            } else {
-                // Never started: this drops the closure, nothing else.
-                coroutine.force_unwind();
-            }
-            self.pool.borrow_mut().give(coroutine.into_stack());
-        }
-        std::mem::swap(pool, &mut *self.pool.borrow_mut());
-        st = self.state.borrow_mut();
-        if failed {
+        if st.failure.is_some() {
             std::mem::forget(leftovers);
         } else {
             drop(st);
@@ -386,15 +368,9 @@ impl Execution {
         ExecutionOutcome { failure: st.failure.clone(), steps, threads: st.threads.len(), digest }
     }
 
-    /// The coroutine of a thread the strategy picked for the first time: the main thread's
-    /// runs the borrowed test body (not boxed, as it lives for the execution); a spawned
-    /// thread's was made at its spawn ([`Execution::thread_coroutine`]).
+    /// The coroutine of a spawned thread the strategy picked for the first time, made at its
+    /// spawn ([`Execution::thread_coroutine`]).
     fn start_coroutine(&self, id: ThreadId) -> Result<Running, String> {
-        if id == ThreadId::MAIN {
-            if let Some(body) = self.main_body.take() {
-                return self.thread_coroutine(id, body);
-            }
-        }
         self.state
             .borrow_mut()
             .pending
@@ -426,9 +402,10 @@ impl Execution {
             let ex = unsafe { &*exec };
             ex.thread_main(id, yielder, body)
         };
-        // SAFETY: `body` need not be 'static: a scoped thread's borrows outlive the thread, as
-        // the scope joins it before it returns; a coroutine that never started is dropped (its
-        // closure with it) or leaked when its execution ends (`run_one`), never run later.
+        // SAFETY: `body` need not be 'static. The main thread's is the test body `run_one`
+        // borrows, and a scoped thread's borrows outlive the thread (the scope joins it before
+        // it returns); every coroutine of an execution has finished, or is reset and never run
+        // again, when `run_one` returns.
         let coroutine = unsafe { ThreadCoroutine::with_stack_unchecked(stack, start) };
         Ok((coroutine, range))
     }

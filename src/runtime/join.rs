@@ -12,7 +12,7 @@ use std::panic::Location;
 
 use super::context::{with_current, with_execution};
 use super::object::ErasedValue;
-use super::state::Status;
+use super::state::{Status, Thread};
 use super::{BlockedOn, EventKind, Execution, FailureCause, ThreadId};
 
 /// Creates a logical thread that runs `body`, then runs a scheduling point in the parent.
@@ -57,7 +57,13 @@ pub(crate) unsafe fn take_result<T>(
     location: &'static Location<'static>,
 ) -> T {
     with_execution("JoinHandle::join", |ex| {
-        ex.check_generation(generation, "JoinHandle::join");
+        if ex.state.borrow().gen != generation {
+            panic!(
+                "pctvb: JoinHandle::join on a thread of another execution (a handle kept past \
+                 the execution that spawned it, in a static or a thread-local); each \
+                 execution's threads end with it, so join them before the test body returns"
+            );
+        }
         ex.join(target, location);
         let result = ex.state.borrow_mut().threads[target.index()].result.take();
         let result = result.expect("pctvb: a finished thread left no result");
@@ -69,30 +75,28 @@ pub(crate) unsafe fn take_result<T>(
 /// Whether thread `target` of execution `generation` has finished (false for another
 /// execution's).
 pub(crate) fn is_finished(target: ThreadId, generation: u64) -> bool {
-    with_current(|ex| {
-        ex.is_some_and(|ex| {
-            let st = ex.state.borrow();
-            st.gen == generation && st.threads[target.index()].status == Status::Finished
-        })
-    })
+    own_thread(target, generation, |t| t.status == Status::Finished).unwrap_or(false)
 }
 
 /// Thread `target`'s handle was dropped unjoined: its result, kept or to come, is dropped (now,
 /// on the calling thread, or when the thread returns it). Nothing for a handle that outlived
 /// its execution.
 pub(crate) fn detach(target: ThreadId, generation: u64) {
-    let result = with_current(|ex| {
-        let ex = ex?;
-        let mut st = ex.state.borrow_mut();
-        if st.gen != generation {
-            return None;
-        }
-        let thread = &mut st.threads[target.index()];
-        thread.detached = true;
-        thread.result.take()
+    let result = own_thread(target, generation, |t| {
+        t.detached = true;
+        t.result.take()
     });
     // Outside the borrow: its drop may use primitives.
     drop(result);
+}
+
+/// `f` on thread `target`'s entry if the running execution is `generation`; `None` outside
+/// executions and in another (a handle that outlived its execution touches nothing).
+fn own_thread<R>(target: ThreadId, generation: u64, f: impl FnOnce(&mut Thread) -> R) -> Option<R> {
+    with_current(|ex| {
+        let mut st = ex?.state.borrow_mut();
+        (st.gen == generation).then(|| f(&mut st.threads[target.index()]))
+    })
 }
 
 /// Joins every thread of `threads` (a scope's end).
@@ -105,18 +109,6 @@ pub(crate) fn join_all(threads: Vec<ThreadId>, location: &'static Location<'stat
 }
 
 impl Execution {
-    /// Panics, naming `operation`, when a handle of execution `generation` is used in
-    /// another: its thread ended with its execution.
-    fn check_generation(&self, generation: u64, operation: &str) {
-        if self.state.borrow().gen != generation {
-            panic!(
-                "pctvb: {operation} on a thread of another execution (a handle kept past the \
-                 execution that spawned it, in a static or a thread-local); each execution's \
-                 threads end with it, so join them before the test body returns"
-            );
-        }
-    }
-
     /// Creates a thread that runs `body`, then runs a scheduling point in the parent.
     fn spawn<F: FnOnce()>(
         &self,
