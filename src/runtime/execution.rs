@@ -356,7 +356,7 @@ impl Execution {
         st.strategy.observe_trace(&st.trace);
         if let Err(e) = st.strategy.end_execution(digest, steps) {
             let message = match st.failure.take() {
-                None => e.0,
+                None => e.0.into(),
                 Some(other) => {
                     format!("{} (the replayed execution also failed: {})", e.0, other.summary())
                 }
@@ -927,7 +927,7 @@ fn decide(
         Ok(t) => t,
         Err(e) => {
             st.undefer_wait();
-            st.failure = Some(FailureCause::Strategy { message: e.0 });
+            st.failure = Some(FailureCause::Strategy { message: e.0.into() });
             return Next::Stop;
         }
     };

@@ -171,8 +171,12 @@ pub(crate) struct ExecutionStart<'a> {
 }
 
 /// Why a strategy could not continue; fails the execution with this message.
+///
+/// A boxed `str`, not a `String`: `Result<ThreadId, StrategyError>` is then 16 bytes and
+/// comes back from every layer of a strategy's `choose` in two registers rather than through
+/// memory (a `String` makes it 24 bytes).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct StrategyError(pub(crate) String);
+pub(crate) struct StrategyError(pub(crate) Box<str>);
 
 /// An access's identity within a run: its call site (the address of its `Location`, one per
 /// call site) and kind, in the bits above any address; not mixed (race reversal mixes two into

@@ -63,12 +63,15 @@ impl Engine {
         if step < run.item.len {
             let want = ThreadId(run.item.prefix[step]);
             if !enabled.contains(&want) {
-                return Err(StrategyError(format!(
-                    "systematic search: replaying a recorded schedule diverged at step {step} \
+                return Err(StrategyError(
+                    format!(
+                        "systematic search: replaying a recorded schedule diverged at step {step} \
                      (thread {want} cannot run). The test depends on nondeterminism pctvb does \
                      not control (HashMap iteration order, {}, I/O, real OS threads).",
-                    crate::runtime::UNCONTROLLED_TIME
-                )));
+                        crate::runtime::UNCONTROLLED_TIME
+                    )
+                    .into(),
+                ));
             }
             return Ok(want);
         }
