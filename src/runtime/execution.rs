@@ -578,31 +578,53 @@ impl Execution {
         if super::hooks::soundness_active() {
             super::hooks::check_operation(handle.site(), kind, location);
         }
-        let object = self.object(handle, var_kind);
         // Variable bounding for primitives (`Tracking::gate_primitives`): one relaxed load
         // while no session gates.
-        if super::hooks::gating_active()
-            && !super::hooks::gate(object, self.generation(), handle.site(), kind)
-        {
-            // Not a scheduling point, but still an access: its variable's sharing and `k_q`
-            // are measured in every execution.
-            let mut st = self.state.borrow_mut();
-            let (var, thread) = (st.objects[object.index()].var, st.current.0);
-            st.vars.record_access(var, thread);
-            if kind == EventKind::CellWrite {
-                st.progress();
+        if super::hooks::gating_active() {
+            let object = self.object(handle, var_kind);
+            if !super::hooks::gate(object, self.generation(), handle.site(), kind) {
+                // Not a scheduling point, but still an access: its variable's sharing and
+                // `k_q` are measured in every execution.
+                let mut st = self.state.borrow_mut();
+                let (var, thread) = (st.objects[object.index()].var, st.current.0);
+                st.vars.record_access(var, thread);
+                if kind == EventKind::CellWrite {
+                    st.progress();
+                }
+                return object;
             }
-            return object;
         }
-        if let Some((waits, timeout_able)) = waits {
+        self.watch.point(location);
+        // One borrow of the state for the object's id, the wait and the decision (a borrow
+        // of its own for each cost a flag check and two writes more per scheduling point).
+        let (object, yielder) = {
             let mut st = self.state.borrow_mut();
-            if let Some(on) = waits(&st, object) {
-                if timeout_able || !st.defer_wait(on) {
-                    st.wait_at_point(on, timeout_able);
+            let object = match handle.cached(st.gen) {
+                Some(id) => id,
+                None => register(&mut st, handle, var_kind),
+            };
+            if let Some((waits, timeout_able)) = waits {
+                if let Some(on) = waits(&st, object) {
+                    if timeout_able || !st.defer_wait(on) {
+                        st.wait_at_point(on, timeout_able);
+                    }
                 }
             }
-        }
-        self.schedule(kind, Some(object), location);
+            let yielder = st.threads[st.current.index()].yielder;
+            match decide(&mut st, kind, Some(object), location) {
+                Next::Same => {
+                    if kind == EventKind::CellWrite {
+                        st.progress();
+                    }
+                    return object;
+                }
+                Next::Other | Next::Stop => (object, yielder),
+            }
+        };
+        // SAFETY: as in `schedule`.
+        unsafe { (*yielder).suspend(()) };
+        // Running again: this thread's last scheduling point is this one.
+        self.watch.point(location);
         if kind == EventKind::CellWrite {
             self.state.borrow_mut().progress();
         }
