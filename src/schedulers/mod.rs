@@ -178,6 +178,12 @@ pub(crate) struct ExecutionStart<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct StrategyError(pub(crate) Box<str>);
 
+impl StrategyError {
+    pub(crate) fn new(message: String) -> StrategyError {
+        StrategyError(message.into_boxed_str())
+    }
+}
+
 /// An access's identity within a run: its call site (the address of its `Location`, one per
 /// call site) and kind, in the bits above any address; not mixed (race reversal mixes two into
 /// a pair's key). Race reversal's pairs and the write-loop rule's repetitions use it.

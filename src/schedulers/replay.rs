@@ -20,16 +20,13 @@ impl Replay {
 
     fn diverged(&mut self, detail: String) -> StrategyError {
         self.diverged = true;
-        StrategyError(
-            format!(
-                "replay diverged: {detail}. The program no longer behaves as when the token was \
+        StrategyError::new(format!(
+            "replay diverged: {detail}. The program no longer behaves as when the token was \
              recorded: either its code changed, or it depends on nondeterminism pctvb does not \
              control (HashMap iteration order, {}, I/O, real OS threads, thread ids). Re-run the \
              test without PCTVB_REPLAY to get a fresh token.",
-                crate::runtime::UNCONTROLLED_TIME
-            )
-            .into(),
-        )
+            crate::runtime::UNCONTROLLED_TIME
+        ))
     }
 }
 

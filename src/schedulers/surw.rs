@@ -644,7 +644,7 @@ impl Surw {
         }
         let chosen_at = if let Some(given) = given {
             enabled.binary_search(&given).map_err(|_| {
-                StrategyError(format!("surw was given thread {given:?}, which cannot run").into())
+                StrategyError::new(format!("surw was given thread {given:?}, which cannot run"))
             })?
         } else {
             let candidates = free + usize::from(intended_ready);
@@ -755,9 +755,9 @@ impl Surw {
         let chosen = match given {
             Some(given) if is_on(given) => given,
             Some(given) => {
-                return Err(StrategyError(
-                    format!("surw was given thread {given:?}, which cannot run").into(),
-                ))
+                return Err(StrategyError::new(format!(
+                    "surw was given thread {given:?}, which cannot run"
+                )))
             }
             None => {
                 let candidates =

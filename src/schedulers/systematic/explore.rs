@@ -63,15 +63,12 @@ impl Engine {
         if step < run.item.len {
             let want = ThreadId(run.item.prefix[step]);
             if !enabled.contains(&want) {
-                return Err(StrategyError(
-                    format!(
-                        "systematic search: replaying a recorded schedule diverged at step {step} \
+                return Err(StrategyError::new(format!(
+                    "systematic search: replaying a recorded schedule diverged at step {step} \
                      (thread {want} cannot run). The test depends on nondeterminism pctvb does \
                      not control (HashMap iteration order, {}, I/O, real OS threads).",
-                        crate::runtime::UNCONTROLLED_TIME
-                    )
-                    .into(),
-                ));
+                    crate::runtime::UNCONTROLLED_TIME
+                )));
             }
             return Ok(want);
         }
