@@ -701,10 +701,17 @@ impl Races {
     /// was freed, or is new (an instrumented allocation, a coroutine stack given to another
     /// thread), and nothing the detector sees orders its next use after the old accesses
     /// (the allocator's synchronization is not modelled).
+    #[inline]
     pub(super) fn forget_range(&mut self, start: usize, size: usize) {
-        if self.spans.is_empty() {
-            return;
+        // As in `atomic`: only the check inlined (no range is kept before an instrumented
+        // pointer access).
+        if !self.spans.is_empty() {
+            self.forget_range_of_spans(start, size);
         }
+    }
+
+    #[inline(never)]
+    fn forget_range_of_spans(&mut self, start: usize, size: usize) {
         let end = start.saturating_add(size.max(1));
         let range = self.overlapping(start, end);
         let mut i = range.start;
