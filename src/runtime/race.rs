@@ -304,10 +304,16 @@ impl Races {
     }
 
     /// Thread `parent` spawned `child`: the child starts with the parent's clock.
+    #[inline]
     pub(super) fn spawn(&mut self, parent: ThreadId, child: ThreadId) {
-        if !self.tracking {
-            return;
+        // As in `atomic`: only the check inlined.
+        if self.tracking {
+            self.spawn_tracked(parent, child);
         }
+    }
+
+    #[inline(never)]
+    fn spawn_tracked(&mut self, parent: ThreadId, child: ThreadId) {
         let (p, c) = (parent.index(), child.index());
         self.start_thread(c);
         join_within(&mut self.threads, c, p);
