@@ -503,9 +503,10 @@ impl Races {
     }
 
     /// `t` performed an atomic operation on `object`. Only the check is inlined: until the
-    /// execution's first cell access (`ensure_tracking`) nothing is tracked, and a program
-    /// of atomics alone never tracks; a call that only returned cost about fifteen
-    /// instructions at every atomic operation (the tracked path's register saves).
+    /// execution's first checked access (a cell or an instrumented pointer, `ensure_tracking`)
+    /// nothing is tracked, and a program of atomics alone never tracks; a call that only
+    /// returned cost about fifteen instructions at every atomic operation (the tracked path's
+    /// register saves).
     #[inline]
     pub(super) fn atomic(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync) {
         if self.tracking {
