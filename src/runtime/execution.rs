@@ -843,8 +843,11 @@ fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
     id
 }
 
-/// The scheduling decision: record the step, then pick who runs next.
-#[inline]
+/// The scheduling decision: record the step, then pick who runs next. Inlined into every
+/// caller (a scheduling point on an object, a lock's and an unlock's, a join's, a block's, a
+/// thread's exit): a call of its own cost its frame at each, 2.5-2.9% of the default's
+/// instructions on the mutex programs (`strategy_instructions`).
+#[inline(always)]
 fn decide(
     st: &mut State,
     kind: EventKind,
