@@ -121,6 +121,7 @@ impl RawMutex {
     /// holds it, then takes the data lock. After a lock's point (or a condition variable's
     /// wait) that waited for the mutex the acquisition succeeds at once; the `block` is for a
     /// lock whose point was gated off (`Tracking::gate_primitives`), which did not wait.
+    #[inline(always)]
     pub(super) fn acquire(
         &self,
         ex: &Execution,
@@ -146,6 +147,7 @@ impl RawMutex {
 
     /// Releases the mutex in the model and its data lock, without a scheduling point (the
     /// caller makes one: the unlock's, or the condition variable's block).
+    #[inline(always)]
     pub(super) fn release_for_wait(&self, ex: &Execution, hold: MutexHold) {
         ex.with_state(|st| {
             if let Some(ObjectState::Mutex { owner }) =
@@ -203,6 +205,10 @@ impl MutexHold {
     }
 }
 
+/// Inlined, as are `RawMutex::acquire` and `RawMutex::release_for_wait`: every lock and
+/// unlock runs them, and their calls cost 0.8-1.8% of the default's instructions on the mutex
+/// programs (`strategy_instructions`).
+#[inline(always)]
 fn try_acquire(ex: &Execution, object: ObjectId) -> Acquire {
     ex.with_state(|st| {
         let me = st.current;
