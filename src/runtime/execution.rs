@@ -479,19 +479,36 @@ impl Execution {
         location: &'static Location<'static>,
     ) {
         self.watch.point(location);
-        let yielder = {
-            let mut st = self.state.borrow_mut();
-            let yielder = st.threads[st.current.index()].yielder;
-            match decide(&mut st, kind, object, location) {
-                Next::Same => return,
-                Next::Other | Next::Stop => yielder,
+        self.decide_and_switch(self.state.borrow_mut(), kind, object, location);
+    }
+
+    /// The decision of a scheduling point whose state borrow the caller holds (and may have
+    /// used for the point's object and wait), then the switch if another thread runs next; a
+    /// cell write is progress (see [`Execution::point`]).
+    #[inline(always)]
+    fn decide_and_switch(
+        &self,
+        mut st: std::cell::RefMut<'_, State>,
+        kind: EventKind,
+        object: Option<ObjectId>,
+        location: &'static Location<'static>,
+    ) {
+        let yielder = st.threads[st.current.index()].yielder;
+        if let Next::Same = decide(&mut st, kind, object, location) {
+            if kind == EventKind::CellWrite {
+                st.progress();
             }
-        };
+            return;
+        }
+        drop(st);
         // SAFETY: the yielder lives on this thread's coroutine stack, which is alive while the
         // thread runs; we are that thread.
         unsafe { (*yielder).suspend(()) };
         // Running again: this thread's last scheduling point is this one.
         self.watch.point(location);
+        if kind == EventKind::CellWrite {
+            self.state.borrow_mut().progress();
+        }
     }
 
     /// Registers `handle` in this execution (if needed) and runs a scheduling point for an
@@ -597,37 +614,19 @@ impl Execution {
         self.watch.point(location);
         // One borrow of the state for the object's id, the wait and the decision (a borrow
         // of its own for each cost a flag check and two writes more per scheduling point).
-        let (object, yielder) = {
-            let mut st = self.state.borrow_mut();
-            let object = match handle.cached(st.gen) {
-                Some(id) => id,
-                None => register(&mut st, handle, var_kind),
-            };
-            if let Some((waits, timeout_able)) = waits {
-                if let Some(on) = waits(&st, object) {
-                    if timeout_able || !st.defer_wait(on) {
-                        st.wait_at_point(on, timeout_able);
-                    }
-                }
-            }
-            let yielder = st.threads[st.current.index()].yielder;
-            match decide(&mut st, kind, Some(object), location) {
-                Next::Same => {
-                    if kind == EventKind::CellWrite {
-                        st.progress();
-                    }
-                    return object;
-                }
-                Next::Other | Next::Stop => (object, yielder),
-            }
+        let mut st = self.state.borrow_mut();
+        let object = match handle.cached(st.gen) {
+            Some(id) => id,
+            None => register(&mut st, handle, var_kind),
         };
-        // SAFETY: as in `schedule`.
-        unsafe { (*yielder).suspend(()) };
-        // Running again: this thread's last scheduling point is this one.
-        self.watch.point(location);
-        if kind == EventKind::CellWrite {
-            self.state.borrow_mut().progress();
+        if let Some((waits, timeout_able)) = waits {
+            if let Some(on) = waits(&st, object) {
+                if timeout_able || !st.defer_wait(on) {
+                    st.wait_at_point(on, timeout_able);
+                }
+            }
         }
+        self.decide_and_switch(st, kind, Some(object), location);
         object
     }
 

@@ -27,7 +27,7 @@ pub(crate) fn spawn<F: FnOnce()>(
 ) -> (ThreadId, u64) {
     with_execution("thread::spawn", |ex| {
         let id = ex.spawn(body, name, location);
-        (id, ex.state.borrow().gen)
+        (id, ex.generation())
     })
 }
 
@@ -57,7 +57,7 @@ pub(crate) unsafe fn take_result<T>(
     location: &'static Location<'static>,
 ) -> T {
     with_execution("JoinHandle::join", |ex| {
-        if ex.state.borrow().gen != generation {
+        if ex.generation() != generation {
             panic!(
                 "pctvb: JoinHandle::join on a thread of another execution (a handle kept past \
                  the execution that spawned it, in a static or a thread-local); each \
