@@ -13,7 +13,7 @@ use std::panic::{self, AssertUnwindSafe, Location};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use corosensei::stack::Stack;
+use corosensei::stack::{DefaultStack, Stack};
 use corosensei::{CoroutineResult, Yielder};
 use rand::SeedableRng;
 
@@ -193,8 +193,8 @@ impl Execution {
         debug_assert!(coroutines.is_empty());
         // The main thread runs the borrowed test body (not boxed: it outlives the execution),
         // on a coroutine made now, as a spawn makes its thread's.
-        match self.thread_coroutine(ThreadId::MAIN, body) {
-            Ok(main) => coroutines.push(Some(main)),
+        match self.pooled_stack(ThreadId::MAIN) {
+            Ok(stack) => coroutines.push(Some(self.thread_coroutine(ThreadId::MAIN, stack, body))),
             Err(message) => {
                 self.state.borrow_mut().failure = Some(FailureCause::Internal { message })
             }
@@ -379,23 +379,17 @@ impl Execution {
             .ok_or_else(|| format!("thread {id} has no body to start"))
     }
 
-    /// A coroutine, on a stack from the run's pool, that runs `body` as thread `id` when it is
-    /// first resumed. `body` lives on the coroutine's stack until then: a spawn allocates
-    /// nothing for it.
+    /// A coroutine, on `stack`, that runs `body` as thread `id` when it is first resumed.
+    /// `body` lives on the coroutine's stack until then: a spawn allocates nothing for it.
+    /// Generic over `body`, so compiled into the spawning crate; the stack comes from
+    /// [`Execution::thread_stack`], compiled with pctvb.
     pub(super) fn thread_coroutine<F: FnOnce()>(
         &self,
         id: ThreadId,
+        stack: DefaultStack,
         body: F,
-    ) -> Result<Running, String> {
-        let stack = self
-            .pool
-            .borrow_mut()
-            .take()
-            .map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
+    ) -> Running {
         let range = (stack.limit().get(), stack.base().get());
-        // A stack another thread of this execution ran on: its old locals' accesses are not
-        // ordered before the new thread's by anything the race detector sees.
-        self.state.borrow_mut().races.forget_range(range.0, range.1 - range.0);
         let exec: *const Execution = self;
         let start = move |yielder: &Yielder<(), ()>, ()| {
             // SAFETY: the execution outlives every coroutine it runs (see `run_one`).
@@ -407,10 +401,59 @@ impl Execution {
         // it returns); every coroutine of an execution has finished, or is reset and never run
         // again, when `run_one` returns.
         let coroutine = unsafe { ThreadCoroutine::with_stack_unchecked(stack, start) };
-        Ok((coroutine, range))
+        (coroutine, range)
     }
 
+    /// The id of the next thread, and a stack for it ([`Execution::pooled_stack`]). Fails the
+    /// execution past the thread limit or when no stack can be mapped.
+    pub(super) fn thread_stack(
+        &self,
+        location: &'static Location<'static>,
+    ) -> (ThreadId, DefaultStack) {
+        let next = {
+            let st = self.state.borrow();
+            let limit = st.max_threads;
+            if st.threads.len() >= limit {
+                drop(st);
+                self.fail(FailureCause::TooManyThreads { limit, location });
+            }
+            ThreadId(st.threads.len() as u32)
+        };
+        match self.pooled_stack(next) {
+            Ok(stack) => (next, stack),
+            Err(message) => self.fail(FailureCause::Internal { message }),
+        }
+    }
+
+    /// A stack from the run's pool for thread `id`, its old contents forgotten by the race
+    /// detector.
+    #[inline(always)]
+    fn pooled_stack(&self, id: ThreadId) -> Result<DefaultStack, String> {
+        let stack = self
+            .pool
+            .borrow_mut()
+            .take()
+            .map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
+        let (limit, base) = (stack.limit().get(), stack.base().get());
+        // A stack another thread of this execution ran on: its old locals' accesses are not
+        // ordered before the new thread's by anything the race detector sees.
+        self.state.borrow_mut().races.forget_range(limit, base - limit);
+        Ok(stack)
+    }
+
+    /// Thread `id`'s body, on its coroutine. Generic over `body`: what comes before and after
+    /// it is in [`Execution::thread_started`], [`Execution::exit_current`] and
+    /// [`Execution::thread_panicked`], in pctvb's crate in dev-derived profiles (`build.rs`).
     fn thread_main(&self, id: ThreadId, yielder: &Yielder<(), ()>, body: impl FnOnce()) {
+        self.thread_started(id, yielder);
+        match panic::catch_unwind(AssertUnwindSafe(body)) {
+            Ok(()) => self.exit_current(),
+            Err(payload) => self.thread_panicked(id, payload),
+        }
+    }
+
+    /// Thread `id` starts on its coroutine, whose yielder is `yielder`.
+    fn thread_started(&self, id: ThreadId, yielder: &Yielder<(), ()>) {
         let spawned_at = {
             let mut st = self.state.borrow_mut();
             let thread = &mut st.threads[id.index()];
@@ -425,17 +468,16 @@ impl Execution {
         // of the combined strategy's).
         // The watchdog's location is the spawn's until the thread's first point.
         self.watch.point(spawned_at);
-        match panic::catch_unwind(AssertUnwindSafe(body)) {
-            Ok(()) => self.exit_current(),
-            Err(payload) => {
-                let message = panic_message(payload.as_ref());
-                drop(payload);
-                let mut st = self.state.borrow_mut();
-                let thread = st.thread_info(id);
-                let location = context::take_panic_location();
-                st.failure = Some(FailureCause::Panic { thread, message, location });
-            }
-        }
+    }
+
+    /// Thread `id`'s body panicked with `payload`: the execution's failure.
+    fn thread_panicked(&self, id: ThreadId, payload: Box<dyn std::any::Any + Send>) {
+        let message = panic_message(payload.as_ref());
+        drop(payload);
+        let mut st = self.state.borrow_mut();
+        let thread = st.thread_info(id);
+        let location = context::take_panic_location();
+        st.failure = Some(FailureCause::Panic { thread, message, location });
     }
 
     fn exit_current(&self) {
@@ -665,8 +707,10 @@ impl Execution {
         }
     }
 
-    /// Runs `f` on the execution's state (for the object files of the runtime).
-    #[inline]
+    /// Runs `f` on the execution's state (for the object files of the runtime). Always
+    /// inlined: a borrow and a call, which the object files' hot paths (a mutex's lock) paid
+    /// as a call of their own when the compiler left it out of line.
+    #[inline(always)]
     pub(super) fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         f(&mut self.state.borrow_mut())
     }

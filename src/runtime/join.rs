@@ -11,9 +11,10 @@
 use std::panic::Location;
 
 use super::context::{with_current, with_execution};
+use super::coroutine::Running;
 use super::object::ErasedValue;
 use super::state::{Status, Thread};
-use super::{BlockedOn, EventKind, Execution, FailureCause, ThreadId};
+use super::{BlockedOn, EventKind, Execution, ThreadId};
 
 /// Creates a logical thread that runs `body`, then runs a scheduling point in the parent.
 /// `body` need not be 'static: a scoped thread's is joined before its borrows end (see
@@ -109,28 +110,33 @@ pub(crate) fn join_all(threads: Vec<ThreadId>, location: &'static Location<'stat
 }
 
 impl Execution {
-    /// Creates a thread that runs `body`, then runs a scheduling point in the parent.
+    /// Creates a thread that runs `body`, then runs a scheduling point in the parent. Generic
+    /// over `body`, so compiled into the crate that spawns (a user's test, unoptimized under
+    /// `cargo test`): only the coroutine's creation depends on `body`; the rest is
+    /// [`Execution::thread_stack`]'s and [`Execution::add_thread`]'s, compiled with pctvb
+    /// (docs/RESULTS-debug-build.md).
     fn spawn<F: FnOnce()>(
         &self,
         body: F,
         name: Option<String>,
         location: &'static Location<'static>,
     ) -> ThreadId {
-        let next = {
-            let st = self.state.borrow();
-            let limit = st.max_threads;
-            if st.threads.len() >= limit {
-                drop(st);
-                self.fail(FailureCause::TooManyThreads { limit, location });
-            }
-            ThreadId(st.threads.len() as u32)
-        };
+        let (next, stack) = self.thread_stack(location);
         // Its coroutine now, with `body` on its stack: the host loop starts it when the
         // strategy first picks it.
-        let coroutine = match self.thread_coroutine(next, body) {
-            Ok(c) => c,
-            Err(message) => self.fail(FailureCause::Internal { message }),
-        };
+        let coroutine = self.thread_coroutine(next, stack, body);
+        self.add_thread(next, coroutine, name, location)
+    }
+
+    /// Adds thread `next`, whose coroutine is `coroutine`, to the execution, then runs the
+    /// spawn's scheduling point in the parent.
+    fn add_thread(
+        &self,
+        next: ThreadId,
+        coroutine: Running,
+        name: Option<String>,
+        location: &'static Location<'static>,
+    ) -> ThreadId {
         let id = {
             let mut st = self.state.borrow_mut();
             let id = st.push_thread(name, location);

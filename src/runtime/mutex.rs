@@ -60,7 +60,6 @@ impl RawMutex {
     }
 
     /// Locks the mutex, blocking until it is free.
-    #[inline]
     pub(crate) fn lock(&self, location: &'static Location<'static>) -> MutexHold {
         with_current(|ex| match ex {
             Some(ex) => {
@@ -79,7 +78,6 @@ impl RawMutex {
     }
 
     /// Locks the mutex if it is free.
-    #[inline]
     pub(crate) fn try_lock(&self, location: &'static Location<'static>) -> Option<MutexHold> {
         with_current(|ex| match ex {
             Some(ex) => {
@@ -97,7 +95,6 @@ impl RawMutex {
     }
 
     /// Unlocks the mutex `hold` locked; inside its execution, a scheduling point.
-    #[inline]
     pub(crate) fn unlock(&self, hold: MutexHold, location: &'static Location<'static>) {
         if hold.owner.is_execution() {
             with_current(|ex| match ex {

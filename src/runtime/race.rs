@@ -831,7 +831,6 @@ fn check(
 impl Execution {
     /// A checked access of the cell behind `handle` (`UnsafeCell::with`/`with_mut`): its
     /// scheduling point, then the race check, which fails the execution on a data race.
-    #[inline]
     pub(crate) fn cell_access(
         &self,
         handle: &Handle,

@@ -11,7 +11,7 @@ use std::sync::atomic as std_atomic;
 
 pub use std::sync::atomic::Ordering;
 
-use crate::runtime::{with_current, AtomicSync, EventKind, Handle, Value};
+use crate::runtime::{with_current, AtomicSync, EventKind, Execution, Handle, ObjectId, Value};
 use crate::vars::VarKind;
 
 const SC: Ordering = Ordering::SeqCst;
@@ -32,7 +32,7 @@ fn access<R: Shown>(
 ) -> R {
     with_current(|ex| match ex {
         Some(ex) => {
-            let object = ex.point(handle, VarKind::Atomic, kind, location);
+            let object = point(ex, handle, kind, location);
             let (result, changed) = perform();
             let sync = match kind {
                 EventKind::AtomicLoad => AtomicSync::Load(order.0),
@@ -40,12 +40,30 @@ fn access<R: Shown>(
                 _ if result.wrote() => AtomicSync::Rmw(order.0),
                 _ => AtomicSync::Load(order.1),
             };
-            ex.atomic_done(object, result.shown(), sync, changed);
+            done(ex, object, result.shown(), sync, changed);
             result
         }
         // Outside executions: the std atomic operation alone.
         None => perform().0,
     })
+}
+
+/// The scheduling point of an atomic operation, and the record of what it did: functions of
+/// their own, not `#[inline]`, so that the engine is compiled with pctvb wherever `access` is
+/// compiled. `AtomicPtr<T>`'s operations are generic, so instantiated in the caller's crate,
+/// which `cargo test` leaves unoptimized (docs/RESULTS-debug-build.md).
+fn point(
+    ex: &Execution,
+    handle: &Handle,
+    kind: EventKind,
+    location: &'static Location<'static>,
+) -> ObjectId {
+    ex.point(handle, VarKind::Atomic, kind, location)
+}
+
+/// See [`point`].
+fn done(ex: &Execution, object: ObjectId, value: Value, sync: AtomicSync, changed: bool) {
+    ex.atomic_done(object, value, sync, changed)
 }
 
 /// How an atomic operation's result appears in a failure report's trace.
