@@ -22,6 +22,7 @@ mod progress;
 mod record;
 mod regressions;
 mod search;
+mod speed_hint;
 mod systematic;
 mod watch;
 
@@ -130,6 +131,9 @@ impl Config {
             Err(error) => self.error_report(error),
         };
         report.elapsed = real_now().duration_since(started);
+        if report.error.is_none() {
+            report.notes.extend(speed_hint::note(report.elapsed));
+        }
         report
     }
 

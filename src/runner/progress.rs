@@ -51,6 +51,10 @@ impl Progress {
         if !*self.enabled.get_or_insert_with(|| std::io::stderr().is_terminal()) {
             return;
         }
+        if self.last.is_none() {
+            // A run long enough for the line: the one moment a user waits on pctvb's speed.
+            super::speed_hint::beside_progress();
+        }
         self.last = Some(now);
         let rate = done as f64 / elapsed.as_secs_f64();
         let left = if planned > done && rate > 0.0 {
