@@ -443,7 +443,7 @@ impl Execution {
 
     /// Thread `id`'s body, on its coroutine. Generic over `body`: what comes before and after
     /// it is in [`Execution::thread_started`], [`Execution::exit_current`] and
-    /// [`Execution::thread_panicked`], in pctvb's crate in dev-derived profiles (`build.rs`).
+    /// [`Execution::thread_panicked`], compiled with pctvb (see the module docs of `runtime`).
     fn thread_main(&self, id: ThreadId, yielder: &Yielder<(), ()>, body: impl FnOnce()) {
         self.thread_started(id, yielder);
         match panic::catch_unwind(AssertUnwindSafe(body)) {

@@ -34,6 +34,13 @@
 //!   execution stuck outside pctvb's control;
 //! - `event.rs`: what strategies and reports see of a scheduling point.
 //!
+//! The functions `sync` and `thread` call from generic code (a `Mutex<T>`'s lock, a spawn of a
+//! closure, an `AtomicPtr<T>`'s operation) are neither generic nor `#[inline]`: generic code is
+//! compiled in the user's crate, at its optimization level (none under `cargo test`), with what
+//! it inlines, and the engine must be compiled with pctvb so that raising pctvb's level speeds
+//! it up (docs/RESULTS-debug-build.md; `scripts/debug-build-speed.sh` lists what a test crate
+//! compiles). Inside the engine, inline freely.
+//!
 //! Per-execution state lives in the execution and is reached only from the OS thread that
 //! runs it; data shared by executions (a static's or a captured object's data, a channel's
 //! queue) is reached only under its data lock.
