@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use crate::runtime::real_now;
 
-const QUIET_START: Duration = Duration::from_secs(2);
+/// How long a run goes before the line shows (and before a run of an unoptimized pctvb gets
+/// its hint, `speed_hint.rs`).
+pub(super) const QUIET_START: Duration = Duration::from_secs(2);
 const EVERY: Duration = Duration::from_millis(250);
 
 pub(super) struct Progress {

@@ -4,29 +4,29 @@
 //! while the tests stay unoptimized (docs/RESULTS-debug-build.md measures it; `build.rs`
 //! tells this build's level).
 //!
-//! It owns the hint's text and when it shows: in the report of a run that took at least
-//! [`AFTER`], and once per process beside the progress line (which shows only on a terminal,
-//! after the same time). It must not print anything else, nor anything in an optimized
+//! It owns the hint's text and when it shows: in the report of a run that took at least the
+//! progress line's quiet start (`progress::QUIET_START`), and once per process beside the
+//! progress line (which shows only on a terminal, after that time). It must not print anything else, nor anything in an optimized
 //! build: a short test, or one whose pctvb is optimized, stays as quiet as before.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::progress::QUIET_START;
+
 /// Whether this build compiles pctvb without optimizations (`build.rs`).
 const UNOPTIMIZED: bool = cfg!(pctvb_unoptimized);
-
-/// Runs shorter than this get no hint: the progress line's quiet start, below which the
-/// time a raised level saves is not worth a line.
-pub(super) const AFTER: Duration = Duration::from_secs(2);
 
 /// The hint for the report of a run that took `elapsed`, if it gets one.
 pub(super) fn note(elapsed: Duration) -> Option<String> {
     note_for(UNOPTIMIZED, elapsed)
 }
 
+/// Shorter runs get no note: below the progress line's quiet start, the time a raised level
+/// saves is not worth a line.
 fn note_for(unoptimized: bool, elapsed: Duration) -> Option<String> {
-    (unoptimized && elapsed >= AFTER).then(|| {
+    (unoptimized && elapsed >= QUIET_START).then(|| {
         format!(
             "note: this run took {:.1}s with pctvb compiled without optimizations (the dev \
              profile, which `cargo test` uses). {} (docs/RESULTS-debug-build.md: 6-7x on the \
