@@ -28,6 +28,12 @@
 //!   on a multi-threaded runtime; a wake is what lets a task poll again.
 //! - A panic that escapes a task fails the execution (it is a bug the test found), so a
 //!   [`JoinHandle`] yields the task's value, not a `Result`.
+//! - A poll that wakes its own task and returns `Pending` yields, as [`yield_now`] does: the
+//!   task may run again once another thread changed something, or no other can run.
+//! - Every thread and task runs to its end, also after the test body returns; one that never
+//!   ends makes the execution run out of steps (the report names it).
+//!
+//! `block_on` may be nested in another `block_on`'s poll: each call has its own wake-ups.
 
 use std::any::Any;
 use std::fmt;
@@ -37,12 +43,12 @@ use std::pin::{pin, Pin};
 use std::sync::{Arc, Mutex as StdMutex, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
-use crate::runtime::{in_execution, with_current, EventKind, ThreadId};
+use crate::runtime::{in_execution, with_current, BlockOn, EventKind, ThreadId};
 
 /// Whom a waker wakes.
 enum Target {
-    /// A logical thread of the execution of this generation.
-    Logical { generation: u64, thread: ThreadId },
+    /// A `block_on` call on a logical thread of a running execution.
+    Logical(BlockOn),
     /// An OS thread blocked in `block_on` outside executions.
     Os(std::thread::Thread),
 }
@@ -59,9 +65,7 @@ impl Wake for Signal {
 
     fn wake_by_ref(self: &Arc<Self>) {
         match &self.target {
-            Target::Logical { generation, thread } => {
-                crate::runtime::wake_task(*generation, *thread)
-            }
+            Target::Logical(call) => crate::runtime::wake_task(*call),
             Target::Os(thread) => thread.unpark(),
         }
     }
@@ -90,8 +94,17 @@ fn block_on_at<F: Future>(future: F, location: &'static Location<'static>) -> F:
             std::thread::park();
         }
     }
-    let (generation, thread) = crate::runtime::task_identity();
-    let signal = Arc::new(Signal { target: Target::Logical { generation, thread } });
+    let call = crate::runtime::enter_block_on();
+    // The call ends when this frame does, returning or unwinding: a `block_on` it is nested
+    // in takes its own wake-ups again.
+    struct Leave(BlockOn);
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            crate::runtime::leave_block_on(self.0);
+        }
+    }
+    let _leave = Leave(call);
+    let signal = Arc::new(Signal { target: Target::Logical(call) });
     let probe: Weak<dyn Any + Send + Sync> = Arc::downgrade(&signal) as _;
     // From here `block_on` holds exactly one count of `signal`: the waker's.
     let waker = Waker::from(signal);
@@ -101,7 +114,7 @@ fn block_on_at<F: Future>(future: F, location: &'static Location<'static>) -> F:
         if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
             return value;
         }
-        crate::runtime::wait_for_wake(probe.clone(), location);
+        crate::runtime::wait_for_wake(call, probe.clone(), location);
     }
 }
 

@@ -1,7 +1,10 @@
-//! The model of async tasks: each logical thread has a wake token that a call of one of its
-//! wakers sets and `future::block_on` consumes before it polls again, blocking (on
-//! [`BlockedOn::Waker`]) until it is there; and what a blocked task is waiting for, so that a
-//! deadlock report can tell a lost wake-up (no one holds the task's waker) from a wait.
+//! The model of async tasks: each `future::block_on` running on a logical thread has a wake
+//! token that a call of one of its wakers sets and the `block_on` consumes before it polls
+//! again, blocking (on [`BlockedOn::Waker`]) until it is there; and what a blocked task is
+//! waiting for, so that a deadlock report can tell a lost wake-up (no one holds the task's
+//! waker) from a wait. The tokens are per `block_on`, not per thread: a `block_on` nested in
+//! another's poll (a synchronous helper that runs a future) must not take the wake-ups of the
+//! outer future's wakers, or the outer one would wait for a wake that already came.
 //!
 //! A task *is* a logical thread: `future::spawn` spawns one that runs `block_on`, so the
 //! strategies, replay and minimization treat tasks as threads. Inside executions only: outside,
@@ -21,8 +24,14 @@ use super::{BlockedOn, EventKind, ThreadId};
 pub(crate) struct TaskState {
     /// Spawned by `future::spawn`: reports call it "task N".
     is_task: bool,
-    /// One of its wakers was called since `block_on` last consumed the token.
-    woken: bool,
+    /// The `block_on` calls running on the thread, nested in each other's polls: the
+    /// innermost one's depth is `depth - 1`.
+    depth: u32,
+    /// A bit per depth: a waker of the `block_on` at that depth was called since it last
+    /// consumed its token (depths from 63 on share the last bit).
+    woken: u64,
+    /// The same, for the calls the thread made itself: the poll's `Pending` is a yield.
+    self_woken: u64,
     /// While it waits in `block_on`: the shared part of its waker. `block_on` itself holds
     /// one strong count; every other count is a clone someone could still call.
     waker: Option<Weak<dyn Any + Send + Sync>>,
@@ -32,10 +41,49 @@ pub(crate) struct TaskState {
     last_op: Option<(EventKind, &'static Location<'static>)>,
 }
 
-/// The calling logical thread and the execution's generation: what a waker needs to find it
-/// (and to do nothing when it is called in another execution or after this one ended).
-pub(crate) fn identity() -> (u64, ThreadId) {
-    with_execution("future::block_on", |ex| ex.with_state(|st| (st.gen, st.current)))
+/// Whom a waker of one `block_on` call wakes: the execution's generation (a waker does nothing
+/// when called in another execution or after this one ended), the logical thread, and the
+/// call's depth among the `block_on`s nested on that thread.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockOn {
+    generation: u64,
+    thread: ThreadId,
+    depth: u32,
+}
+
+/// The token bit of depth `depth`.
+fn bit(depth: u32) -> u64 {
+    1 << depth.min(63)
+}
+
+/// A `block_on` call begins on the calling logical thread, nested in the ones running there:
+/// its token starts unset. Ends with [`leave_block_on`].
+pub(crate) fn enter_block_on() -> BlockOn {
+    with_execution("future::block_on", |ex| {
+        ex.with_state(|st| {
+            let thread = st.current;
+            let task = &mut st.threads[thread.index()].task;
+            let depth = task.depth;
+            task.depth += 1;
+            task.woken &= !bit(depth);
+            task.self_woken &= !bit(depth);
+            BlockOn { generation: st.gen, thread, depth }
+        })
+    })
+}
+
+/// The `block_on` call `call` returned (or unwound): the one it was nested in is the innermost
+/// again.
+pub(crate) fn leave_block_on(call: BlockOn) {
+    with_current(|ex| {
+        let Some(ex) = ex else { return };
+        // Runs from a drop guard, also while unwinding: if the state is borrowed (a panic
+        // inside the engine), the thread's calls no longer matter.
+        let Ok(mut st) = ex.state.try_borrow_mut() else { return };
+        if st.gen == call.generation && call.thread.index() < st.threads.len() {
+            st.threads[call.thread.index()].task.depth = call.depth;
+        }
+    })
 }
 
 /// Marks logical thread `id` as a task spawned by `future::spawn`.
@@ -53,23 +101,39 @@ pub(crate) fn poll_point(location: &'static Location<'static>) {
 /// Blocks the calling thread until one of its wakers is called (at once if one was called
 /// since the last poll), and consumes the wake. `waker` is the shared part of the waker that
 /// `block_on` holds one count of.
+///
+/// A poll that woke its own task and returned `Pending` yields (a `Yield` point at
+/// `location`, unless the poll's last point already was one, as `future::yield_now`'s is):
+/// that is how hand-written futures and other runtimes' `yield_now` give way, and an executor
+/// queues the task behind the others. Polled again at once, a task waiting that way for
+/// another one's write would spin without a yield, which a priority strategy never preempts:
+/// a correct program would end in `MaxSteps`.
 pub(crate) fn wait_for_wake(
+    call: BlockOn,
     waker: Weak<dyn Any + Send + Sync>,
     location: &'static Location<'static>,
 ) {
+    let token = bit(call.depth);
     with_execution("future::block_on", |ex| {
-        let woken = ex.with_state(|st| {
+        let (woken, yields) = ex.with_state(|st| {
             let cur = st.current.index();
             let last = st.trace.get(st.threads[cur].last_step).map(|s| (s.kind, s.location));
             let task = &mut st.threads[cur].task;
-            if std::mem::replace(&mut task.woken, false) {
-                return true;
+            let self_woken = task.self_woken & token != 0;
+            task.self_woken &= !token;
+            if task.woken & token != 0 {
+                task.woken &= !token;
+                let yielded = last.is_some_and(|(kind, _)| kind == EventKind::Yield);
+                return (true, self_woken && !yielded);
             }
             task.waker = Some(waker);
             task.waiting_at = Some(location);
             task.last_op = last;
-            false
+            (false, false)
         });
+        if yields {
+            ex.schedule(EventKind::Yield, None, location);
+        }
         if !woken {
             ex.block(BlockedOn::Waker, None, location);
         }
@@ -77,14 +141,14 @@ pub(crate) fn wait_for_wake(
             let me = st.current;
             st.races.park(me);
             let task = &mut st.threads[me.index()].task;
-            task.woken = false;
+            task.woken &= !token;
             task.waker = None;
         });
     })
 }
 
-/// A call of a waker of thread `target` of the execution of generation `generation`: makes
-/// the target's next wait return at once, or wakes it. Not a scheduling point: a waker is
+/// A call of a waker of `block_on` call `call`: makes the call's next wait return at once, or
+/// wakes its thread if it waits there. Not a scheduling point: a waker is
 /// often called while its caller holds a lock pctvb does not see (event-listener calls wakers
 /// under its std `Mutex`), and switching there to a thread that takes the same lock would hang
 /// the OS thread; the waking thread's next scheduling point is the interleaving point instead.
@@ -93,7 +157,8 @@ pub(crate) fn wait_for_wake(
 /// as a switch at the wake (guide section 13).
 /// Does nothing outside that execution (after it ended, in another one, or on an OS thread
 /// outside executions).
-pub(crate) fn wake(generation: u64, target: ThreadId) {
+pub(crate) fn wake(call: BlockOn) {
+    let BlockOn { generation, thread: target, depth } = call;
     with_current(|ex| {
         let Some(ex) = ex else { return };
         // The state is borrowed only inside the engine: a waker called from a destructor the
@@ -102,20 +167,39 @@ pub(crate) fn wake(generation: u64, target: ThreadId) {
             Ok(st) if st.gen == generation && target.index() < st.threads.len() => {}
             _ => return,
         }
-        // A wake is a happens-before edge from the waking thread to `target`'s next poll (the
-        // race detector keeps it with what `unpark` releases to `target`, which `block_on`
-        // takes when it resumes), and progress for threads spinning in `yield_now`.
+        // A wake of another thread is a happens-before edge from the waking thread to
+        // `target`'s next poll (the race detector keeps it with what `unpark` releases to
+        // `target`, which `block_on` takes when it resumes), and progress for threads spinning
+        // in `yield_now`. A task that wakes itself (to yield) changes nothing another thread
+        // could wait for: counted as progress, a task spinning that way would never be seen
+        // as a livelock.
         ex.with_state(|st| {
             let me = st.current;
-            st.races.unpark(me, target);
-            st.progress();
+            if me != target {
+                st.races.unpark(me, target);
+                st.progress();
+            }
             let t = &mut st.threads[target.index()];
-            t.task.woken = true;
-            if t.status == Status::Blocked(BlockedOn::Waker) {
+            t.task.woken |= bit(depth);
+            if me == target {
+                t.task.self_woken |= bit(depth);
+            }
+            // Only the innermost `block_on` of a thread can wait.
+            if t.status == Status::Blocked(BlockedOn::Waker) && t.task.depth == depth + 1 {
                 st.wake(target);
             }
         });
     })
+}
+
+/// Thread `id` as a report names it: "task N" for a task `future::spawn` started, its thread
+/// otherwise, with where it was spawned.
+pub(super) fn describe_thread(st: &State, id: ThreadId) -> String {
+    let thread = &st.threads[id.index()];
+    match thread.task.is_task {
+        true => format!("task {id} (spawned at {})", thread.spawned_at),
+        false => format!("{} (spawned at {})", st.thread_info(id), thread.spawned_at),
+    }
 }
 
 /// Whether blocked thread `id` waits for a wake-up no one can give: no waker of it is held
