@@ -135,6 +135,43 @@ fn a_spin_loop_without_yield_hits_max_steps_with_advice() {
 }
 
 #[test]
+fn a_thread_left_running_after_the_body_returned_is_named_when_steps_run_out() {
+    // A detached ticker that never ends: under std it would die with the process; pctvb runs
+    // every thread to its end, so the execution runs out of steps, and the report says the
+    // body had returned, which thread it left running and where that one was spawned.
+    let report = config().iterations(1).max_steps(3_000).run(|| {
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let t = ticks.clone();
+        let _detached = thread::spawn(move || loop {
+            t.fetch_add(1, Ordering::SeqCst);
+            thread::sleep(std::time::Duration::from_millis(10));
+        });
+    });
+    let failure = report.failure().expect("the ticker never ends");
+    assert_eq!(failure.kind, FailureKind::MaxSteps);
+    assert!(failure.message.contains("after the test body had returned"), "{}", failure.message);
+    assert!(
+        failure.message.contains("leaving thread 1 (spawned at tests/failures.rs:"),
+        "{}",
+        failure.message
+    );
+    assert!(!failure.message.contains("add a yield"), "{}", failure.message);
+    // One that spins without progress is a livelock, with the same advice.
+    let report = config().iterations(1).max_steps(3_000).run(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        let _detached = thread::spawn(move || {
+            while !f.load(Ordering::SeqCst) {
+                thread::yield_now();
+            }
+        });
+    });
+    let failure = report.failure().expect("the spinner never ends");
+    assert_eq!(failure.kind, FailureKind::Livelock);
+    assert!(failure.message.contains("The test body had returned"), "{}", failure.message);
+}
+
+#[test]
 fn a_spin_loop_with_yield_terminates() {
     let report = config().iterations(300).run(|| {
         let flag = Arc::new(AtomicBool::new(false));

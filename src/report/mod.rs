@@ -389,7 +389,7 @@ pub(crate) fn explain(
             None,
             None,
         ),
-        FailureCause::Livelock { spins, waits, limit, window } => {
+        FailureCause::Livelock { spins, waits, limit, window, body_returned } => {
             let mut message = format!(
                 "livelock: every thread that can run spins, waiting for a change no thread \
                  makes (none in the last {window} scheduling points before max_steps = \
@@ -405,6 +405,13 @@ pub(crate) fn explain(
                  since: written an atomic or cell with a new value, locked or unlocked, sent, \
                  received, notified, unparked, spawned or exited.)",
             );
+            if *body_returned {
+                message.push_str(
+                    "\nThe test body had returned: these threads were left running, and pctvb \
+                     runs every thread to its end. Stop them before the body returns (a flag or \
+                     a channel they check) and join them.",
+                );
+            }
             (FailureKind::Livelock, message, None, None)
         }
         FailureCause::RecursiveLock { thread, what } => (
@@ -413,15 +420,29 @@ pub(crate) fn explain(
             Some(thread.clone()),
             None,
         ),
-        FailureCause::MaxSteps { limit, thread, location } => (
+        FailureCause::MaxSteps { limit, thread, location, left_running } => (
             FailureKind::MaxSteps,
-            format!(
-                "the execution ran more than max_steps = {limit} scheduling points (the last in \
-                 {thread} at {location}). This is usually a spin loop waiting for another thread \
-                 without calling `pctvb::thread::yield_now()` (or `sleep`), which a priority \
-                 scheduler never preempts; add a yield in the loop. If the test is simply long, \
-                 raise max_steps (`max_steps = N` in the attribute, or Config::max_steps)."
-            ),
+            if left_running.is_empty() {
+                format!(
+                    "the execution ran more than max_steps = {limit} scheduling points (the last \
+                     in {thread} at {location}). This is usually a spin loop waiting for another \
+                     thread without calling `pctvb::thread::yield_now()` (or `sleep`), which a \
+                     priority scheduler never preempts; add a yield in the loop. If the test is \
+                     simply long, raise max_steps (`max_steps = N` in the attribute, or \
+                     Config::max_steps)."
+                )
+            } else {
+                format!(
+                    "the execution ran more than max_steps = {limit} scheduling points (the last \
+                     in {thread} at {location}) after the test body had returned, leaving {} \
+                     running. pctvb runs every thread and task to its end (it cannot kill one as a \
+                     process exit would), so one that never ends makes every execution run out \
+                     of steps. Stop it before the body returns (a flag or a channel it checks) \
+                     and join it; if it does end, only later, raise max_steps (`max_steps = N` \
+                     in the attribute, or Config::max_steps).",
+                    left_running.join(", ")
+                )
+            },
             Some(thread.clone()),
             Some(location.to_string()),
         ),

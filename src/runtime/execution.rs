@@ -958,6 +958,7 @@ fn decide(
                 limit: st.max_steps,
                 thread: st.thread_info(cur),
                 location,
+                left_running: left_running(st),
             },
         });
         return Next::Stop;
@@ -1114,7 +1115,22 @@ fn livelock(st: &State) -> Option<FailureCause> {
     if spins.is_empty() {
         return None;
     }
-    Some(FailureCause::Livelock { spins, waits, limit: st.max_steps, window })
+    let body_returned = st.threads[ThreadId::MAIN.index()].status == Status::Finished;
+    Some(FailureCause::Livelock { spins, waits, limit: st.max_steps, window, body_returned })
+}
+
+/// When the test body's thread has finished: the threads and tasks it left that have not,
+/// each with where it was spawned (an execution that runs out of steps then is one of them
+/// that never ends). Empty while the body runs.
+fn left_running(st: &State) -> Vec<String> {
+    if st.threads[ThreadId::MAIN.index()].status != Status::Finished {
+        return Vec::new();
+    }
+    (0..st.threads.len())
+        .map(|i| ThreadId(i as u32))
+        .filter(|&id| st.threads[id.index()].status != Status::Finished)
+        .map(|id| super::task::describe_thread(st, id))
+        .collect()
 }
 
 /// Handles a point where no thread is runnable: wakes threads waiting with a timeout (time

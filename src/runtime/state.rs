@@ -181,11 +181,25 @@ pub(crate) enum FailureCause {
     /// Every thread that could run only yielded, with no thread making progress in the last
     /// `window` scheduling points, until the execution ran out of its `limit` of steps: one
     /// line per spinning thread (with where it yields), then one per blocked thread.
-    Livelock { spins: Vec<String>, waits: Vec<String>, limit: u64, window: u64 },
+    /// `body_returned`: the test body's thread had finished (the spinning threads were left
+    /// running by it).
+    Livelock {
+        spins: Vec<String>,
+        waits: Vec<String>,
+        limit: u64,
+        window: u64,
+        body_returned: bool,
+    },
     /// A thread locked a mutex it already held.
     RecursiveLock { thread: ThreadInfo, what: String },
-    /// More scheduling points than `max_steps`.
-    MaxSteps { limit: u64, thread: ThreadInfo, location: &'static Location<'static> },
+    /// More scheduling points than `max_steps`. `left_running`: when the test body's thread
+    /// had finished, the threads it left running (described, with where they were spawned).
+    MaxSteps {
+        limit: u64,
+        thread: ThreadInfo,
+        location: &'static Location<'static>,
+        left_running: Vec<String>,
+    },
     /// More threads than `max_threads`.
     TooManyThreads { limit: usize, location: &'static Location<'static> },
     /// The strategy could not continue (e.g. a replay that diverged).
