@@ -24,6 +24,10 @@ pub struct ScheduleStep {
     pub location: String,
     /// Whether the scheduler preempted the thread here (switched away although it could run).
     pub preempted: bool,
+    /// Whether the operation had taken effect at its scheduling point (a spawn, an unlock:
+    /// their point follows them), so a preemption there came after it and left nothing
+    /// pending. Every other operation's point comes before it.
+    pub ran_before_point: bool,
     /// The thread that ran next.
     pub next: ThreadId,
 }
@@ -51,6 +55,7 @@ pub(crate) fn schedule_steps(
                 operation: operation(s, object),
                 location: without_column(s.location),
                 preempted: s.is_preemption(),
+                ran_before_point: s.kind.point_follows_effect(),
                 next: s.chosen,
             }
         })
@@ -163,10 +168,11 @@ enum Line<'a> {
 
 /// For each step index `j`, the preempted step whose operation runs right after `j`: a
 /// preempted thread's operation was pending at its step, and runs when a later step chooses
-/// the thread again.
+/// the thread again. A spawn or an unlock preempted at its point had already run: nothing of
+/// it is pending.
 fn resumptions(steps: &[ScheduleStep]) -> Vec<Option<usize>> {
     let mut after = vec![None; steps.len()];
-    for (i, s) in steps.iter().enumerate().filter(|(_, s)| s.preempted) {
+    for (i, s) in steps.iter().enumerate().filter(|(_, s)| s.preempted && !s.ran_before_point) {
         let resumed =
             steps[i + 1..].iter().position(|o| o.next == s.thread && o.thread != s.thread);
         if let Some(j) = resumed {
@@ -251,7 +257,10 @@ pub(crate) fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep])
                         .iter()
                         .find(|o| o.thread == s.next)
                         .map_or_else(|| format!("t{}", s.next), |o| o.thread_label.clone());
-                    format!("  <- preempted before it ran: {next}")
+                    match s.ran_before_point {
+                        true => format!("  <- preempted after it ran: {next}"),
+                        false => format!("  <- preempted before it ran: {next}"),
+                    }
                 } else {
                     String::new()
                 };
@@ -337,6 +346,7 @@ mod tests {
             operation: operation.to_string(),
             location: location.to_string(),
             preempted,
+            ran_before_point: operation.starts_with("unlock") || operation.starts_with("spawn"),
             next: ThreadId(12),
         }
     }
@@ -418,6 +428,40 @@ mod tests {
         assert!(lines[6].contains("t2       store A = 1"), "{text}");
         assert!(lines[6].ends_with("<- runs now (pending since step 1)"), "{text}");
         assert!(lines[7].contains("t2") && lines[7].contains("exit"), "{text}");
+    }
+
+    #[test]
+    fn a_preempted_unlock_or_spawn_had_run_and_is_not_shown_again() {
+        // An unlock's and a spawn's scheduling point follows them: preempted there, the
+        // thread had released the lock (had created the thread), so t2 may lock at once and
+        // nothing of the step is pending when t1 runs again.
+        let mut steps = vec![
+            step(0, "t1", "spawn", "a.rs:1", true),
+            step(1, "t2", "lock M", "a.rs:5", false),
+            step(2, "t2", "unlock M", "a.rs:5", true),
+            step(3, "t1", "lock M", "a.rs:2", false),
+            step(4, "t1", "exit", "a.rs:3", false),
+        ];
+        let (t1, t2) = (ThreadId(1), ThreadId(2));
+        for (i, (thread, next)) in
+            [(t1, t2), (t2, t2), (t2, t1), (t1, t1), (t1, t1)].into_iter().enumerate()
+        {
+            steps[i].thread = thread;
+            steps[i].next = next;
+        }
+        let trace_steps = steps.clone();
+        struct Table<'a>(&'a [ScheduleStep]);
+        impl fmt::Display for Table<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_schedule(f, self.0)
+            }
+        }
+        let text = Table(&trace_steps).to_string();
+        let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+        assert_eq!(lines.len(), 6, "one line per step, no pending one:\n{text}");
+        assert!(lines[1].ends_with("<- preempted after it ran: t2"), "{text}");
+        assert!(lines[3].ends_with("<- preempted after it ran: t1"), "{text}");
+        assert!(!text.contains("runs now"), "{text}");
     }
 
     #[test]

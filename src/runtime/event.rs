@@ -105,6 +105,14 @@ impl EventKind {
             EventKind::Poll => "poll",
         }
     }
+
+    /// Whether the operation has taken effect when its scheduling point is reached: a spawn
+    /// (the new thread exists, so the strategy may run it) and an unlock (the lock is free, so
+    /// a waiter may take it). Every other operation's point comes before it, and a thread
+    /// preempted there performs it when it runs again.
+    pub(crate) fn point_follows_effect(self) -> bool {
+        matches!(self, EventKind::Spawn | EventKind::Unlock | EventKind::RwUnlock)
+    }
 }
 
 /// The operation at one scheduling point, as strategies and reports see it.
