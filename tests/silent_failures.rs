@@ -31,6 +31,37 @@ mod child {
     }
 }
 
+/// A child program for the race detector's setting, outside `child` (a test below runs every
+/// test whose name contains `child::`).
+mod detector {
+    fn wanted() -> bool {
+        std::env::var_os("PCTVB_SILENT_CHILD").is_some()
+    }
+
+    /// A lost update through an `UnsafeCell`: with the race detector on, the race ends the
+    /// execution first; with it off (`PCTVB_RACES=0`), the assertion fails.
+    #[pctvb::test(iterations = 1000, seed = 3, regressions = false)]
+    fn cell_lost_update() {
+        if !wanted() {
+            return;
+        }
+        struct Cell(pctvb::cell::UnsafeCell<u32>);
+        // SAFETY: shared on purpose; the race is the bug under test.
+        unsafe impl Sync for Cell {}
+        let cell = pctvb::sync::Arc::new(Cell(pctvb::cell::UnsafeCell::new(0)));
+        let c = cell.clone();
+        // SAFETY (both closures): plain reads and writes of the cell, racing on purpose.
+        let t = pctvb::thread::spawn(move || {
+            let v = c.0.with(|p| unsafe { *p });
+            c.0.with_mut(|p| unsafe { *p = v + 1 });
+        });
+        let v = cell.0.with(|p| unsafe { *p });
+        cell.0.with_mut(|p| unsafe { *p = v + 1 });
+        t.join().unwrap();
+        assert_eq!(cell.0.with(|p| unsafe { *p }), 2, "an increment through the cell was lost");
+    }
+}
+
 mod shown {
     /// A run that catches a panic in every execution; `ignore_env` when `PCTVB_SHOWN_IGNORE`
     /// is set.
@@ -75,6 +106,7 @@ fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
         "PCTVB_ENUMERATE",
         "PCTVB_TRACE",
         "PCTVB_SHOW_PANICS",
+        "PCTVB_RACES",
     ] {
         command.env_remove(var);
     }
@@ -216,6 +248,33 @@ fn the_replay_line_runs_exactly_the_failing_test_as_it_was_built() {
     assert!(text.contains("0 passed"), "{text}");
     assert!(text.contains("an increment was lost") || text.contains("left: 1"), "{text}");
     assert!(text.contains(&line), "the replay prints the same line:\n{text}");
+}
+
+#[test]
+fn a_replay_line_carries_the_race_detectors_setting_from_the_environment() {
+    // Recorded with the detector off, the failure is the assertion; replayed with it on, the
+    // race would end the execution first and the replay would diverge. The line says
+    // `PCTVB_RACES=0`, and run as it says, it reproduces the assertion.
+    let test = ["--exact", "detector::cell_lost_update"];
+    let (output, text) = run_child(&test, &[("PCTVB_RACES", "0")]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("an increment through the cell was lost"), "{text}");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("PCTVB_RACES="))
+        .unwrap_or_else(|| panic!("no replay line with the setting in:\n{text}"));
+    assert!(line.starts_with("PCTVB_RACES=0 PCTVB_REPLAY="), "{line}");
+    let token = line.split_whitespace().nth(1).unwrap().trim_start_matches("PCTVB_REPLAY=");
+    let (output, text) = run_child(&test, &[("PCTVB_RACES", "0"), ("PCTVB_REPLAY", token)]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("an increment through the cell was lost"), "{text}");
+    assert!(!text.contains("diverged"), "{text}");
+    // Without the environment variable the detector is on, the race is the failure, and the
+    // line has no setting to carry.
+    let (_, text) = run_child(&test, &[]);
+    assert!(text.contains("data race"), "{text}");
+    assert!(!text.contains("PCTVB_RACES="), "{text}");
 }
 
 #[test]

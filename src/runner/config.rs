@@ -552,9 +552,17 @@ impl Config {
     }
 
     pub(super) fn replay_line(&self, token: &str) -> String {
-        match &self.rerun {
+        let line = match &self.rerun {
             Some(cmd) => format!("{}={token} {cmd}", replay::ENV_VAR),
             None => replay::command_line(token, self.name.as_deref(), self.cargo_target.as_ref()),
+        };
+        // The detector decides where an execution stops (a race ends it before a later
+        // assertion), so a token replays only with the setting it was recorded with: one that
+        // `PCTVB_RACES` gave is part of the line.
+        if self.read_env && std::env::var_os("PCTVB_RACES").is_some() {
+            format!("PCTVB_RACES={} {line}", u8::from(self.races))
+        } else {
+            line
         }
     }
 

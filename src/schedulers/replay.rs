@@ -23,8 +23,10 @@ impl Replay {
         StrategyError::new(format!(
             "replay diverged: {detail}. The program no longer behaves as when the token was \
              recorded: either its code changed, or it depends on nondeterminism pctvb does not \
-             control (HashMap iteration order, {}, I/O, real OS threads, thread ids). Re-run the \
-             test without PCTVB_REPLAY to get a fresh token.",
+             control (HashMap iteration order, {}, I/O, real OS threads, thread ids), or on \
+             state kept from one execution to the next (a static, a thread-local of the OS \
+             thread), or the data-race detector was set otherwise (PCTVB_RACES). Re-run the test \
+             without PCTVB_REPLAY to get a fresh token.",
             crate::runtime::UNCONTROLLED_TIME
         ))
     }
