@@ -12,6 +12,28 @@
 //! scheduling point, no blocked step and retry). Outside, an OS thread waits in the channel's
 //! [`WaitRoom`]. Every change updates both.
 //!
+//! A rendezvous channel (`sync_channel(0)`) is modelled as std's: a message passes only from
+//! a sender to a receiver that meet.
+//! - Its queue holds at most the one message being handed over (`capacity`), so a second
+//!   sender waits for the first handover's end.
+//! - A blocking `send` puts its message in the queue and waits until the receiver has taken it
+//!   (`received` reaches its ticket): `Ok` means received, as std's "a send returns only
+//!   after its recv". If the receiver is dropped first, the send takes its message back out of
+//!   the queue and returns it in the error (`Receipt::Returned`), as std's
+//!   `Err(SendError(msg))`: `Ok` is never returned for a message nobody received.
+//! - A `try_send` succeeds only when a receiver is waiting in a receive (`recv`, `recv_timeout`;
+//!   not `try_recv`) at that moment and no other message is being handed over: it puts the
+//!   message in the queue for that receiver, which takes it, and does not wait. Otherwise it
+//!   fails with `Full` (`Disconnected` once the receiver is gone), as std's "if the channel's
+//!   buffer is full or no receiver is waiting". Inside an execution a receiver waits from its
+//!   receive's scheduling point on (it is a `BlockedOn::Recv` waiter of the channel:
+//!   `State::receiver_waits`), so a `try_send` that runs before the receiver reaches its
+//!   receive finds `Full` and one after it succeeds, and the strategy explores both orders;
+//!   outside, an OS thread in a receive marks itself waiting in the internals
+//!   (`Inner::receiver_waiting`) under the data lock, and unmarks itself in the same locked
+//!   section that takes the message or gives up after a timeout, so a message a `try_send`
+//!   handed over is always received.
+//!
 //! This file owns the channel's internals and model; the facade (`sync::mpsc`) owns the
 //! std-shaped endpoints (and which of them are `Send`/`Sync`).
 
@@ -35,6 +57,10 @@ struct Inner<T> {
     queue: VecDeque<T>,
     senders: usize,
     receiver_alive: bool,
+    /// An OS thread outside any execution waits in a receive (`recv`, `recv_timeout`) for a
+    /// message: a rendezvous `try_send` may hand it one. (Inside an execution the model's
+    /// waiters say it: `State::receiver_waits`.)
+    receiver_waiting: bool,
     sent: u64,
     received: u64,
 }
@@ -49,6 +75,32 @@ impl<T> Inner<T> {
     fn ready(&self) -> bool {
         !self.queue.is_empty() || self.senders == 0
     }
+
+    /// Whether the rendezvous send of message number `ticket` is over: the receiver took it,
+    /// or it is gone and the message, still in the queue, goes back to its sender.
+    fn receipt(&mut self, ticket: u64) -> Receipt<T> {
+        if self.received >= ticket {
+            return Receipt::Taken;
+        }
+        if self.receiver_alive {
+            return Receipt::Pending;
+        }
+        // Messages leave the queue only by a receive, in order, so message number `ticket`
+        // is the queue's `ticket - received`th (the only one: a rendezvous queue holds one).
+        let index = (ticket - self.received - 1) as usize;
+        let value = self.queue.remove(index).expect("an unreceived message is still queued");
+        Receipt::Returned(value)
+    }
+}
+
+/// Where a rendezvous send stands (`Inner::receipt`).
+enum Receipt<T> {
+    /// The receiver took the message: the send returns `Ok`.
+    Taken,
+    /// The receiver is gone without taking it: the send returns it in its error.
+    Returned(T),
+    /// The receiver may still take it.
+    Pending,
 }
 
 /// The engine's part of a channel, shared by its endpoints.
@@ -124,6 +176,7 @@ impl<T> Channel<T> {
                 queue: VecDeque::new(),
                 senders: 1,
                 receiver_alive: true,
+                receiver_waiting: false,
                 sent: 0,
                 received: 0,
             }),
@@ -137,7 +190,8 @@ impl<T> Channel<T> {
     }
 
     /// The queue's capacity (`None`: unbounded); a rendezvous channel holds one message, the
-    /// one being handed over.
+    /// one being handed over (to a waiting receiver by a `try_send`, or by a blocking send
+    /// that waits for its receipt).
     fn capacity(&self) -> Option<usize> {
         self.bound.map(|b| b.max(1))
     }
@@ -214,7 +268,9 @@ impl<T> Channel<T> {
     }
 
     /// Sends `value`, waiting while the channel is full if `block` (and, for a rendezvous
-    /// channel, until the receiver takes it).
+    /// channel, until the receiver takes it: if the receiver is dropped first, `value` comes
+    /// back in `Disconnected`). Without `block`, a rendezvous channel takes `value` only for a
+    /// receiver waiting in a receive now (`Full` otherwise).
     pub(crate) fn send(
         &self,
         value: T,
@@ -223,11 +279,15 @@ impl<T> Channel<T> {
     ) -> Result<(), TrySendError<T>> {
         let capacity = self.capacity();
         let mut value = Some(value);
-        let attempt = |inner: &mut Inner<T>, value: &mut Option<T>| {
+        // A rendezvous `try_send` needs a receiver waiting now: `waiting` says whether one of
+        // the execution's threads waits in a receive (false outside), `receiver_waiting`
+        // whether an outside OS thread does.
+        let handoff = self.bound == Some(0) && !block;
+        let attempt = |inner: &mut Inner<T>, value: &mut Option<T>, waiting: bool| {
             if !inner.receiver_alive {
                 return Sent::Disconnected;
             }
-            if !inner.room(capacity) {
+            if !inner.room(capacity) || (handoff && !waiting && !inner.receiver_waiting) {
                 return Sent::Full;
             }
             inner.queue.push_back(value.take().expect("sent once"));
@@ -239,19 +299,23 @@ impl<T> Channel<T> {
         with_current(|ex| {
             let Some(ex) = ex else {
                 let sent = match block {
-                    true => self.wait_outside(None, |i| match attempt(i, &mut value) {
+                    true => self.wait_outside(None, |i, _| match attempt(i, &mut value, false) {
                         Sent::Full => None,
                         other => Some(other),
                     }),
-                    false => Some(self.locked(None, |i| attempt(i, &mut value))),
+                    false => Some(self.locked(None, |i| attempt(i, &mut value, false))),
                 };
                 return match sent {
                     Some(Sent::Done { ticket, room }) => {
                         self.changed(None, None, Change::Sent, room, true);
                         if rendezvous {
-                            self.wait_outside(None, |i| {
-                                (i.received >= ticket || !i.receiver_alive).then_some(())
+                            let receipt = self.wait_outside(None, |i, _| match i.receipt(ticket) {
+                                Receipt::Pending => None,
+                                done => Some(done),
                             });
+                            if let Some(Receipt::Returned(v)) = receipt {
+                                return Err(TrySendError::Disconnected(v));
+                            }
                         }
                         Ok(())
                     }
@@ -271,8 +335,10 @@ impl<T> Channel<T> {
                 location,
                 |_, object| (block && bounded).then_some(BlockedOn::Send(object)),
             );
+            // Inside, the receiver waits from its receive's point on (`State::receiver_waits`).
+            let waiting = handoff && ex.with_state(|st| st.receiver_waits(object));
             let (ticket, room) = loop {
-                match self.locked(Some(ex), |i| attempt(i, &mut value)) {
+                match self.locked(Some(ex), |i| attempt(i, &mut value, waiting)) {
                     Sent::Done { ticket, room } => {
                         ex.with_state(|st| {
                             let me = st.current;
@@ -295,8 +361,15 @@ impl<T> Channel<T> {
             self.changed(Some(ex), Some(object), Change::Sent, room, true);
             if rendezvous {
                 // The send completes when the receiver has taken this message: a receipt
-                // wakes this sender, which is not one of those waiting for room.
-                while self.locked(Some(ex), |i| i.received < ticket && i.receiver_alive) {
+                // wakes this sender, which is not one of those waiting for room. The
+                // receiver's drop wakes it too (a disconnection wakes every waiter): then the
+                // message goes back to it, in the error, and no receipt orders anything.
+                loop {
+                    match self.locked(Some(ex), |i| i.receipt(ticket)) {
+                        Receipt::Taken => break,
+                        Receipt::Returned(v) => return Err(TrySendError::Disconnected(v)),
+                        Receipt::Pending => {}
+                    }
                     ex.with_state(|st| {
                         let me = st.current;
                         st.threads[me.index()].awaits_receipt = true;
@@ -333,18 +406,26 @@ impl<T> Channel<T> {
         };
         with_current(|ex| {
             let Some(ex) = ex else {
+                // A receive that waits marks the receiver waiting (a rendezvous `try_send` may
+                // hand it a message) from its first empty look on, and unmarks it in the
+                // locked section that takes a message or gives up: no message handed over is
+                // left behind.
+                let waiting = |i: &mut Inner<T>, last: bool| match attempt(i) {
+                    Received::Empty => {
+                        i.receiver_waiting = !last;
+                        None
+                    }
+                    other => {
+                        i.receiver_waiting = false;
+                        Some(other)
+                    }
+                };
                 let received = match wait {
                     RecvWait::No => Some(self.locked(None, attempt)),
-                    RecvWait::Forever => self.wait_outside(None, |i| match attempt(i) {
-                        Received::Empty => None,
-                        other => Some(other),
-                    }),
+                    RecvWait::Forever => self.wait_outside(None, waiting),
                     RecvWait::Timeout(t) => {
                         let deadline = real_now().checked_add(t);
-                        self.wait_outside(deadline, |i| match attempt(i) {
-                            Received::Empty => None,
-                            other => Some(other),
-                        })
+                        self.wait_outside(deadline, waiting)
                     }
                 };
                 return match received {
@@ -417,20 +498,21 @@ impl<T> Channel<T> {
     }
 
     /// Outside any execution: runs `attempt` under the data lock until it returns a result,
-    /// waiting in the room between tries; `None` if `deadline` passed first.
+    /// waiting in the room between tries; `None` if `deadline` passed first. `attempt`'s flag
+    /// says whether this try is the last (the deadline passed: no wait follows a `None`).
     fn wait_outside<R>(
         &self,
         deadline: Option<Instant>,
-        mut attempt: impl FnMut(&mut Inner<T>) -> Option<R>,
+        mut attempt: impl FnMut(&mut Inner<T>, bool) -> Option<R>,
     ) -> Option<R> {
         loop {
             let entered = self.room.enter();
-            if let Some(r) = self.locked(None, &mut attempt) {
+            if let Some(r) = self.locked(None, |i| attempt(i, false)) {
                 self.room.leave(entered);
                 return Some(r);
             }
             if self.room.wait(entered, deadline) {
-                return self.locked(None, &mut attempt);
+                return self.locked(None, |i| attempt(i, true));
             }
         }
     }

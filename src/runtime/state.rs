@@ -604,6 +604,16 @@ impl State {
         self.refresh_waiters(object);
     }
 
+    /// Whether a thread waits in a receive (`recv`, `recv_timeout`) on the channel `object`:
+    /// one of its waiters blocked on `Recv`, from its receive's scheduling point (or its
+    /// `blocked` point) until it runs again. A rendezvous `try_send` may hand it a message.
+    pub(super) fn receiver_waits(&self, object: ObjectId) -> bool {
+        self.objects[object.index()]
+            .waiters
+            .iter()
+            .any(|t| self.threads[t.index()].status == Status::Blocked(BlockedOn::Recv(object)))
+    }
+
     /// Wakes every thread blocked on `object`; they retry their operation.
     pub(super) fn wake_waiters(&mut self, object: ObjectId) {
         let waiters = std::mem::take(&mut self.objects[object.index()].waiters);

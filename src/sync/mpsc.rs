@@ -37,7 +37,9 @@ pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
     (Sender { chan: chan.clone() }, Receiver { chan, _not_sync: PhantomData })
 }
 
-/// A channel holding at most `bound` messages; `0` makes every send wait for its receive.
+/// A channel holding at most `bound` messages; `0` makes a rendezvous channel, as std's: a
+/// `send` returns `Ok` only once the receiver has taken its message, and a `try_send` succeeds
+/// only while the receiver waits in a receive.
 #[track_caller]
 pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
     let chan = Arc::new(Channel::new(Some(bound)));
@@ -56,7 +58,8 @@ impl<T> Sender<T> {
 
 impl<T> SyncSender<T> {
     /// Sends a message, blocking while the channel is full (or, for a rendezvous channel, until
-    /// the receiver takes it).
+    /// the receiver takes it); fails, giving the message back, if the receiver is gone (for a
+    /// rendezvous channel: before it took the message).
     #[track_caller]
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         self.chan.send(value, true, Location::caller()).map_err(|e| match e {
@@ -64,7 +67,8 @@ impl<T> SyncSender<T> {
         })
     }
 
-    /// Sends a message if there is room now.
+    /// Sends a message if there is room now: for a rendezvous channel, if the receiver waits in
+    /// a receive (`recv`, `recv_timeout`) now, to which the message is handed; `Full` otherwise.
     #[track_caller]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         self.chan.send(value, false, Location::caller())
