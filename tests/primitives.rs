@@ -481,3 +481,37 @@ fn current_thread_ids_and_names_are_stable() {
         assert_eq!(t.id().index(), 1);
     });
 }
+
+#[test]
+fn once_lock_get_mut_and_atomic_bool_fetch_not_behave_as_std() {
+    // Inside executions: the value set in this execution, changed through `get_mut` after the
+    // threads that set and read it were joined; `fetch_not` flips and returns the old value.
+    passes(300, || {
+        let cell = Arc::new(OnceLock::new());
+        let flag = Arc::new(pctvb::sync::atomic::AtomicBool::new(false));
+        let (c, f) = (cell.clone(), flag.clone());
+        let t = thread::spawn(move || {
+            let _ = c.set(1u32);
+            f.fetch_not(Ordering::SeqCst)
+        });
+        let _ = cell.get_or_init(|| 2);
+        let mine = flag.fetch_not(Ordering::SeqCst);
+        let theirs = t.join().unwrap();
+        assert_ne!(mine, theirs, "one flip saw false, the other true");
+        assert!(!flag.load(Ordering::SeqCst), "flipped twice");
+        let mut cell = Arc::try_unwrap(cell).unwrap();
+        let first = *cell.get().unwrap();
+        *cell.get_mut().unwrap() += 10;
+        assert_eq!(cell.get(), Some(&(first + 10)));
+        assert_eq!(OnceLock::<u32>::new().get_mut(), None);
+    });
+    // Outside executions, as std's.
+    let mut cell = OnceLock::new();
+    assert_eq!(cell.get_mut(), None);
+    cell.set(5).unwrap();
+    *cell.get_mut().unwrap() = 6;
+    assert_eq!(cell.get(), Some(&6));
+    let flag = pctvb::sync::atomic::AtomicBool::new(true);
+    assert!(flag.fetch_not(Ordering::Relaxed));
+    assert!(!flag.load(Ordering::Relaxed));
+}

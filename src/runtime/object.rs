@@ -198,6 +198,12 @@ impl ErasedValue {
 
     /// # Safety
     /// `T` must be the type this value was created with.
+    pub(crate) unsafe fn get_mut<T>(&mut self) -> &mut T {
+        unsafe { &mut *(self.ptr as *mut T) }
+    }
+
+    /// # Safety
+    /// `T` must be the type this value was created with.
     pub(crate) unsafe fn into_inner<T>(self) -> T {
         let this = std::mem::ManuallyDrop::new(self);
         *unsafe { Box::from_raw(this.ptr as *mut T) }

@@ -156,6 +156,26 @@ impl<T> OnceCell<T> {
         })
     }
 
+    /// The value, mutably, if it was set (in this execution, or outside). No scheduling
+    /// point: `&mut self` rules out any other thread's access.
+    pub(crate) fn get_mut(&mut self) -> Option<&mut T> {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                let object = self.handle.cached(ex.generation())?;
+                ex.with_state(|st| match &mut st.objects[object.index()].state {
+                    // SAFETY: created as `T` in `get_or_init`; boxed and owned by the
+                    // execution, it lives until the execution ends or the cell is dropped or
+                    // taken from, all after the caller's `&mut self` borrow (see `value`).
+                    ObjectState::Once { value: Some(v), .. } => {
+                        Some(unsafe { &mut *(v.get_mut::<T>() as *mut T) })
+                    }
+                    _ => None,
+                })
+            }
+            None => self.outside.get_mut(),
+        })
+    }
+
     /// Takes the value out (this execution's inside one, the outside one outside).
     pub(crate) fn take(&mut self) -> Option<T> {
         with_current(|ex| match ex {

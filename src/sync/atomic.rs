@@ -342,5 +342,14 @@ fetch_ops!(AtomicBool, bool:
     fetch_xor,
 );
 
+impl AtomicBool {
+    /// Logical not, returning the previous value (std's `fetch_not`, an `xor` with `true`:
+    /// one read-modify-write, one scheduling point).
+    #[track_caller]
+    pub fn fetch_not(&self, order: Ordering) -> bool {
+        self.fetch_xor(true, order)
+    }
+}
+
 atomic_type!(/// An atomic raw pointer.
     AtomicPtr<T>, std_atomic::AtomicPtr<T>, *mut T, std::ptr::null_mut());

@@ -119,6 +119,13 @@ impl<T> OnceLock<T> {
         self.cell.get_or_init(f, Location::caller())
     }
 
+    /// The value, mutably, if it was set (this execution's value; outside executions, the
+    /// outside value). Not a scheduling point: `&mut self` means no other thread can use the
+    /// cell.
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        self.cell.get_mut()
+    }
+
     /// Takes the value out of the cell, leaving it empty (this execution's value; outside
     /// executions, the outside value).
     pub fn take(&mut self) -> Option<T> {
