@@ -85,6 +85,44 @@ fn recursive_locking_is_a_deadlock_with_that_cause() {
     assert!(failure.message.contains("already holds"), "{}", failure.message);
 }
 
+/// A reader takes the lock again while a writer may be waiting for it.
+fn recursive_read() {
+    let lock = Arc::new(pctvb::sync::RwLock::new(0));
+    let l = lock.clone();
+    let writer = thread::spawn(move || *l.write().unwrap() += 1);
+    let first = lock.read().unwrap();
+    let second = lock.read().unwrap();
+    assert_eq!(*first + *second, 2 * *first);
+    drop((first, second));
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_recursive_read_while_a_writer_waits_is_a_deadlock() {
+    // std's RwLock may queue a new reader behind a waiting writer (it does on Linux), so the
+    // second read lock waits for the writer, which waits for the first: found in the
+    // executions where the writer reaches its lock between the two reads (fixed seed).
+    let report = config().iterations(1000).run(recursive_read);
+    let failure = report.failure().expect("the writer waits between the reads in some execution");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    assert!(
+        failure.message.contains("read-locked RwLock@tests/failures.rs:"),
+        "{}",
+        failure.message
+    );
+    assert!(failure.message.contains("while thread 1 waits to write it"), "{}", failure.message);
+    // Without a waiting writer, two read locks of one thread are fine, and `try_read` never
+    // waits: in a single thread both pass.
+    let report = config().iterations(10).run(|| {
+        let lock = pctvb::sync::RwLock::new(1);
+        let a = lock.read().unwrap();
+        let b = lock.read().unwrap();
+        let c = lock.try_read().unwrap();
+        assert_eq!(*a + *b + *c, 3);
+    });
+    assert!(report.is_ok(), "{}", report.failure().unwrap());
+}
+
 #[test]
 fn a_panicking_spawned_thread_fails_the_execution_and_is_named() {
     let report = config().iterations(10).run(|| {

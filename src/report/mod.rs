@@ -414,9 +414,21 @@ pub(crate) fn explain(
             }
             (FailureKind::Livelock, message, None, None)
         }
-        FailureCause::RecursiveLock { thread, what } => (
+        FailureCause::RecursiveLock { thread, what, behind: None } => (
             FailureKind::Deadlock,
             format!("deadlock: {thread} tried to lock {what}, which it already holds"),
+            Some(thread.clone()),
+            None,
+        ),
+        FailureCause::RecursiveLock { thread, what, behind: Some(writer) } => (
+            FailureKind::Deadlock,
+            format!(
+                "deadlock: {thread} read-locked {what} again, which it already holds for \
+                 reading, while {writer} waits to write it. std's RwLock may make a new reader \
+                 wait behind a waiting writer (it does on Linux; std says a recursive `read` \
+                 might panic or block), and then each waits for the other. Take the read lock \
+                 once and pass the guard (or the data) down."
+            ),
             Some(thread.clone()),
             None,
         ),

@@ -135,6 +135,7 @@ impl RawMutex {
                     let cause = ex.with_state(|st| FailureCause::RecursiveLock {
                         thread: st.thread_info(st.current),
                         what: st.describe_object(object),
+                        behind: None,
                     });
                     ex.fail(cause)
                 }

@@ -15,8 +15,10 @@ use std::panic::Location;
 
 use super::context::with_current;
 use super::data_lock::{DataLock, LockError, Owner};
-use super::state::{describe_object, State};
-use super::{BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId, ObjectState};
+use super::state::{describe_object, State, Status};
+use super::{
+    BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId, ObjectState, ThreadId,
+};
 use crate::vars::VarKind;
 
 /// The engine's part of a `sync::RwLock`.
@@ -43,6 +45,9 @@ enum Acquire {
     Acquired(u64),
     Busy,
     SelfDeadlock,
+    /// A read lock asked again by a thread that holds it for reading, while this thread
+    /// waits to write it.
+    ReadBehindWriter(ThreadId),
 }
 
 impl RawRwLock {
@@ -139,7 +144,10 @@ impl RawRwLock {
                     }
                     return Some(RwHold { owner, object });
                 }
-                Acquire::Busy | Acquire::SelfDeadlock if !block => return None,
+                // `try_read` and `try_write` do not wait: std's `WouldBlock` at worst.
+                Acquire::Busy | Acquire::SelfDeadlock | Acquire::ReadBehindWriter(_) if !block => {
+                    return None
+                }
                 Acquire::Busy => {
                     let on = match mode {
                         Mode::Read => BlockedOn::RwRead(object),
@@ -151,6 +159,15 @@ impl RawRwLock {
                     let cause = ex.with_state(|st| FailureCause::RecursiveLock {
                         thread: st.thread_info(st.current),
                         what: st.describe_object(object),
+                        behind: None,
+                    });
+                    ex.fail(cause)
+                }
+                Acquire::ReadBehindWriter(writer) => {
+                    let cause = ex.with_state(|st| FailureCause::RecursiveLock {
+                        thread: st.thread_info(st.current),
+                        what: st.describe_object(object),
+                        behind: Some(st.thread_info(writer)),
                     });
                     ex.fail(cause)
                 }
@@ -237,12 +254,25 @@ fn try_acquire(ex: &Execution, object: ObjectId, mode: Mode) -> Acquire {
     ex.with_state(|st| {
         let me = st.current;
         let gen = st.gen;
-        let ObjectState::RwLock { writer, readers } = &mut st.objects[object.index()].state else {
+        let ObjectState::RwLock { writer, readers } = &st.objects[object.index()].state else {
             unreachable!("rwlock object with non-rwlock state")
         };
         if *writer == Some(me) || (mode == Mode::Write && readers.contains(&me)) {
             return Acquire::SelfDeadlock;
         }
+        // A second read lock of a reader while a writer waits: a reader-preferring lock lets
+        // it in, a writer-preferring one (std's on Linux) queues it behind the writer, which
+        // waits for the first read lock to go: a deadlock on some platforms, so reported.
+        if mode == Mode::Read && readers.contains(&me) {
+            let writes = Status::Blocked(BlockedOn::RwWrite(object));
+            let waiters = &st.objects[object.index()].waiters;
+            if let Some(&w) = waiters.iter().find(|t| st.threads[t.index()].status == writes) {
+                return Acquire::ReadBehindWriter(w);
+            }
+        }
+        let ObjectState::RwLock { writer, readers } = &mut st.objects[object.index()].state else {
+            unreachable!("rwlock object with non-rwlock state")
+        };
         match mode {
             Mode::Read if writer.is_none() => {
                 readers.push(me);

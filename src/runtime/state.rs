@@ -191,7 +191,9 @@ pub(crate) enum FailureCause {
         body_returned: bool,
     },
     /// A thread locked a mutex it already held.
-    RecursiveLock { thread: ThreadInfo, what: String },
+    /// `behind`: a read lock the thread already holds for reading, asked again while that
+    /// thread waits to write it (std's lock may queue the new reader behind the writer).
+    RecursiveLock { thread: ThreadInfo, what: String, behind: Option<ThreadInfo> },
     /// More scheduling points than `max_steps`. `left_running`: when the test body's thread
     /// had finished, the threads it left running (described, with where they were spawned).
     MaxSteps {
@@ -224,7 +226,7 @@ impl FailureCause {
             FailureCause::Livelock { .. } => {
                 "a livelock: every runnable thread spun without progress".to_string()
             }
-            FailureCause::RecursiveLock { thread, what } => {
+            FailureCause::RecursiveLock { thread, what, .. } => {
                 format!("a deadlock: {thread} locked {what}, which it already held")
             }
             FailureCause::MaxSteps { limit, .. } => {
