@@ -269,3 +269,21 @@ fn a_bug_found_while_profiling_is_reported_as_such_and_replays() {
     let replay = config().replay(failure.token.clone().unwrap()).run(figure_1);
     assert_eq!(replay.failure().unwrap().message, failure.message);
 }
+
+#[test]
+fn a_target_on_a_body_with_no_shared_variable_says_why_there_is_no_bound() {
+    // Spawn and join only: no variable two threads share, so no depth-2 bound exists. The
+    // report says so in those terms (not "invalid v", a parameter the user never gave) and
+    // says what the run did instead of a plan (fixed seed).
+    let report = pctvb::Config::new()
+        .ignore_env()
+        .seed(1)
+        .no_regressions()
+        .confidence(0.99)
+        .run(|| pctvb::thread::spawn(|| {}).join().unwrap());
+    assert!(report.is_ok(), "{}", report.failure().unwrap());
+    let text = report.summary();
+    assert!(text.contains("met no variable two threads share (Q=0"), "{text}");
+    assert!(text.contains("the search ran the default 1000 executions"), "{text}");
+    assert!(!text.contains("invalid v"), "{text}");
+}

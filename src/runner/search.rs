@@ -738,12 +738,33 @@ impl Search<'_> {
                     report.planned = DEFAULT_ITERATIONS;
                 }
                 report.bound = None;
-                let note = format!(
-                    "no guarantee for the counts measured so far ({e}); n={}, k={}, Q={}",
-                    self.counts.n,
-                    self.counts.k,
-                    self.counts.q()
-                );
+                let no_shared = matches!(e, GuaranteeError::InvalidParameter { name: "v", .. });
+                let note = if no_shared && self.counts.q() == 0 {
+                    // The usual cause, said in the user's terms rather than the bound's
+                    // parameter that it made invalid.
+                    let plan = match self.budget {
+                        Budget::Confidence(_) => format!(
+                            "; without a bound there is no plan for the confidence target, so \
+                             the search ran the default {DEFAULT_ITERATIONS} executions of the \
+                             strategy"
+                        ),
+                        Budget::Iterations(_) => String::new(),
+                    };
+                    format!(
+                        "no guarantee: the profiling executions met no variable two threads \
+                         share (Q=0: no atomic, lock, cell or other object used by two threads), \
+                         so a bug of depth >= 2 has no shared access to be preempted at and the \
+                         bound cannot be computed{plan}; n={}, k={}",
+                        self.counts.n, self.counts.k
+                    )
+                } else {
+                    format!(
+                        "no guarantee for the counts measured so far ({e}); n={}, k={}, Q={}",
+                        self.counts.n,
+                        self.counts.k,
+                        self.counts.q()
+                    )
+                };
                 let profile = self.profile.as_mut().expect("profiled");
                 if !profile.notes.contains(&note) {
                     profile.notes.push(note);
