@@ -24,7 +24,9 @@ mod test_attr;
 /// (`explore_every = M`: one in `M`; `0`: never; `walk_every`, its former name, is still accepted). `explorer =
 /// "uniform"` names another explorer (a strategy without a guarantee), which is then also the
 /// default without a target.
-/// Unknown or ill-typed arguments are compile errors pointing at them.
+/// Unknown or ill-typed arguments are compile errors pointing at them, as is an integer that
+/// does not fit its `Config` parameter's type (`depth`, `vars`, `threads`: u32;
+/// `max_threads`, `stack_size`: usize; the others u64).
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     match test_attr::expand(args.into(), item.into()) {

@@ -17,7 +17,9 @@ struct ArgSpec {
 
 #[derive(Clone, Copy, PartialEq)]
 enum ArgKind {
-    Int,
+    /// An integer literal, range-checked against the type of the `Config` method's parameter
+    /// and emitted with that type, so a value never wraps into another.
+    Int(IntTy),
     Float,
     Strategy,
     Regressions,
@@ -25,27 +27,54 @@ enum ArgKind {
     Bool,
 }
 
+/// The parameter type of an integer argument's `Config` method.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum IntTy {
+    U32,
+    U64,
+    Usize,
+}
+
+impl IntTy {
+    fn name(self) -> &'static str {
+        match self {
+            IntTy::U32 => "u32",
+            IntTy::U64 => "u64",
+            IntTy::Usize => "usize",
+        }
+    }
+
+    /// The largest value of the type; for `usize`, the largest on any target (64-bit): the
+    /// expansion checks a value above `u32::MAX` against the target's `usize` at compile time.
+    fn max(self) -> u128 {
+        match self {
+            IntTy::U32 => u32::MAX.into(),
+            IntTy::U64 | IntTy::Usize => u64::MAX.into(),
+        }
+    }
+}
+
 const ARGS: &[ArgSpec] = &[
-    ArgSpec { name: "iterations", kind: ArgKind::Int, method: "iterations" },
-    ArgSpec { name: "seed", kind: ArgKind::Int, method: "seed" },
+    ArgSpec { name: "iterations", kind: ArgKind::Int(IntTy::U64), method: "iterations" },
+    ArgSpec { name: "seed", kind: ArgKind::Int(IntTy::U64), method: "seed" },
     ArgSpec { name: "strategy", kind: ArgKind::Strategy, method: "strategy" },
-    ArgSpec { name: "max_steps", kind: ArgKind::Int, method: "max_steps" },
-    ArgSpec { name: "max_threads", kind: ArgKind::Int, method: "max_threads" },
-    ArgSpec { name: "stack_size", kind: ArgKind::Int, method: "stack_size" },
+    ArgSpec { name: "max_steps", kind: ArgKind::Int(IntTy::U64), method: "max_steps" },
+    ArgSpec { name: "max_threads", kind: ArgKind::Int(IntTy::Usize), method: "max_threads" },
+    ArgSpec { name: "stack_size", kind: ArgKind::Int(IntTy::Usize), method: "stack_size" },
     ArgSpec { name: "confidence", kind: ArgKind::Float, method: "confidence" },
-    ArgSpec { name: "depth", kind: ArgKind::Int, method: "depth" },
-    ArgSpec { name: "vars", kind: ArgKind::Int, method: "vars" },
-    ArgSpec { name: "threads", kind: ArgKind::Int, method: "threads" },
-    ArgSpec { name: "profile_runs", kind: ArgKind::Int, method: "profile_runs" },
-    ArgSpec { name: "explore_every", kind: ArgKind::Int, method: "explore_every" },
+    ArgSpec { name: "depth", kind: ArgKind::Int(IntTy::U32), method: "depth" },
+    ArgSpec { name: "vars", kind: ArgKind::Int(IntTy::U32), method: "vars" },
+    ArgSpec { name: "threads", kind: ArgKind::Int(IntTy::U32), method: "threads" },
+    ArgSpec { name: "profile_runs", kind: ArgKind::Int(IntTy::U64), method: "profile_runs" },
+    ArgSpec { name: "explore_every", kind: ArgKind::Int(IntTy::U64), method: "explore_every" },
     ArgSpec { name: "explorer", kind: ArgKind::Strategy, method: "explorer" },
-    ArgSpec { name: "minimize_runs", kind: ArgKind::Int, method: "minimize_runs" },
+    ArgSpec { name: "minimize_runs", kind: ArgKind::Int(IntTy::U64), method: "minimize_runs" },
     ArgSpec { name: "regressions", kind: ArgKind::Regressions, method: "regressions" },
     ArgSpec { name: "time", kind: ArgKind::Duration, method: "time_budget" },
     ArgSpec { name: "enumerate", kind: ArgKind::Bool, method: "enumerate" },
     // The former name of `explore_every`, from when the uniform walk was the only explorer;
     // still accepted (after the others, so the list of valid names leads with the new one).
-    ArgSpec { name: "walk_every", kind: ArgKind::Int, method: "explore_every" },
+    ArgSpec { name: "walk_every", kind: ArgKind::Int(IntTy::U64), method: "explore_every" },
 ];
 
 /// Arguments accepted under a former name, which an error listing the valid ones leaves out.
@@ -300,7 +329,9 @@ fn setting(
                 ),
             ))
         }
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) && spec.kind == ArgKind::Int => {
+        Expr::Unary(u)
+            if matches!(u.op, syn::UnOp::Neg(_)) && matches!(spec.kind, ArgKind::Int(_)) =>
+        {
             return Err(syn::Error::new_spanned(
                 value,
                 format!("`{}` takes a non-negative integer", spec.name),
@@ -314,23 +345,65 @@ fn setting(
         }
     };
     match (spec.kind, lit) {
-        (ArgKind::Int, Lit::Int(i)) => {
-            let v: u64 = i.base10_parse().map_err(|_| {
+        (ArgKind::Int(ty), Lit::Int(i)) => {
+            let min = u128::from(min_value(spec.name));
+            let range = || {
+                let ty_name = match ty {
+                    IntTy::Usize => format!("usize; at most {} on 32-bit targets", u32::MAX),
+                    _ => ty.name().to_string(),
+                };
                 syn::Error::new(
                     i.span(),
-                    format!("`{}` takes an integer from 0 to {} (u64)", spec.name, u64::MAX),
+                    format!(
+                        "`{}` takes an integer from {min} to {} ({ty_name})",
+                        spec.name,
+                        ty.max()
+                    ),
                 )
-            })?;
-            if v == 0
-                && !matches!(spec.name, "seed" | "minimize_runs" | "explore_every" | "walk_every")
-            {
-                return Err(syn::Error::new(
-                    i.span(),
-                    format!("`{}` must be at least 1", spec.name),
-                ));
+            };
+            // Parsed wider than any parameter, then checked against the parameter's own type:
+            // a value that does not fit is an error here, never a wrapped one at run time.
+            let v: u128 = i.base10_parse().map_err(|_| range())?;
+            if v > ty.max() {
+                return Err(range());
             }
-            let v = proc_macro2::Literal::u64_unsuffixed(v);
-            Ok(quote! { .#method(#v as _) })
+            if v < min {
+                let error = format!("`{}` must be at least {min}", spec.name);
+                return Err(syn::Error::new(i.span(), error));
+            }
+            let v = v as u64;
+            Ok(match ty {
+                IntTy::U32 => {
+                    let v = proc_macro2::Literal::u32_suffixed(v as u32);
+                    quote! { .#method(#v) }
+                }
+                IntTy::U64 => {
+                    let v = proc_macro2::Literal::u64_suffixed(v);
+                    quote! { .#method(#v) }
+                }
+                IntTy::Usize if v <= u64::from(u32::MAX) => {
+                    let v = proc_macro2::Literal::usize_suffixed(v as usize);
+                    quote! { .#method(#v) }
+                }
+                IntTy::Usize => {
+                    // Above u32::MAX the target's usize decides (this macro runs on the host,
+                    // whose width may differ): a `const` beside the test fails the build, at
+                    // the value, on a target where it does not fit.
+                    let wide = proc_macro2::Literal::u64_suffixed(v);
+                    let message = format!(
+                        "`{}` = {v} does not fit this target's usize: it takes an integer \
+                         from {min} to usize::MAX ({} on 32-bit targets)",
+                        spec.name,
+                        u32::MAX
+                    );
+                    checks.push(quote_spanned! { i.span() =>
+                        const _: () = if #wide as u128 > ::core::primitive::usize::MAX as u128 {
+                            ::core::panic!(#message)
+                        };
+                    });
+                    quote! { .#method(#wide as ::core::primitive::usize) }
+                }
+            })
         }
         (ArgKind::Strategy, Lit::Str(s)) => {
             // The name is checked by pctvb, which owns the list of strategies (this crate
@@ -398,7 +471,7 @@ fn setting(
             other.span(),
             format!("`{}` takes a number between 0 and 1, e.g. `{} = 0.99`", spec.name, spec.name),
         )),
-        (ArgKind::Int, other) => Err(syn::Error::new(
+        (ArgKind::Int(_), other) => Err(syn::Error::new(
             other.span(),
             format!("`{}` takes an integer, e.g. `{} = 1000`", spec.name, spec.name),
         )),
@@ -410,6 +483,15 @@ fn setting(
                 example_name(spec, "random")
             ),
         )),
+    }
+}
+
+/// The smallest value integer argument `name` takes: 0 for those where it means "none" or
+/// "off" (the seed is any number), 1 for the others.
+fn min_value(name: &str) -> u64 {
+    match name {
+        "seed" | "minimize_runs" | "explore_every" | "walk_every" => 0,
+        _ => 1,
     }
 }
 
@@ -480,8 +562,8 @@ mod tests {
             "iterations = 10, seed = 0x2a, strategy = \"random\"".parse().unwrap();
         let item: TokenStream = "fn my_test() { assert!(true) }".parse().unwrap();
         let out = expand(args, item).unwrap().to_string();
-        assert!(out.contains(". iterations (10 as _)"), "{out}");
-        assert!(out.contains(". seed (42 as _)"), "{out}");
+        assert!(out.contains(". iterations (10u64)"), "{out}");
+        assert!(out.contains(". seed (42u64)"), "{out}");
         assert!(out.contains("StrategyKind :: from_name (\"random\")"), "{out}");
         assert!(out.contains("run_test"), "{out}");
     }
@@ -504,11 +586,11 @@ mod tests {
                 .unwrap();
         let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
         assert!(out.contains(". confidence (0.99)"), "{out}");
-        assert!(out.contains(". depth (3 as _)"), "{out}");
-        assert!(out.contains(". vars (2 as _)"), "{out}");
-        assert!(out.contains(". threads (2 as _)"), "{out}");
-        assert!(out.contains(". profile_runs (5 as _)"), "{out}");
-        assert!(out.contains(". explore_every (0 as _)"), "{out}");
+        assert!(out.contains(". depth (3u32)"), "{out}");
+        assert!(out.contains(". vars (2u32)"), "{out}");
+        assert!(out.contains(". threads (2u32)"), "{out}");
+        assert!(out.contains(". profile_runs (5u64)"), "{out}");
+        assert!(out.contains(". explore_every (0u64)"), "{out}");
         assert!(out.contains(". explorer (:: core :: option :: Option :: expect"), "{out}");
         assert!(out.contains("StrategyKind :: __named (\"uniform\")"), "{out}");
     }
@@ -517,7 +599,7 @@ mod tests {
     fn walk_every_is_still_accepted_as_explore_every() {
         let args: TokenStream = "depth = 2, walk_every = 3".parse().unwrap();
         let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
-        assert!(out.contains(". explore_every (3 as _)"), "{out}");
+        assert!(out.contains(". explore_every (3u64)"), "{out}");
         let e = error("walk_every = 3, explore_every = 2");
         assert!(e.contains("`explore_every` and `walk_every` are the same setting"), "{e}");
     }
@@ -537,6 +619,60 @@ mod tests {
         let args: TokenStream = "strategy = \"pct\"".parse().unwrap();
         let out = expand(args, "#[cfg(unix)] fn t() {}".parse().unwrap()).unwrap().to_string();
         assert!(out.starts_with("# [cfg (unix)] const _"), "the check keeps the cfg: {out}");
+    }
+
+    #[test]
+    fn integers_are_checked_against_their_parameter_type() {
+        // u32 parameters: 2^32 + 1 used to become 1 through `as _`.
+        for name in ["depth", "vars", "threads"] {
+            let e = error(&format!("{name} = 4294967297"));
+            assert!(
+                e.contains(&format!("`{name}` takes an integer from 1 to 4294967295 (u32)")),
+                "{e}"
+            );
+            let args: TokenStream = format!("{name} = 4294967295").parse().unwrap();
+            let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
+            assert!(out.contains(&format!(". {name} (4294967295u32)")), "{out}");
+        }
+        // u64 parameters.
+        for name in ["iterations", "max_steps", "profile_runs"] {
+            let e = error(&format!("{name} = 18446744073709551616"));
+            assert!(
+                e.contains(&format!(
+                    "`{name}` takes an integer from 1 to 18446744073709551615 (u64)"
+                )),
+                "{e}"
+            );
+        }
+        let e = error("minimize_runs = 0x1_0000_0000_0000_0000");
+        assert!(e.contains("from 0 to 18446744073709551615 (u64)"), "{e}");
+        // Past u128 too: the same message, not a parse error.
+        let e = error("seed = 999999999999999999999999999999999999999999");
+        assert!(e.contains("`seed` takes an integer from 0 to"), "{e}");
+        // usize parameters: at most u64::MAX anywhere; above u32::MAX the target decides.
+        for name in ["max_threads", "stack_size"] {
+            let e = error(&format!("{name} = 18446744073709551616"));
+            assert!(e.contains(&format!("`{name}` takes an integer from")), "{e}");
+            assert!(
+                e.contains("to 18446744073709551615 (usize; at most 4294967295 on 32-bit targets)"),
+                "{e}"
+            );
+        }
+        let out = expand("max_threads = 64".parse().unwrap(), "fn t() {}".parse().unwrap())
+            .unwrap()
+            .to_string();
+        assert!(out.contains(". max_threads (64usize)"), "{out}");
+        assert!(!out.contains("usize :: MAX"), "no target check for a value every usize holds");
+        let out = expand("max_threads = 4294967296".parse().unwrap(), "fn t() {}".parse().unwrap())
+            .unwrap()
+            .to_string();
+        let check = out.find("4294967296u64 as u128 > :: core :: primitive :: usize :: MAX");
+        assert!(check.is_some_and(|c| c < out.find("fn t").unwrap()), "{out}");
+        assert!(out.contains("does not fit this target's usize"), "{out}");
+        assert!(
+            out.contains(". max_threads (4294967296u64 as :: core :: primitive :: usize)"),
+            "{out}"
+        );
     }
 
     #[test]
