@@ -105,7 +105,9 @@ pub mod __internals {
     }
     /// Execution numbering and defaults.
     pub mod runner {
-        pub use crate::runner::{DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, PROFILE_INDEX_BASE};
+        pub use crate::runner::{
+            DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, MIN_STACK_SIZE, PROFILE_INDEX_BASE,
+        };
     }
     /// Strategy limits.
     pub mod schedulers {

@@ -119,3 +119,13 @@ fn a_bad_token_says_the_test_could_not_run() {
     let config = pctvb::Config::new().ignore_env().replay("not-a-token");
     pctvb::__private::run_test(config, programs::lost_update);
 }
+
+/// The smallest stack the attribute takes (the macro's minimum, which cannot name pctvb's
+/// constant) is pctvb's `MIN_STACK_SIZE`, and runs a body; one byte less is a compile error
+/// (compile-tests/tests/ui/test_stack_size_too_small.rs).
+#[pctvb::test(stack_size = 65536, iterations = 100, regressions = false)]
+fn the_smallest_stack_the_attribute_takes_runs_a_body() {
+    assert_eq!(pctvb::__internals::runner::MIN_STACK_SIZE, 65536);
+    let h = pctvb::thread::spawn(|| pctvb::thread::spawn(|| {}).join().unwrap());
+    h.join().unwrap();
+}

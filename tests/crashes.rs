@@ -112,6 +112,58 @@ fn libc_sigsegv() -> i32 {
     11
 }
 
+/// A stack below `MIN_STACK_SIZE` is refused before anything runs on it: `stack_size = 1` ran
+/// pctvb's own start of a logical thread on one page and ended the whole test binary with a
+/// stack overflow, losing the other tests' results. The smallest accepted stack runs a body
+/// that spawns, locks, joins and fails an assertion, with its report.
+#[test]
+fn a_stack_below_the_minimum_could_not_test_and_the_minimum_runs() {
+    let min = pctvb::__internals::runner::MIN_STACK_SIZE;
+    assert_eq!(min, 64 * 1024);
+    let lost_update = || {
+        let n = Arc::new(pctvb::sync::Mutex::new(0));
+        let n2 = n.clone();
+        let h = thread::spawn(move || {
+            let v = *n2.lock().unwrap();
+            *n2.lock().unwrap() = v + 1;
+        });
+        let v = *n.lock().unwrap();
+        *n.lock().unwrap() = v + 1;
+        h.join().unwrap();
+        assert_eq!(*n.lock().unwrap(), 2, "an increment was lost");
+    };
+    for size in [0, 1, 4096, min - 1] {
+        for config in [
+            Config::new().ignore_env().stack_size(size),
+            // A replay runs on the same stacks: refused too, before its token is read.
+            Config::new().ignore_env().stack_size(size).replay("not a token"),
+        ] {
+            let report = config.run(lost_update);
+            assert!(report.failure().is_none());
+            match report.error() {
+                Some(pctvb::Error::Config { what, message }) => {
+                    assert_eq!(what, "stack_size");
+                    let named = format!("stack_size {size} is below the minimum of 65536 bytes");
+                    assert!(message.contains(&named), "{message}");
+                    assert!(message.contains("use at least 65536"), "{message}");
+                }
+                other => {
+                    panic!("stack_size({size}): expected a configuration error, got {other:?}")
+                }
+            }
+        }
+    }
+    let run = |config: Config| config.ignore_env().seed(1).stack_size(min).iterations(300);
+    let report = run(Config::new()).run(|| {
+        let h = thread::spawn(|| thread::spawn(|| {}).join().unwrap());
+        h.join().unwrap();
+    });
+    assert!(report.is_ok(), "{}", report.summary());
+    let report = run(Config::new()).run(lost_update);
+    let failure = report.failure().expect("the lost update is found on the smallest stack");
+    assert!(failure.message.contains("an increment was lost"), "{}", failure.message);
+}
+
 // ---- item 2: the watchdog ------------------------------------------------------------------
 
 #[test]

@@ -368,7 +368,15 @@ fn setting(
                 return Err(range());
             }
             if v < min {
-                let error = format!("`{}` must be at least {min}", spec.name);
+                let why = match spec.name {
+                    "stack_size" => {
+                        " bytes (64 KiB, pctvb's minimum stack: its own start of a logical thread \
+                         needs about 12 KiB, and a smaller stack would end the test process with a \
+                         stack overflow)"
+                    }
+                    _ => "",
+                };
+                let error = format!("`{}` must be at least {min}{why}", spec.name);
                 return Err(syn::Error::new(i.span(), error));
             }
             let v = v as u64;
@@ -487,10 +495,12 @@ fn setting(
 }
 
 /// The smallest value integer argument `name` takes: 0 for those where it means "none" or
-/// "off" (the seed is any number), 1 for the others.
+/// "off" (the seed is any number), pctvb's `MIN_STACK_SIZE` for `stack_size` (this crate
+/// cannot depend on pctvb; `tests/attribute.rs` checks the two agree), 1 for the others.
 fn min_value(name: &str) -> u64 {
     match name {
         "seed" | "minimize_runs" | "explore_every" | "walk_every" => 0,
+        "stack_size" => 64 * 1024,
         _ => 1,
     }
 }
@@ -658,6 +668,13 @@ mod tests {
                 "{e}"
             );
         }
+        let e = error("stack_size = 1");
+        assert!(e.contains("`stack_size` must be at least 65536 bytes (64 KiB"), "{e}");
+        assert!(error("stack_size = 65535").contains("at least 65536"));
+        let out = expand("stack_size = 65536".parse().unwrap(), "fn t() {}".parse().unwrap())
+            .unwrap()
+            .to_string();
+        assert!(out.contains(". stack_size (65536usize)"), "{out}");
         let out = expand("max_threads = 64".parse().unwrap(), "fn t() {}".parse().unwrap())
             .unwrap()
             .to_string();

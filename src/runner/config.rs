@@ -185,6 +185,14 @@ pub const DEFAULT_MAX_THREADS: usize = 4096;
 /// stack is reserved address space, mapped with a guard page; only the pages a thread touches
 /// take memory.
 pub const DEFAULT_STACK_SIZE: usize = 2 * 1024 * 1024;
+/// The smallest stack size a run accepts ([`Config::stack_size`]): 64 KiB. A logical thread
+/// starts on its stack in pctvb's own code (the coroutine's entry, the thread's bookkeeping,
+/// the panic hook and the unwind that catch a failure), which in a debug build on x86-64
+/// Linux needs 12 KiB for a trivial body that spawns, locks, joins and fails an assertion
+/// (8 KiB overflowed); 64 KiB leaves five times that for the body. Below it, a run ended the
+/// whole test process with a stack overflow before the body did anything, taking the other
+/// tests' results with it; now it could not test, and says so.
+pub const MIN_STACK_SIZE: usize = 64 * 1024;
 /// Default time an execution may go without a scheduling point before the watchdog ends the
 /// process ([`Config::watchdog`]).
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
@@ -510,10 +518,18 @@ impl Config {
     }
 
     /// Stack size of every logical thread, the test body's included (default
-    /// 2 MiB as std's test threads). A stack is reserved address space
+    /// 2 MiB as std's test threads; at least [`MIN_STACK_SIZE`], 64 KiB: a run given less
+    /// could not test, its report has an [`Error::Config`](crate::Error::Config) naming the
+    /// value and the minimum). A stack is reserved address space
     /// with a guard page below it; only the pages a thread touches take memory. A thread that
     /// overflows its stack ends the process (as in std), after a message that names the test,
     /// the logical thread and this setting.
+    ///
+    /// ```
+    /// let report = pctvb::Config::new().stack_size(1).run(|| {});
+    /// let error = report.error().expect("below the minimum");
+    /// assert!(error.to_string().contains("at least 65536"), "{error}");
+    /// ```
     pub fn stack_size(mut self, bytes: usize) -> Config {
         self.stack_size = bytes;
         self

@@ -33,7 +33,9 @@ use std::time::Duration;
 
 use crate::runtime::real_now;
 
-pub use config::{Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, PROFILE_INDEX_BASE};
+pub use config::{
+    Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, MIN_STACK_SIZE, PROFILE_INDEX_BASE,
+};
 pub use kind::StrategyKind;
 
 use crate::error::Error;
@@ -181,6 +183,22 @@ impl Config {
     }
 
     fn resolve(&self) -> Result<Plan, Error> {
+        // Before anything runs on a stack of this size, a replay included.
+        if self.stack_size < config::MIN_STACK_SIZE {
+            return Err(Error::config(
+                "stack_size",
+                format!(
+                    "stack_size {} is below the minimum of {} bytes (64 KiB): pctvb's own start \
+                     of a logical thread needs about 12 KiB of it, so a smaller stack would end \
+                     the process with a stack overflow; use at least {} (the default is {}, 2 \
+                     MiB)",
+                    self.stack_size,
+                    config::MIN_STACK_SIZE,
+                    config::MIN_STACK_SIZE,
+                    config::DEFAULT_STACK_SIZE
+                ),
+            ));
+        }
         let overrides = if self.read_env { env::read()? } else { env::Overrides::default() };
         let token_text = match (&self.replay, overrides.replay) {
             (Some(t), _) => Some((t.clone(), "Config::replay")),
