@@ -148,7 +148,9 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
 /// `CARGO_CRATE_NAME`, `CARGO_BIN_NAME` (binaries) and `CARGO_TARGET_TMPDIR` (integration
 /// tests and benches) for rustc; the enabled features are rustc's `--cfg feature="..."`
 /// arguments; `RUSTFLAGS` is cargo's environment, which rustc inherits (flags from
-/// `.cargo/config.toml` are not in it, and need not be: they apply again). Whatever is
+/// `.cargo/config.toml` are not in it, and need not be: they apply again). A target's name,
+/// which cargo does not hand rustc, is its manifest entry's when `CARGO_MANIFEST_DIR/Cargo.toml`
+/// declares it ([`declared_target`]), else its file's stem. Whatever is
 /// unknown (outside cargo, in an IDE's macro server) is left empty.
 #[derive(Debug, Default, PartialEq)]
 struct CargoTarget {
@@ -185,14 +187,33 @@ impl CargoTarget {
                 s.starts_with(&format!("{dir}/")) || s.contains(&format!("/{dir}/"))
             })
         };
+        let guess = if in_dir("examples") {
+            Some("example")
+        } else if in_dir("benches") {
+            Some("bench")
+        } else if env("CARGO_TARGET_TMPDIR").is_some() {
+            Some("test")
+        } else {
+            None
+        };
+        // A `[[test]]`, `[[bench]]` or `[[example]]` entry of the manifest may rename the
+        // target (`name = "my-test"`, `path = "tests/other/x.rs"`): rustc then sees neither
+        // the name nor a file stem that gives it, so the manifest says which it is. Read
+        // here, at compile time: a change of the entry renames the crate or moves its
+        // source, so cargo compiles it again.
+        let declared = env("CARGO_MANIFEST_DIR").filter(|d| !d.is_empty()).and_then(|dir| {
+            let dir = std::path::Path::new(&dir);
+            let text = std::fs::read_to_string(dir.join("Cargo.toml")).ok()?;
+            let source = std::path::absolute(source?).ok()?;
+            let is_source = |path: &str| same_path(&dir.join(path), &source);
+            declared_target(&text, &crate_name, guess, is_source)
+        });
         let target = if let Some(bin) = env("CARGO_BIN_NAME") {
             format!("--bin {bin}")
-        } else if in_dir("examples") {
-            format!("--example {}", target_name())
-        } else if in_dir("benches") {
-            format!("--bench {}", target_name())
-        } else if env("CARGO_TARGET_TMPDIR").is_some() {
-            format!("--test {}", target_name())
+        } else if let Some((kind, name)) = declared {
+            format!("--{kind} {name}")
+        } else if let Some(kind) = guess {
+            format!("--{kind} {}", target_name())
         } else {
             "--lib".to_string()
         };
@@ -222,6 +243,151 @@ impl CargoTarget {
         };
         CargoTarget { package, target, features, rustflags }
     }
+}
+
+/// The target a package manifest (`text`) declares for the crate being compiled: the
+/// `[[test]]`, `[[bench]]` or `[[example]]` entry whose `path` is the crate's source file
+/// (`is_source`), else the one whose `name`, with `-` as `_`, is the crate name (rustc's
+/// `--crate-name`), of the kind the source's place suggests (`guess`) when there are several;
+/// as `(kind, name)`. `None` when no entry matches (a target cargo found by itself, named
+/// after its file): the caller's file-stem rule then applies.
+///
+/// A small scan, not a TOML parser (pctvb's macros depend on none): it reads the entries'
+/// headers and their `name` and `path` strings, and nothing else of the file; an entry
+/// written as an inline table (`test = [{ ... }]`) is not seen.
+fn declared_target(
+    text: &str,
+    crate_name: &str,
+    guess: Option<&'static str>,
+    is_source: impl Fn(&str) -> bool,
+) -> Option<(&'static str, String)> {
+    let entries = manifest_targets(text);
+    let by_path = entries.iter().find(|e| e.path.as_deref().is_some_and(&is_source));
+    if let Some(ManifestTarget { kind, name: Some(name), .. }) = by_path {
+        return Some((kind, name.clone()));
+    }
+    // By name only where the source's place says the crate is a target of these kinds: a
+    // library's unit tests are never a `[[test]]` entry of the same name.
+    guess?;
+    let named: Vec<&ManifestTarget> = entries
+        .iter()
+        .filter(|e| e.name.as_deref().is_some_and(|n| n.replace('-', "_") == crate_name))
+        .collect();
+    let best = named.iter().find(|e| Some(e.kind) == guess).or(named.first())?;
+    Some((best.kind, best.name.clone()?))
+}
+
+/// One `[[test]]`, `[[bench]]` or `[[example]]` entry of a manifest.
+#[derive(Debug, PartialEq)]
+struct ManifestTarget {
+    /// `test`, `bench` or `example`, as cargo's `--test` etc. spell it.
+    kind: &'static str,
+    name: Option<String>,
+    path: Option<String>,
+}
+
+/// The `[[test]]`, `[[bench]]` and `[[example]]` entries of manifest `text`, with the `name`
+/// and `path` keys given in them, line by line: a header starts an entry (another table's
+/// ends it), and a `key = "string"` line inside one sets the key (basic or literal string;
+/// comments and other values skipped; multi-line strings stepped over).
+fn manifest_targets(text: &str) -> Vec<ManifestTarget> {
+    let mut entries: Vec<ManifestTarget> = Vec::new();
+    let mut current = false;
+    let mut in_multiline: Option<&str> = None;
+    for line in text.lines() {
+        if let Some(delimiter) = in_multiline {
+            if line.contains(delimiter) {
+                in_multiline = None;
+            }
+            continue;
+        }
+        let line = line.trim();
+        if let Some(header) = line.strip_prefix("[[") {
+            let header = header.split("]]").next().unwrap_or("").trim();
+            let kind = match header.trim_matches('"') {
+                "test" => Some("test"),
+                "bench" => Some("bench"),
+                "example" => Some("example"),
+                _ => None,
+            };
+            current = kind.is_some();
+            if let Some(kind) = kind {
+                entries.push(ManifestTarget { kind, name: None, path: None });
+            }
+            continue;
+        }
+        if line.starts_with('[') {
+            current = false;
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else { continue };
+        let value = value.trim();
+        for delimiter in ["\"\"\"", "'''"] {
+            if let Some(rest) = value.strip_prefix(delimiter) {
+                if !rest.contains(delimiter) {
+                    in_multiline = Some(delimiter);
+                }
+            }
+        }
+        if !current || in_multiline.is_some() {
+            continue;
+        }
+        let key = key.trim().trim_matches(|c| c == '"' || c == '\'');
+        let (Some(entry), Some(value)) = (entries.last_mut(), toml_string(value)) else {
+            continue;
+        };
+        match key {
+            "name" => entry.name = Some(value),
+            "path" => entry.path = Some(value),
+            _ => {}
+        }
+    }
+    entries
+}
+
+/// The string a TOML value starts with: `"basic"` (with its one-letter escapes; a `\u`
+/// escape is kept as written, so such a value matches nothing) or `'literal'`.
+fn toml_string(value: &str) -> Option<String> {
+    if let Some(rest) = value.strip_prefix('\'') {
+        return rest.split_once('\'').map(|(s, _)| s.to_string());
+    }
+    let rest = value.strip_prefix('"')?;
+    let mut out = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => return Some(out),
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                'u' | 'U' => out.push_str("\\u"),
+                other => out.push(other),
+            },
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+/// Whether two absolute paths name the same file: the same after resolving `.` and `..`
+/// lexically (both come from cargo, which spells the package's directory one way), or the
+/// same file on disk.
+fn same_path(a: &std::path::Path, b: &std::path::Path) -> bool {
+    fn lexical(p: &std::path::Path) -> std::path::PathBuf {
+        let mut out = std::path::PathBuf::new();
+        for part in p.components() {
+            match part {
+                std::path::Component::CurDir => {}
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+    lexical(a) == lexical(b)
+        || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
 
 fn check_signature(function: &ItemFn) -> syn::Result<()> {
@@ -758,6 +924,128 @@ mod tests {
         assert_eq!((t.target.as_str(), t.rustflags.as_str()), ("--test suite", "--cfg pctvb"));
         // Outside cargo nothing is known.
         assert_eq!(CargoTarget::from_build(|_| None, &args("x")), CargoTarget::default());
+    }
+
+    /// A manifest with renamed, hyphenated and several targets, comments, literal strings,
+    /// other tables between the entries and a multi-line string that looks like an entry.
+    const MANIFEST: &str = r#"
+[package]
+name = "probe-front"
+description = """
+[[test]]
+name = "not-an-entry"
+"""
+
+[[test]]
+name = "my-renamed"   # renamed: the file says nothing of it
+path = "tests/other/renamed.rs"
+harness = true
+
+[dependencies]
+name = "a-dependency-key"
+
+[[test]]
+# no path: cargo finds tests/lost-update.rs
+name = 'lost-update'
+
+[[bench]]
+name = "my-renamed"
+path = 'benches/renamed.rs'
+
+[[example]]
+path = "demos/walk.rs"
+name = "walk-demo"
+required-features = [
+    "x",
+]
+
+[[ "test" ]]
+name = "quoted\"name"
+"#;
+
+    #[test]
+    fn the_manifest_scan_reads_the_target_entries() {
+        let entries = manifest_targets(MANIFEST);
+        let seen: Vec<(&str, Option<&str>, Option<&str>)> =
+            entries.iter().map(|e| (e.kind, e.name.as_deref(), e.path.as_deref())).collect();
+        assert_eq!(
+            seen,
+            [
+                ("test", Some("my-renamed"), Some("tests/other/renamed.rs")),
+                ("test", Some("lost-update"), None),
+                ("bench", Some("my-renamed"), Some("benches/renamed.rs")),
+                ("example", Some("walk-demo"), Some("demos/walk.rs")),
+                ("test", Some("quoted\"name"), None),
+            ]
+        );
+        assert_eq!(toml_string(r#""a\\b" # c"#).as_deref(), Some("a\\b"));
+        assert_eq!(toml_string("'C:\\x'").as_deref(), Some("C:\\x"));
+        assert_eq!(toml_string("true"), None);
+        assert_eq!(toml_string("\"unterminated"), None);
+    }
+
+    #[test]
+    fn a_renamed_target_is_found_by_its_path_then_by_its_name() {
+        let no_path = |_: &str| false;
+        let path_is = |want: &'static str| move |p: &str| p == want;
+        // Renamed with a path: rustc's crate name is `my_renamed`, cargo's target
+        // `my-renamed`.
+        assert_eq!(
+            declared_target(MANIFEST, "my_renamed", Some("test"), no_path),
+            Some(("test", "my-renamed".to_string()))
+        );
+        // The same name for a test and a bench: the source's place decides, then its path.
+        assert_eq!(
+            declared_target(MANIFEST, "my_renamed", Some("bench"), no_path),
+            Some(("bench", "my-renamed".to_string()))
+        );
+        assert_eq!(
+            declared_target(MANIFEST, "my_renamed", Some("test"), path_is("benches/renamed.rs")),
+            Some(("bench", "my-renamed".to_string()))
+        );
+        // Hyphenated, without a path.
+        assert_eq!(
+            declared_target(MANIFEST, "lost_update", Some("test"), no_path),
+            Some(("test", "lost-update".to_string()))
+        );
+        // An example outside examples/: only its path tells (cargo sets no tmpdir for it).
+        assert_eq!(
+            declared_target(MANIFEST, "walk_demo", None, path_is("demos/walk.rs")),
+            Some(("example", "walk-demo".to_string()))
+        );
+        assert_eq!(declared_target(MANIFEST, "walk_demo", None, no_path), None);
+        // Not declared, or a library: the file-stem rule applies.
+        assert_eq!(declared_target(MANIFEST, "other", Some("test"), no_path), None);
+        assert_eq!(declared_target("[package]\nname = \"x\"\n", "x", Some("test"), no_path), None);
+        assert_eq!(declared_target(MANIFEST, "my_renamed", None, no_path), None);
+    }
+
+    /// The replay line's target for the probe's `[[test]] name = "my-renamed", path =
+    /// "tests/other/renamed.rs"`, from a manifest on disk as cargo hands it: `--test
+    /// my-renamed`, which cargo accepts, not `--test my_renamed`.
+    #[test]
+    fn a_renamed_test_target_is_named_as_the_manifest_names_it() {
+        let dir =
+            std::env::temp_dir().join(format!("pctvb-macros-manifest-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("tests/other")).unwrap();
+        std::fs::write(dir.join("Cargo.toml"), MANIFEST).unwrap();
+        let source = dir.join("tests/other/../other/renamed.rs");
+        let manifest_dir = dir.to_str().unwrap().to_string();
+        let build = |crate_name: &str, source: &std::path::Path| {
+            let env = |name: &str| match name {
+                "CARGO_PKG_NAME" => Some("probe-front".to_string()),
+                "CARGO_CRATE_NAME" => Some(crate_name.to_string()),
+                "CARGO_TARGET_TMPDIR" => Some("/t".to_string()),
+                "CARGO_MANIFEST_DIR" => Some(manifest_dir.clone()),
+                _ => None,
+            };
+            let args = ["rustc".to_string(), source.to_str().unwrap().to_string()];
+            CargoTarget::from_build(env, &args).target
+        };
+        assert_eq!(build("my_renamed", &source), "--test my-renamed");
+        // A test cargo found by itself keeps the file-stem rule.
+        assert_eq!(build("plain", &dir.join("tests/plain.rs")), "--test plain");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
