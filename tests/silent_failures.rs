@@ -62,6 +62,16 @@ mod detector {
     }
 }
 
+mod targeted {
+    /// A test with a confidence target in its attribute.
+    #[pctvb::test(confidence = 0.9, regressions = false)]
+    fn fixed_update() {
+        if std::env::var_os("PCTVB_SILENT_CHILD").is_some() {
+            super::programs::fixed_update();
+        }
+    }
+}
+
 mod shown {
     /// A run that catches a panic in every execution; `ignore_env` when `PCTVB_SHOWN_IGNORE`
     /// is set.
@@ -147,6 +157,48 @@ fn zero_iterations_from_the_environment_is_a_configuration_error() {
         Some(pctvb::Error::Config { what, .. }) => assert_eq!(what, "iterations"),
         other => panic!("expected a configuration error, got {other:?}"),
     }
+}
+
+/// Two budgets from the environment are an error naming both, as `iterations` with
+/// `confidence` in one attribute is a compile error: one of them was dropped without a word
+/// (the iterations won, and the test passed with a 0.05 guarantee). `PCTVB_ITERATIONS` over
+/// a confidence target in the code overrides it, as every `PCTVB_*` overrides the code, and
+/// says so past the harness's capture, in a passing run too.
+#[test]
+fn contradictory_budgets_from_the_environment_are_an_error_and_an_override_says_so() {
+    let both = [("PCTVB_ITERATIONS", "7"), ("PCTVB_CONFIDENCE", "0.9")];
+    for test in ["child::fixed_update", "targeted::fixed_update"] {
+        let (output, text) = run_child(&["--exact", test], &both);
+        assert!(!output.status.success(), "{test}:\n{text}");
+        assert!(text.contains("pctvb could not run this test"), "{text}");
+        assert!(
+            text.contains("PCTVB_ITERATIONS=7 and PCTVB_CONFIDENCE=0.9 are both set"),
+            "{text}"
+        );
+    }
+    let (output, text) =
+        run_child(&["--exact", "targeted::fixed_update"], &[("PCTVB_ITERATIONS", "7")]);
+    assert!(output.status.success(), "{text}");
+    let note = "pctvb: PCTVB_ITERATIONS=7 replaced this test's confidence target 0.9: the run \
+                ran at most 7 executions and its statement gives the confidence they reach, not \
+                0.9; unset PCTVB_ITERATIONS to run to the target";
+    assert!(text.contains(note), "the note is shown without --nocapture:\n{text}");
+    // The report carries it too, with the statement of the 7 executions.
+    let (output, text) = run_child(
+        &["--exact", "targeted::fixed_update", "--nocapture"],
+        &[("PCTVB_ITERATIONS", "7")],
+    );
+    assert!(output.status.success(), "{text}");
+    assert_eq!(text.matches("replaced this test's confidence target 0.9").count(), 2, "{text}");
+    assert!(!text.contains("probability >= 0.9"), "{text}");
+    // Without the variable, the target runs; a code budget of iterations gets no note.
+    let (output, text) = run_child(&["--exact", "targeted::fixed_update", "--nocapture"], &[]);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("probability >= 0.9") || text.contains("exhaustively"), "{text}");
+    let (output, text) =
+        run_child(&["--exact", "child::fixed_update"], &[("PCTVB_ITERATIONS", "7")]);
+    assert!(output.status.success(), "{text}");
+    assert!(!text.contains("replaced"), "{text}");
 }
 
 #[test]

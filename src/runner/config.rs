@@ -101,7 +101,9 @@ pub(super) enum Budget {
 /// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in),
 /// `PCTVB_WATCHDOG` (seconds, see [`Config::watchdog`]), `PCTVB_EXPLORER` (a strategy
 /// name, see [`Config::explorer`]) and `PCTVB_ENUMERATE` (`0` or `1`, see
-/// [`Config::enumerate`]).
+/// [`Config::enumerate`]). `PCTVB_ITERATIONS` and `PCTVB_CONFIDENCE` together are an
+/// [`Error::Config`](crate::Error::Config); `PCTVB_ITERATIONS` over a [`Config::confidence`]
+/// target replaces it with a note (printed, and in [`Report::notes`](crate::report::Report::notes)).
 #[derive(Clone, Debug)]
 pub struct Config {
     pub(super) name: Option<String>,

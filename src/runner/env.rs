@@ -34,7 +34,7 @@ pub(super) struct Overrides {
 }
 
 pub(super) fn read() -> Result<Overrides, Error> {
-    Ok(Overrides {
+    let overrides = Overrides {
         seed: number("PCTVB_SEED")?,
         iterations: iterations()?,
         replay: std::env::var("PCTVB_REPLAY").ok().filter(|s| !s.trim().is_empty()),
@@ -50,7 +50,20 @@ pub(super) fn read() -> Result<Overrides, Error> {
         confidence: confidence()?,
         explorer: strategy_named("PCTVB_EXPLORER")?,
         enumerate: switch("PCTVB_ENUMERATE")?,
-    })
+    };
+    // Two budgets, as `iterations` and `confidence` in one attribute (a compile error): one
+    // would be dropped without a word.
+    if let (Some(n), Some(p)) = (overrides.iterations, overrides.confidence) {
+        return Err(Error::config(
+            "PCTVB_ITERATIONS and PCTVB_CONFIDENCE",
+            format!(
+                "PCTVB_ITERATIONS={n} and PCTVB_CONFIDENCE={p} are both set: give either \
+                 the iterations (the report says which confidence they reach) or the \
+                 confidence (pctvb computes the iterations), not both; unset one"
+            ),
+        ));
+    }
+    Ok(overrides)
 }
 
 /// A 0/1 switch such as `PCTVB_PROGRESS` (also `off`/`on`, `false`/`true`).

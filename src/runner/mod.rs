@@ -51,8 +51,10 @@ enum Plan {
         budget: Budget,
         kind: StrategyKind,
         effective: Box<Config>,
-        /// Why a `PCTVB_REPLAY` token was not replayed here (it belongs to another test).
-        note: Option<String>,
+        /// What the user must know of how this run differs from the code's: why a
+        /// `PCTVB_REPLAY` token was not replayed here (it belongs to another test), or that
+        /// `PCTVB_ITERATIONS` replaced the code's confidence target.
+        notes: Vec<String>,
     },
     Replay {
         token: ReplayToken,
@@ -90,10 +92,10 @@ impl Config {
             return self.error_report(Error::Unsupported { message: message.into() });
         }
         let mut report = match self.resolve() {
-            Ok(Plan::Search { seed, budget, kind, mut effective, note }) => {
-                if let Some(note) = &note {
+            Ok(Plan::Search { seed, budget, kind, mut effective, notes }) => {
+                for note in &notes {
                     // Past the harness's capture: the note explains why this test did not
-                    // replay, whether it passes or fails.
+                    // replay, or did not run as its code says, whether it passes or fails.
                     let _ = writeln!(std::io::stderr(), "pctvb: {note}");
                 }
                 effective.deadline = effective.time_budget.map(|t| started + t);
@@ -101,7 +103,7 @@ impl Config {
                 let _pointers = effective.races.then(crate::instrument::arm_pointer_checks);
                 let record = effective.start_run(seed, None);
                 let mut report = effective.search_with_regressions(kind, seed, budget, &body, at);
-                report.notes.extend(note);
+                report.notes.extend(notes);
                 report.notes.extend(record.and_then(|r| r.unfinished_note()));
                 report.notes.extend(variable_origins(&report));
                 report.notes.extend(unscheduled_cells(&report));
@@ -205,7 +207,7 @@ impl Config {
             (None, Some(t)) => Some((t, replay::ENV_VAR)),
             (None, None) => None,
         };
-        let mut note = None;
+        let mut notes = Vec::new();
         if let Some((text, origin)) = token_text {
             let token = replay::decode(&text).map_err(|e| {
                 Error::token(
@@ -228,7 +230,7 @@ impl Config {
                         show_panics: overrides.show_panics,
                     });
                 }
-                Ok(Some(n)) => note = Some(n),
+                Ok(Some(n)) => notes.push(n),
                 Err(error) => return Err(error),
             }
         }
@@ -249,6 +251,17 @@ impl Config {
         effective.enumerate = overrides.enumerate.unwrap_or(effective.enumerate);
         let kind = effective.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
         let seed = overrides.seed.or(self.seed).unwrap_or_else(fresh_seed);
+        // PCTVB_ITERATIONS overrides the code's budget as every PCTVB_* overrides the code,
+        // a confidence target included (a CI job's fixed budget); the run then says so, as
+        // its statement gives the confidence of those executions, not the target's.
+        // (PCTVB_CONFIDENCE with it is an error, env::read.)
+        if let (Some(n), Budget::Confidence(c)) = (overrides.iterations, effective.budget) {
+            notes.push(format!(
+                "PCTVB_ITERATIONS={n} replaced this test's confidence target {c}: the run \
+                 ran at most {n} executions and its statement gives the confidence they reach, \
+                 not {c}; unset PCTVB_ITERATIONS to run to the target"
+            ));
+        }
         let budget = overrides.iterations.map(Budget::Iterations).unwrap_or(effective.budget);
         if budget == Budget::Iterations(0) {
             return Err(Error::config(
@@ -268,7 +281,7 @@ impl Config {
         effective.races = overrides.races.unwrap_or(self.races);
         effective.trace_files = overrides.trace_files.unwrap_or(self.trace_files);
         effective.show_panics = overrides.show_panics.unwrap_or(self.show_panics);
-        Ok(Plan::Search { seed, budget, kind, effective, note })
+        Ok(Plan::Search { seed, budget, kind, effective, notes })
     }
 
     /// Whether this run replays `token` (read from `PCTVB_REPLAY`, `encoded`): `Ok(None)` when
