@@ -73,3 +73,29 @@ fn the_attribute_uses_a_file_per_test_in_the_crate() {
         .join("my_crate--tests--transfer.txt");
     assert!(!expected.exists(), "a passing run writes nothing");
 }
+
+/// A failure of a profiling execution (before a priority strategy's search) is saved with
+/// the execution as the report names it ("profiling execution 1"), not its internal index
+/// (`PROFILE_INDEX_BASE + 0`, 9223372036854775808).
+#[test]
+fn a_profiling_executions_failure_is_saved_as_the_report_names_it() {
+    let base = pctvb::__internals::runner::PROFILE_INDEX_BASE;
+    let path = scratch_file("profiling.txt");
+    let config = Config::new().ignore_env().depth(2).iterations(100).minimize_runs(0);
+    // The lost update fails in most random walks: some seed fails in profiling.
+    let (report, n) = (0..50)
+        .find_map(|seed| {
+            let _ = std::fs::remove_file(&path);
+            let report = config.clone().seed(seed).regressions(&path).run(lost_update);
+            let execution = report.failure()?.execution;
+            (execution >= base).then(|| (report, execution - base + 1))
+        })
+        .expect("a profiling execution fails for one of 50 seeds");
+    let failure = report.failure().unwrap();
+    let shown = format!("execution {n} of the run (a profiling execution, before the search)");
+    assert!(failure.to_string().contains(&shown), "{failure}");
+    let saved = std::fs::read_to_string(&path).unwrap();
+    let line = saved.lines().find(|l| l.starts_with("pctvb")).expect("the token's line");
+    assert!(line.contains(&format!(" # profiling execution {n}: ")), "{saved}");
+    assert!(!saved.contains(&base.to_string()), "{saved}");
+}

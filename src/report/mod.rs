@@ -480,6 +480,15 @@ pub(crate) fn explain(
     }
 }
 
+impl Failure {
+    /// For a failure of a profiling execution (a random walk before a priority strategy's
+    /// search, run on its own index range from `PROFILE_INDEX_BASE`), its ordinal among them,
+    /// from 1, as the report names it; `None` for a search execution.
+    pub(crate) fn profiling_execution(&self) -> Option<u64> {
+        self.execution.checked_sub(crate::runtime::PROFILE_INDEX_BASE).map(|i| i + 1)
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.thread, &self.location, self.kind) {
@@ -491,11 +500,10 @@ impl fmt::Display for Failure {
         if !self.schedule.is_empty() {
             // Profiling executions (a random walk, before a priority strategy's search) run
             // on their own index range; name them as such rather than by a huge index.
-            let which = match self.execution.checked_sub(crate::runtime::PROFILE_INDEX_BASE) {
-                Some(i) => format!(
-                    "execution {} of the run (a profiling execution, before the search)",
-                    i + 1
-                ),
+            let which = match self.profiling_execution() {
+                Some(n) => {
+                    format!("execution {n} of the run (a profiling execution, before the search)")
+                }
                 None => format!("execution {}", self.execution),
             };
             writeln!(

@@ -132,7 +132,12 @@ pub(super) fn save(path: &Path, failure: &Failure) -> Option<String> {
         return None;
     }
     let first_line = failure.message.lines().next().unwrap_or("");
-    let line = format!("{token} # execution {}: {first_line}\n", failure.execution);
+    // The execution as the report names it, not a profiling execution's internal index.
+    let which = match failure.profiling_execution() {
+        Some(n) => format!("profiling execution {n}"),
+        None => format!("execution {}", failure.execution),
+    };
+    let line = format!("{token} # {which}: {first_line}\n");
     let write = || -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)?;
