@@ -215,6 +215,13 @@ fn malformed_switches_and_time_budgets_are_errors() {
     }
     let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_PROGRESS", "0")]);
     assert!(output.status.success(), "{text}");
+    // No worker would run nothing: an error, not a silent 1.
+    let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_WORKERS", "0")]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("pctvb could not run this test"), "{text}");
+    assert!(text.contains("PCTVB_WORKERS=0 would give the run no worker"), "{text}");
+    let (output, text) = run_child(&["--exact", "child::fixed_update"], &[("PCTVB_WORKERS", "1")]);
+    assert!(output.status.success(), "{text}");
 }
 
 /// `PCTVB_STRATEGY` and `PCTVB_CONFIDENCE` let CI ask a whole suite for a guarantee without

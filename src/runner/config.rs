@@ -750,7 +750,8 @@ impl Config {
     /// `--test-threads=1`).
     /// Results are the same as a serial run's: the failure with the lowest execution index is
     /// reported. Priority strategies always run serially (their draws depend on earlier
-    /// executions' counts). `PCTVB_WORKERS` overrides it.
+    /// executions' counts). `workers(0)` counts as 1. `PCTVB_WORKERS` overrides it (at
+    /// least 1: `PCTVB_WORKERS=0` is an [`Error::Config`](crate::Error::Config)).
     pub fn workers(mut self, workers: usize) -> Config {
         self.workers = Some(workers.max(1));
         self

@@ -38,7 +38,7 @@ pub(super) fn read() -> Result<Overrides, Error> {
         seed: number("PCTVB_SEED")?,
         iterations: iterations()?,
         replay: std::env::var("PCTVB_REPLAY").ok().filter(|s| !s.trim().is_empty()),
-        workers: number("PCTVB_WORKERS")?.map(|w| w.max(1) as usize),
+        workers: workers()?,
         shard: shard()?,
         time: time()?,
         progress: switch("PCTVB_PROGRESS")?,
@@ -132,6 +132,19 @@ fn iterations() -> Result<Option<u64>, Error> {
              testing anything; use 1 or more, or unset it",
         )),
         other => Ok(other),
+    }
+}
+
+/// `PCTVB_WORKERS=N`, at least 1: no worker would run nothing (it was taken as 1 without a
+/// word). More than `usize::MAX` is the most there can be.
+fn workers() -> Result<Option<usize>, Error> {
+    match number("PCTVB_WORKERS")? {
+        Some(0) => Err(Error::config(
+            "PCTVB_WORKERS",
+            "PCTVB_WORKERS=0 would give the run no worker to run executions on; use 1 (one OS \
+             thread, a serial run) or more, or unset it for the available parallelism",
+        )),
+        other => Ok(other.map(|w| usize::try_from(w).unwrap_or(usize::MAX))),
     }
 }
 
