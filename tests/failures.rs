@@ -279,7 +279,10 @@ fn a_tampered_token_is_rejected_with_a_reason() {
     let garbage = config().replay("not-a-token").run(lost_update);
     let error = garbage.error().unwrap();
     assert!(matches!(error, Error::Token { .. }), "{error:?}");
-    assert!(error.message().contains("invalid replay token"), "{error}");
+    assert!(error.message().contains("invalid replay token in Config::replay"), "{error}");
+    // Said once how to get a good token, then the way out.
+    assert_eq!(error.message().matches("again").count(), 2, "{error}");
+    assert!(error.message().ends_with("or drop Config::replay to search again"), "{error}");
     let error = config().replay("not-a-token").try_run(lost_update).unwrap_err();
     assert!(matches!(error, Error::Token { .. }), "{error:?}");
 }

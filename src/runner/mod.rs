@@ -212,9 +212,14 @@ impl Config {
             let token = replay::decode(&text).map_err(|e| {
                 Error::token(
                     origin,
+                    // The token's error says how to get a good one; only the way out is
+                    // added (saying "copy it again" twice read as a stutter).
                     format!(
-                        "invalid replay token: {e}. Copy the whole token from the failure report \
-                         into {origin}, or unset it to search again"
+                        "invalid replay token in {origin}: {e}; {}",
+                        match origin {
+                            "Config::replay" => "or drop Config::replay to search again",
+                            _ => "or unset it to search again",
+                        }
                     ),
                 )
             })?;
