@@ -162,6 +162,27 @@ fn a_named_strategy_or_a_zero_share_runs_alone() {
 }
 
 #[test]
+fn explorer_settings_a_named_strategy_does_not_use_are_noted() {
+    // A named strategy runs alone: an explorer it was given is unused unless explore_every
+    // interleaves it with a priority strategy, and explore_every means nothing beside a
+    // strategy without a guarantee. Each says so rather than being ignored without a word.
+    let has = |report: &pctvb::Report, text: &str| report.notes.iter().any(|n| n.contains(text));
+    let base = Config::new().ignore_env().seed(1).iterations(20);
+    let pct = StrategyKind::Pct { depth: 2 };
+    let report =
+        base.clone().strategy(pct.clone()).explorer(StrategyKind::UniformWalk).run(fixed_update);
+    assert!(has(&report, "explorer = \"uniform\" has no effect"), "{:?}", report.notes);
+    let report = base.clone().strategy(StrategyKind::Random).explore_every(5).run(fixed_update);
+    assert!(has(&report, "explore_every = 5 has no effect"), "{:?}", report.notes);
+    // Used: no note.
+    let used = base.clone().strategy(pct).explorer(StrategyKind::UniformWalk).explore_every(2);
+    let report = used.run(fixed_update);
+    assert!(!has(&report, "has no effect"), "{:?}", report.notes);
+    let report = base.explorer(StrategyKind::UniformWalk).run(fixed_update);
+    assert!(!has(&report, "has no effect"), "{:?}", report.notes);
+}
+
+#[test]
 fn an_exploring_every_execution_is_a_clear_configuration_error() {
     let report = default_target(1).explore_every(1).confidence(0.9).run(fixed_update);
     let error = report.error().expect("a configuration error, not a run");

@@ -474,7 +474,9 @@ impl Config {
     /// executions count towards nothing; a run given one with a guarantee could not test and
     /// says so. A run that names its strategy runs the explorer only where
     /// [`Config::explore_every`] gives it executions beside a priority strategy; a named
-    /// strategy without a guarantee runs alone, whatever the explorer. [`StrategyKind::UniformWalk`] gives the explorer the default had before
+    /// strategy without a guarantee runs alone, whatever the explorer (an explorer, or an
+    /// [`Config::explore_every`], given in code and unused that way is named in a note of
+    /// the run). [`StrategyKind::UniformWalk`] gives the explorer the default had before
     /// SURW: SURW paid less over the corpus, but the walk paid less on some programs (the
     /// thread-scaling family, a work-stealing deque; docs/RESULTS.md), so a test that knows
     /// its bug is of that kind can ask for it.
@@ -737,6 +739,39 @@ impl Config {
         } else {
             0
         })
+    }
+
+    /// Notes on explorer settings the code gave that this run of `kind` does not use: a
+    /// named strategy runs alone unless `explore_every` interleaves the explorer with a
+    /// priority strategy, so `explorer` or `explore_every` would otherwise be ignored without
+    /// a word. (`PCTVB_EXPLORER`, meant for a whole suite, is not noted.)
+    pub(super) fn unused_explorer_settings(
+        &self,
+        kind: &StrategyKind,
+        code_explorer: Option<&StrategyKind>,
+    ) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.strategy.is_none() {
+            return notes;
+        }
+        let name = kind.name();
+        let every = self.explore_every.filter(|&m| m > 0);
+        if let (Some(m), false) = (every, kind.is_priority()) {
+            notes.push(format!(
+                "explore_every = {m} has no effect: `{name}` has no guarantee and runs alone \
+                 (explore_every interleaves the explorer with a priority strategy)"
+            ));
+        }
+        let explores = kind.is_priority() && self.explore_period() > 0;
+        if let (Some(explorer), false) = (code_explorer, explores) {
+            notes.push(format!(
+                "explorer = \"{}\" has no effect: the named strategy `{name}` runs alone; \
+                 beside a priority strategy, explore_every = m runs the explorer in one \
+                 execution in m",
+                explorer.name()
+            ));
+        }
+        notes
     }
 
     /// Ignores `PCTVB_*` environment variables (for tests of pctvb itself).

@@ -255,6 +255,7 @@ impl Config {
         }
         effective.enumerate = overrides.enumerate.unwrap_or(effective.enumerate);
         let kind = effective.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
+        notes.extend(effective.unused_explorer_settings(&kind, self.explorer.as_ref()));
         let seed = overrides.seed.or(self.seed).unwrap_or_else(fresh_seed);
         // PCTVB_ITERATIONS overrides the code's budget as every PCTVB_* overrides the code,
         // a confidence target included (a CI job's fixed budget); the run then says so, as
