@@ -645,8 +645,9 @@ impl Config {
     }
 
     /// Whether a failure whose schedule is too long to print whole writes it to a file
-    /// (default `true`): `$CARGO_TARGET_DIR/pctvb/` (or `target/pctvb/`), named after the run
-    /// ([`Config::name`]; an unnamed run's file name has the seed and the process id, so
+    /// (default `true`): `$CARGO_TARGET_DIR/pctvb/` (or `pctvb/` in the target directory the
+    /// test binary was built in), named after the run ([`Config::name`]; an unnamed run's
+    /// file name has the seed and the process id, so
     /// unnamed runs do not overwrite each other). The report names the file.
     /// `PCTVB_TRACE=0` turns it off from the command line (`PCTVB_TRACE=1` on).
     pub fn trace_files(mut self, on: bool) -> Config {

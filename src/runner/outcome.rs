@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::panic::Location;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::Config;
 use crate::error::Error;
@@ -182,10 +182,7 @@ impl Config {
     /// file is named after the run; an unnamed run's name has the seed and the process id, so
     /// unnamed runs (of one process, or of several) do not overwrite each other's files.
     fn write_trace(&self, found: &Found, schedule: &[report::ScheduleStep]) -> Option<String> {
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("target"));
-        let dir = target.join("pctvb");
+        let dir = super::record::target_dir().join("pctvb");
         let unnamed;
         let name: String = match self.name.as_deref() {
             Some(name) => name,

@@ -66,13 +66,31 @@ impl Unfinished {
     }
 }
 
+/// Cargo's target directory, where pctvb keeps its files (`pctvb/`): `CARGO_TARGET_DIR` when
+/// set, else the one the running binary was built in (`<target>/<profile>/deps/<test>`, or
+/// `examples/`, or the profile directory itself), recognized by cargo's `CACHEDIR.TAG`; else
+/// `target` in the working directory. cargo runs tests in the package's directory, which for
+/// a workspace member is not where the workspace's `target` is.
+pub(super) fn target_dir() -> std::path::PathBuf {
+    use std::path::PathBuf;
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    let built_in = std::env::current_exe().ok().and_then(|exe| {
+        let mut dir = exe.parent()?;
+        if matches!(dir.file_name()?.to_str()?, "deps" | "examples") {
+            dir = dir.parent()?;
+        }
+        let target = dir.parent()?;
+        target.join("CACHEDIR.TAG").is_file().then(|| target.to_path_buf())
+    });
+    built_in.unwrap_or_else(|| PathBuf::from("target"))
+}
+
 /// The path of `name`'s record.
 #[cfg(unix)]
 fn path_for(name: &str) -> std::path::PathBuf {
-    use std::path::PathBuf;
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("target"));
+    let target = target_dir();
     let dir: String =
         name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
     target.join("pctvb").join(dir).join("current-execution")
@@ -297,6 +315,23 @@ mod mapped {
                 (*self.words).store(0, Ordering::Release);
                 libc::munmap(self.words.cast(), PAGE);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod target_tests {
+    use super::target_dir;
+
+    /// Run by cargo, the test binary lives in the target directory found (a workspace
+    /// member's tests run in the member's directory, where no `target` is).
+    #[test]
+    fn the_target_directory_is_the_one_the_binary_was_built_in() {
+        let target = target_dir();
+        assert!(target.join("CACHEDIR.TAG").is_file(), "{}", target.display());
+        if std::env::var_os("CARGO_TARGET_DIR").is_none() {
+            let exe = std::env::current_exe().unwrap();
+            assert!(exe.starts_with(&target), "{} in {}", exe.display(), target.display());
         }
     }
 }
