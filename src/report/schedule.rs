@@ -28,6 +28,9 @@ pub struct ScheduleStep {
     /// their point follows them), so a preemption there came after it and left nothing
     /// pending. Every other operation's point comes before it.
     pub ran_before_point: bool,
+    /// The shared variable an atomic or cell access touched (its short name, as in
+    /// `operation`); `None` for other operations.
+    pub variable: Option<String>,
     /// The thread that ran next.
     pub next: ThreadId,
 }
@@ -56,10 +59,23 @@ pub(crate) fn schedule_steps(
                 location: without_column(s.location),
                 preempted: s.is_preemption(),
                 ran_before_point: s.kind.point_follows_effect(),
+                variable: object.filter(|_| is_access(s.kind)).map(str::to_string),
                 next: s.chosen,
             }
         })
         .collect()
+}
+
+/// Whether `kind` reads or writes a shared variable's value (an atomic or a checked cell).
+fn is_access(kind: EventKind) -> bool {
+    matches!(
+        kind,
+        EventKind::AtomicLoad
+            | EventKind::AtomicStore
+            | EventKind::AtomicRmw
+            | EventKind::CellRead
+            | EventKind::CellWrite
+    )
 }
 
 /// `cache[i]`, computed by `make` the first time.
@@ -200,13 +216,31 @@ fn runs(steps: &[ScheduleStep]) -> impl Iterator<Item = Range<usize>> + '_ {
     })
 }
 
-/// Lines a run of `len` steps takes once folded.
-fn folded_len(len: usize) -> usize {
-    if len > FOLD_RUN {
-        5
-    } else {
-        len
+/// The steps of `run` a folded schedule shows: all of a short run; of a long one its first
+/// two and last two, and each shared variable's last access in it. That access is what the
+/// other threads' steps interleave with (a stale read before the switch); folding it away
+/// hid the read that explains a lost update.
+fn shown(steps: &[ScheduleStep], run: Range<usize>) -> Vec<usize> {
+    if run.len() <= FOLD_RUN {
+        return run.collect();
     }
+    let (start, end) = (run.start, run.end);
+    let mut shown: Vec<usize> = (start..start + 2).chain(end - 2..end).collect();
+    for j in start + 2..end - 2 {
+        let Some(variable) = &steps[j].variable else { continue };
+        let later = steps[j + 1..end].iter().any(|o| o.variable.as_ref() == Some(variable));
+        if !later {
+            shown.push(j);
+        }
+    }
+    shown.sort_unstable();
+    shown
+}
+
+/// Lines a run takes once folded: its shown steps, and a line for each gap between them.
+fn folded_len(steps: &[ScheduleStep], run: Range<usize>) -> usize {
+    let shown = shown(steps, run);
+    shown.len() + shown.windows(2).filter(|w| w[1] > w[0] + 1).count()
 }
 
 /// The schedule's lines after folding long uninterrupted runs of one thread, with the
@@ -221,13 +255,14 @@ fn lines<'a>(steps: &'a [ScheduleStep]) -> Vec<Line<'a>> {
         }
     };
     for run in runs(steps) {
-        if run.len() > FOLD_RUN {
-            let (start, end) = (run.start, run.end);
-            (start..start + 2).for_each(|j| step(&mut out, j));
-            out.push(Line::Folded { thread: &steps[start].thread_label, steps: run.len() - 4 });
-            (end - 2..end).for_each(|j| step(&mut out, j));
-        } else {
-            run.for_each(|j| step(&mut out, j));
+        let thread = &steps[run.start].thread_label;
+        let mut previous: Option<usize> = None;
+        for j in shown(steps, run) {
+            if let Some(p) = previous.filter(|&p| j > p + 1) {
+                out.push(Line::Folded { thread, steps: j - p - 1 });
+            }
+            step(&mut out, j);
+            previous = Some(j);
         }
     }
     out
@@ -271,7 +306,8 @@ pub(crate) fn write_schedule(f: &mut fmt::Formatter<'_>, steps: &[ScheduleStep])
                 )?;
             }
             Line::Folded { thread, steps } => {
-                writeln!(f, "  {:>5}  {:<8} ... {steps} more steps ...", "", thread)?;
+                let noun = if *steps == 1 { "step" } else { "steps" };
+                writeln!(f, "  {:>5}  {:<8} ... {steps} more {noun} ...", "", thread)?;
             }
             Line::Resumed(s) => {
                 writeln!(
@@ -325,7 +361,7 @@ pub(crate) fn full_text(steps: &[ScheduleStep]) -> String {
 /// Whether printing `steps` leaves lines out.
 pub(crate) fn is_long(steps: &[ScheduleStep]) -> bool {
     let resumed = resumptions(steps).iter().flatten().count();
-    runs(steps).map(|run| folded_len(run.len())).sum::<usize>() + resumed > SHOWN_LINES
+    runs(steps).map(|run| folded_len(steps, run)).sum::<usize>() + resumed > SHOWN_LINES
 }
 
 #[cfg(test)]
@@ -347,6 +383,7 @@ mod tests {
             location: location.to_string(),
             preempted,
             ran_before_point: operation.starts_with("unlock") || operation.starts_with("spawn"),
+            variable: None,
             next: ThreadId(12),
         }
     }
@@ -380,6 +417,41 @@ mod tests {
             step(99, "", "", "", false),
         ];
         assert_eq!(full_text(&steps), reference(&steps));
+    }
+
+    #[test]
+    fn a_folded_run_keeps_each_variables_last_access() {
+        // t1 reads n early in a long run of lock operations, then is switched away: the read
+        // (the stale value of a lost update) stays shown, folding only the steps around it.
+        let mut steps: Vec<ScheduleStep> = (0..12)
+            .map(|i| {
+                let operation = if i % 2 == 0 { "lock M" } else { "unlock M" };
+                step(i, "t1", operation, "a.rs:1", false)
+            })
+            .collect();
+        steps[4].operation = "load n -> 2".to_string();
+        steps[4].variable = Some("n".to_string());
+        steps[6].operation = "load k -> 0".to_string();
+        steps[6].variable = Some("k".to_string());
+        steps[8].operation = "load k -> 0".to_string();
+        steps[8].variable = Some("k".to_string());
+        struct Table<'a>(&'a [ScheduleStep]);
+        impl fmt::Display for Table<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_schedule(f, self.0)
+            }
+        }
+        let text = Table(&steps).to_string();
+        let lines: Vec<&str> = text.lines().skip(1).map(str::trim).collect();
+        assert_eq!(lines.len(), 9, "{text}");
+        assert!(lines[2].contains("... 2 more steps ..."), "{text}");
+        assert!(lines[3].contains("load n -> 2"), "{text}");
+        assert!(lines[4].contains("... 3 more steps ..."), "{text}");
+        assert!(lines[5].starts_with("8") && lines[5].contains("load k"), "the last k: {text}");
+        assert!(lines[6].contains("... 1 more step ..."), "{text}");
+        assert!(!text.contains("     6  t1"), "k's earlier access is folded: {text}");
+        assert!(!is_long(&steps));
+        assert_eq!(folded_len(&steps, 0..12), lines.len());
     }
 
     #[test]
