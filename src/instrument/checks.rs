@@ -43,14 +43,7 @@ pub(super) fn install_hooks() {
 #[cold]
 #[inline(never)]
 fn gate(object: ObjectId, gen: u64, var_site: &'static Location<'static>, kind: EventKind) -> bool {
-    if !matches!(
-        kind,
-        EventKind::AtomicLoad
-            | EventKind::AtomicStore
-            | EventKind::AtomicRmw
-            | EventKind::CellRead
-            | EventKind::CellWrite
-    ) {
+    if !kind.is_value_access() {
         return true;
     }
     with_session(|s| {

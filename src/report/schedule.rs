@@ -59,23 +59,11 @@ pub(crate) fn schedule_steps(
                 location: without_column(s.location),
                 preempted: s.is_preemption(),
                 ran_before_point: s.kind.point_follows_effect(),
-                variable: object.filter(|_| is_access(s.kind)).map(str::to_string),
+                variable: object.filter(|_| s.kind.is_value_access()).map(str::to_string),
                 next: s.chosen,
             }
         })
         .collect()
-}
-
-/// Whether `kind` reads or writes a shared variable's value (an atomic or a checked cell).
-fn is_access(kind: EventKind) -> bool {
-    matches!(
-        kind,
-        EventKind::AtomicLoad
-            | EventKind::AtomicStore
-            | EventKind::AtomicRmw
-            | EventKind::CellRead
-            | EventKind::CellWrite
-    )
 }
 
 /// `cache[i]`, computed by `make` the first time.
@@ -435,13 +423,7 @@ mod tests {
         steps[6].variable = Some("k".to_string());
         steps[8].operation = "load k -> 0".to_string();
         steps[8].variable = Some("k".to_string());
-        struct Table<'a>(&'a [ScheduleStep]);
-        impl fmt::Display for Table<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write_schedule(f, self.0)
-            }
-        }
-        let text = Table(&steps).to_string();
+        let text = rendered(&steps);
         let lines: Vec<&str> = text.lines().skip(1).map(str::trim).collect();
         assert_eq!(lines.len(), 9, "{text}");
         assert!(lines[2].contains("... 2 more steps ..."), "{text}");
@@ -469,6 +451,17 @@ mod tests {
         }
     }
 
+    /// The schedule as `write_schedule` prints it.
+    fn rendered(steps: &[ScheduleStep]) -> String {
+        struct Table<'a>(&'a [ScheduleStep]);
+        impl fmt::Display for Table<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write_schedule(f, self.0)
+            }
+        }
+        Table(steps).to_string()
+    }
+
     #[test]
     fn a_preempted_operation_is_shown_pending_and_where_it_ran() {
         let mut steps = vec![
@@ -486,13 +479,7 @@ mod tests {
             steps[i].thread = thread;
             steps[i].next = next;
         }
-        struct Table<'a>(&'a [ScheduleStep]);
-        impl fmt::Display for Table<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write_schedule(f, self.0)
-            }
-        }
-        let text = Table(&steps).to_string();
+        let text = rendered(&steps);
         let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
         assert!(lines[2].ends_with("<- preempted before it ran: t1"), "{text}");
         // t2's store runs after t1 exits, before t2's exit: not before t1's load.
@@ -522,13 +509,7 @@ mod tests {
             steps[i].next = next;
         }
         let trace_steps = steps.clone();
-        struct Table<'a>(&'a [ScheduleStep]);
-        impl fmt::Display for Table<'_> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                write_schedule(f, self.0)
-            }
-        }
-        let text = Table(&trace_steps).to_string();
+        let text = rendered(&trace_steps);
         let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
         assert_eq!(lines.len(), 6, "one line per step, no pending one:\n{text}");
         assert!(lines[1].ends_with("<- preempted after it ran: t2"), "{text}");

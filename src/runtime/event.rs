@@ -106,6 +106,19 @@ impl EventKind {
         }
     }
 
+    /// Whether the operation reads or writes a shared variable's value: an atomic or a checked
+    /// cell (the accesses variable bounding gates and a schedule keeps when it folds).
+    pub(crate) fn is_value_access(self) -> bool {
+        matches!(
+            self,
+            EventKind::AtomicLoad
+                | EventKind::AtomicStore
+                | EventKind::AtomicRmw
+                | EventKind::CellRead
+                | EventKind::CellWrite
+        )
+    }
+
     /// Whether the operation has taken effect when its scheduling point is reached: a spawn
     /// (the new thread exists, so the strategy may run it) and an unlock (the lock is free, so
     /// a waiter may take it). Every other operation's point comes before it, and a thread
