@@ -451,6 +451,14 @@ mod tests {
         }
     }
 
+    /// Sets each step's thread and the thread that ran next, in order.
+    fn who(steps: &mut [ScheduleStep], threads: &[(ThreadId, ThreadId)]) {
+        for (s, &(thread, next)) in steps.iter_mut().zip(threads) {
+            s.thread = thread;
+            s.next = next;
+        }
+    }
+
     /// The schedule as `write_schedule` prints it.
     fn rendered(steps: &[ScheduleStep]) -> String {
         struct Table<'a>(&'a [ScheduleStep]);
@@ -473,12 +481,7 @@ mod tests {
             step(5, "t2", "exit", "a.rs:3", false),
         ];
         let (t1, t2) = (ThreadId(1), ThreadId(2));
-        for (i, (thread, next)) in
-            [(t2, t2), (t2, t1), (t1, t1), (t1, t1), (t1, t2), (t2, t2)].into_iter().enumerate()
-        {
-            steps[i].thread = thread;
-            steps[i].next = next;
-        }
+        who(&mut steps, &[(t2, t2), (t2, t1), (t1, t1), (t1, t1), (t1, t2), (t2, t2)]);
         let text = rendered(&steps);
         let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
         assert!(lines[2].ends_with("<- preempted before it ran: t1"), "{text}");
@@ -502,12 +505,7 @@ mod tests {
             step(4, "t1", "exit", "a.rs:3", false),
         ];
         let (t1, t2) = (ThreadId(1), ThreadId(2));
-        for (i, (thread, next)) in
-            [(t1, t2), (t2, t2), (t2, t1), (t1, t1), (t1, t1)].into_iter().enumerate()
-        {
-            steps[i].thread = thread;
-            steps[i].next = next;
-        }
+        who(&mut steps, &[(t1, t2), (t2, t2), (t2, t1), (t1, t1), (t1, t1)]);
         let trace_steps = steps.clone();
         let text = rendered(&trace_steps);
         let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
