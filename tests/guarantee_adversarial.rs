@@ -176,6 +176,25 @@ const PROGRAMS: &[Program] = &[
         t: 2,
         pct_depth: 1,
     },
+    // The reader waits (joins) for a helper that joins another before its reads: the two
+    // helpers decide when the reader can run, so they count (t = body, writer, reader and
+    // the two helpers).
+    Program {
+        name: "fig2: the reader joins a helper that joins another",
+        body: fig2_reader_joins_helpers,
+        c: 1,
+        v: 1,
+        t: 5,
+        pct_depth: 2,
+    },
+    Program {
+        name: "fig2: the reader joins the last of a chain of four helpers",
+        body: fig2_reader_joins_four_helpers,
+        c: 1,
+        v: 1,
+        t: 7,
+        pct_depth: 2,
+    },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -223,6 +242,37 @@ fn fig2_spawner_reads() {
     let w = thread::spawn(writer(a.clone()));
     reader(a)();
     w.join().unwrap();
+}
+
+fn fig2_reader_joins_helpers() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let w = thread::spawn(writer(a.clone()));
+    let h1 = thread::spawn(|| {});
+    let h2 = thread::spawn(move || h1.join().unwrap());
+    let read = reader(a);
+    let r = thread::spawn(move || {
+        h2.join().unwrap();
+        read();
+    });
+    w.join().unwrap();
+    r.join().unwrap();
+}
+
+fn fig2_reader_joins_four_helpers() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let w = thread::spawn(writer(a.clone()));
+    let mut last = thread::spawn(|| {});
+    for _ in 0..3 {
+        let before = last;
+        last = thread::spawn(move || before.join().unwrap());
+    }
+    let read = reader(a);
+    let r = thread::spawn(move || {
+        last.join().unwrap();
+        read();
+    });
+    w.join().unwrap();
+    r.join().unwrap();
 }
 
 fn fig2_nested_spawner() {
@@ -422,11 +472,42 @@ fn leaving_the_spawner_out_of_t_gives_a_false_bound() {
     }
 }
 
+/// The program named `name`.
+fn program(name: &str) -> &'static Program {
+    PROGRAMS.iter().find(|p| p.name == name).unwrap_or_else(|| panic!("no program {name:?}"))
+}
+
+/// Why a thread the bug's threads wait for must be counted: with the helpers left out of
+/// `t` (3: the body, the writer and the reader, the count before waited-for threads were
+/// counted), the combined and thread-bounding bounds are above what they measure, so a
+/// passing run would print a false statement (found by a user probe: 0.44x the bound). The
+/// writer must run after all four helpers and before the reader's second read.
+#[test]
+fn leaving_waited_for_threads_out_of_t_gives_a_false_bound() {
+    let p = program("fig2: the reader joins the last of a chain of four helpers");
+    for kind in [
+        StrategyKind::Combined { depth: 2, vars: 1, threads: 3 },
+        StrategyKind::ThreadBound { threads: 3, preemptions: 1 },
+    ] {
+        let m = measure(p, kind.clone(), 20_000);
+        assert!(
+            m.bound > m.upper,
+            "{kind:?}: expected the t=3 bound {:.5} above the measured upper limit {:.5} \
+             ({}/{})",
+            m.bound,
+            m.upper,
+            m.hits,
+            m.executions
+        );
+    }
+}
+
 /// The failure report's bug shape counts `t` as the guarantee does.
 #[test]
 fn the_bug_shape_counts_the_spawner_as_the_guarantee_does() {
+    let helpers = program("fig2: the reader joins a helper that joins another");
     for (p, expected) in
-        [(&PROGRAMS[0], 3), (&PROGRAMS[1], 3), (&PROGRAMS[2], 2), (&PROGRAMS[4], 3)]
+        [(&PROGRAMS[0], 3), (&PROGRAMS[1], 3), (&PROGRAMS[2], 2), (&PROGRAMS[4], 3), (helpers, 5)]
     {
         let report = Config::new().ignore_env().seed(SEED).iterations(2_000).run(p.body);
         let failure = report.failure().unwrap_or_else(|| panic!("{}: not found", p.name));
@@ -437,6 +518,10 @@ fn the_bug_shape_counts_the_spawner_as_the_guarantee_does() {
         // schedule where the spawner is preempted itself, and then it counts as a participant).
         if shape.spawners > 0 {
             assert!(shape.to_string().contains("counting the one that spawned"), "{shape}");
+        }
+        if expected == 5 {
+            assert_eq!(shape.waited_for, 2, "{shape}");
+            assert!(shape.to_string().contains("and 2 they waited for"), "{shape}");
         }
     }
 }

@@ -54,9 +54,18 @@
 //!   a reader spawned second hit 0.028 per execution against `1/3! * 1/3 =
 //!   0.056` with the spawner left out, and the bound `1/4! * 1/3` with it
 //!   counted holds). A thread that is not spawned yet is then like a thread
-//!   blocked on an event of a counted thread, which the argument allows. The
-//!   statement says "counting a thread that spawns them"; the bug-shape report
-//!   counts `t` the same way; `tests/guarantee_adversarial.rs` measures it.
+//!   blocked on an event of a counted thread, which the argument allows.
+//!   **A thread one of them waits for counts too** (before the bug's last
+//!   preemption: one it joins, a lock's previous holder, a sender it receives from,
+//!   a notifier, an unparker, a waker), whether or not it waits in the failing
+//!   schedule: a thread blocked on an event of an uncounted thread is enabled at a
+//!   moment that thread's priority decides (measured, a user probe: a reader that
+//!   joins the last of a chain of four helpers before its two reads, one
+//!   preemption, hit 0.0061 per execution against the combined bound `1/4! * 1/3 =
+//!   0.0139` with `t = 3`: the writer must also run after every helper). The
+//!   statement says "counting a thread that spawns them or that they wait for";
+//!   the bug-shape report counts `t` the same way; `tests/guarantee_adversarial.rs`
+//!   measures both.
 //!   PCT and PCTVB do not bound `t`: their `n` counts every thread.
 //! * Change points of PCTVB and Combined fall before accesses of the chosen
 //!   variables only (never at a spawn, join, park, exit, yield or fence): a bug

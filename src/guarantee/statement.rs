@@ -13,8 +13,9 @@ use super::*;
 /// Random states that there is no guarantee. PCTVB and Combined at depth 2 or
 /// more say "(preempted only at their accesses)": their change points fall only
 /// right before accesses of the chosen variables. A thread bound of 2 or more says
-/// "(counting a thread that spawns them)": `t` counts a thread that spawns one
-/// of the bug's threads while another of them exists (see [`crate::guarantee`]).
+/// "(counting a thread that spawns them or that they wait for)": `t` counts a
+/// thread that spawns one of the bug's threads while another of them exists, and a
+/// thread one of them waits for (see [`crate::guarantee`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuaranteeStatement {
     /// The bound the strategy that ran carries.
@@ -87,8 +88,9 @@ impl fmt::Display for GuaranteeStatement {
             let threads = if self.threads == 1 { "thread" } else { "threads" };
             write!(f, " {joint} <= {} {threads}", self.threads)?;
             if self.threads > 1 {
-                // The class counts a thread that spawns the bug's threads (module docs).
-                write!(f, " (counting a thread that spawns them)")?;
+                // The class counts a thread that spawns the bug's threads, and one they wait
+                // for (module docs).
+                write!(f, " (counting a thread that spawns them or that they wait for)")?;
             }
         }
         let n = group_thousands(u128::from(self.n));

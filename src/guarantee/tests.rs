@@ -603,7 +603,7 @@ fn statements_read_as_specified() {
     assert_eq!(
         statement(BoundKind::Combined).to_string(),
         "Combined: no bug of depth <= 2 involving <= 1 of the Q=7 shared variables (preempted \
-         only at their accesses) and <= 2 threads (counting a thread that spawns them) was missed, with probability >= \
+         only at their accesses) and <= 2 threads (counting a thread that spawns them or that they wait for) was missed, with probability >= \
          0.99 (4,605 executions; n=3, \
          k_q <= 40; counts measured over 10 profiling executions; 0 executions exceeded \
          them); by Lemma 4.1, every order of every 3 of the 4 thread fragments was drawn, with \

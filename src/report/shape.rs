@@ -6,13 +6,18 @@
 //!
 //! `t` is counted as the guarantees count it (see [`crate::guarantee`]): the threads whose
 //! order the bug needs, plus every thread that spawned one of them while another of them
-//! already existed. That spawner decides whether the thread spawned first can run ahead
-//! before the other exists, so its order relative to them is part of the bug: a bug between
-//! two threads the test body spawns one after the other is a 3-thread bug.
+//! already existed, and every thread one of them waited for before the bug's last preemption
+//! (the whole schedule without one), until no thread is added. That spawner decides whether
+//! the thread spawned first can run ahead before the other exists, so its order relative to
+//! them is part of the bug: a bug between two threads the test body spawns one after the
+//! other is a 3-thread bug. A thread one of them waits for (joins, waits for a lock it holds,
+//! a message or notification from it, its unpark or wake) decides when that one can run
+//! again: a reader that joins a helper before its reads makes the helper one of the bug's
+//! threads.
 
 use std::fmt;
 
-use crate::runtime::{EventKind, ObjectId, Step, ThreadId};
+use crate::runtime::{EventKind, ObjectId, Step, ThreadId, WaitOn};
 use crate::vars::VarId;
 
 /// (c, v, t) and interference of one failing schedule.
@@ -31,6 +36,9 @@ pub struct BugShape {
     /// Of [`BugShape::threads`], how many are counted because they spawned one of the bug's
     /// threads while another of them existed (typically the test body's thread).
     pub spawners: usize,
+    /// Of [`BugShape::threads`], how many are counted because one of the bug's threads
+    /// waited for them before the bug's last preemption (a joined helper, a lock's holder).
+    pub waited_for: usize,
     /// Reads that returned a value written by another thread (non-local reads).
     pub nonlocal_reads: usize,
 }
@@ -44,10 +52,20 @@ impl fmt::Display for BugShape {
             super::plural(self.variables, "variable"),
             super::plural(self.threads, "thread"),
         )?;
-        match self.spawners {
-            0 => {}
-            1 => write!(f, " (counting the one that spawned the others)")?,
-            s => write!(f, " (counting {s} that spawned the others)")?,
+        let spawners = match self.spawners {
+            0 => None,
+            1 => Some("the one that spawned the others".to_string()),
+            s => Some(format!("{s} that spawned the others")),
+        };
+        let waited = match self.waited_for {
+            0 => None,
+            1 => Some("one they waited for".to_string()),
+            w => Some(format!("{w} they waited for")),
+        };
+        match (spawners, waited) {
+            (None, None) => {}
+            (Some(one), None) | (None, Some(one)) => write!(f, " (counting {one})")?,
+            (Some(s), Some(w)) => write!(f, " (counting {s} and {w})")?,
         }
         write!(f, "; {}", super::plural(self.nonlocal_reads, "non-local read"))
     }
@@ -58,6 +76,7 @@ impl fmt::Display for BugShape {
 /// are vectors indexed by them.
 pub(crate) fn measure(
     trace: &[Step],
+    waits_on: &[WaitOn],
     var_of: impl Fn(ObjectId) -> VarId,
     failing: Option<ThreadId>,
 ) -> BugShape {
@@ -142,14 +161,81 @@ pub(crate) fn measure(
         }
     }
     let mut involved = if threads.len == 0 { read_from } else { threads };
-    let spawners = lives.add_spawners(&mut involved);
+    let waits = waited_for(trace, waits_on);
+    let (mut spawners, mut waited) = (0, 0);
+    loop {
+        let added = (lives.add_spawners(&mut involved), add_waited(&waits, &mut involved));
+        spawners += added.0;
+        waited += added.1;
+        if added == (0, 0) {
+            break;
+        }
+    }
     BugShape {
         preemptions,
         variables: variables.len,
         threads: involved.len,
         spawners,
+        waited_for: waited,
         nonlocal_reads,
     }
+}
+
+/// Who waited for whom before the bug's last preemption (in the whole trace without one), as
+/// `(waiter, waited for)`. Not only the waits of this schedule: what a thread may wait for
+/// in another schedule decides when it can run there too (a reader that joins a helper can
+/// read only after the helper's exit, however the priorities fall). So: the joins, unparks
+/// and task wakes the engine recorded, and for each acquisition on an object (a lock, a
+/// receive or send, a `Once`, a barrier, a condvar wait), the other thread that operated on
+/// the object last before it (the previous holder, the sender) and those that operate on it
+/// before the acquiring thread runs again (when it waited, or was preempted there).
+fn waited_for(trace: &[Step], waits_on: &[WaitOn]) -> Vec<(usize, usize)> {
+    let cutoff = trace.iter().rposition(Step::is_preemption).unwrap_or(trace.len());
+    let mut edges: Vec<(usize, usize)> = waits_on
+        .iter()
+        .filter(|w| w.at < cutoff)
+        .map(|w| (w.waiter.index(), w.on.index()))
+        .collect();
+    for (i, s) in trace[..cutoff].iter().enumerate() {
+        let acquires = matches!(
+            s.kind,
+            EventKind::Lock
+                | EventKind::ReadLock
+                | EventKind::WriteLock
+                | EventKind::Recv
+                | EventKind::Send
+                | EventKind::Once
+                | EventKind::BarrierWait
+                | EventKind::CondvarWait
+        );
+        let (Some(object), true) = (s.object, acquires) else {
+            continue;
+        };
+        let on_object = |o: &&Step| o.object == Some(object) && o.kind != EventKind::Block;
+        let before = trace[..i].iter().rev().filter(on_object).find(|o| o.thread != s.thread);
+        if let Some(before) = before {
+            edges.push((s.thread.index(), before.thread.index()));
+        }
+        for later in trace[i + 1..].iter().take_while(|l| l.thread != s.thread) {
+            if later.object == Some(object) && later.kind != EventKind::Block {
+                edges.push((s.thread.index(), later.thread.index()));
+            }
+        }
+    }
+    edges
+}
+
+/// Adds to `involved` every thread one of them waited for (`waits`), until nothing changes;
+/// returns how many were added.
+fn add_waited(waits: &[(usize, usize)], involved: &mut DenseSet) -> usize {
+    let mut added = 0;
+    while let Some(&(_, on)) =
+        waits.iter().find(|&&(w, on)| involved.contains(w) && !involved.contains(on))
+    {
+        involved.insert(on);
+        added += 1;
+    }
+    added
 }
 
 /// Adds the threads a preemption at step `i` is ordered against: those that, before the

@@ -277,12 +277,15 @@ impl Config {
     }
 
     /// The thread bound `t` of the guarantee (ThreadBound and Combined only): bugs that need
-    /// a particular order of at most `t` threads, **counting a thread that spawns them**:
-    /// a thread that spawns one of the bug's threads while another of them already exists
-    /// counts among the `t` (it decides whether the first can run ahead before the second
-    /// exists). So a bug between two threads the test body spawns one after the other has
-    /// `t = 3`; one between the test body and a thread it spawns, `t = 2`. The bug-shape line
-    /// of a failure report counts `t` the same way. Default 3. Without
+    /// a particular order of at most `t` threads, **counting a thread that spawns them or
+    /// that they wait for**: a thread that spawns one of the bug's threads while another of
+    /// them already exists counts among the `t` (it decides whether the first can run ahead
+    /// before the second exists), and so does a thread one of them waits for before the bug
+    /// (one it joins, a lock's previous holder, a sender, a notifier: it decides when the
+    /// waiting thread can run). So a bug between two threads the test body spawns one after
+    /// the other has `t = 3`; one between the test body and a thread it spawns, `t = 2`; and
+    /// if the second thread first joins a helper, `t = 4`. The bug-shape line of a failure
+    /// report counts `t` the same way. Default 3. Without
     /// [`Config::strategy`], selects [`StrategyKind::Combined`].
     pub fn threads(mut self, threads: u32) -> Config {
         self.threads = Some(threads);

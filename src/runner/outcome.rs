@@ -151,6 +151,7 @@ impl Config {
         let shape = (!captured.trace.is_empty()).then(|| {
             report::measure_shape(
                 &captured.trace,
+                &captured.waits_on,
                 |o| captured.objects[o.index()].2,
                 thread.as_ref().map(|t| t.id),
             )

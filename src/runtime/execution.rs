@@ -70,6 +70,8 @@ pub(crate) struct Captured {
     pub(crate) objects: Vec<(VarKind, &'static Location<'static>, crate::vars::VarId)>,
     /// Each thread, by thread id.
     pub(crate) threads: Vec<super::ThreadInfo>,
+    /// The waits on particular threads the trace does not show (`State::waits_on`).
+    pub(crate) waits_on: Vec<super::state::WaitOn>,
 }
 
 /// What the scheduling point decided.
@@ -303,6 +305,7 @@ impl Execution {
         st.spin_epoch = 0;
         st.digest = DIGEST_SEED;
         st.trace.clear();
+        st.waits_on.clear();
         st.failure = None;
         st.over = false;
         st.exploring = true;
@@ -768,6 +771,7 @@ impl Execution {
             trace: st.trace.clone(),
             objects: st.objects.iter().map(|o| (o.kind, o.site, o.var)).collect(),
             threads: (0..st.threads.len()).map(|i| st.thread_info(ThreadId(i as u32))).collect(),
+            waits_on: st.waits_on.clone(),
         }
     }
 

@@ -159,6 +159,10 @@ impl Execution {
         // exits), so the strategy never chooses it before, and once chosen it is done.
         {
             let mut st = self.state.borrow_mut();
+            // Whether or not the target has finished: the join orders its exit before what
+            // the joiner does next, in this schedule and in those where the joiner waits.
+            let me = st.current;
+            st.note_wait_on(me, target);
             if st.threads[target.index()].status != Status::Finished {
                 st.block_current(BlockedOn::Join(target), false);
             }

@@ -90,7 +90,7 @@ pub(crate) use race::{frees, race_message, AtomicSync, LiveSpan};
 pub(crate) use rwlock::{RawRwLock, RwHold};
 #[cfg(test)]
 pub(crate) use state::FakePending;
-pub(crate) use state::{describe_object, FailureCause, Pending};
+pub(crate) use state::{describe_object, FailureCause, Pending, WaitOn};
 pub use state::{Step, ThreadInfo, Value};
 pub(crate) use task::{
     enter_block_on, leave_block_on, mark_task, poll_point, wait_for_wake, wake as wake_task,

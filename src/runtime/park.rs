@@ -19,6 +19,7 @@ pub(crate) fn unpark(id: ThreadId, location: &'static Location<'static>) {
         ex.with_state(|st| {
             let me = st.current;
             st.races.unpark(me, id);
+            st.note_wait_on(id, me);
             let t = &mut st.threads[id.index()];
             t.park_token = true;
             st.progress();

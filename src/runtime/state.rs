@@ -90,6 +90,17 @@ impl Thread {
     }
 }
 
+/// A wait on a particular thread that the trace does not show ([`State::waits_on`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WaitOn {
+    /// The thread that waits (the joiner, the unparked or woken one).
+    pub(crate) waiter: ThreadId,
+    /// The thread whose exit, unpark or wake it waits for.
+    pub(crate) on: ThreadId,
+    /// The trace's length when it was recorded: the wait ends at or after the step there.
+    pub(crate) at: usize,
+}
+
 /// One scheduling point of the trace: who ran what, where.
 #[derive(Clone, Copy, Debug)]
 pub struct Step {
@@ -277,6 +288,13 @@ pub(super) struct State {
     /// Every scheduling point of the execution; its choices are those of the steps that
     /// asked for one ([`State::choices`]).
     pub(super) trace: Vec<Step>,
+    /// Waits on a particular thread that the trace does not show, in order: a join (of a
+    /// running thread or not: it orders the target's exit before the joiner's next steps),
+    /// an unpark, a task's wake by another thread. Each is `(waiter, the
+    /// thread it waits for, the trace's length then)`. The bug shape counts such a thread
+    /// among a bug's threads (see `report/shape.rs`); waits on objects it reads off the trace.
+    /// Pushed only at these operations, never at a scheduling point.
+    pub(super) waits_on: Vec<WaitOn>,
     pub(super) failure: Option<FailureCause>,
     /// Set when the execution ended normally.
     pub(super) over: bool,
@@ -332,6 +350,7 @@ impl State {
             spin_epoch: 0,
             digest: 0,
             trace: Vec::with_capacity(INITIAL_STEPS),
+            waits_on: Vec::new(),
             failure: None,
             over: false,
             exploring: true,
@@ -393,6 +412,14 @@ impl State {
 
     pub(super) fn thread_info(&self, id: ThreadId) -> ThreadInfo {
         ThreadInfo { id, name: self.threads[id.index()].name.clone() }
+    }
+
+    /// Records that `waiter` waits for `on` (see [`State::waits_on`]). Cold: joins, unparks
+    /// and task wakes only.
+    pub(super) fn note_wait_on(&mut self, waiter: ThreadId, on: ThreadId) {
+        if waiter != on {
+            self.waits_on.push(WaitOn { waiter, on, at: self.trace.len() });
+        }
     }
 
     /// Marks `id` runnable again.

@@ -178,6 +178,7 @@ pub(crate) fn wake(call: BlockOn) {
             if me != target {
                 st.races.unpark(me, target);
                 st.progress();
+                st.note_wait_on(target, me);
             }
             let t = &mut st.threads[target.index()];
             t.task.woken |= bit(depth);
