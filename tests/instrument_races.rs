@@ -491,3 +491,31 @@ fn accesses_after_a_destructor_are_still_checked() {
         assert_eq!(report.executions, 1, "seed {seed}: every execution races");
     }
 }
+
+#[pctvb::instrument(force)]
+mod first_access {
+    /// Written by each thread first thing, before any scheduling point of its own.
+    pub static mut SLOT: u64 = 0;
+
+    pub fn write(v: u64) {
+        // SAFETY: racy on purpose: the race is what the test looks for.
+        unsafe { SLOT = v };
+    }
+}
+
+#[test]
+fn a_race_before_a_threads_first_scheduling_point_names_no_step_of_another_thread() {
+    // Without a session a pointer access is no scheduling point: a thread that races first
+    // thing has no step of its own yet, and the report says so rather than "step 0" (the test
+    // body's spawn). Fixed seed.
+    let report = config(3).iterations(200).run(|| {
+        let a = pctvb::thread::spawn(|| first_access::write(1));
+        let b = pctvb::thread::spawn(|| first_access::write(2));
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+    let f = report.failure().expect("the two first writes race");
+    assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+    assert!(f.message.contains("(before its first scheduling point)"), "{f}");
+    assert!(!f.message.contains("(step 0)"), "{f}");
+}

@@ -60,6 +60,9 @@ struct Access {
     step: u64,
 }
 
+/// [`RaceAccess::step`] of an access by a thread that has no scheduling point yet.
+pub(crate) const NO_STEP: u64 = u64::MAX;
+
 /// The two conflicting accesses of a data race, for the failure report.
 #[derive(Clone, Debug)]
 pub(crate) struct RaceAccess {
@@ -69,7 +72,8 @@ pub(crate) struct RaceAccess {
     pub(crate) write: bool,
     /// Where in user code.
     pub(crate) location: &'static Location<'static>,
-    /// The index of its scheduling point in the schedule.
+    /// The index of its scheduling point in the schedule (its thread's latest, for an access
+    /// that is not one of its own); [`NO_STEP`] before the thread's first.
     pub(crate) step: u64,
     /// Whether the access was still in progress: a pointer guard of pctvb-loom's
     /// (`ConstPtr`/`MutPtr`) taken at `location` and not yet dropped (see [`LiveSpan`]).
@@ -948,9 +952,10 @@ impl Execution {
             thread: st.thread_info(ThreadId(earlier.thread)),
             write: earlier_wrote,
             location: earlier.location,
-            step: earlier.step,
+            step: st.own_step(ThreadId(earlier.thread), earlier.step),
             live,
         };
+        let step = st.own_step(cur, step);
         let second = RaceAccess { thread: st.thread_info(cur), write, location, step, live: false };
         let cause = FailureCause::DataRace { what: st.describe_object(object), first, second };
         drop(guard);
@@ -983,9 +988,10 @@ impl Execution {
                 thread: st.thread_info(ThreadId(earlier.thread)),
                 write: earlier_wrote,
                 location: earlier.location,
-                step: earlier.step,
+                step: st.own_step(ThreadId(earlier.thread), earlier.step),
                 live: false,
             };
+            let step = st.own_step(cur, step);
             let second =
                 RaceAccess { thread: st.thread_info(cur), write, location, step, live: false };
             Some((first, second))
@@ -1045,13 +1051,20 @@ pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) 
     let access = |a: &RaceAccess| {
         let verb = if a.write { "wrote" } else { "read" };
         let at = format!("{}:{}", a.location.file(), a.location.line());
+        // An access that is no scheduling point of its own (an instrumented pointer access of
+        // a variable no session tracks) by a thread that has not reached one yet: no step of
+        // the schedule is its.
+        let step = match a.step {
+            NO_STEP => "before its first scheduling point".to_string(),
+            step => format!("step {step}"),
+        };
         if a.live {
             format!(
-                "{} {verb} it through a pointer taken at {at} (step {}) and still live",
-                a.thread, a.step
+                "{} {verb} it through a pointer taken at {at} ({step}) and still live",
+                a.thread
             )
         } else {
-            format!("{} {verb} it at {at} (step {})", a.thread, a.step)
+            format!("{} {verb} it at {at} ({step})", a.thread)
         }
     };
     if first.live && first.thread == second.thread {

@@ -414,6 +414,17 @@ impl State {
         ThreadInfo { id, name: self.threads[id.index()].name.clone() }
     }
 
+    /// `step`, thread `t`'s `last_step` when it made an access, for a report: itself if it
+    /// is `t`'s, else [`super::race::NO_STEP`] (`t` had no scheduling point yet, and
+    /// `last_step` was still 0, another thread's step). Checked only when a race is reported,
+    /// so that an access stores its thread's `last_step` as it is.
+    pub(super) fn own_step(&self, t: ThreadId, step: u64) -> u64 {
+        match self.trace.get(step as usize) {
+            Some(s) if s.thread == t => step,
+            _ => super::race::NO_STEP,
+        }
+    }
+
     /// Records that `waiter` waits for `on` (see [`State::waits_on`]). Cold: joins, unparks
     /// and task wakes only.
     pub(super) fn note_wait_on(&mut self, waiter: ThreadId, on: ThreadId) {
