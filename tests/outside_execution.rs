@@ -213,6 +213,40 @@ fn threads_barriers_and_parking_are_std_s() {
     assert_eq!((LOCAL.with(|c| c.get()), other), (4, 0));
 }
 
+/// Outside executions a scope is std's: it waits for the OS threads scoped threads spawn on
+/// it too, 2 and 3 deep, and when its closure panics.
+#[test]
+fn an_os_scope_waits_for_the_threads_its_scoped_threads_spawn() {
+    fn chain<'scope>(
+        s: &'scope thread::Scope<'scope, '_>,
+        depth: usize,
+        done: &'scope AtomicUsize,
+    ) {
+        s.spawn(move || {
+            if depth > 1 {
+                chain(s, depth - 1, done);
+            }
+            // Long enough that a scope that did not wait would return first.
+            std::thread::sleep(Duration::from_millis(20));
+            done.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    for depth in [2, 3] {
+        let done = AtomicUsize::new(0);
+        thread::scope(|s| chain(s, depth, &done));
+        assert_eq!(done.load(Ordering::SeqCst), depth);
+        let done = AtomicUsize::new(0);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            thread::scope(|s| {
+                chain(s, depth, &done);
+                panic!("the scope's closure panics");
+            })
+        }));
+        assert!(caught.is_err());
+        assert_eq!(done.load(Ordering::SeqCst), depth);
+    }
+}
+
 #[test]
 fn an_object_used_outside_and_inside_keeps_its_data_and_lock() {
     static M: Mutex<u64> = Mutex::new(0);

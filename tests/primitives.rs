@@ -293,6 +293,78 @@ fn scoped_threads_borrow_and_are_joined() {
     });
 }
 
+/// Counts, in `done`, the threads of a chain `depth` deep spawned on `s` (each by the one
+/// before) as each ends, after a yield (a point where the scope's owner could run on).
+fn spawn_chain<'scope>(
+    s: &'scope thread::Scope<'scope, '_>,
+    depth: usize,
+    done: &'scope AtomicUsize,
+) {
+    s.spawn(move || {
+        if depth > 1 {
+            spawn_chain(s, depth - 1, done);
+        }
+        thread::yield_now();
+        done.fetch_add(1, Ordering::SeqCst);
+    });
+}
+
+/// A scope never returns before a thread spawned on it by a scoped thread has ended (std's
+/// scope joins every thread spawned in it, by whichever thread), 2 and 3 deep. The race
+/// detector is off: this checks the order itself, not the happens-before edge
+/// (`tests/data_races.rs` checks that).
+#[test]
+fn a_scope_waits_for_the_threads_its_scoped_threads_spawn() {
+    for depth in [2, 3] {
+        let report =
+            Config::new().ignore_env().seed(0xc0ffee).iterations(1000).race_detection(false).run(
+                || {
+                    let done = AtomicUsize::new(0);
+                    thread::scope(|s| spawn_chain(s, depth, &done));
+                    assert_eq!(done.load(Ordering::SeqCst), depth, "the scope returned early");
+                },
+            );
+        assert!(report.is_ok(), "depth {depth}:\n{}", report.failure().unwrap());
+        assert_eq!(report.executions, 1000);
+    }
+}
+
+/// A panic of the scope's closure leaves the scope only once every thread spawned on it, nested
+/// ones included, has ended (as std's: no scoped thread outlives the borrows of a caller that
+/// catches the panic), and goes on as the same panic.
+#[test]
+fn a_panicking_scope_joins_its_threads_before_the_panic_leaves_it() {
+    passes(500, || {
+        let done = AtomicUsize::new(0);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            thread::scope(|s| {
+                spawn_chain(s, 2, &done);
+                std::panic::panic_any(7u32);
+            })
+        }));
+        let payload = caught.expect_err("the closure's panic leaves the scope");
+        assert_eq!(payload.downcast_ref::<u32>(), Some(&7), "the same panic");
+        assert_eq!(done.load(Ordering::SeqCst), 2, "the panic left before the threads ended");
+    });
+}
+
+/// Uncaught, that panic fails the execution as the panic it is (the joins on its way out do
+/// not turn it into something else).
+#[test]
+fn an_uncaught_panic_in_a_scope_fails_as_a_panic() {
+    let report = Config::new().ignore_env().seed(0xc0ffee).iterations(100).run(|| {
+        let done = AtomicUsize::new(0);
+        thread::scope(|s| {
+            spawn_chain(s, 2, &done);
+            panic!("the scope's closure panics");
+        });
+    });
+    let f = report.failure().expect("the panic fails the first execution");
+    assert_eq!(f.kind, pctvb::FailureKind::Panic, "{f}");
+    assert_eq!(f.message, "the scope's closure panics", "{f}");
+    assert_eq!(f.execution, 0, "{f}");
+}
+
 /// A spawned thread's closure waits on its thread's own stack until the thread first runs.
 /// In passing executions every closure runs and its captures are dropped exactly once; when an
 /// execution fails before a thread started, that thread's closure is neither run nor dropped

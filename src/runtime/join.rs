@@ -8,6 +8,7 @@
 //! owns the thread table's growth and the joiners lists; starting, running and ending threads
 //! is `execution.rs`'s.
 
+use std::cell::RefCell;
 use std::panic::Location;
 
 use super::context::{with_current, with_execution};
@@ -100,12 +101,24 @@ fn own_thread<R>(target: ThreadId, generation: u64, f: impl FnOnce(&mut Thread) 
     })
 }
 
-/// Joins every thread of `threads` (a scope's end).
-pub(crate) fn join_all(threads: Vec<ThreadId>, location: &'static Location<'static>) {
+/// Joins every thread of `threads`, in order, including those pushed while it waits (a
+/// scope's end: a scoped thread may spawn more scoped threads, which the scope must join too,
+/// as std's does), then empties it. Reads the list afresh after each join and never holds its
+/// borrow across one: the threads that run meanwhile push to it.
+pub(crate) fn join_all(threads: &RefCell<Vec<ThreadId>>, location: &'static Location<'static>) {
     with_execution("thread::scope", |ex| {
-        for id in threads {
+        let mut next = 0;
+        // Joining in spawn order, the first ones before any later push, keeps the schedule of
+        // a scope without nested spawns what it was (replay tokens and regression files).
+        loop {
+            // A statement of its own: the borrow ends before the join lets other threads run.
+            let id = threads.borrow().get(next).copied();
+            let Some(id) = id else { break };
             ex.join(id, location);
+            next += 1;
         }
+        // Every thread of the list has finished, so none can push any more.
+        threads.borrow_mut().clear();
     })
 }
 

@@ -336,7 +336,7 @@ mod tests {
                 crate::runtime::spawn(body, None, here).0
             })
             .collect();
-        crate::runtime::join_all(threads, here);
+        crate::runtime::join_all(&std::cell::RefCell::new(threads), here);
     }
 
     /// The enabled threads of every decision of 200 random executions (fixed seeds) exclude
@@ -459,7 +459,7 @@ mod tests {
             };
             let (t1, _) = crate::runtime::spawn(one, None, here);
             let (t2, _) = crate::runtime::spawn(two, None, here);
-            crate::runtime::join_all(vec![t1, t2], here);
+            crate::runtime::join_all(&std::cell::RefCell::new(vec![t1, t2]), here);
         };
         let out = ex.run_one(&mut pool, 1, 0, &body, std::panic::Location::caller());
         assert!(out.failure.is_none(), "{:?}", out.failure);

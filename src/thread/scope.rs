@@ -1,15 +1,22 @@
 //! Scoped threads, as `std::thread::scope`: threads that may borrow from the caller's stack
 //! because the scope joins them all before it returns. Outside executions, std's scoped OS
 //! threads.
+//!
+//! "All" is every thread spawned on the scope, by the scope's closure or by a scoped thread,
+//! whenever: the scope's end joins until none is left unjoined, also when the closure panics
+//! (the panic goes on once they are joined, as std's). A panic that escapes a scoped thread
+//! fails the execution, as any thread's (see the module docs of `thread`).
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::panic::Location;
+use std::panic::{AssertUnwindSafe, Location};
 
 use super::{in_execution, spawn_named, JoinHandle, Thread, ThreadId};
 
 /// A scope to spawn scoped threads in; see [`scope`].
 pub struct Scope<'scope, 'env: 'scope> {
+    /// Inside executions: every thread spawned on the scope, in spawn order, by the scope's
+    /// closure or by scoped threads (which may push while the scope's end joins).
     spawned: RefCell<Vec<ThreadId>>,
     /// Outside executions: the `std::thread::Scope<'_, 'env>` this scope spawns in (set while
     /// `std::thread::scope` runs, which is all the time user code can reach this scope).
@@ -108,7 +115,8 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     }
 }
 
-/// Runs `f` with a scope; every thread spawned in it is joined before `scope` returns.
+/// Runs `f` with a scope; every thread spawned in it, by `f` or by a scoped thread, is joined
+/// before `scope` returns or, if `f` panics, before the panic leaves it.
 #[track_caller]
 pub fn scope<'env, F, T>(f: F) -> T
 where
@@ -127,8 +135,9 @@ where
             f(&scope)
         });
     }
-    let result = f(&scope);
-    let spawned = std::mem::take(&mut *scope.spawned.borrow_mut());
-    crate::runtime::join_all(spawned, location);
-    result
+    // As std's: a panic of `f` is caught, and resumed once the scope's threads are joined, so
+    // that no scoped thread runs after its borrows end, even when the caller catches it.
+    let result = std::panic::catch_unwind(AssertUnwindSafe(|| f(&scope)));
+    crate::runtime::join_all(&scope.spawned, location);
+    result.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
 }
