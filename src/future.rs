@@ -12,6 +12,11 @@
 //! point stands in for the wake, which loses no interleaving of pctvb's operations: between
 //! the two the waker changes nothing pctvb models (guide section 13; `tests/future.rs`).
 //!
+//! A task's completion happens before whatever takes or sees its output through its
+//! [`JoinHandle`] (an await that returns it, `join`, `is_finished` returning true), for the
+//! race detector too, also when the task finished before the handle was first polled (no
+//! wake then).
+//!
 //! A task that waits for a wake-up while no thread can run is reported like a deadlock, and
 //! as a **lost wake-up** when no one holds its waker any more (the future dropped it, or
 //! stored it where it is overwritten), naming the task, where it was spawned and where its
@@ -189,10 +194,26 @@ impl<T> JoinHandle<T> {
         slot.value.take().expect("pctvb: the task's output was already taken")
     }
 
-    /// Whether the task has finished.
+    /// Whether the task has finished. When it has, the task's accesses happen before the
+    /// caller's next ones, as after an await of the handle.
     pub fn is_finished(&self) -> bool {
-        let slot = lock(&self.shared);
-        slot.value.is_some() || slot.failed || slot.taken
+        let finished = {
+            let slot = lock(&self.shared);
+            slot.value.is_some() || slot.failed || slot.taken
+        };
+        if finished {
+            self.output_seen();
+        }
+        finished
+    }
+
+    /// The caller saw the task's output in the shared slot: it acquires the task's completion
+    /// (the slot's std mutex orders them on real hardware, but the race detector does not
+    /// see it; the waker's edge exists only when the task finished after the first poll).
+    fn output_seen(&self) {
+        if let Some((task, generation)) = self.thread.logical() {
+            crate::runtime::task_output_seen(task, generation);
+        }
     }
 
     /// The id of the logical thread (or, outside executions, the OS thread) running the task.
@@ -208,6 +229,8 @@ impl<T> Future for JoinHandle<T> {
         let mut slot = lock(&self.shared);
         if let Some(value) = slot.value.take() {
             slot.taken = true;
+            drop(slot);
+            self.output_seen();
             return Poll::Ready(value);
         }
         assert!(!slot.taken, "pctvb: a future::JoinHandle was polled after it completed");
@@ -237,6 +260,8 @@ where
     let body = move || {
         let completion = completion;
         let value = block_on_at(future, location);
+        // Before the output is published: whoever takes or sees it acquires this.
+        crate::runtime::complete_task();
         lock(&completion.0).value = Some(value);
         drop(completion);
     };

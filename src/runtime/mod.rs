@@ -93,8 +93,8 @@ pub(crate) use state::FakePending;
 pub(crate) use state::{describe_object, FailureCause, Pending, WaitOn};
 pub use state::{Step, ThreadInfo, Value};
 pub(crate) use task::{
-    enter_block_on, leave_block_on, mark_task, poll_point, wait_for_wake, wake as wake_task,
-    BlockOn,
+    complete as complete_task, enter_block_on, leave_block_on, mark_task,
+    output_seen as task_output_seen, poll_point, wait_for_wake, wake as wake_task, BlockOn,
 };
 pub(crate) use time::{real_now, sleep, Base as ClockBase, UNCONTROLLED_TIME};
 pub(crate) use watchdog::before_spawn as watchdog_before_spawn;

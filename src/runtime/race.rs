@@ -24,6 +24,9 @@
 //! - channel: each message carries its sender's clock to its receiver; on a rendezvous
 //!   channel, a receipt also releases to the blocking sends that complete after it;
 //! - park: `unpark` releases to the `park` that consumes the token;
+//! - tasks: a task's completion (`future::spawn`'s body returning its output) releases to
+//!   whoever takes or sees the output through the task's `JoinHandle` (an await that returns
+//!   it, `is_finished`), also when the task finished before the handle was first polled;
 //! - atomics, by the `Ordering` the code passes: a Release/AcqRel/SeqCst store puts the
 //!   thread's clock on the atomic, an Acquire/AcqRel/SeqCst load joins it; a Relaxed store
 //!   puts the clock of the thread's latest release fence (none: nothing), which also ends the
@@ -168,6 +171,10 @@ pub(super) struct Races {
     pending_acquire: Vec<VClock>,
     /// Each thread's clocks released to it by `unpark`.
     unparked: Vec<VClock>,
+    /// Each task's clock when it completed (`future::spawn`'s body returned its output),
+    /// acquired by whoever takes or sees that output ([`Races::acquire_completion`]). Grown
+    /// only by tasks that complete while clocks are kept.
+    completed: Vec<VClock>,
     /// The clocks of all SeqCst fences so far.
     sc_fences: VClock,
     /// Per object id.
@@ -277,6 +284,9 @@ impl Races {
             self.unparked.resize_with(t + 1, VClock::default);
         }
         self.unparked[t].clear();
+        if let Some(c) = self.completed.get_mut(t) {
+            c.clear();
+        }
     }
 
     /// The index of `object`'s slot, reset if this execution did not use it yet. Inlined for
@@ -503,6 +513,35 @@ impl Races {
             let released = std::mem::take(&mut self.unparked[t]);
             self.threads[t].join(&released);
             self.unparked[t] = released;
+        }
+    }
+
+    /// Task `t` completed: its output is about to be published to its `JoinHandle`, so it
+    /// releases its clock to whoever takes or sees that output, then starts a new epoch (what
+    /// it does after, its thread-locals' destructors, is not covered).
+    pub(super) fn complete(&mut self, t: ThreadId) {
+        if !self.tracking {
+            return;
+        }
+        let t = t.index();
+        if self.completed.len() <= t {
+            self.completed.resize_with(t + 1, VClock::default);
+        }
+        let clock = std::mem::take(&mut self.threads[t]);
+        self.completed[t].join(&clock);
+        self.threads[t] = clock;
+        self.threads[t].tick(t);
+    }
+
+    /// `t` took or saw the output of the completed task `task` (an await of its handle that
+    /// returned it, `is_finished`): `t` acquires the task's clock at its completion, as a
+    /// join acquires a thread's end, whichever way the output reached `t`.
+    pub(super) fn acquire_completion(&mut self, t: ThreadId, task: ThreadId) {
+        if !self.tracking {
+            return;
+        }
+        if let Some(released) = self.completed.get(task.index()) {
+            self.threads[t.index()].join(released);
         }
     }
 

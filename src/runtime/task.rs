@@ -9,7 +9,9 @@
 //! A task *is* a logical thread: `future::spawn` spawns one that runs `block_on`, so the
 //! strategies, replay and minimization treat tasks as threads. Inside executions only: outside,
 //! `future` polls on an OS thread and its wakers unpark that OS thread (the facade's job).
-//! This file owns the threads' wake tokens and their waker probes; nothing else.
+//! This file owns the threads' wake tokens and their waker probes, and the happens-before
+//! edge from a task's completion to whoever takes its output (`complete`, `output_seen`);
+//! nothing else.
 
 use std::any::Any;
 use std::panic::Location;
@@ -90,6 +92,37 @@ pub(crate) fn leave_block_on(call: BlockOn) {
 pub(crate) fn mark_task(id: ThreadId) {
     with_execution("future::spawn", |ex| {
         ex.with_state(|st| st.threads[id.index()].task.is_task = true);
+    })
+}
+
+/// The calling task (the body of `future::spawn`) completed: its output is about to go to its
+/// `JoinHandle`. Its accesses so far happen before whatever takes or sees the output there
+/// ([`output_seen`]): the handle's shared slot is a std mutex the detector does not see.
+/// Not a scheduling point. Nothing outside executions.
+pub(crate) fn complete() {
+    with_current(|ex| {
+        if let Some(ex) = ex {
+            ex.with_state(|st| {
+                let me = st.current;
+                st.races.complete(me);
+            });
+        }
+    })
+}
+
+/// The calling thread took or saw the output of task `task` of execution `generation` through
+/// its `JoinHandle` (an await that returned it, `is_finished`): it acquires the task's clock
+/// at [`complete`], whether the task finished before the handle was polled (no wake, so no
+/// `unpark` edge) or after. Not a scheduling point. Nothing outside that execution.
+pub(crate) fn output_seen(task: ThreadId, generation: u64) {
+    with_current(|ex| {
+        let Some(ex) = ex else { return };
+        ex.with_state(|st| {
+            if st.gen == generation && task.index() < st.threads.len() {
+                let me = st.current;
+                st.races.acquire_completion(me, task);
+            }
+        });
     })
 }
 

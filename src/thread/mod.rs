@@ -237,6 +237,15 @@ impl<T> JoinHandle<T> {
         &self.thread
     }
 
+    /// A logical thread's id and its execution's generation (for `future::JoinHandle`, whose
+    /// awaits acquire the task's completion); `None` for an OS thread.
+    pub(crate) fn logical(&self) -> Option<(ThreadId, u64)> {
+        match &self.inner {
+            Joined::Logical(logical) => Some((logical.id, logical.generation)),
+            Joined::Os(_) => None,
+        }
+    }
+
     /// Whether the thread has finished.
     pub fn is_finished(&self) -> bool {
         match &self.inner {
