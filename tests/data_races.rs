@@ -486,3 +486,49 @@ fn combined_strategy_finds_a_missing_lock_race() {
     let f = report.failure().expect("found");
     assert_eq!(f.kind, FailureKind::DataRace, "{f}");
 }
+
+/// A data race is between two threads: its bug shape counts both (it counted only the thread
+/// of the second access: "t=1 thread" without preemptions), and the body that spawned the
+/// second while the first existed, as the guarantees count it. Fixed seeds 1..=5; every
+/// execution races.
+#[test]
+fn a_data_races_shape_counts_both_racing_threads() {
+    for seed in 1..=5 {
+        // The body and the thread it spawned: t=2.
+        let report = config(seed).iterations(100).run(|| {
+            let shared = Arc::new(Data::default());
+            let s = shared.clone();
+            let t = thread::spawn(move || s.write(1));
+            shared.write(2);
+            t.join().unwrap();
+        });
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        let shape = f.shape.expect("measured");
+        assert_eq!((shape.threads, shape.spawners), (2, 0), "{f}");
+        assert!(f.to_string().contains("among t=2 threads;"), "{f}");
+
+        // Two spawned threads: t=3, counting the body.
+        let report = config(seed).iterations(100).run(|| {
+            let shared = Arc::new(Data::default());
+            let writers: Vec<_> = (1..=2)
+                .map(|v| {
+                    let s = shared.clone();
+                    thread::spawn(move || s.write(v))
+                })
+                .collect();
+            for w in writers {
+                w.join().unwrap();
+            }
+        });
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        let shape = f.shape.expect("measured");
+        // The body counts as the spawner, or as preempted when minimization leaves it a
+        // preemption (after its first spawn: then it counts, with the two writers).
+        assert_eq!(shape.threads, 3, "{f}");
+        if shape.preemptions == 0 {
+            assert_eq!(shape.spawners, 1, "{f}");
+        }
+    }
+}

@@ -290,6 +290,22 @@ mod owner {
     }
 }
 
+/// A lost update of a `static mut` (reached by name: the pass makes it a pointer access).
+#[pctvb::instrument(force)]
+#[allow(static_mut_refs)]
+mod lost_update {
+    use std::thread;
+
+    static mut COUNT: u64 = 0;
+
+    pub fn two_adders() {
+        let adders: Vec<_> = (0..2).map(|_| thread::spawn(|| unsafe { COUNT += 1 })).collect();
+        for a in adders {
+            a.join().unwrap();
+        }
+    }
+}
+
 use std::sync::atomic::Ordering;
 
 const NO_RACE_RUNS: u64 = 2000;
@@ -518,4 +534,24 @@ fn a_race_before_a_threads_first_scheduling_point_names_no_step_of_another_threa
     assert_eq!(f.kind, FailureKind::DataRace, "{f}");
     assert!(f.message.contains("(before its first scheduling point)"), "{f}");
     assert!(!f.message.contains("(step 0)"), "{f}");
+}
+
+#[test]
+fn a_static_mut_lost_updates_shape_counts_both_racing_threads() {
+    // The race is between the two adders: t=3 with the body, counted as the spawner of the
+    // second while the first existed, or as preempted if minimization leaves a preemption
+    // (it said "t=1 thread" without preemptions: only the second access's thread). Fixed
+    // seeds 1..=5.
+    for seed in 1..=5 {
+        let report = run(seed, 200, lost_update::two_adders);
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        let shape = f.shape.expect("measured");
+        assert_eq!(shape.threads, 3, "{f}");
+        if shape.preemptions == 0 {
+            assert_eq!(shape.spawners, 1, "{f}");
+            let text = f.to_string();
+            assert!(text.contains("among t=3 threads (counting the one that spawned"), "{text}");
+        }
+    }
 }

@@ -24,7 +24,7 @@ pub use crate::vars::{VarInfo, VarKind, VarProfile};
 
 use crate::error::Error;
 use crate::guarantee::{BoundFactors, GuaranteeStatement};
-use crate::runtime::FailureCause;
+use crate::runtime::{FailureCause, ThreadId};
 
 /// What kind of bug ended a run. Reasons a run could not test (an invalid configuration or
 /// token, a replay that diverged, an internal error) are not failures but an [`Error`].
@@ -477,6 +477,16 @@ pub(crate) fn explain(
         FailureCause::Strategy { .. } | FailureCause::Internal { .. } => unreachable!(
             "the runner reports a strategy or internal error as an Error, never as a Failure"
         ),
+    }
+}
+
+/// The threads of a data race's two accesses, for the bug's shape ([`measure_shape`]): the
+/// race is between them (the failing thread [`explain`] names is only the second's); `None`
+/// for any other cause.
+pub(crate) fn racing_threads(cause: &FailureCause) -> Option<[ThreadId; 2]> {
+    match cause {
+        FailureCause::DataRace { first, second, .. } => Some([first.thread.id, second.thread.id]),
+        _ => None,
     }
 }
 

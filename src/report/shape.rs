@@ -29,9 +29,9 @@ pub struct BugShape {
     pub variables: usize,
     /// Distinct threads involved (t): those preempted or preempting; with no preemption, the
     /// failing thread and the threads whose writes it read, or, for a deadlock, the threads
-    /// blocked at the end on an object (every blocked one if none is); and, with either, each thread
-    /// that spawned one of them while another of them existed (counted in
-    /// [`BugShape::spawners`] too).
+    /// blocked at the end on an object (every blocked one if none is); for a data race, also
+    /// both racing threads; and, with either, each thread that spawned one of them while
+    /// another of them existed (counted in [`BugShape::spawners`] too).
     pub threads: usize,
     /// Of [`BugShape::threads`], how many are counted because they spawned one of the bug's
     /// threads while another of them existed (typically the test body's thread).
@@ -71,14 +71,16 @@ impl fmt::Display for BugShape {
     }
 }
 
-/// Measures `trace`; `var_of` gives an object's variable, `failing` the thread that failed.
-/// Linear in the trace: threads, objects and variables are dense ids, so the sets and maps
-/// are vectors indexed by them.
+/// Measures `trace`; `var_of` gives an object's variable, `failing` the thread that failed,
+/// `race` the threads of a data race's two accesses ([`super::racing_threads`]). Linear in the
+/// trace: threads, objects and variables are dense ids, so the sets and maps are vectors
+/// indexed by them.
 pub(crate) fn measure(
     trace: &[Step],
     waits_on: &[WaitOn],
     var_of: impl Fn(ObjectId) -> VarId,
     failing: Option<ThreadId>,
+    race: Option<[ThreadId; 2]>,
 ) -> BugShape {
     let mut variables = DenseSet::default();
     let mut threads = DenseSet::default();
@@ -161,6 +163,12 @@ pub(crate) fn measure(
         }
     }
     let mut involved = if threads.len == 0 { read_from } else { threads };
+    // A data race is between its two accesses' threads whatever the schedule: both are part
+    // of the bug, with or without preemptions (`failing` is only the second one's thread, and
+    // a preemption elsewhere need not involve either).
+    for t in race.into_iter().flatten() {
+        involved.insert(t.index());
+    }
     let waits = waited_for(trace, waits_on);
     let (mut spawners, mut waited) = (0, 0);
     loop {

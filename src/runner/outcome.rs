@@ -154,6 +154,7 @@ impl Config {
                 &captured.waits_on,
                 |o| captured.objects[o.index()].2,
                 thread.as_ref().map(|t| t.id),
+                report::racing_threads(&found.cause),
             )
         });
         let trace_file = if self.trace_files && report::is_long(&schedule) {
