@@ -247,6 +247,82 @@ mod overlap {
     }
 }
 
+/// `&raw mut`/`&raw const` take an address and access nothing, like `ptr::addr_of!`.
+/// Written in `unsafe` blocks, as code for older compilers is (where a dereference in unsafe
+/// code is a site).
+#[pctvb::instrument(force)]
+#[allow(static_mut_refs, unused_unsafe)]
+mod raw_addr {
+    use std::sync::Mutex;
+    use std::thread;
+
+    /// Two fields of one heap struct.
+    pub struct Node {
+        pub a: u64,
+        pub b: u64,
+    }
+
+    /// A raw pointer that may cross threads.
+    #[derive(Clone, Copy)]
+    pub struct NP(pub *mut Node);
+    // SAFETY: the threads' accesses are what the tests look at.
+    unsafe impl Send for NP {}
+
+    pub static mut COUNTER: u64 = 0;
+    static LOCK: Mutex<()> = Mutex::new(());
+
+    /// One thread writes `(*p).b`; the other takes its address with `&raw mut`, and
+    /// `addr_of!`, and that of the whole node with `&raw const *p`: no access, no race.
+    pub fn field_addresses() {
+        let p = NP(Box::into_raw(Box::new(Node { a: 0, b: 0 })));
+        let w = thread::spawn(move || {
+            let q = p;
+            unsafe { (*q.0).b = 1 }
+        });
+        let r = thread::spawn(move || {
+            let q = p;
+            let b = unsafe { &raw mut (*q.0).b };
+            let node = unsafe { &raw const *q.0 };
+            let macro_b = unsafe { std::ptr::addr_of!((*q.0).b) };
+            assert_eq!(b as usize, macro_b as usize);
+            assert!(node as usize <= b as usize);
+        });
+        w.join().unwrap();
+        r.join().unwrap();
+        let n = unsafe { Box::from_raw(p.0) };
+        assert_eq!(n.a + n.b, 1);
+    }
+
+    /// One thread increments a `static mut` under a lock; the other takes its address without
+    /// the lock (no access).
+    pub fn static_address() {
+        let w = thread::spawn(|| {
+            let _g = LOCK.lock().unwrap();
+            unsafe { COUNTER += 1 }
+        });
+        let r = thread::spawn(|| unsafe { &raw const COUNTER } as usize);
+        w.join().unwrap();
+        assert_ne!(r.join().unwrap(), 0);
+    }
+
+    /// As `field_addresses`, but the address is then read through: a race.
+    pub fn read_through_the_address() {
+        let p = NP(Box::into_raw(Box::new(Node { a: 0, b: 0 })));
+        let w = thread::spawn(move || {
+            let q = p;
+            unsafe { (*q.0).b = 1 }
+        });
+        let r = thread::spawn(move || {
+            let q = p;
+            let b = unsafe { &raw const (*q.0).b };
+            unsafe { *b }
+        });
+        w.join().unwrap();
+        let _ = r.join().unwrap();
+        drop(unsafe { Box::from_raw(p.0) });
+    }
+}
+
 /// A value that owns heap memory behind a raw pointer and reads it in its destructor.
 #[pctvb::instrument(force)]
 mod owner {
@@ -429,6 +505,32 @@ fn try_lock_with_its_swap_has_no_race_without_a_session() {
 fn try_lock_with_a_split_swap_passes_with_the_detector_off() {
     let report = config(3).race_detection(false).iterations(300).run(|| contend(true));
     assert!(report.failure().is_none(), "{}", report.summary());
+}
+
+#[test]
+fn raw_addresses_of_fields_and_pointees_are_no_accesses() {
+    for seed in 1..=3 {
+        let report = run(seed, NO_RACE_RUNS, raw_addr::field_addresses);
+        assert_no_race(&report);
+    }
+}
+
+#[test]
+fn a_raw_address_of_a_static_mut_is_no_access() {
+    for seed in 1..=3 {
+        let report = run(seed, NO_RACE_RUNS, raw_addr::static_address);
+        assert_no_race(&report);
+    }
+}
+
+#[test]
+fn a_read_through_a_raw_address_still_races() {
+    for seed in 1..=5 {
+        let report = run(seed, 1000, raw_addr::read_through_the_address);
+        assert_race(&report, &format!("seed {seed}"));
+        let f = report.failure().unwrap();
+        assert!(f.message.contains("read it at"), "{f}");
+    }
 }
 
 /// The test body's `u64`, freed when the execution ends.

@@ -12,6 +12,10 @@
 //! - a heap allocation `Box::new`, `Arc::new`, `Rc::new` (an allocation site, hooked so the
 //!   run time learns the address range of the variable it creates).
 //!
+//! Taking an address accesses nothing: the place of `&raw const place` / `&raw mut place` (a
+//! dereference or a `static mut`, through fields and indices) is no site, as the argument of
+//! `ptr::addr_of!` is not; the pointer and indices that compute it are visited as usual.
+//!
 //! Each site is wrapped in a marker macro call `__pctvb_site!(id, expr)` that the alias pass
 //! reads and the hook pass replaces, so both agree on ids whatever order they walk in. Method
 //! names are matched without types: a `get` on a `Vec` is a candidate too; the alias pass then
@@ -450,6 +454,31 @@ impl Numberer {
     }
 }
 
+impl Numberer {
+    /// The place of `&raw const place` / `&raw mut place`: taking its address reads and writes
+    /// nothing, so the dereference or `static mut` it names (through field and index
+    /// projections and parentheses) is not marked; the pointer it dereferences and its indices
+    /// are evaluated, and their own sites are.
+    fn visit_raw_place(&mut self, e: &mut Expr) {
+        match e {
+            Expr::Field(f) => self.visit_raw_place(&mut f.base),
+            Expr::Paren(p) => self.visit_raw_place(&mut p.expr),
+            Expr::Index(i) => {
+                self.visit_raw_place(&mut i.expr);
+                self.visit_expr_mut(&mut i.index);
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                self.visit_expr_mut(&mut u.expr)
+            }
+            Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path.segments.len() == 1
+                    && self.static_muts.contains(&p.path.segments[0].ident.to_string()) => {}
+            _ => self.visit_expr_mut(e),
+        }
+    }
+}
+
 impl VisitMut for Numberer {
     /// A function: the body of an `unsafe fn` is unsafe code throughout (its dereferences are
     /// sites), and that of a `const fn` is a const context, where no hook can be called.
@@ -533,6 +562,12 @@ impl VisitMut for Numberer {
             self.unsafe_depth += 1;
             visit_mut::visit_expr_mut(self, e);
             self.unsafe_depth -= 1;
+            return;
+        }
+        if let Expr::RawAddr(r) = e {
+            // `&raw const place` / `&raw mut place` computes an address and accesses no
+            // memory, like `ptr::addr_of!(place)`: the place is no site, only what computes it.
+            self.visit_raw_place(&mut r.expr);
             return;
         }
         visit_mut::visit_expr_mut(self, e);
@@ -689,6 +724,36 @@ mod tests {
                 "Deref(w):ptr::write(p , Node::default())",
                 "Atomic:s.n.fetch_add",
             ],
+            "{labels:?}"
+        );
+    }
+
+    /// `&raw const`/`&raw mut` of a dereference or a `static mut` (through projections) is no
+    /// site, as `addr_of!` is not; what computes the pointer and the indices still is.
+    #[test]
+    fn raw_addresses_are_not_accesses() {
+        let found = sites(quote! {
+            mod m {
+                static mut COUNTER: u64 = 0;
+                fn f(p: *mut Node, s: &S, i: usize) {
+                    unsafe {
+                        let _a = &raw mut (*p).b;
+                        let _b = &raw const *p;
+                        let _c = &raw const COUNTER;
+                        let _d = &raw const (*s.head.load(Ordering::SeqCst)).next[i];
+                        let _e = &raw const (*p).items[*p.add(i)];
+                        (*p).b = 1;
+                    }
+                }
+            }
+        });
+        let labels: Vec<_> = found
+            .iter()
+            .map(|(k, w, l)| format!("{}{}:{l}", k.name(), if *w { "(w)" } else { "" }))
+            .collect();
+        assert_eq!(
+            labels,
+            vec!["Atomic:s.head.load", "Deref:*p.add(i)", "Deref(w):*p"],
             "{labels:?}"
         );
     }
