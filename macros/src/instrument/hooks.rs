@@ -8,8 +8,13 @@
 //!   that contains the access (evaluating `&place` early changes nothing and moves nothing);
 //!   closure bodies, match arms and guards, and `while` conditions count as statements (a
 //!   `while let` condition cannot be wrapped: its probes go before the loop);
-//! - otherwise around the receiver or pointer value (`(match &(recv) { r => { hook; r } })`,
-//!   `*{ let p = ptr; hook; p }`);
+//! - otherwise around the receiver or pointer value, evaluated once: a receiver that is a value
+//!   (a temporary: `m.lock().unwrap()`, `tx.unwrap()`) is moved through a binding,
+//!   `(match recv { r => { hook(&r); r } })`, so a `&mut self` or `self` method still gets it;
+//!   a place through dereferences of plain places (`(*p).items`) is probed before the
+//!   statement, as a plain place is; any other place (`self.slots[i + 1]`) is borrowed,
+//!   `(match &(recv) { r => { hook(r); r } })`, since moving would move out of the place; a
+//!   pointer is `*{ let p = ptr; hook; p }`;
 //! - allocation sites: `__rt::alloc(&ARMED[id], &MODULE, id, Box::new(..))`, which records the
 //!   new variable's address range when armed.
 
@@ -139,6 +144,45 @@ fn simple_place(e: &Expr) -> bool {
     }
 }
 
+/// A place reached through at least one dereference of a place made of paths, fields,
+/// dereferences and indexing by a literal or a path (`(*p).items`, `*self.head`, `(**pp)[0]`):
+/// it can be borrowed again without side effects or moves.
+fn deref_place(e: &Expr) -> bool {
+    fn place(e: &Expr, deref: &mut bool) -> bool {
+        match e {
+            Expr::Path(_) => true,
+            Expr::Field(f) => place(&f.base, deref),
+            Expr::Paren(p) => place(&p.expr, deref),
+            Expr::Index(i) => {
+                place(&i.expr, deref) && matches!(&*i.index, Expr::Path(_) | Expr::Lit(_))
+            }
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                *deref = true;
+                place(&u.expr, deref)
+            }
+            _ => false,
+        }
+    }
+    let mut deref = false;
+    place(e, &mut deref) && deref
+}
+
+/// Whether `e` is a value expression (a call, a method call, a block, a literal, ...), whose
+/// result is a temporary that can be moved without moving out of a place. Paths, fields,
+/// indexing and dereferences are places; macro calls may expand to either, and count as
+/// places.
+fn value_expr(e: &Expr) -> bool {
+    match e {
+        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) | Expr::Macro(_) | Expr::Verbatim(_) => {
+            false
+        }
+        Expr::Unary(u) => !matches!(u.op, syn::UnOp::Deref(_)),
+        Expr::Paren(p) => value_expr(&p.expr),
+        Expr::Group(g) => value_expr(&g.expr),
+        _ => true,
+    }
+}
+
 impl Hooker<'_> {
     /// Whether site `id` gets hook code (see [`emits_hook`]).
     fn needs_hook(&self, id: usize) -> bool {
@@ -196,13 +240,32 @@ impl Hooker<'_> {
             }
             (_, Expr::MethodCall(mut mc)) => {
                 let recv = (*mc.receiver).clone();
-                if simple_place(&recv) {
+                if deref_place(&recv) && !self.frames.is_empty() {
+                    // `(*p).items`: borrowed again in the probe before the statement (unsafe
+                    // code already dereferences `p` there), so the method borrows the place
+                    // itself, mutably if it needs to.
+                    let place = quote!({
+                        #[allow(unused_unsafe)]
+                        unsafe {
+                            &(#recv)
+                        }
+                    });
+                    let probe = self.probe(id, place);
+                    let _placed = self.defer(probe);
+                } else if simple_place(&recv) {
                     let probe = self.probe(id, quote!(&(#recv)));
                     if let Some(probe) = self.defer(probe) {
                         *mc.receiver = syn::parse_quote_spanned! {span=>
                             { #probe #recv }
                         };
                     }
+                } else if value_expr(&recv) {
+                    // A temporary (`m.lock().unwrap()`, `tx.unwrap()`): moved into the binding
+                    // and out again, so the method still gets its value, or a `&mut` of it.
+                    let probe = self.probe(id, quote!(&__pctvb_r));
+                    *mc.receiver = syn::parse_quote_spanned! {span=>
+                        (match #recv { __pctvb_r => { #probe __pctvb_r } })
+                    };
                 } else {
                     let probe = self.probe(id, quote!(__pctvb_r));
                     *mc.receiver = syn::parse_quote_spanned! {span=>

@@ -451,6 +451,34 @@ mod tests {
         assert!(out.contains("let__pctvb_frame=::pctvb::instrument::__rt::Frame::enter"), "{out}");
     }
 
+    /// A temporary receiver is moved through the probe's binding (its method may take `self`
+    /// or `&mut self`), a place behind a computed pointer is borrowed, and a field behind a
+    /// plain pointer is probed before the statement and left as written.
+    #[test]
+    fn receivers_keep_their_value_category() {
+        let out = norm(
+            expand(
+                quote!(force),
+                quote! {
+                    mod m {
+                        pub fn f(m: &Mutex<Option<u32>>, p: *mut S, q: fn() -> *mut S) {
+                            m.lock().unwrap().replace(7);
+                            unsafe {
+                                (*p).items.swap(0, 1);
+                                (*q()).v.load(Ordering::SeqCst);
+                            }
+                        }
+                    }
+                },
+            )
+            .unwrap(),
+        );
+        assert!(out.contains("(matchm.lock().unwrap(){__pctvb_r=>"), "{out}");
+        assert!(out.contains("(*p).items.swap(0,1);"), "{out}");
+        assert!(out.contains("unsafe{&((*p).items)}"), "{out}");
+        assert!(out.contains("(match&((*{let__pctvb_p=q();"), "{out}");
+    }
+
     /// A site that may access no variable gets no hook.
     #[test]
     fn sites_without_variables_get_no_hook() {
