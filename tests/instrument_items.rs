@@ -1,5 +1,5 @@
-//! `#[pctvb::instrument]` on an impl block and on a function (not only modules): the table
-//! module is generated next to the item, fields declared outside the item make their sites
+//! `#[pctvb::instrument]` on an impl block and on a function (not only modules), also on a
+//! function declared in a function body: the table module is generated next to the item, fields declared outside the item make their sites
 //! may-access-anything, and flows through locals, clones, closures and `thread::spawn` inside
 //! a function are followed.
 
@@ -95,4 +95,38 @@ fn both_run_under_pctvb_with_the_soundness_check() {
         assert!(mine ^ theirs, "exactly one withdrawal succeeds");
     });
     assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+}
+
+/// A function declared inside a function body: its table module is an item of the same block,
+/// and its hooks reach it. Two threads write through one raw pointer: the race is found, named
+/// at the inner function's lines.
+#[test]
+fn a_function_declared_in_a_function_body_is_instrumented() {
+    #[derive(Clone, Copy)]
+    struct P(*mut u64);
+    // SAFETY: the threads' accesses are what the test looks at.
+    unsafe impl Send for P {}
+
+    #[pctvb::instrument(force)]
+    fn bump_twice(p: P) {
+        use std::thread;
+        let t = thread::spawn(move || {
+            let q = p;
+            unsafe { *q.0 += 1 };
+        });
+        let q = p;
+        unsafe { *q.0 += 1 };
+        t.join().unwrap();
+    }
+
+    let sites = sites_of("::bump_twice");
+    assert!(sites.iter().any(|s| s.label == "*q.0" && s.write), "{sites:?}");
+    let report = pctvb::Config::new().ignore_env().iterations(1000).seed(1).run(|| {
+        let p = P(Box::into_raw(Box::new(0u64)));
+        bump_twice(p);
+        drop(unsafe { Box::from_raw(p.0) });
+    });
+    let f = report.failure().expect("the race of the two writes");
+    assert_eq!(f.kind, pctvb::FailureKind::DataRace, "{f}");
+    assert!(f.message.contains("tests/instrument_items.rs:"), "{f}");
 }

@@ -139,8 +139,54 @@ fn reject_nested(item: &Item) -> syn::Result<()> {
     }
 }
 
+/// The attribute on a method or an associated function (a function with a `self` receiver,
+/// or whose signature or body names `Self` outside items nested in it): an error at the
+/// attribute. The table module the attribute emits beside a function cannot be an item of an
+/// impl or a trait; the impl block takes the attribute instead. An associated function that
+/// names neither `self` nor `Self` cannot be told from a free function: rustc then reports
+/// "module is not supported in traits or impls" at the attribute.
+fn reject_method(f: &syn::ItemFn) -> syn::Result<()> {
+    struct FindSelf(bool);
+    impl<'ast> syn::visit::Visit<'ast> for FindSelf {
+        /// Items nested in the body have a `Self` of their own.
+        fn visit_item(&mut self, _: &'ast Item) {}
+        fn visit_path_segment(&mut self, s: &'ast syn::PathSegment) {
+            self.0 |= s.ident == "Self";
+            syn::visit::visit_path_segment(self, s);
+        }
+        /// Macro arguments are not parsed: any `Self` token among them.
+        fn visit_macro(&mut self, m: &'ast syn::Macro) {
+            fn has_self(tokens: TokenStream) -> bool {
+                tokens.into_iter().any(|t| match t {
+                    proc_macro2::TokenTree::Ident(i) => i == "Self",
+                    proc_macro2::TokenTree::Group(g) => has_self(g.stream()),
+                    _ => false,
+                })
+            }
+            self.0 |= has_self(m.tokens.clone());
+            syn::visit::visit_macro(self, m);
+        }
+    }
+    let mut find = FindSelf(false);
+    syn::visit::Visit::visit_signature(&mut find, &f.sig);
+    syn::visit::Visit::visit_block(&mut find, &f.block);
+    if f.sig.receiver().is_some() || find.0 {
+        return Err(syn::Error::new(
+            Span::call_site(),
+            format!(
+                "pctvb::instrument cannot go on a method or an associated function (`{}`): put \
+                 #[pctvb::instrument] on the impl block or trait impl, or on a module-level \
+                 item",
+                f.sig.ident
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The attribute's expansion: checks the arguments and the item (a module with inline
-/// contents, an impl block or a function, without nested instrument attributes), splices the
+/// contents, an impl block or a function that is no method, without nested instrument
+/// attributes), splices the
 /// included files, and emits the instrumented copy, next to the original under
 /// `cfg(not(pctvb))` unless `force`.
 pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<TokenStream> {
@@ -162,6 +208,13 @@ pub(crate) fn expand(args: TokenStream, input: TokenStream) -> syn::Result<Token
                 other,
                 "pctvb::instrument applies to a module, an impl block or a function",
             ))
+        }
+    }
+    if let Item::Fn(f) = &original {
+        if let Err(e) = reject_method(f) {
+            // The method as written too, so its callers get no second error.
+            let e = e.to_compile_error();
+            return Ok(quote!(#e #input));
         }
     }
     reject_nested(&original)?;
@@ -200,8 +253,13 @@ pub(crate) fn instrument(mut item: Item) -> syn::Result<TokenStream> {
         let table_name = table_name.clone();
         move |depth: usize| -> TokenStream {
             // The table module is a child of the annotated module (depth 1) or a sibling of the
-            // annotated fn/impl (depth 0).
+            // annotated fn/impl (depth 0). A sibling is named without `self::`: a function
+            // declared in a function body has its table in that body's block, which `self::`
+            // (the enclosing module) does not reach.
             let ups = if inside { depth.saturating_sub(1) } else { depth };
+            if !inside && ups == 0 {
+                return quote!(#table_name);
+            }
             let supers = (0..ups).map(|_| quote!(super::));
             quote!(self:: #(#supers)* #table_name)
         }
@@ -407,6 +465,53 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("contents inline"), "{e}");
+    }
+
+    /// A function with a `self` receiver, or naming `Self` outside items nested in it, is a
+    /// method or associated function: an error at the attribute. A `Self` of a nested item is
+    /// not.
+    #[test]
+    fn methods_and_associated_functions_are_errors() {
+        for method in [
+            quote!(
+                fn get(&self) -> u32 {
+                    self.0
+                }
+            ),
+            quote!(
+                fn new() -> Self {
+                    S(0)
+                }
+            ),
+            quote!(
+                fn zero() -> u32 {
+                    Self::ZERO
+                }
+            ),
+            quote!(
+                fn make() -> u32 {
+                    vec![Self::ZERO].len() as u32
+                }
+            ),
+        ] {
+            // The error, and the method as written (its callers get no second error).
+            let e = expand(TokenStream::new(), method.clone()).unwrap().to_string();
+            assert!(e.starts_with(":: core :: compile_error !"), "{e}");
+            assert!(e.contains("cannot go on a method or an associated function"), "{e}");
+            assert!(e.contains("on the impl block"), "{e}");
+            assert!(e.ends_with(&method.to_string()), "{e}");
+        }
+        let free = quote! {
+            fn f() -> u32 {
+                struct X;
+                impl X {
+                    fn new() -> Self { X }
+                }
+                let _ = X::new();
+                0
+            }
+        };
+        expand(TokenStream::new(), free).unwrap();
     }
 
     /// The tokens printed without spaces, for substring checks.
