@@ -49,7 +49,7 @@
 //! On a module with inline contents, an impl block (inherent or of a trait), or a function,
 //! at module level or declared in a function body. Not on a method or an associated function
 //! inside an impl or a trait: the attribute emits a table module beside the item, which an
-//! impl cannot hold; it says so at the attribute ("put #[pctvb::instrument] on the impl block
+//! impl cannot hold; it says so at the attribute ("put `#[pctvb::instrument]` on the impl block
 //! or trait impl, or on a module-level item") when the function has a `self` receiver or names
 //! `Self`. An associated function with neither cannot be told from a free function: rustc's
 //! "module is not supported in traits or impls" at the attribute means the same. Not on a
