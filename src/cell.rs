@@ -32,6 +32,15 @@ impl<T> UnsafeCell<T> {
     pub fn into_inner(self) -> T {
         self.data.into_inner()
     }
+
+    /// A raw pointer to the data of the cell `this` points to, as std's `raw_get`: no
+    /// reference to the cell is made, nothing is read, and it is not a scheduling point. (The
+    /// data's address is the cell's plus the field's offset, computed without a dereference,
+    /// so for sized values only.)
+    pub const fn raw_get(this: *const Self) -> *mut T {
+        let data = this.cast::<u8>().wrapping_add(std::mem::offset_of!(Self, data));
+        std::cell::UnsafeCell::raw_get(data.cast::<std::cell::UnsafeCell<T>>())
+    }
 }
 
 impl<T: ?Sized> UnsafeCell<T> {

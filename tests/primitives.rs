@@ -587,3 +587,26 @@ fn once_lock_get_mut_and_atomic_bool_fetch_not_behave_as_std() {
     assert!(flag.fetch_not(Ordering::Relaxed));
     assert!(!flag.load(Ordering::Relaxed));
 }
+
+#[test]
+fn once_lock_from_and_unsafe_cell_raw_get_behave_as_std() {
+    // Inside executions (fixed seed): a cell made from a value holds it in every execution;
+    // `raw_get` reaches the data without a reference to the cell.
+    passes(100, || {
+        let cell = Arc::new(OnceLock::from(7u32));
+        let c = cell.clone();
+        let t = thread::spawn(move || *c.get().unwrap());
+        assert_eq!(cell.get(), Some(&7));
+        assert_eq!(cell.set(8), Err(8));
+        assert_eq!(t.join().unwrap(), 7);
+        let data = pctvb::cell::UnsafeCell::new(1u64);
+        // SAFETY: no other access of `data` is live.
+        unsafe { *pctvb::cell::UnsafeCell::raw_get(&data) += 1 };
+        assert_eq!(data.into_inner(), 2);
+    });
+    // Outside executions.
+    let cell = OnceLock::from("set");
+    assert_eq!(cell.get(), Some(&"set"));
+    let data = pctvb::cell::UnsafeCell::new(5u8);
+    assert_eq!(pctvb::cell::UnsafeCell::raw_get(&data), data.get());
+}

@@ -145,6 +145,18 @@ impl<T> Drop for OnceLock<T> {
     }
 }
 
+impl<T> From<T> for OnceLock<T> {
+    /// A cell set to `value` (in the execution that makes it, or outside executions), as
+    /// std's; setting it is the cell's first operation, a scheduling point inside an
+    /// execution.
+    #[track_caller]
+    fn from(value: T) -> OnceLock<T> {
+        let cell = OnceLock::new();
+        let _ = cell.set(value);
+        cell
+    }
+}
+
 impl<T> Default for OnceLock<T> {
     #[track_caller]
     fn default() -> OnceLock<T> {
