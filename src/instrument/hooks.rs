@@ -322,6 +322,10 @@ impl Drop for Dropping {
 /// ([`crate::alloc::WatchFrees`]).
 #[cold]
 fn memory_name(addr: usize, label: &str) -> String {
+    // A static's memory is never freed: no caveat, and the report says what it is.
+    if in_static_data(addr) {
+        return format!("static memory at {addr:#x} reached through `{label}`");
+    }
     let caveat = if crate::runtime::frees::all_seen() {
         ""
     } else {
@@ -330,6 +334,30 @@ fn memory_name(addr: usize, label: &str) -> String {
          pctvb::alloc::WatchFrees as the global allocator to rule that out)"
     };
     format!("memory at {addr:#x} reached through `{label}`{caveat}")
+}
+
+/// Whether `addr` lies in a file's mapping (the program's or a library's static data), read
+/// off `/proc/self/maps` when a race is reported (Linux; elsewhere: not known, false). Heap
+/// and stacks are anonymous mappings or `[heap]`/`[stack]`.
+#[cold]
+fn in_static_data(addr: usize) -> bool {
+    if !cfg!(target_os = "linux") {
+        return false;
+    }
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return false };
+    maps.lines().any(|line| {
+        let mut fields = line.split_whitespace();
+        let range = fields.next().and_then(|r| r.split_once('-'));
+        let Some((start, end)) = range else { return false };
+        let (Ok(start), Ok(end)) =
+            (usize::from_str_radix(start, 16), usize::from_str_radix(end, 16))
+        else {
+            return false;
+        };
+        // perms, offset, device, inode, then the path (absent for anonymous memory).
+        let path = fields.nth(4);
+        (start..end).contains(&addr) && path.is_some_and(|p| p.starts_with('/'))
+    })
 }
 
 /// Arms every pointer site (raw-pointer dereferences and pointer functions, `read`/`write`
