@@ -138,6 +138,33 @@ fn shards_split_the_executions_and_together_find_what_one_run_finds() {
     }
 }
 
+#[test]
+fn every_shard_of_a_confidence_target_runs_the_strategy_and_its_explorer() {
+    // With an even number of shards and the explorer in one execution in two, indices would
+    // give one shard nothing but the explorer: it counted no execution, ran until the
+    // execution cap and passed with "probability >= 0". Each shard interleaves by its own
+    // executions, so each reaches its share's confidence (fixed seed, a correct program).
+    let body = || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        let t = thread::spawn(move || {
+            m.fetch_add(1, Ordering::SeqCst);
+        });
+        n.fetch_add(1, Ordering::SeqCst);
+        t.join().unwrap();
+        assert_eq!(n.load(Ordering::SeqCst), 2);
+    };
+    for m in [2, 4] {
+        for k in 1..=m {
+            let report = Config::new().ignore_env().seed(9).confidence(0.9).shard(k, m).run(body);
+            assert!(report.is_ok(), "shard {k}/{m}: {:?}", report.error());
+            let g = report.guarantee.as_ref().expect("a statement");
+            assert!(g.executions > 0 && g.confidence > 0.0, "shard {k}/{m}: {g}");
+            assert!(report.executions < 100_000, "shard {k}/{m} ran {}", report.executions);
+        }
+    }
+}
+
 /// The OS threads a run's executions ran on, and its report.
 fn os_threads_of(
     config: Config,

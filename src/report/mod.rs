@@ -354,6 +354,9 @@ pub(crate) fn could_not_test(
             message: message.clone(),
         }),
         FailureCause::Internal { message } => Some(Error::Internal { message: message.clone() }),
+        FailureCause::Unsupported { message } => {
+            Some(Error::Unsupported { message: message.clone() })
+        }
         FailureCause::Panic { .. }
         | FailureCause::Deadlock { .. }
         | FailureCause::Livelock { .. }
@@ -474,7 +477,9 @@ pub(crate) fn explain(
             Some(second.thread.clone()),
             Some(second.location.to_string()),
         ),
-        FailureCause::Strategy { .. } | FailureCause::Internal { .. } => unreachable!(
+        FailureCause::Strategy { .. }
+        | FailureCause::Internal { .. }
+        | FailureCause::Unsupported { .. } => unreachable!(
             "the runner reports a strategy or internal error as an Error, never as a Failure"
         ),
     }

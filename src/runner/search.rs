@@ -333,7 +333,12 @@ impl Config {
                 Budget::Iterations(_) => report.planned,
                 Budget::Confidence(_) => total_with_explorer(report.planned, explore_every),
             };
-            let exploring = explores(index, search.explorations, explore_every, total);
+            // A shard runs every m-th index: counted by the index, the explorer's every-th
+            // would fall on the same shards whenever m and its period share a factor (with 2
+            // shards and one in 2, one shard ran only the explorer and counted nothing). Its
+            // own executions interleave it instead.
+            let position = if self.shard.is_some() { report.executions } else { index };
+            let exploring = explores(position, search.explorations, explore_every, total);
             if exploring {
                 swap_strategy(exec, parked);
                 // The explorer ran the profiling executions before its search ones.

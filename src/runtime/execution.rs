@@ -803,8 +803,7 @@ impl Execution {
         kind: VarKind,
         site: &'static Location<'static>,
     ) -> ! {
-        let message = error.message(&describe_object(kind, site));
-        self.fail(FailureCause::Internal { message })
+        self.fail(lock_failure(&error, &describe_object(kind, site)))
     }
 
     /// The logical thread running now.
@@ -902,6 +901,18 @@ fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
     st.by_address.insert(handle.address(), id);
     handle.remember(st.gen, id);
     id
+}
+
+/// The failure of a data lock's `error` on the object described by `what`. A wait on another
+/// execution (or an OS thread outside) comes of the program's sharing of objects, which pctvb
+/// cannot test in parallel: a could-not-test error, not an internal one (whose report asks
+/// the user to report it to pctvb).
+fn lock_failure(error: &LockError, what: &str) -> FailureCause {
+    let message = error.message(what);
+    match error {
+        LockError::TooLong { .. } => FailureCause::Unsupported { message },
+        _ => FailureCause::Internal { message },
+    }
 }
 
 /// The scheduling decision: record the step, then pick who runs next. Inlined into every
@@ -1219,5 +1230,31 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "Box<dyn Any> (a panic payload that is not a string)".to_string()
+    }
+}
+
+#[cfg(test)]
+mod lock_failure_tests {
+    use super::super::data_lock::LockError;
+    use super::{lock_failure, FailureCause};
+    use crate::report::could_not_test;
+    use crate::Error;
+
+    /// A wait on another execution is reported as pctvb cannot test this way, with the
+    /// data lock's advice, not as an internal error that asks to be reported; a disagreement
+    /// between the model and the data lock stays internal.
+    #[test]
+    fn a_wait_on_another_execution_is_unsupported_not_internal() {
+        let what = "Mutex@tests/x.rs:6:25";
+        for outside in [false, true] {
+            let cause = lock_failure(&LockError::TooLong { outside }, what);
+            assert!(matches!(cause, FailureCause::Unsupported { .. }), "{cause:?}");
+            let error = could_not_test(&cause, "random", 2).expect("could not test");
+            assert!(matches!(error, Error::Unsupported { .. }), "{error:?}");
+            assert!(error.message().contains(what), "{error}");
+            assert!(!error.to_string().contains("internal error"), "{error}");
+        }
+        let cause = lock_failure(&LockError::Disagreement, what);
+        assert!(matches!(cause, FailureCause::Internal { .. }), "{cause:?}");
     }
 }

@@ -219,6 +219,10 @@ pub(crate) enum FailureCause {
     Strategy { message: String },
     /// The runtime could not continue (e.g. no memory for a stack).
     Internal { message: String },
+    /// The program used pctvb in a way it cannot test, found during an execution (objects
+    /// shared between executions that run at once and hold them across each other): the run
+    /// could not test, and the message says what to do.
+    Unsupported { message: String },
     /// Two accesses of a checked cell, at least one a write, with no happens-before between
     /// them (`race.rs`): `first` is the earlier one.
     DataRace { what: String, first: super::race::RaceAccess, second: super::race::RaceAccess },
@@ -248,6 +252,7 @@ impl FailureCause {
             }
             FailureCause::Strategy { message } => message.clone(),
             FailureCause::Internal { message } => format!("pctvb internal error: {message}"),
+            FailureCause::Unsupported { message } => message.clone(),
             FailureCause::DataRace { what, .. } => format!("a data race on {what}"),
         }
     }
