@@ -99,3 +99,29 @@ fn a_profiling_executions_failure_is_saved_as_the_report_names_it() {
     assert!(line.contains(&format!(" # profiling execution {n}: ")), "{saved}");
     assert!(!saved.contains(&base.to_string()), "{saved}");
 }
+
+#[test]
+fn a_file_shared_by_two_tests_replays_each_tests_own_tokens() {
+    // Two tests given one file: the first's saved failure is not replayed by the second
+    // (its body on the first's schedule, credited to the wrong test with a replay line that
+    // names it); the second searches, saves its own, and each still replays its own (fixed
+    // seeds).
+    let path = scratch_file("shared.txt");
+    let first = Config::new().ignore_env().name("regressions::first").regressions(&path);
+    let second = Config::new().ignore_env().name("regressions::second").regressions(&path);
+    let saved_first = first.clone().seed(1).iterations(1000).run(lost_update);
+    let token = saved_first.failure().expect("found").token.clone().unwrap();
+
+    let other = second.clone().seed(3).iterations(50).run(fixed_update);
+    assert!(other.is_ok(), "{:?}", other.failure());
+    assert_eq!(other.regressions_replayed, 0, "the first test's token is not the second's");
+    assert!(!other.notes.iter().any(|n| n.contains("fixed?")), "{:?}", other.notes);
+
+    let found = second.clone().seed(2).iterations(1000).run(lost_update);
+    let own = found.failure().expect("found").token.clone().unwrap();
+    assert_ne!(own, token);
+    let again = second.seed(7).iterations(1000).run(lost_update);
+    assert_eq!(again.failure().unwrap().token.as_deref(), Some(own.as_str()));
+    let again = first.seed(7).iterations(1000).run(lost_update);
+    assert_eq!(again.failure().unwrap().token.as_deref(), Some(token.as_str()));
+}

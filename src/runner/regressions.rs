@@ -66,6 +66,7 @@ impl Config {
             }
         };
         let mut notes = Vec::new();
+        let mut replayed = 0;
         for s in &saved {
             let origin = format!("{}:{}", path.display(), s.line);
             let token = match replay::decode(&s.token) {
@@ -76,6 +77,17 @@ impl Config {
                     return Err(Box::new(self.error_report(Error::token(origin, message))));
                 }
             };
+            // A file shared by several tests (`regressions = "..."` on each) holds their
+            // tokens side by side: each test replays its own. A token of another test would
+            // run this test's body on that test's schedule, and its failure would be credited
+            // here with a replay line that names the wrong test. Unnamed runs (Config::run
+            // without a name) and tokens without a test replay as before.
+            if let (Some(name), false) = (&self.name, token.test.is_empty()) {
+                if token.test != *name {
+                    continue;
+                }
+            }
+            replayed += 1;
             let mut report = self.replay_one(token, s.token.clone(), &origin, body, at);
             match (&report.failure, &report.error) {
                 (None, None) => notes.push(format!(
@@ -96,7 +108,7 @@ impl Config {
                 }
             }
         }
-        Ok((saved.len() as u64, notes))
+        Ok((replayed, notes))
     }
 }
 
