@@ -213,3 +213,29 @@ fn a_run_with_one_schedule_or_a_failing_first_execution_starts_no_worker_threads
     assert!(report.is_ok() && report.executions == 1000, "{report:?}");
     assert!(threads.iter().any(|&t| t != caller), "{threads:?}");
 }
+
+#[test]
+fn a_shards_messages_count_its_share_of_the_executions() {
+    // Shard 2 of 4 of 4,000,000 iterations owns 1,000,000 indices: its time-budget note
+    // counts those, not the whole run's (fixed seed; a correct program, stopped by a short
+    // budget long before the end).
+    let body = || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let m = n.clone();
+        let t = thread::spawn(move || {
+            m.fetch_add(1, Ordering::SeqCst);
+        });
+        n.fetch_add(1, Ordering::SeqCst);
+        t.join().unwrap();
+    };
+    let report = Config::new()
+        .ignore_env()
+        .seed(5)
+        .iterations(4_000_000)
+        .shard(2, 4)
+        .time_budget(std::time::Duration::from_millis(200))
+        .run(body);
+    assert!(report.is_ok(), "{:?}", report.failure());
+    let note = report.notes.iter().find(|n| n.contains("time budget")).expect("a budget note");
+    assert!(note.contains("of the 1,000,000 planned"), "{note}");
+}

@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 use super::outcome::Found;
 use super::watch::DistinctSchedules;
-use super::{Config, StrategyKind};
+use super::{Budget, Config, StrategyKind};
 use crate::report::{self, Report};
 use crate::runtime::{real_now, Execution, StackPool};
 use crate::schedulers::Random;
@@ -151,7 +151,9 @@ impl Config {
             report.notes.push(format!(
                 "the time budget{budget} was spent after {} executions of the {} planned",
                 super::watch::count_text(report.executions),
-                super::watch::count_text(iterations)
+                super::watch::count_text(
+                    self.shard_share(Budget::Iterations(iterations), iterations)
+                )
             ));
         }
         if let Some(found) = found {
@@ -261,7 +263,9 @@ impl Config {
             super::watch::count_text(claims.iterations)
         );
         let name = self.name.as_deref().unwrap_or("this run");
-        let note = super::watch::long_plan(name, claims.iterations, per, &driver, self.time_budget);
+        // A shard runs the indices it owns.
+        let total = self.shard_share(Budget::Iterations(claims.iterations), claims.iterations);
+        let note = super::watch::long_plan(name, total, per, &driver, self.time_budget);
         if let Some(note) = note {
             let _ = writeln!(std::io::stderr(), "pctvb: {note}");
             let _ = claims.plan.set(note);

@@ -305,7 +305,11 @@ impl Config {
         let mut follow = if instrumented { crate::instrument::follow_strategy() } else { None };
         let mut progress = Progress::new(self.name.as_deref(), self.progress);
         while search.wants_more(index, share(report.planned)) {
-            progress.tick(report.executions, share(report.planned), report.failures);
+            progress.tick(
+                report.executions,
+                self.shard_share(budget, report.planned),
+                report.failures,
+            );
             if report.executions > 0 {
                 if self.deadline.is_some_and(|d| real_now() >= d) {
                     report.time_budget_spent = true;
@@ -315,7 +319,7 @@ impl Config {
                     let elapsed = real_now().duration_since(started);
                     if report.executions == 32 || elapsed > LONG_RUN / 10 {
                         plan_told = true;
-                        let planned = share(report.planned);
+                        let planned = self.shard_share(budget, report.planned);
                         self.tell_long_plan(search, report, elapsed, planned);
                     }
                 }
@@ -445,6 +449,19 @@ impl Config {
         report.notes.push(note);
     }
 
+    /// Of `planned` executions (a confidence target's counted ones, or an iteration budget),
+    /// those this run runs: a shard's share (of an iteration budget, the indices it owns),
+    /// else all. What a shard's messages count (its plan, progress and time budget).
+    pub(super) fn shard_share(&self, budget: Budget, planned: u64) -> u64 {
+        match self.shard {
+            Some((k, m)) => match budget {
+                Budget::Iterations(_) => (planned + m - k) / m,
+                Budget::Confidence(_) => planned.div_ceil(m),
+            },
+            None => planned,
+        }
+    }
+
     /// The note of a run its time budget stopped.
     fn budget_spent_note(&self, search: &Search<'_>, report: &Report) -> String {
         let budget =
@@ -456,10 +473,12 @@ impl Config {
                     "; {} of the {} executions the confidence target needs were counted, and \
                      the guarantee gives the confidence they reach",
                     count_text(covered),
-                    count_text(report.planned)
+                    count_text(self.shard_share(search.budget, report.planned))
                 )
             }
-            Budget::Iterations(n) => format!(" of the {} planned", count_text(n)),
+            Budget::Iterations(n) => {
+                format!(" of the {} planned", count_text(self.shard_share(search.budget, n)))
+            }
         };
         format!(
             "the time budget{budget} was spent after {} executions{of_planned}",
