@@ -211,6 +211,10 @@ impl Config {
         }
         let mine = &claims.running[claims.worker];
         let (started, mut ran) = (real_now(), 0u64);
+        // Worker 0 shows the run's progress line, counting every worker's claimed executions.
+        let mut progress = (claims.worker == 0)
+            .then(|| super::progress::Progress::new(self.name.as_deref(), self.progress));
+        let planned = Budget::Iterations(claims.iterations);
         loop {
             if claims.single.load(Ordering::SeqCst) {
                 break;
@@ -238,6 +242,12 @@ impl Config {
                 break;
             }
             ran += 1;
+            if let Some(progress) = progress.as_mut().filter(|_| ran.is_multiple_of(64)) {
+                let claimed = claims.next.load(Ordering::Relaxed).min(claims.iterations);
+                let done = self.shard_share(Budget::Iterations(claimed), claimed);
+                let total = self.shard_share(planned, claims.iterations);
+                progress.show(done, total, 0);
+            }
             if claims.worker == 0 && ran == TELL_PLAN_AFTER {
                 self.tell_parallel_plan(&claims, real_now().duration_since(started));
             }

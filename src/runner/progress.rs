@@ -43,8 +43,10 @@ impl Progress {
         }
     }
 
+    /// Shows the line if it is due (a parallel run's worker 0 calls it every 64 of its own
+    /// executions, counting every worker's in `done`).
     #[cold]
-    fn show(&mut self, done: u64, planned: u64, failures: u64) {
+    pub(super) fn show(&mut self, done: u64, planned: u64, failures: u64) {
         let now = real_now();
         let elapsed = now - self.started;
         if elapsed < QUIET_START || self.last.is_some_and(|l| now - l < EVERY) {
