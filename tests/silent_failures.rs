@@ -94,6 +94,26 @@ mod progress_run {
     }
 }
 
+/// A saved failure that no longer fails: its "fixed?" note must reach the user of a passing
+/// test.
+mod fixed_note {
+    #[test]
+    fn saved_then_fixed() {
+        if std::env::var_os("PCTVB_SILENT_CHILD").is_none() {
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("pctvb-fixed-note-{}", std::process::id()));
+        let path = dir.join("saved.txt");
+        let _ = std::fs::remove_file(&path);
+        let config = pctvb::Config::new().name("fixed_note::saved_then_fixed").regressions(&path);
+        let found = config.clone().seed(1).iterations(1000).run(super::programs::lost_update);
+        assert!(found.failure().is_some(), "the bug is saved");
+        let fixed = config.seed(1).iterations(50).run(super::programs::fixed_update);
+        assert!(fixed.is_ok(), "{:?}", fixed.failure());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
 mod shown {
     /// A run that catches a panic in every execution; `ignore_env` when `PCTVB_SHOWN_IGNORE`
     /// is set.
@@ -356,6 +376,16 @@ fn a_replay_line_carries_the_race_detectors_setting_from_the_environment() {
     let (_, text) = run_child(&test, &[]);
     assert!(text.contains("data race"), "{text}");
     assert!(!text.contains("PCTVB_RACES="), "{text}");
+}
+
+#[test]
+fn a_saved_failure_that_no_longer_fails_is_said_past_the_harness_capture() {
+    // The child test passes, so libtest keeps its output to itself: the note that asks to
+    // delete the line must still show.
+    let (output, text) = run_child(&["--exact", "fixed_note::saved_then_fixed"], &[]);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+    assert!(text.contains("fixed?); delete the line when sure"), "{text}");
 }
 
 #[test]

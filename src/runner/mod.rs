@@ -173,6 +173,11 @@ impl Config {
             Ok(done) => done,
             Err(report) => return *report,
         };
+        // "fixed?" asks the user to act (delete the line when sure): past the harness's
+        // capture, or a passing test would keep it to itself.
+        for note in &notes {
+            let _ = writeln!(std::io::stderr(), "pctvb: {note}");
+        }
         let mut report = self.search(kind, seed, budget, body, at);
         report.regressions_replayed = replayed;
         report.notes.extend(notes);
