@@ -134,6 +134,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
                     features: #features,
                     rustflags: #rustflags,
                     release: !::core::cfg!(debug_assertions),
+                    manifest_dir: ::core::env!("CARGO_MANIFEST_DIR"),
                 })
                 .default_regressions()
                 #(#settings)*;

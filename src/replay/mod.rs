@@ -42,6 +42,9 @@ pub struct CargoTarget {
     pub rustflags: &'static str,
     /// Built without debug assertions: `--release`.
     pub release: bool,
+    /// The package's directory when it was built (`CARGO_MANIFEST_DIR`): where its
+    /// regression files are when the test binary runs without cargo's environment.
+    pub manifest_dir: &'static str,
 }
 
 /// The line that re-runs exactly the execution `token` describes, for a test named `test`
@@ -56,6 +59,7 @@ pub struct CargoTarget {
 ///     features: "--features fast",
 ///     rustflags: "--cfg pctvb",
 ///     release: false,
+///     manifest_dir: "/src/bank",
 /// };
 /// assert_eq!(
 ///     command_line("pctvb2-X", Some("transfers::tests::lost"), Some(&target)),
@@ -224,6 +228,7 @@ mod tests {
             features: "--no-default-features --features a,b",
             rustflags: "--cfg pctvb -C link-arg=\"x\"",
             release: true,
+            manifest_dir: "",
         };
         assert_eq!(
             command_line("T", Some("server::lost"), Some(&release)),

@@ -39,15 +39,11 @@ impl Config {
         match &self.regressions {
             RegressionFile::Off => None,
             RegressionFile::At(path) => Some(path.clone()),
-            RegressionFile::Default => {
-                let dir = std::env::var_os("CARGO_MANIFEST_DIR")?;
-                let name = self.name.as_deref()?;
-                let file: String = name
-                    .chars()
-                    .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' })
-                    .collect();
-                Some(Path::new(&dir).join("pctvb-regressions").join(format!("{file}.txt")))
-            }
+            RegressionFile::Default => default_path(
+                std::env::var_os("CARGO_MANIFEST_DIR"),
+                self.cargo_target.as_ref().map(|t| t.manifest_dir),
+                self.name.as_deref()?,
+            ),
         }
     }
 
@@ -112,6 +108,21 @@ impl Config {
     }
 }
 
+/// The default regression file of the test `name`: `pctvb-regressions/<name>.txt` in the
+/// package's directory, which cargo gives the test in `CARGO_MANIFEST_DIR` (`from_env`); a
+/// test binary run by hand, or by another runner, finds the directory it was built for
+/// (`built_for`, from `#[pctvb::test]`) instead of silently saving nothing.
+fn default_path(
+    from_env: Option<std::ffi::OsString>,
+    built_for: Option<&str>,
+    name: &str,
+) -> Option<PathBuf> {
+    let dir = from_env.or_else(|| built_for.filter(|d| !d.is_empty()).map(Into::into))?;
+    let file: String =
+        name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
+    Some(Path::new(&dir).join("pctvb-regressions").join(format!("{file}.txt")))
+}
+
 /// The saved tokens of `path` (none if it does not exist).
 fn read(path: &Path) -> Result<Vec<Saved>, String> {
     let text = match fs::read_to_string(path) {
@@ -168,4 +179,22 @@ pub(super) fn save(path: &Path, failure: &Failure) -> Option<String> {
         Ok(()) => format!("the failure was saved to {}", path.display()),
         Err(e) => format!("could not save the failure to {}: {e}", path.display()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_path;
+    use std::path::Path;
+
+    #[test]
+    fn the_default_file_is_found_without_cargos_environment() {
+        let name = "bank::tests::lost";
+        let file = "pctvb-regressions/bank--tests--lost.txt";
+        let env = default_path(Some("/run".into()), Some("/built"), name).unwrap();
+        assert_eq!(env, Path::new("/run").join(file), "cargo's directory first");
+        let built = default_path(None, Some("/built"), name).unwrap();
+        assert_eq!(built, Path::new("/built").join(file), "then the one it was built for");
+        assert_eq!(default_path(None, None, name), None);
+        assert_eq!(default_path(None, Some(""), name), None);
+    }
 }
