@@ -527,3 +527,18 @@ fn a_program_with_one_schedule_is_profiled_once() {
     assert_eq!(sys.profile_runs, 1, "{sys}");
     assert_eq!(sys.executions(), 1, "{sys}");
 }
+
+#[test]
+fn the_runs_time_budget_stops_the_search_and_the_report_says_so() {
+    // PCTVB_TIME / Config::time_budget (and a loom suite's LOOM_MAX_DURATION) bound the
+    // systematic search as its own max_time does: the search ran on to the end past them.
+    let report = config()
+        .strategy(StrategyKind::systematic(2, 2, 4))
+        .time_budget(std::time::Duration::from_millis(1))
+        .run(correct_counters);
+    assert!(report.time_budget_spent, "{}", report.summary());
+    let systematic = report.systematic.as_ref().expect("a systematic report");
+    assert!(!systematic.complete, "{}", report.summary());
+    let why = systematic.stopped_by.as_deref().unwrap_or_default();
+    assert!(why.contains("the time budget of 1 ms ran out"), "{why}");
+}

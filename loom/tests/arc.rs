@@ -238,3 +238,33 @@ mod counting {
         assert_eq!(report.executions, 200);
     }
 }
+
+#[test]
+fn a_pointer_from_as_ptr_rebuilds_an_arc_as_with_std() {
+    // std lets `from_raw`, `increment_strong_count` and `decrement_strong_count` take
+    // `as_ptr`'s pointer while an `Arc` lives: tokio builds its wakers that way, from a
+    // thread the waker is sent to. loom's knows every Arc; this one did only `into_raw`'s.
+    loom::model(|| {
+        let task = Arc::new(7u32);
+        let ptr = Arc::as_ptr(&task);
+        // SAFETY: `task` keeps the value alive; the count taken here is given back below.
+        unsafe { Arc::increment_strong_count(ptr) };
+        let waker = loom::sync::atomic::AtomicUsize::new(ptr as usize);
+        let waker = Arc::new(waker);
+        let w = waker.clone();
+        let t = thread::spawn(move || {
+            let ptr = w.load(loom::sync::atomic::Ordering::Acquire) as *const u32;
+            // SAFETY: the count taken above.
+            let woken = unsafe { Arc::from_raw(ptr) };
+            assert_eq!(*woken, 7);
+        });
+        t.join().unwrap();
+        assert_eq!(Arc::strong_count(&task), 1);
+        // SAFETY: `task` is alive; balanced at once.
+        unsafe {
+            Arc::increment_strong_count(Arc::as_ptr(&task));
+            Arc::decrement_strong_count(Arc::as_ptr(&task));
+        }
+        assert_eq!(Arc::strong_count(&task), 1);
+    });
+}

@@ -197,10 +197,19 @@ impl Config {
             // Budgets are checked once there is work left, so a search that ends exactly at
             // its budget is reported complete.
             let over_time = max_time.filter(|&limit| real_now().duration_since(started) >= limit);
-            if index >= max_executions || over_time.is_some() {
+            // The run's own time budget (`PCTVB_TIME`, `Config::time_budget`, a loom
+            // suite's `LOOM_MAX_DURATION`) bounds the search as the strategy's does.
+            let over_budget = self.deadline.is_some_and(|d| real_now() >= d);
+            if index >= max_executions || over_time.is_some() || over_budget {
                 engine.borrow_mut().cancel();
+                report.time_budget_spent |= over_budget;
+                let run_budget = self.time_budget.unwrap_or_default();
                 stopped_by = Some(match over_time {
                     Some(limit) => format!("the time budget of {limit:?} ran out"),
+                    None if over_budget => format!(
+                        "the time budget of {} ran out",
+                        super::watch::duration_text(run_budget)
+                    ),
                     None => format!("the budget of {max_executions} executions ran out"),
                 });
                 break;

@@ -36,13 +36,15 @@ pub struct Arc<T: ?Sized> {
 /// value's own count is std's, which it mirrors).
 struct Count {
     count: AtomicUsize,
-    /// Whether [`RAW`] holds this count (an `Arc` of the value went through `into_raw`).
+    /// Whether [`RAW`] holds this count (an `Arc` of the value went through `into_raw` or
+    /// `as_ptr`).
     raw: std::sync::atomic::AtomicBool,
 }
 
-/// The counts of values whose `Arc`s went through [`Arc::into_raw`], by the value's address,
-/// for [`Arc::from_raw`] (a pointer alone carries no count). An entry goes when the value is
-/// dropped. Only `into_raw`, `from_raw` and the last drop of such a value take the lock.
+/// The counts of values whose `Arc`s went through [`Arc::into_raw`] or [`Arc::as_ptr`], by the
+/// value's address, for [`Arc::from_raw`] (a pointer alone carries no count). An entry goes
+/// when the value is dropped. Only the first `into_raw`/`as_ptr` of a value, `from_raw` and
+/// the last drop of such a value take the lock.
 static RAW: Mutex<Option<HashMap<usize, std::sync::Arc<Count>>>> = Mutex::new(None);
 
 fn raw_counts() -> std::sync::MutexGuard<'static, Option<HashMap<usize, std::sync::Arc<Count>>>> {
@@ -176,31 +178,47 @@ impl<T: ?Sized> Arc<T> {
         // SAFETY: `this` is never used or dropped again, so each field is moved out once.
         let (value, count) = unsafe { (std::ptr::read(&this.value), std::ptr::read(&this.count)) };
         let ptr = std::sync::Arc::into_raw(value);
-        if !count.raw.swap(true, std::sync::atomic::Ordering::Relaxed) {
-            raw_counts().get_or_insert_with(HashMap::new).insert(ptr.cast::<()>() as usize, count);
-        }
+        register_raw(ptr, &count);
         ptr
     }
 
-    /// A pointer to the value.
+    /// A pointer to the value. Registered as `into_raw`'s are: std lets `from_raw`,
+    /// `increment_strong_count` and `decrement_strong_count` take it while the `Arc` lives
+    /// (tokio's wakers are built that way), and loom's knows every `Arc`.
     pub fn as_ptr(this: &Arc<T>) -> *const T {
-        std::sync::Arc::as_ptr(&this.value)
+        let ptr = std::sync::Arc::as_ptr(&this.value);
+        register_raw(ptr, &this.count);
+        ptr
     }
 
-    /// Rebuilds an `Arc` from [`Arc::into_raw`]'s pointer.
+    /// Rebuilds an `Arc` from a pointer [`Arc::into_raw`] or [`Arc::as_ptr`] gave.
     ///
     /// # Safety
     /// As `std::sync::Arc::from_raw`.
     ///
     /// # Panics
-    /// When no `Arc` went through [`Arc::into_raw`] to give `ptr` (as loom's).
+    /// When no `Arc` gave `ptr` through [`Arc::into_raw`] or [`Arc::as_ptr`] (as loom's, which
+    /// knows no other pointer either).
     pub unsafe fn from_raw(ptr: *const T) -> Arc<T> {
         let count = raw_counts()
             .as_ref()
             .and_then(|m| m.get(&(ptr.cast::<()>() as usize)).cloned())
-            .expect("loom::sync::Arc::from_raw: the pointer did not come from Arc::into_raw");
+            .expect(
+                "loom::sync::Arc::from_raw: the pointer did not come from Arc::into_raw or \
+                 Arc::as_ptr",
+            );
         // SAFETY: the caller's promise.
         Arc { value: unsafe { std::sync::Arc::from_raw(ptr) }, count }
+    }
+}
+
+/// Registers `ptr`'s count in [`RAW`] (once per value), so that [`Arc::from_raw`] can rebuild
+/// an `Arc` from it.
+fn register_raw<T: ?Sized>(ptr: *const T, count: &std::sync::Arc<Count>) {
+    if !count.raw.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        raw_counts()
+            .get_or_insert_with(HashMap::new)
+            .insert(ptr.cast::<()>() as usize, count.clone());
     }
 }
 
