@@ -567,3 +567,22 @@ pub(crate) fn plural(count: usize, noun: &str) -> String {
         format!("{count} {noun}s")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::could_not_test;
+    use crate::runtime::FailureCause;
+    use crate::Error;
+
+    /// A could-not-test cause found during an execution is reported as what it is: the
+    /// program's use pctvb does not support is not an internal error.
+    #[test]
+    fn an_unsupported_cause_is_an_unsupported_error() {
+        let message = "pctvb: waited more than 10 s for Mutex@x.rs:1:1".to_string();
+        let error = could_not_test(&FailureCause::Unsupported { message: message.clone() }, "r", 2);
+        assert_eq!(error, Some(Error::Unsupported { message }));
+        assert!(!error.unwrap().to_string().contains("internal error"));
+        let internal = FailureCause::Internal { message: "no stack".to_string() };
+        assert!(matches!(could_not_test(&internal, "r", 2), Some(Error::Internal { .. })));
+    }
+}
