@@ -99,16 +99,19 @@ fn parallel_and_serial_runs_report_the_same_first_failure() {
     }
 }
 
+/// Two threads increment a counter atomically: a correct program with a choice.
+fn two_increments() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    let h = thread::spawn(move || n2.fetch_add(1, Ordering::SeqCst));
+    n.fetch_add(1, Ordering::SeqCst);
+    h.join().unwrap();
+    assert_eq!(n.load(Ordering::SeqCst), 2);
+}
+
 #[test]
 fn parallel_passing_runs_count_every_execution() {
-    let body = || {
-        let n = Arc::new(AtomicUsize::new(0));
-        let n2 = n.clone();
-        let h = thread::spawn(move || n2.fetch_add(1, Ordering::SeqCst));
-        n.fetch_add(1, Ordering::SeqCst);
-        h.join().unwrap();
-        assert_eq!(n.load(Ordering::SeqCst), 2);
-    };
+    let body = two_increments;
     let config = Config::new().ignore_env().seed(9).iterations(3000);
     let serial = config.clone().workers(1).run(body);
     let parallel = config.workers(4).run(body);
@@ -144,16 +147,7 @@ fn every_shard_of_a_confidence_target_runs_the_strategy_and_its_explorer() {
     // give one shard nothing but the explorer: it counted no execution, ran until the
     // execution cap and passed with "probability >= 0". Each shard interleaves by its own
     // executions, so each reaches its share's confidence (fixed seed, a correct program).
-    let body = || {
-        let n = Arc::new(AtomicUsize::new(0));
-        let m = n.clone();
-        let t = thread::spawn(move || {
-            m.fetch_add(1, Ordering::SeqCst);
-        });
-        n.fetch_add(1, Ordering::SeqCst);
-        t.join().unwrap();
-        assert_eq!(n.load(Ordering::SeqCst), 2);
-    };
+    let body = two_increments;
     for m in [2, 4] {
         for k in 1..=m {
             let report = Config::new().ignore_env().seed(9).confidence(0.9).shard(k, m).run(body);
@@ -219,15 +213,7 @@ fn a_shards_messages_count_its_share_of_the_executions() {
     // Shard 2 of 4 of 4,000,000 iterations owns 1,000,000 indices: its time-budget note
     // counts those, not the whole run's (fixed seed; a correct program, stopped by a short
     // budget long before the end).
-    let body = || {
-        let n = Arc::new(AtomicUsize::new(0));
-        let m = n.clone();
-        let t = thread::spawn(move || {
-            m.fetch_add(1, Ordering::SeqCst);
-        });
-        n.fetch_add(1, Ordering::SeqCst);
-        t.join().unwrap();
-    };
+    let body = two_increments;
     let report = Config::new()
         .ignore_env()
         .seed(5)
