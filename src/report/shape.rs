@@ -204,7 +204,13 @@ fn waited_for(trace: &[Step], waits_on: &[WaitOn]) -> Vec<(usize, usize)> {
         .filter(|w| w.at < cutoff)
         .map(|w| (w.waiter.index(), w.on.index()))
         .collect();
+    // Per object, the latest thread that used it and the latest other one before it: the
+    // other thread an acquisition follows, found in one pass (a search back from every
+    // acquisition was quadratic in a long trace).
+    let mut users: Vec<Option<(usize, Option<usize>)>> = Vec::new();
     for (i, s) in trace[..cutoff].iter().enumerate() {
+        let Some(object) = s.object.filter(|_| s.kind != EventKind::Block) else { continue };
+        let (me, slot) = (s.thread.index(), slot(&mut users, object.index()));
         let acquires = matches!(
             s.kind,
             EventKind::Lock
@@ -216,19 +222,27 @@ fn waited_for(trace: &[Step], waits_on: &[WaitOn]) -> Vec<(usize, usize)> {
                 | EventKind::BarrierWait
                 | EventKind::CondvarWait
         );
-        let (Some(object), true) = (s.object, acquires) else {
-            continue;
-        };
-        let on_object = |o: &&Step| o.object == Some(object) && o.kind != EventKind::Block;
-        let before = trace[..i].iter().rev().filter(on_object).find(|o| o.thread != s.thread);
-        if let Some(before) = before {
-            edges.push((s.thread.index(), before.thread.index()));
-        }
-        for later in trace[i + 1..].iter().take_while(|l| l.thread != s.thread) {
-            if later.object == Some(object) && later.kind != EventKind::Block {
-                edges.push((s.thread.index(), later.thread.index()));
+        if acquires {
+            let before = match *slot {
+                Some((last, _)) if last != me => Some(last),
+                Some((_, other)) => other,
+                None => None,
+            };
+            edges.extend(before.map(|b| (me, b)));
+            // Waiting, or preempted there: the threads that use the object before it runs
+            // again (each thread's such intervals do not overlap, so this stays linear per
+            // thread).
+            for later in trace[i + 1..].iter().take_while(|l| l.thread != s.thread) {
+                if later.object == Some(object) && later.kind != EventKind::Block {
+                    edges.push((me, later.thread.index()));
+                }
             }
         }
+        *slot = match *slot {
+            Some((last, other)) if last == me => Some((me, other)),
+            Some((last, _)) => Some((me, Some(last))),
+            None => Some((me, None)),
+        };
     }
     edges
 }
