@@ -232,11 +232,7 @@ fn waited_for(trace: &[Step], waits_on: &[WaitOn]) -> Vec<(usize, usize)> {
             // Waiting, or preempted there: the threads that use the object before it runs
             // again (each thread's such intervals do not overlap, so this stays linear per
             // thread).
-            for later in trace[i + 1..].iter().take_while(|l| l.thread != s.thread) {
-                if later.object == Some(object) && later.kind != EventKind::Block {
-                    edges.push((me, later.thread.index()));
-                }
-            }
+            edges.extend(users_until_it_runs(trace, i, object).map(|t| (me, t)));
         }
         *slot = match *slot {
             Some((last, other)) if last == me => Some((me, other)),
@@ -269,16 +265,29 @@ fn add_preempting(trace: &[Step], i: usize, threads: &mut DenseSet) {
     let s = &trace[i];
     let mut found = false;
     if let Some(object) = s.object {
-        for later in trace[i + 1..].iter().take_while(|l| l.thread != s.thread) {
-            if later.object == Some(object) && later.kind != EventKind::Block {
-                threads.insert(later.thread.index());
-                found = true;
-            }
+        for t in users_until_it_runs(trace, i, object) {
+            threads.insert(t);
+            found = true;
         }
     }
     if !found {
         threads.insert(s.chosen.index());
     }
+}
+
+/// The threads that operate on `object` after step `i` and before `i`'s thread runs again
+/// (none when it goes on at once): what a preemption or a wait there lets in.
+fn users_until_it_runs(
+    trace: &[Step],
+    i: usize,
+    object: ObjectId,
+) -> impl Iterator<Item = usize> + '_ {
+    let thread = trace[i].thread;
+    trace[i + 1..]
+        .iter()
+        .take_while(move |l| l.thread != thread)
+        .filter(move |l| l.object == Some(object) && l.kind != EventKind::Block)
+        .map(|l| l.thread.index())
 }
 
 /// When each thread was spawned, by whom, and when it exited, in trace steps. Thread ids are

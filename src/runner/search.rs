@@ -298,9 +298,9 @@ impl Config {
         // A shard runs its share of a confidence plan; an iteration budget is an index range,
         // which `in_shard` already splits.
         let budget = search.budget;
-        let share = |planned: u64| match (budget, self.shard) {
-            (Budget::Confidence(_), Some((_, m))) => planned.div_ceil(m),
-            _ => planned,
+        let share = |planned: u64| match budget {
+            Budget::Confidence(_) => self.shard_share(budget, planned),
+            Budget::Iterations(_) => planned,
         };
         let mut follow = if instrumented { crate::instrument::follow_strategy() } else { None };
         let mut progress = Progress::new(self.name.as_deref(), self.progress);

@@ -27,7 +27,7 @@
 //!   fails with `Full` (`Disconnected` once the receiver is gone), as std's "if the channel's
 //!   buffer is full or no receiver is waiting". Inside an execution a receiver waits from its
 //!   receive's scheduling point on (it is a `BlockedOn::Recv` waiter of the channel:
-//!   `State::receiver_waits`), so a `try_send` that runs before the receiver reaches its
+//!   `State::waiter_blocked_on`), so a `try_send` that runs before the receiver reaches its
 //!   receive finds `Full` and one after it succeeds, and the strategy explores both orders;
 //!   outside, an OS thread in a receive marks itself waiting in the internals
 //!   (`Inner::receiver_waiting`) under the data lock, and unmarks itself in the same locked
@@ -59,7 +59,7 @@ struct Inner<T> {
     receiver_alive: bool,
     /// An OS thread outside any execution waits in a receive (`recv`, `recv_timeout`) for a
     /// message: a rendezvous `try_send` may hand it one. (Inside an execution the model's
-    /// waiters say it: `State::receiver_waits`.)
+    /// waiters say it: `State::waiter_blocked_on`.)
     receiver_waiting: bool,
     sent: u64,
     received: u64,
@@ -335,8 +335,11 @@ impl<T> Channel<T> {
                 location,
                 |_, object| (block && bounded).then_some(BlockedOn::Send(object)),
             );
-            // Inside, the receiver waits from its receive's point on (`State::receiver_waits`).
-            let waiting = handoff && ex.with_state(|st| st.receiver_waits(object));
+            // Inside, the receiver waits from its receive's point on (`State::waiter_blocked_on`).
+            let waiting = handoff
+                && ex.with_state(|st| {
+                    st.waiter_blocked_on(object, BlockedOn::Recv(object)).is_some()
+                });
             let (ticket, room) = loop {
                 match self.locked(Some(ex), |i| attempt(i, &mut value, waiting)) {
                     Sent::Done { ticket, room } => {

@@ -1130,15 +1130,20 @@ fn livelock(st: &State) -> Option<FailureCause> {
     if spins.is_empty() {
         return None;
     }
-    let body_returned = st.threads[ThreadId::MAIN.index()].status == Status::Finished;
+    let body_returned = body_returned(st);
     Some(FailureCause::Livelock { spins, waits, limit: st.max_steps, window, body_returned })
+}
+
+/// Whether the test body's thread has finished.
+fn body_returned(st: &State) -> bool {
+    st.threads[ThreadId::MAIN.index()].status == Status::Finished
 }
 
 /// When the test body's thread has finished: the threads and tasks it left that have not,
 /// each with where it was spawned (an execution that runs out of steps then is one of them
 /// that never ends). Empty while the body runs.
 fn left_running(st: &State) -> Vec<String> {
-    if st.threads[ThreadId::MAIN.index()].status != Status::Finished {
+    if !body_returned(st) {
         return Vec::new();
     }
     (0..st.threads.len())
@@ -1172,7 +1177,7 @@ fn nothing_runnable(st: &mut State) -> bool {
         }
         return true;
     }
-    if st.threads[ThreadId::MAIN.index()].status == Status::Finished {
+    if body_returned(st) {
         // Everyone finished, or the rest wait forever after the test body returned (in a real
         // process they would die with it): a normal end.
         st.over = true;

@@ -63,6 +63,13 @@ struct Access {
     step: u64,
 }
 
+/// Thread `t` releases its clock into `slot` (an unpark's, a task's completion), then starts
+/// a new epoch: what it does next is not covered by the release.
+fn release_to(threads: &mut [VClock], t: usize, slot: &mut VClock) {
+    slot.join(&threads[t]);
+    threads[t].tick(t);
+}
+
 /// [`RaceAccess::step`] of an access by a thread that has no scheduling point yet.
 pub(crate) const NO_STEP: u64 = u64::MAX;
 
@@ -499,11 +506,7 @@ impl Races {
         if !self.tracking {
             return;
         }
-        let (t, target) = (t.index(), target.index());
-        let clock = std::mem::take(&mut self.threads[t]);
-        self.unparked[target].join(&clock);
-        self.threads[t] = clock;
-        self.threads[t].tick(t);
+        release_to(&mut self.threads, t.index(), &mut self.unparked[target.index()]);
     }
 
     /// `t` consumed its park token.
@@ -527,10 +530,7 @@ impl Races {
         if self.completed.len() <= t {
             self.completed.resize_with(t + 1, VClock::default);
         }
-        let clock = std::mem::take(&mut self.threads[t]);
-        self.completed[t].join(&clock);
-        self.threads[t] = clock;
-        self.threads[t].tick(t);
+        release_to(&mut self.threads, t, &mut self.completed[t]);
     }
 
     /// `t` took or saw the output of the completed task `task` (an await of its handle that

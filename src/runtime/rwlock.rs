@@ -15,7 +15,7 @@ use std::panic::Location;
 
 use super::context::with_current;
 use super::data_lock::{DataLock, LockError, Owner};
-use super::state::{describe_object, State, Status};
+use super::state::{describe_object, State};
 use super::{
     BlockedOn, EventKind, Execution, FailureCause, Handle, ObjectId, ObjectState, ThreadId,
 };
@@ -44,10 +44,9 @@ enum Mode {
 enum Acquire {
     Acquired(u64),
     Busy,
-    SelfDeadlock,
-    /// A read lock asked again by a thread that holds it for reading, while this thread
-    /// waits to write it.
-    ReadBehindWriter(ThreadId),
+    /// The thread asks for a lock it holds in a conflicting way; or (with the thread that
+    /// waits to write it) for a read lock it holds for reading while a writer waits.
+    SelfDeadlock(Option<ThreadId>),
 }
 
 impl RawRwLock {
@@ -145,9 +144,7 @@ impl RawRwLock {
                     return Some(RwHold { owner, object });
                 }
                 // `try_read` and `try_write` do not wait: std's `WouldBlock` at worst.
-                Acquire::Busy | Acquire::SelfDeadlock | Acquire::ReadBehindWriter(_) if !block => {
-                    return None
-                }
+                Acquire::Busy | Acquire::SelfDeadlock(_) if !block => return None,
                 Acquire::Busy => {
                     let on = match mode {
                         Mode::Read => BlockedOn::RwRead(object),
@@ -155,19 +152,11 @@ impl RawRwLock {
                     };
                     ex.block(on, None, location);
                 }
-                Acquire::SelfDeadlock => {
+                Acquire::SelfDeadlock(writer) => {
                     let cause = ex.with_state(|st| FailureCause::RecursiveLock {
                         thread: st.thread_info(st.current),
                         what: st.describe_object(object),
-                        behind: None,
-                    });
-                    ex.fail(cause)
-                }
-                Acquire::ReadBehindWriter(writer) => {
-                    let cause = ex.with_state(|st| FailureCause::RecursiveLock {
-                        thread: st.thread_info(st.current),
-                        what: st.describe_object(object),
-                        behind: Some(st.thread_info(writer)),
+                        behind: writer.map(|w| st.thread_info(w)),
                     });
                     ex.fail(cause)
                 }
@@ -258,16 +247,15 @@ fn try_acquire(ex: &Execution, object: ObjectId, mode: Mode) -> Acquire {
             unreachable!("rwlock object with non-rwlock state")
         };
         if *writer == Some(me) || (mode == Mode::Write && readers.contains(&me)) {
-            return Acquire::SelfDeadlock;
+            return Acquire::SelfDeadlock(None);
         }
         // A second read lock of a reader while a writer waits: a reader-preferring lock lets
         // it in, a writer-preferring one (std's on Linux) queues it behind the writer, which
         // waits for the first read lock to go: a deadlock on some platforms, so reported.
         if mode == Mode::Read && readers.contains(&me) {
-            let writes = Status::Blocked(BlockedOn::RwWrite(object));
-            let waiters = &st.objects[object.index()].waiters;
-            if let Some(&w) = waiters.iter().find(|t| st.threads[t.index()].status == writes) {
-                return Acquire::ReadBehindWriter(w);
+            let writer = st.waiter_blocked_on(object, BlockedOn::RwWrite(object));
+            if writer.is_some() {
+                return Acquire::SelfDeadlock(writer);
             }
         }
         let ObjectState::RwLock { writer, readers } = &mut st.objects[object.index()].state else {

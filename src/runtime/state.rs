@@ -424,9 +424,9 @@ impl State {
     /// `last_step` was still 0, another thread's step). Checked only when a race is reported,
     /// so that an access stores its thread's `last_step` as it is.
     pub(super) fn own_step(&self, t: ThreadId, step: u64) -> u64 {
-        match self.trace.get(step as usize) {
-            Some(s) if s.thread == t => step,
-            _ => super::race::NO_STEP,
+        match own_step(&self.trace, t, step as usize) {
+            Some(_) => step,
+            None => super::race::NO_STEP,
         }
     }
 
@@ -649,14 +649,15 @@ impl State {
         self.refresh_waiters(object);
     }
 
-    /// Whether a thread waits in a receive (`recv`, `recv_timeout`) on the channel `object`:
-    /// one of its waiters blocked on `Recv`, from its receive's scheduling point (or its
-    /// `blocked` point) until it runs again. A rendezvous `try_send` may hand it a message.
-    pub(super) fn receiver_waits(&self, object: ObjectId) -> bool {
+    /// A waiter of `object` blocked on `on` (a receiver in `recv`, a writer at a write lock),
+    /// from its operation's scheduling point (or its `blocked` point) until it runs again.
+    pub(super) fn waiter_blocked_on(&self, object: ObjectId, on: BlockedOn) -> Option<ThreadId> {
+        let waits = Status::Blocked(on);
         self.objects[object.index()]
             .waiters
             .iter()
-            .any(|t| self.threads[t.index()].status == Status::Blocked(BlockedOn::Recv(object)))
+            .find(|t| self.threads[t.index()].status == waits)
+            .copied()
     }
 
     /// Wakes every thread blocked on `object`; they retry their operation.
@@ -900,10 +901,7 @@ impl<'a> Pending<'a> {
                 return Some((EventKind::Block, Some(object)));
             }
         }
-        let last = t.last_step;
-        // A thread that never reached a scheduling point still has `last_step` 0, the first
-        // step of the trace, which is another thread's (or absent).
-        let step = self.trace.get(last).filter(|s| s.thread == thread)?;
+        let step = own_step(self.trace, thread, t.last_step)?;
         Some((step.kind, step.object))
     }
 }
@@ -957,6 +955,12 @@ impl std::fmt::Debug for Pending<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pending").field("threads", &self.threads.len()).finish_non_exhaustive()
     }
+}
+
+/// `trace[step]` if it is thread `t`'s: a thread that never reached a scheduling point still
+/// has `last_step` 0, the first step of the trace, which is another thread's (or absent).
+fn own_step(trace: &[Step], t: ThreadId, step: usize) -> Option<&Step> {
+    trace.get(step).filter(|s| s.thread == t)
 }
 
 #[cfg(test)]

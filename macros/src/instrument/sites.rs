@@ -693,6 +693,12 @@ mod tests {
         number(&mut item).unwrap().into_iter().map(|s| (s.kind, s.write, s.label)).collect()
     }
 
+    /// Each site as `Kind(w):label`, `(w)` for a write.
+    fn kinds_and_labels(found: &[(SiteKind, bool, String)]) -> Vec<String> {
+        let write = |w: bool| if w { "(w)" } else { "" };
+        found.iter().map(|(k, w, l)| format!("{}{}:{l}", k.name(), write(*w))).collect()
+    }
+
     /// Every kind of site is found in source order; a dereference assigned to is a write, and a
     /// dereference in safe code is not a site.
     #[test]
@@ -710,10 +716,7 @@ mod tests {
                 assert_eq!(s.n.fetch_add(1, Ordering::SeqCst), 0);
             }
         });
-        let labels: Vec<_> = found
-            .iter()
-            .map(|(k, w, l)| format!("{}{}:{l}", k.name(), if *w { "(w)" } else { "" }))
-            .collect();
+        let labels = kinds_and_labels(&found);
         assert_eq!(
             labels,
             vec![
@@ -747,10 +750,7 @@ mod tests {
                 }
             }
         });
-        let labels: Vec<_> = found
-            .iter()
-            .map(|(k, w, l)| format!("{}{}:{l}", k.name(), if *w { "(w)" } else { "" }))
-            .collect();
+        let labels = kinds_and_labels(&found);
         assert_eq!(
             labels,
             vec!["Atomic:s.head.load", "Deref:*p.add(i)", "Deref(w):*p"],
