@@ -176,6 +176,16 @@ const PROGRAMS: &[Program] = &[
         t: 2,
         pct_depth: 1,
     },
+    // The spawner sleeps "to let the writer run", then checks the write: a sleep is no
+    // synchronization, so the check before the write is the bug (one ordering constraint).
+    Program {
+        name: "fig1 reversed: the spawner sleeps, then checks the write",
+        body: fig1_spawner_sleeps_then_checks,
+        c: 0,
+        v: 0,
+        t: 2,
+        pct_depth: 1,
+    },
     // The reader waits (joins) for a helper that joins another before its reads: the two
     // helpers decide when the reader can run, so they count (t = body, writer, reader and
     // the two helpers).
@@ -386,6 +396,14 @@ fn fig1_spawner_checks() {
     let a = Arc::new(AtomicUsize::new(0));
     let w = thread::spawn(writer(a.clone()));
     checker(a)();
+    w.join().unwrap();
+}
+
+fn fig1_spawner_sleeps_then_checks() {
+    let a = Arc::new(AtomicUsize::new(0));
+    let w = thread::spawn(writer(a.clone()));
+    thread::sleep(std::time::Duration::from_millis(10));
+    assert_eq!(a.load(SeqCst), 1, "checked before the writer ran");
     w.join().unwrap();
 }
 

@@ -1,6 +1,7 @@
-//! Spin-waits and yields (issue #14, item 2). A thread that yields (`yield_now`, `sleep`,
-//! `hint::spin_loop`) is not enabled until another thread makes progress; when only spinning
-//! threads are left, they all run again. So:
+//! Spin-waits and yields (issue #14, item 2). A thread that yields (`yield_now`,
+//! `hint::spin_loop`, or a `sleep` with no progress since its previous sleep or yield) is not
+//! enabled until another thread makes progress; when only spinning threads are left, they all
+//! run again. A first `sleep` leaves the thread enabled (a sleep is no synchronization). So:
 //!
 //! - correct retry loops that yield (a compare-exchange lock, a test-and-set lock with `swap`,
 //!   `try_lock`, a single-producer single-consumer ring that waits on its indices) pass under
@@ -10,7 +11,10 @@
 //!   Wilson 99.9% upper limit of the measured per-execution rate is at least the bound;
 //! - a real livelock (every runnable thread spins, nobody makes progress) fails as a livelock
 //!   that names each spinning thread and where it yields;
-//! - a lone thread polling a real clock with `yield_now` terminates.
+//! - a lone thread polling a real clock with `yield_now` terminates;
+//! - a test that sleeps to let another thread finish fails where that thread has not, under
+//!   every strategy and at least at the printed bound, while a loop that sleeps until a flag
+//!   is set passes.
 //!
 //! Every run has a fixed seed.
 
@@ -404,6 +408,89 @@ fn the_systematic_search_finds_the_bugs_behind_spin_waits() {
         let report = config().strategy(StrategyKind::systematic(preemptions, 1, 3)).run(body);
         let f = report.failure().unwrap_or_else(|| panic!("c={preemptions}: missed"));
         assert_eq!(f.kind, FailureKind::Panic, "{f}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sleeps. A sleep is no synchronization: the sleeping thread stays enabled, so a test that
+// sleeps "to let the other thread finish" fails in the schedules where it has not; a second
+// sleep (or yield) with no progress since the first spins as a yield does, so a polling loop
+// never livelocks.
+
+/// The test body spawns a writer and sleeps to let it write, then checks the write: a bug
+/// (the writer may not have run). One ordering constraint (the check before the write): depth
+/// 1, no preemption, t = 2 (the body and the writer). n = 2.
+fn sleep_as_synchronization() {
+    let data = Arc::new(AtomicUsize::new(0));
+    let d = data.clone();
+    let writer = thread::spawn(move || d.store(1, Release));
+    thread::sleep(Duration::from_millis(10));
+    assert_eq!(data.load(Acquire), 1, "the writer had not run when the sleep ended");
+    writer.join().unwrap();
+}
+
+/// A correct wait: the body sleeps in a loop until the writer's flag is set.
+fn sleep_polling_loop() {
+    let flag = Arc::new(AtomicBool::new(false));
+    let data = Arc::new(AtomicUsize::new(0));
+    let (f, d) = (flag.clone(), data.clone());
+    let writer = thread::spawn(move || {
+        d.store(1, Relaxed);
+        f.store(true, Release);
+    });
+    while !flag.load(Acquire) {
+        thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(data.load(Relaxed), 1);
+    writer.join().unwrap();
+}
+
+/// The body sleeps twice with nothing in between, then checks the writer's store: the first
+/// sleep may go on at once, the second (nothing changed since the first) waits until the
+/// writer has made progress, so the check always sees the write.
+fn two_sleeps_in_a_row() {
+    let data = Arc::new(AtomicUsize::new(0));
+    let d = data.clone();
+    let writer = thread::spawn(move || d.store(1, Release));
+    thread::sleep(Duration::from_millis(1));
+    thread::sleep(Duration::from_millis(1));
+    assert_eq!(data.load(Acquire), 1, "the second sleep did not wait for progress");
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_sleep_polling_loop_passes_under_every_strategy() {
+    assert_passes_everywhere("sleep polling loop", sleep_polling_loop);
+}
+
+#[test]
+fn a_second_sleep_with_nothing_changed_waits_for_progress_under_every_strategy() {
+    assert_passes_everywhere("two sleeps in a row", two_sleeps_in_a_row);
+}
+
+/// Before sleeps stayed enabled, no strategy could find this bug (the sleeper spun until the
+/// writer had written), while PCT printed a bound of 1/2 for its class.
+#[test]
+fn a_sleep_used_as_synchronization_is_found_under_every_strategy() {
+    for kind in every_strategy() {
+        let report = config().strategy(kind.clone()).iterations(200).run(sleep_as_synchronization);
+        let f = report.failure().unwrap_or_else(|| panic!("{kind:?} missed the bug"));
+        assert!(f.message.contains("the writer had not run"), "{kind:?}: {f}");
+    }
+}
+
+/// Measured with this seed: PCT and PCTVB d=1 (bound 1/2) about half the executions, thread
+/// bounding and the combined strategy with t=2, c=0 the same.
+#[test]
+fn a_depth_1_bug_behind_a_sleep_is_found_at_least_at_the_bound() {
+    for kind in [
+        StrategyKind::Pct { depth: 1 },
+        StrategyKind::Pctvb { depth: 1, vars: 1 },
+        StrategyKind::ThreadBound { threads: 2, preemptions: 0 },
+        StrategyKind::Combined { depth: 1, vars: 1, threads: 2 },
+    ] {
+        let (failures, _, _) = check_bound(kind, 2000, sleep_as_synchronization);
+        assert!(failures > 0);
     }
 }
 

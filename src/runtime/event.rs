@@ -54,7 +54,7 @@ pub enum EventKind {
     Park,
     /// `Thread::unpark`.
     Unpark,
-    /// `thread::yield_now` or `thread::sleep`.
+    /// `thread::yield_now` or `hint::spin_loop`.
     Yield,
     /// An atomic load.
     AtomicLoad,
@@ -72,6 +72,8 @@ pub enum EventKind {
     Block,
     /// `future::block_on` is about to poll its future (every poll is a scheduling point).
     Poll,
+    /// `thread::sleep`.
+    Sleep,
 }
 
 impl EventKind {
@@ -103,6 +105,7 @@ impl EventKind {
             EventKind::CellWrite => "write",
             EventKind::Block => "blocked",
             EventKind::Poll => "poll",
+            EventKind::Sleep => "sleep",
         }
     }
 

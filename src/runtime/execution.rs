@@ -955,6 +955,8 @@ fn decide(
     let waits = !current_enabled && kind != EventKind::ThreadExit;
     if kind == EventKind::Yield && current_enabled {
         current_enabled = yield_current(st, location);
+    } else if kind == EventKind::Sleep && current_enabled {
+        current_enabled = sleep_current(st, location);
     }
     // What the check of the strategy's choice below relies on.
     debug_assert!(
@@ -1093,6 +1095,27 @@ fn yield_current(st: &mut State, location: &'static Location<'static>) -> bool {
         }
         true
     }
+}
+
+/// The current thread sleeps (`thread::sleep`): a sleep is no synchronization, so the thread
+/// stays enabled and the strategy may run it on at once, as a machine whose other threads are
+/// slow would (a test that sleeps "to let the worker finish" fails in the schedules where the
+/// worker has not). A sleep with no progress since the thread's previous sleep or yield
+/// polls for a change that has not come (`while !done { sleep(..) }`): it spins, as a yield
+/// does ([`yield_current`]), so a polling loop runs at most twice per change and never
+/// livelocks a correct program. Returns whether the current thread stays enabled.
+///
+/// Whether it stays enabled is a function of the execution so far (its operations and
+/// whether they changed shared state), as for a yield, so the bounds hold as they are proved.
+fn sleep_current(st: &mut State, location: &'static Location<'static>) -> bool {
+    let thread = &mut st.threads[st.current.index()];
+    // Its last yield or sleep came after the last progress: nothing changed since.
+    if thread.yield_location.is_some() && thread.last_yield > st.last_progress {
+        return yield_current(st, location);
+    }
+    thread.last_yield = st.steps;
+    thread.yield_location = Some(location);
+    true
 }
 
 /// Scheduling points without progress after which an execution that runs out of steps while

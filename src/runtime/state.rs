@@ -131,14 +131,18 @@ impl Step {
     /// switch at a `join`: joining waits for another thread, so a thread at its join gives up
     /// the processor whenever the joined thread has not finished (and a join changes nothing
     /// another thread can see, so a switch there is one right after it), nor a switch at a
-    /// yield: the thread gave up the processor itself (it spins until another thread makes
-    /// progress).
+    /// yield or a sleep: the thread gave up the processor itself (a yield spins until another
+    /// thread makes progress; a sleep lets the others run, or not).
     pub(crate) fn is_preemption(&self) -> bool {
         self.chosen != self.thread
             && !self.waits
             && !matches!(
                 self.kind,
-                EventKind::Block | EventKind::ThreadExit | EventKind::Join | EventKind::Yield
+                EventKind::Block
+                    | EventKind::ThreadExit
+                    | EventKind::Join
+                    | EventKind::Yield
+                    | EventKind::Sleep
             )
     }
 }

@@ -63,7 +63,7 @@ pub(crate) const UNCONTROLLED_TIME: &str = "time";
 pub(crate) fn sleep(duration: Duration, location: &'static std::panic::Location<'static>) {
     let deadline = deadline(Some(duration));
     super::with_execution("thread::sleep", |ex| {
-        ex.schedule(super::EventKind::Yield, None, location)
+        ex.schedule(super::EventKind::Sleep, None, location)
     });
     reach(deadline);
 }

@@ -9,7 +9,8 @@
 //!
 //! Differences from std, all deliberate:
 //! - `sleep` and `park_timeout` do not wait for real time: a timeout fires exactly when no
-//!   thread can run, so when nothing else could happen. On Linux with glibc,
+//!   thread can run, so when nothing else could happen, and a sleep waits for nothing (the
+//!   thread may run on at once, or another may run first). On Linux with glibc,
 //!   `std::time::Instant::now()` reads the execution's virtual clock, which a timeout or a
 //!   sleep moves forward by its duration (see the guide's section on time).
 //! - A panic that escapes a spawned thread fails the execution (it is a bug the test found),
@@ -94,7 +95,7 @@ pub fn current() -> Thread {
 }
 
 /// A scheduling point where the calling thread lets others run. Spin loops must call it (or
-/// [`crate::hint::spin_loop`], or `sleep`): under every strategy the calling thread then
+/// [`crate::hint::spin_loop`], or [`sleep`]): under every strategy the calling thread then
 /// spins, that is, it is not enabled again until another thread makes progress (changes
 /// shared state: writes an atomic or cell with a new value, locks, unlocks, sends, receives,
 /// notifies, unparks, spawns or exits). If no other thread can run, the yield returns at once
@@ -109,10 +110,14 @@ pub fn yield_now() {
     })
 }
 
-/// Like [`yield_now`]: sleeping does not wait for real time in an execution, it only lets
-/// other threads run; when it returns, the execution's clock (what `std::time::Instant::now()`
-/// reads there, on Linux with glibc) has moved forward by at least `duration`. Outside
-/// executions, std's `sleep`.
+/// A scheduling point that waits for nothing: in an execution a sleep is no synchronization,
+/// so the strategy may run the calling thread on at once or let others run first (a test that
+/// sleeps to let another thread finish fails where that thread has not). A sleep with no
+/// progress since the thread's previous sleep or yield polls for a change that has not come:
+/// it spins, as [`yield_now`] does, so a loop that sleeps until a flag is set never livelocks.
+/// When it returns, the execution's clock (what `std::time::Instant::now()` reads there, on
+/// Linux with glibc) has moved forward by at least `duration`. Outside executions, std's
+/// `sleep`.
 #[track_caller]
 pub fn sleep(duration: Duration) {
     if in_execution() {
