@@ -5,7 +5,8 @@
 //! runs m, ..."; see `schedulers::Guided`). Each attempt removes one preemption, either by
 //! merging a preempted thread's next block into the block it was preempted in (it keeps
 //! running) or by moving the preempted block into that next block (it runs later), and
-//! replays; the result
+//! replays (a thread with no next block, preempted for good because the failure came first,
+//! runs on as long as it can, or after every other block); the result
 //! is kept when the execution still fails the same way (same kind, same panic location) with
 //! fewer preemptions, or as many and fewer steps. The search restarts from every kept schedule
 //! and stops when no merge helps or the budget is spent. The original failure is never lost:

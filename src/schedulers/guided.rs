@@ -35,7 +35,9 @@ impl Blocks {
 
     /// The schedules that each remove one preemption of the recorded one (`trace`): per
     /// preemption, its block merged with the thread's next one, then, unless the block is the
-    /// empty first one (postponing nothing changes nothing), postponed into it.
+    /// empty first one (postponing nothing changes nothing), postponed into it. A thread
+    /// preempted for good (no later block: the failure came before it ran again) keeps running
+    /// instead for as long as it can, or runs its block after all the others.
     /// Built as they are taken: a search that stops early builds no more.
     pub(crate) fn moves(&self, trace: &[Step]) -> impl Iterator<Item = Blocks> + '_ {
         self.preemptions(trace).into_iter().flat_map(|(i, j)| {
@@ -44,9 +46,10 @@ impl Blocks {
         })
     }
 
-    /// Indices `(i, j)` such that block `i` ends in a preemption of its thread and `j` is that
-    /// thread's next block: merging `j` into `i` removes that preemption.
-    fn preemptions(&self, trace: &[Step]) -> Vec<(usize, usize)> {
+    /// Pairs `(i, j)` such that block `i` ends in a preemption of its thread and `j` is that
+    /// thread's next block (`None`: it has none, the execution ended first): merging `j` into
+    /// `i` (or letting `i` run on) removes that preemption.
+    fn preemptions(&self, trace: &[Step]) -> Vec<(usize, Option<usize>)> {
         let mut out = Vec::new();
         let mut end = 0u64;
         for (i, &(t, n)) in self.0.iter().enumerate() {
@@ -54,31 +57,44 @@ impl Blocks {
             let preempted =
                 trace.get(end as usize).is_some_and(|s| s.thread == t && s.is_preemption());
             if preempted {
-                if let Some(j) = (i + 1..self.0.len()).find(|&j| self.0[j].0 == t) {
-                    out.push((i, j));
-                }
+                out.push((i, (i + 1..self.0.len()).find(|&j| self.0[j].0 == t)));
             }
         }
         out
     }
 
     /// The blocks with block `j` merged into block `i`: the preempted thread keeps running
-    /// instead of being preempted at the end of `i`.
-    fn merged(&self, i: usize, j: usize) -> Blocks {
+    /// instead of being preempted at the end of `i`. Without a `j`, it runs on for as long as
+    /// it can (until it blocks, waits or ends), and the blocks after `i` follow.
+    fn merged(&self, i: usize, j: Option<usize>) -> Blocks {
         let mut blocks = self.0.clone();
-        blocks[i].1 += blocks[j].1;
-        blocks.remove(j);
+        match j {
+            Some(j) => {
+                blocks[i].1 = blocks[i].1.saturating_add(blocks[j].1);
+                blocks.remove(j);
+            }
+            None => blocks[i].1 = u64::MAX,
+        }
         Blocks(blocks)
     }
 
     /// The blocks with block `i` moved into the start of block `j` (the same thread's next
     /// one): the preempted thread does not run at `i` at all, and runs those steps when its
     /// turn `j` comes. The other way to remove the preemption at the end of `i`: when keeping
-    /// the thread running changes the outcome, running it later may not.
-    fn postponed(&self, i: usize, j: usize) -> Blocks {
+    /// the thread running changes the outcome, running it later may not. Without a `j`, the
+    /// block goes after all the others.
+    fn postponed(&self, i: usize, j: Option<usize>) -> Blocks {
         let mut blocks = self.0.clone();
-        blocks[j].1 += blocks[i].1;
-        blocks.remove(i);
+        match j {
+            Some(j) => {
+                blocks[j].1 = blocks[j].1.saturating_add(blocks[i].1);
+                blocks.remove(i);
+            }
+            None => {
+                let block = blocks.remove(i);
+                blocks.push(block);
+            }
+        }
         Blocks(blocks)
     }
 }
