@@ -135,17 +135,28 @@ fn a_passing_parallel_run_is_the_serial_run() {
 }
 
 #[test]
-fn every_shard_learns_from_execution_0() {
+fn every_shard_learns_from_execution_0_and_only_its_owner_counts_it() {
     // Shard 2 of 2 owns the odd indices; it runs execution 0 as well, to learn from it, so its
-    // executions choose as they do in the unsharded run.
-    let sharded =
-        |workers: usize| config(4).workers(workers).shard(2, 2).iterations(600).run(correct_pair);
-    let serial = sharded(1);
+    // executions choose as they do in the unsharded run. Execution 0 is shard 1's: shard 2
+    // does not count it, so the shards' executions add up to the budget (it counted 1 + 300,
+    // the two shards 601), and its report says why it ran one more than it counts.
+    let sharded = |k: u64, workers: usize| {
+        config(4).workers(workers).shard(k, 2).iterations(600).run(correct_pair)
+    };
+    let learns = |r: &pctvb::Report| r.notes.iter().any(|n| n.contains("execution 0 belongs"));
+    let serial = sharded(2, 1);
     assert!(serial.is_ok(), "{:?}", serial.failure());
-    assert_eq!(serial.executions, 1 + 300);
-    let parallel = sharded(2);
+    assert_eq!(serial.executions, 300);
+    assert!(learns(&serial), "{:?}", serial.notes);
+    let parallel = sharded(2, 2);
     assert_eq!(parallel.executions, serial.executions);
     assert_eq!(parallel.stats.distinct_schedules, serial.stats.distinct_schedules);
+    assert!(learns(&parallel), "{:?}", parallel.notes);
+    for workers in [1, 2] {
+        let owner = sharded(1, workers);
+        assert_eq!(owner.executions + serial.executions, 600, "{workers} workers");
+        assert!(!learns(&owner), "{:?}", owner.notes);
+    }
 }
 
 #[test]

@@ -799,7 +799,9 @@ impl Config {
     /// Runs only shard `k` of `m` (1-based): the executions whose index `i` has
     /// `i % m == k - 1`, so a CI matrix can split one budget across machines
     /// (`PCTVB_SHARD=k/m` does the same). With a confidence target each shard runs its share
-    /// of the planned executions and its statement gives the confidence of that share.
+    /// of the planned executions and its statement gives the confidence of that share. A walk
+    /// learns from execution 0, which every shard therefore runs first; only shard 1 counts
+    /// it (the shards' executions add up to the budget), and the others' reports note it.
     ///
     /// # Panics
     /// If `k` is not in `1..=m`.

@@ -9,7 +9,8 @@
 //!
 //! Also sharding (`PCTVB_SHARD=k/m`): a run executes only the indices `i` with
 //! `i % m == k - 1`, so a CI matrix can split a budget across machines (a run of the walk
-//! also runs execution 0, to learn from it).
+//! also runs execution 0, to learn from it, but counts it only in shard 1, which owns it, so
+//! the shards' executions add up to the budget; a note in the others says so).
 //!
 //! A parallel run starts with execution 0 on the calling thread ([`Config::search`]): when it
 //! fails or offers no choice, the run ends there, without worker threads.
@@ -45,6 +46,8 @@ struct Worker {
     recent: Vec<(u64, usize, u64, u64)>,
     failure: Option<Found>,
     variables: Vec<(VarInfo, VarProfile)>,
+    /// It ran execution 0, another shard's, only to learn from it (not counted).
+    learned_only: bool,
 }
 
 impl Worker {
@@ -72,6 +75,16 @@ impl Config {
     /// Whether execution `index` belongs to this run's shard.
     pub(super) fn in_shard(&self, index: u64) -> bool {
         self.shard.is_none_or(|(k, m)| index % m == k - 1)
+    }
+
+    /// The note of a walk's shard that ran execution 0, shard 1's, only to learn from it.
+    pub(super) fn learning_note(&self) -> String {
+        let m = self.shard.map_or(1, |(_, m)| m);
+        format!(
+            "execution 0 belongs to shard 1 of {m} and ran here too, first, for the walk to \
+             learn from; only shard 1 counts it, so the {m} shards' executions add up to the \
+             budget"
+        )
     }
 
     /// Runs `iterations` executions of `kind` (random, or a walk: uniform, SURW) on `workers` OS
@@ -125,6 +138,7 @@ impl Config {
         let mut report = self.empty_report(kind.build().describe(), seed, iterations);
         let mut schedules = DistinctSchedules::default();
         let mut found: Option<Found> = None;
+        let learned_only = results.iter().any(|w| w.learned_only);
         for mut worker in results {
             worker.fold(last.saturating_add(1));
             report.executions += worker.folded;
@@ -137,6 +151,9 @@ impl Config {
             }
         }
         schedules.report(&mut report.stats);
+        if learned_only {
+            report.notes.push(self.learning_note());
+        }
         report.notes.extend(plan.into_inner());
         if single.load(Ordering::SeqCst) {
             // One schedule: the executions the workers ran at the same time repeat it; a
@@ -208,6 +225,12 @@ impl Config {
         if learning.is_some_and(|counted| run(0, counted, &mut worker)) {
             worker.variables = exec.var_report();
             return worker;
+        }
+        if learning == Some(true) && !self.in_shard(0) {
+            // Another shard's execution 0, run to learn from: that shard counts it (it did not
+            // end the run, which would have made it this shard's result).
+            worker.recent.pop();
+            worker.learned_only = true;
         }
         let mine = &claims.running[claims.worker];
         let (started, mut ran) = (real_now(), 0u64);

@@ -325,12 +325,13 @@ impl Config {
                 }
             }
             // The uniform walk learns from execution 0, which every shard runs (as a parallel
-            // run's workers do).
+            // run's workers do); a shard that does not own it runs it only to learn from it.
             let learns = index == 0 && kind.learns_from_execution_0();
             if !self.in_shard(index) && !learns {
                 index += 1;
                 continue;
             }
+            let learning_only = learns && !self.in_shard(index);
             let exec = &serial.exec;
             let total = match budget {
                 _ if self.shard.is_some() => 0,
@@ -351,10 +352,16 @@ impl Config {
             }
             let outcome =
                 exec.run_one(&mut serial.pool, serial.seed, index, serial.body, serial.at);
-            report.executions += 1;
-            record_size(&mut report.stats, outcome.threads, outcome.steps);
-            schedules.insert(exec.schedule_hash());
             let only_schedule = outcome.failure.is_none() && !exec.had_choice();
+            // Another shard's execution 0, run to learn from, is that shard's to count (so
+            // the shards' executions add up to the budget), unless the run ends with it.
+            if learning_only && outcome.failure.is_none() && !only_schedule {
+                report.notes.push(self.learning_note());
+            } else {
+                report.executions += 1;
+                record_size(&mut report.stats, outcome.threads, outcome.steps);
+                schedules.insert(exec.schedule_hash());
+            }
             if priority {
                 if let Err(message) = search.observe(exec, index, exploring, report) {
                     report.stats.variables = exec.var_report();
