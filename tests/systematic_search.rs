@@ -542,3 +542,162 @@ fn the_runs_time_budget_stops_the_search_and_the_report_says_so() {
     let why = systematic.stopped_by.as_deref().unwrap_or_default();
     assert!(why.contains("the time budget of 1 ms ran out"), "{why}");
 }
+
+/// The interleavings the sharding test's executions ran, with how many times each ran (its
+/// own: tests run concurrently).
+static INTERLEAVINGS: std::sync::Mutex<std::collections::BTreeMap<Vec<usize>, u64>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// Two threads of two operations on an atomic, and the body's own: each operation is logged
+/// as it ends (in a std mutex, outside the model: no scheduling point), so the log is the
+/// interleaving the execution ran.
+fn logged_interleaving() {
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let a = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (1..=2)
+        .map(|id| {
+            let (log, a) = (log.clone(), a.clone());
+            thread::spawn(move || {
+                a.fetch_add(id, SeqCst);
+                log.lock().unwrap().push(id);
+                let _ = a.load(SeqCst);
+                log.lock().unwrap().push(id);
+            })
+        })
+        .collect();
+    a.store(7, SeqCst);
+    log.lock().unwrap().push(0);
+    for h in hs {
+        h.join().unwrap();
+    }
+    let seen = log.lock().unwrap().clone();
+    *INTERLEAVINGS.lock().unwrap().entry(seen).or_insert(0) += 1;
+}
+
+/// Shard k of m of a systematic search runs the schedules that start from its share of the
+/// initial priority orders: without pruning (which is per shard) the shards' executions add
+/// up to the whole search's, exactly, and they ran the same interleavings as often; with it,
+/// every shard is exhausted and together they reach every interleaving. Each shard's statement
+/// says it covered its share, not every schedule. Seed 7, fixed (profiling is the same in
+/// every run, so every run measures the same threads).
+#[test]
+fn shards_split_the_systematic_search_and_together_run_all_of_it() {
+    let ran = |pruning: bool, shard: Option<(u64, u64)>| {
+        INTERLEAVINGS.lock().unwrap().clear();
+        let kind = StrategyKind::Systematic {
+            preemptions: 2,
+            vars: 1,
+            threads: 3,
+            hb_pruning: pruning,
+            max_time: None,
+        };
+        let mut config = config().profile_runs(1).strategy(kind);
+        if let Some((k, m)) = shard {
+            config = config.shard(k, m);
+        }
+        let report = config.run(logged_interleaving);
+        report.assert_ok();
+        let seen = std::mem::take(&mut *INTERLEAVINGS.lock().unwrap());
+        (report, seen)
+    };
+    // The one profiling execution, run by every shard as by the whole search (alone in a
+    // shard that owns no order).
+    let (_, profiled) = ran(true, Some((1_000_000, 1_000_000)));
+    assert_eq!(profiled.values().sum::<u64>(), 1);
+    for pruning in [false, true] {
+        let (whole, whole_seen) = ran(pruning, None);
+        let sys = whole.systematic.as_ref().unwrap();
+        assert!(sys.complete, "{sys}");
+        assert!(matches!(sys.orders, Some(OrderSet::Exhaustive { threads: 3, orders: 6 })));
+        assert!(sys.statement().starts_with("exhaustively explored all schedules"), "{sys}");
+        for m in [2, 3, 4] {
+            let mut executions = 0;
+            let mut union: std::collections::BTreeMap<Vec<usize>, u64> = Default::default();
+            let mut orders = 0;
+            for k in 1..=m {
+                let (shard, seen) = ran(pruning, Some((k, m)));
+                let part = shard.systematic.as_ref().unwrap();
+                assert!(part.complete, "{part}");
+                assert_eq!(shard.executions, part.executions());
+                assert!(shard.executions < whole.executions, "shard {k}/{m}: {part}");
+                executions += shard.executions;
+                let share = part.shard.expect("the report names the shard");
+                assert_eq!((share.index, share.count), (k, m));
+                assert_eq!(share.orders, (6 + m - k) / m, "orders k-1, k-1+m, ... of 6");
+                orders += share.orders;
+                let statement = part.statement();
+                let start = format!("shard {k} of {m}: exhaustively explored its share of the");
+                assert!(statement.starts_with(&start), "{statement}");
+                assert!(statement.contains(&format!("index is {} modulo {m}", k - 1)));
+                assert!(statement.contains("this shard alone does not cover every"));
+                assert!(statement.contains(&format!("the {m} shards together")), "{statement}");
+                assert!(!statement.contains("explored all schedules"), "{statement}");
+                for (interleaving, n) in seen {
+                    *union.entry(interleaving).or_insert(0) += n;
+                }
+                // Less the profiling execution every shard ran.
+                for (interleaving, n) in &profiled {
+                    *union.get_mut(interleaving).unwrap() -= n;
+                }
+            }
+            assert_eq!(orders, 6);
+            let mut whole_searched = whole_seen.clone();
+            for (interleaving, n) in &profiled {
+                *whole_searched.get_mut(interleaving).unwrap() -= n;
+            }
+            whole_searched.retain(|_, n| *n > 0);
+            union.retain(|_, n| *n > 0);
+            if pruning {
+                // Each shard prunes against its own states only: together they may run more.
+                assert!(executions >= whole.executions, "{m} shards");
+                let keys = |s: &std::collections::BTreeMap<Vec<usize>, u64>| {
+                    s.keys().cloned().collect::<Vec<_>>()
+                };
+                assert_eq!(keys(&union), keys(&whole_searched), "{m} shards");
+            } else {
+                assert_eq!(executions, whole.executions, "{m} shards");
+                assert_eq!(union, whole_searched, "{m} shards");
+            }
+        }
+    }
+}
+
+/// A shard with no initial order of its own runs nothing and says so; a bug the whole search
+/// finds, some shard finds. Seed 7, fixed.
+#[test]
+fn a_shard_without_orders_says_so_and_the_shards_find_the_bug() {
+    // The body and one thread: 2 initial orders, none for shard 3 of 3.
+    let two_threads = || {
+        let a = Arc::new(AtomicUsize::new(0));
+        let a2 = a.clone();
+        let h = thread::spawn(move || a2.fetch_add(1, SeqCst));
+        a.fetch_add(1, SeqCst);
+        h.join().unwrap();
+    };
+    let report = config().shard(3, 3).strategy(StrategyKind::systematic(2, 2, 2)).run(two_threads);
+    report.assert_ok();
+    assert_eq!(report.executions, 0);
+    let sys = report.systematic.unwrap();
+    let statement = sys.statement();
+    assert!(statement.starts_with("shard 3 of 3: this shard's share"), "{statement}");
+    assert!(statement.contains("is empty") && statement.contains("at most 2 shards"));
+
+    for (name, body) in [("figure 3", figure_3 as fn()), ("figure 12", figure_12)] {
+        let whole = run(StrategyKind::systematic(2, 2, 2), body);
+        assert!(whole.failure().is_some(), "{name}");
+        for m in [2, 3] {
+            let found: Vec<u64> = (1..=m)
+                .filter(|&k| {
+                    let kind = StrategyKind::systematic(2, 2, 2);
+                    let shard = config().shard(k, m).strategy(kind).run(body);
+                    let Some(failure) = shard.failure() else { return false };
+                    let sys = shard.systematic.as_ref().unwrap();
+                    let statement = sys.statement();
+                    assert!(statement.starts_with(&format!("shard {k} of {m}: ")), "{statement}");
+                    failure.execution < u64::MAX / 2 // a search execution, not profiling's
+                })
+                .collect();
+            assert!(!found.is_empty(), "{name}: no shard of {m} found the bug");
+        }
+    }
+}

@@ -36,6 +36,22 @@ pub struct SystematicReport {
     pub profile_runs: u64,
     /// Remarks (variables that became shared late, more threads than profiled, ...).
     pub notes: Vec<String>,
+    /// The shard of the search this run ran (`PCTVB_SHARD=k/m`, `Config::shard`), if any: it
+    /// covered only the schedules that start from its share of the initial priority orders.
+    pub shard: Option<SearchShard>,
+}
+
+/// The share of a systematic search one shard ran: the schedules that start from the initial
+/// priority orders whose index is `index - 1` modulo `count`. The shards' schedules are
+/// disjoint, and all `count` of them together are the whole search.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SearchShard {
+    /// This shard, from 1 (`k` of `PCTVB_SHARD=k/m`).
+    pub index: u64,
+    /// The shards (`m`).
+    pub count: u64,
+    /// The initial priority orders this shard searched from.
+    pub orders: u64,
 }
 
 impl SystematicReport {
@@ -87,13 +103,47 @@ impl SystematicReport {
         }
     }
 
+    /// The initial priority orders of the whole search (every shard's).
+    fn all_orders(&self) -> u64 {
+        match &self.orders {
+            Some(OrderSet::Exhaustive { orders, .. } | OrderSet::Random { orders, .. }) => *orders,
+            None => 0,
+        }
+    }
+
+    /// A shard's share, for its statement: "the schedules that start from ..."
+    fn share_clause(&self, shard: &SearchShard) -> String {
+        let SearchShard { index: k, count: m, orders } = *shard;
+        let all = self.all_orders();
+        format!(
+            "those that start from the {orders} of the {all} initial priority orders whose \
+             index is {} modulo {m}",
+            k - 1
+        )
+    }
+
+    /// What every shard together covers, for a shard's statement.
+    fn together_clause(&self, shard: &SearchShard, what: &str) -> String {
+        format!(
+            "this shard alone does not cover every such schedule: the {} shards together (each \
+             run with the same bounds and seed) explore {what}, {}",
+            shard.count,
+            self.orders_clause()
+        )
+    }
+
     /// What the search established, in one sentence: the bug's level, the exhausted bounds,
-    /// or the last level completed before a budget stopped it.
+    /// or the last level completed before a budget stopped it. A shard's statement says it
+    /// covered its share, and that the shards together cover the whole search.
     pub fn statement(&self) -> String {
         let q = self.shared_variables();
+        let prefix = match &self.shard {
+            Some(s) => format!("shard {} of {}: ", s.index, s.count),
+            None => String::new(),
+        };
         if let Some((v, t, c)) = self.found_at {
             return format!(
-                "systematic search found the bug at level (v={v}, t={t}, c={c}) after {} \
+                "{prefix}systematic search found the bug at level (v={v}, t={t}, c={c}) after {} \
                  executions: a schedule with {c} {} at accesses to {v} of Q={q} shared \
                  variables",
                 self.executions_to_bug.unwrap_or(0),
@@ -101,20 +151,45 @@ impl SystematicReport {
             );
         }
         let v_reached = self.max_vars.min(q as u32);
+        if let Some(shard) = self.shard.as_ref().filter(|s| s.orders == 0) {
+            return format!(
+                "{prefix}this shard's share of the systematic search is empty: the search starts \
+                 from {} initial priority orders, and none has an index that is {} modulo {} \
+                 (0 executions); the other shards explore the whole search, {} (use at most {} \
+                 shards)",
+                self.all_orders(),
+                shard.index - 1,
+                shard.count,
+                self.orders_clause(),
+                self.all_orders().max(1)
+            );
+        }
         if self.complete {
             let c = if v_reached == 0 { 0 } else { self.max_preemptions };
-            return format!(
-                "exhaustively explored all schedules with <= {c} preemptions at accesses to any \
-                 <= {v_reached} of Q={q} shared variables, {} ({} executions, {} schedules \
-                 pruned by happens-before)",
-                self.orders_clause(),
+            let schedules = format!(
+                "schedules with <= {c} preemptions at accesses to any <= {v_reached} of Q={q} \
+                 shared variables"
+            );
+            let counts = format!(
+                "({} executions, {} schedules pruned by happens-before)",
                 self.executions(),
                 self.pruned()
             );
+            return match &self.shard {
+                Some(shard) => format!(
+                    "{prefix}exhaustively explored its share of the {schedules}: {} {counts}; {}",
+                    self.share_clause(shard),
+                    self.together_clause(shard, &format!("all {schedules}"))
+                ),
+                None => format!(
+                    "exhaustively explored all {schedules}, {} {counts}",
+                    self.orders_clause()
+                ),
+            };
         }
         let why = self.stopped_by.as_deref().unwrap_or("the search stopped");
-        match self.last_completed() {
-            Some((v, _, c)) => format!(
+        match (self.last_completed(), &self.shard) {
+            (Some((v, _, c)), None) => format!(
                 "{why}: exhaustively explored every level up to (v={v}, c={c}): all schedules \
                  with <= {c} preemptions at accesses to any <= {v} of Q={q} shared variables \
                  (and those of every earlier level), {}; later levels were not finished ({} \
@@ -122,8 +197,23 @@ impl SystematicReport {
                 self.orders_clause(),
                 self.executions()
             ),
-            None => format!(
+            (Some((v, _, c)), Some(shard)) => format!(
+                "{prefix}{why}: exhaustively explored its share of every level up to (v={v}, \
+                 c={c}): of the schedules with <= {c} preemptions at accesses to any <= {v} of \
+                 Q={q} shared variables (and those of every earlier level), {}; later levels \
+                 were not finished ({} executions); {}",
+                self.share_clause(shard),
+                self.executions(),
+                self.together_clause(shard, "every level all of them completed")
+            ),
+            (None, None) => format!(
                 "{why} before the first level was exhausted (the search was to run {})",
+                self.orders_clause()
+            ),
+            (None, Some(shard)) => format!(
+                "{prefix}{why} before the first level of its share was exhausted (its share: {}; \
+                 the whole search was to run {})",
+                self.share_clause(shard),
                 self.orders_clause()
             ),
         }

@@ -11,7 +11,7 @@ mod levels;
 mod schedule;
 mod shape;
 
-pub use levels::{LevelStats, OrderSet, SystematicReport};
+pub use levels::{LevelStats, OrderSet, SearchShard, SystematicReport};
 pub use schedule::ScheduleStep;
 pub(crate) use schedule::{full_text, is_long, schedule_steps};
 pub(crate) use shape::measure as measure_shape;

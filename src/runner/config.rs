@@ -802,6 +802,11 @@ impl Config {
     /// of the planned executions and its statement gives the confidence of that share. A walk
     /// learns from execution 0, which every shard therefore runs first; only shard 1 counts
     /// it (the shards' executions add up to the budget), and the others' reports note it.
+    /// A systematic search ([`StrategyKind::Systematic`]) is split by its initial priority
+    /// orders instead: shard `k` runs the schedules that start from the orders whose index is
+    /// `k - 1` modulo `m`, and its statement says it covered that share (give every shard the
+    /// same seed: the shards then profile alike, measure the same threads and draw the same
+    /// orders).
     ///
     /// # Panics
     /// If `k` is not in `1..=m`.

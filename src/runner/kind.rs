@@ -134,7 +134,10 @@ pub enum StrategyKind {
     /// happens-before pruning; the report says which `(v, t, c)` levels were exhausted
     /// ([`crate::report::SystematicReport`]). [`Config::iterations`](super::Config::iterations)
     /// caps the executions; [`Config::confidence`](super::Config::confidence) sets `1 - eps`
-    /// for randomized thread-bounding orders (and lifts the cap).
+    /// for randomized thread-bounding orders (and lifts the cap). Shard `k` of `m`
+    /// ([`Config::shard`](super::Config::shard)) runs the schedules that start from the
+    /// initial priority orders whose index is `k - 1` modulo `m`, within its share of the
+    /// iterations; the `m` shards together run the whole search.
     Systematic {
         /// Most preemptions `c` per schedule.
         preemptions: u32,

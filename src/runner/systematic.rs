@@ -1,6 +1,8 @@
 //! The systematic search loop ([`StrategyKind::Systematic`]): profiling, then one execution per
 //! work item of the [`crate::schedulers::Systematic`] strategy until a failure, exhaustion of
-//! every level, or the budget.
+//! every level, or the budget. A shard (`PCTVB_SHARD=k/m`) runs the schedules that start from
+//! its share of the initial priority orders (`Engine::start`), within its share of an
+//! iteration budget, and its statement says so.
 
 use std::collections::HashSet;
 use std::panic::Location;
@@ -8,7 +10,7 @@ use std::panic::Location;
 use super::config::{Budget, PROFILE_INDEX_BASE};
 use super::progress::Progress;
 use super::{Config, StrategyKind};
-use crate::report::{Report, SystematicReport};
+use crate::report::{Report, SearchShard, SystematicReport};
 use crate::runtime::{real_now, Execution, FailureCause, StackPool};
 use crate::schedulers::{Strategy, Systematic, SystematicParams, DEFAULT_ORDER_EPS};
 
@@ -78,8 +80,10 @@ impl Config {
         body: &dyn Fn(),
         at: &'static Location<'static>,
     ) -> Report {
+        // A shard runs its share of the search (`Engine::start`) and of an iteration budget,
+        // so the shards together run at most the budget.
         let (eps, max_executions) = match budget {
-            Budget::Iterations(n) => (DEFAULT_ORDER_EPS, n),
+            Budget::Iterations(n) => (DEFAULT_ORDER_EPS, self.shard_share(budget, n)),
             Budget::Confidence(c) => (1.0 - c, u64::MAX),
         };
         self.systematic_search(kind, seed, eps, max_executions, None, body, at)
@@ -174,7 +178,10 @@ impl Config {
             }
         }
         let n = report.stats.max_threads.max(1);
-        engine.borrow_mut().start(n, seed);
+        // A shard searches from its share of the initial priority orders (a confidence
+        // target's enumeration, `interleave`, never runs in a shard).
+        debug_assert!(interleave.is_none() || self.shard.is_none());
+        engine.borrow_mut().start(n, seed, self.shard);
 
         let mut stopped_by = None;
         let mut complete = false;
@@ -210,7 +217,13 @@ impl Config {
                         "the time budget of {} ran out",
                         super::watch::duration_text(run_budget)
                     ),
-                    None => format!("the budget of {max_executions} executions ran out"),
+                    None => match self.shard {
+                        Some(_) => format!(
+                            "the budget of {max_executions} executions (this shard's share) \
+                             ran out"
+                        ),
+                        None => format!("the budget of {max_executions} executions ran out"),
+                    },
                 });
                 break;
             }
@@ -332,6 +345,11 @@ impl Config {
             stopped_by,
             profile_runs: profiled,
             notes,
+            shard: self.shard.map(|(k, m)| SearchShard {
+                index: k,
+                count: m,
+                orders: engine.own_orders(),
+            }),
         };
         report.notes.push(format!("systematic: {systematic}"));
         report.systematic = Some(systematic);

@@ -48,6 +48,8 @@ pub(crate) struct Engine {
     /// The level `(v, c)` of the execution in progress.
     pub(super) current: Option<(u32, u32)>,
     pub(super) notes: Vec<String>,
+    /// The initial priority orders this search runs: all, or a shard's (see [`Engine::start`]).
+    pub(super) own_orders: u64,
 }
 
 impl Engine {
@@ -74,12 +76,22 @@ impl Engine {
             run: None,
             current: None,
             notes: Vec::new(),
+            own_orders: 0,
         }
     }
 
     /// Ends profiling: `n` threads were measured; builds the priority orders and the level-0
     /// work. `seed` draws the random orders.
-    pub(crate) fn start(&mut self, n: usize, seed: u64) {
+    ///
+    /// `shard` `(k, m)` (1-based) gives this search only the initial orders whose index is
+    /// `k - 1` modulo `m`. Every work item descends from one initial order and keeps its
+    /// index, so shard `k` runs exactly the schedules that start from its orders: the `m`
+    /// shards' schedules are disjoint, and together they are the whole search (each prunes
+    /// only against the states it explored itself, so together they may run more than one
+    /// search would). The random orders are all drawn, in order, so a shard's are the ones the
+    /// whole search would draw with the same seed.
+    pub(crate) fn start(&mut self, n: usize, seed: u64, shard: Option<(u64, u64)>) {
+        let owns = |i: usize| shard.is_none_or(|(k, m)| i as u64 % m == k - 1);
         self.n = n.max(1);
         self.seed = seed;
         let n = self.n;
@@ -107,7 +119,9 @@ impl Engine {
                 for (rank, &thread) in perm.iter().enumerate() {
                     prios[thread] = (n - rank) as i64;
                 }
-                queue.push_back(initial_item(prios, i));
+                if owns(i) {
+                    queue.push_back(initial_item(prios, i));
+                }
             }
             self.orders = Some(OrderSet::Exhaustive { threads: n, orders: n_factorial });
         } else {
@@ -116,13 +130,22 @@ impl Engine {
             for i in 0..count {
                 let mut values: Vec<i64> = (1..=(n + c) as i64).collect();
                 values.shuffle(&mut rng);
-                queue.push_back(initial_item(values[..n].to_vec(), i as usize));
+                if owns(i as usize) {
+                    queue.push_back(initial_item(values[..n].to_vec(), i as usize));
+                }
                 self.perms.push(Rc::new(values));
             }
             self.orders =
                 Some(OrderSet::Random { threads: n, orders: count, needed, eps: self.p.eps });
         }
+        self.own_orders = queue.len() as u64;
         self.stage = Stage::Level0 { queue };
+    }
+
+    /// The initial priority orders this search runs (a shard's share of them, see
+    /// [`Engine::start`]).
+    pub(crate) fn own_orders(&self) -> u64 {
+        self.own_orders
     }
 
     /// The priority orders enumerated (after [`Engine::start`]).
@@ -410,5 +433,49 @@ impl Engine {
             p.threads,
             if p.hb_pruning { "" } else { ",no-hb-pruning" }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The level-0 work items' (initial order, priorities), as queued by `start`.
+    fn queued(engine: &Engine) -> Vec<(usize, Vec<i64>)> {
+        match &engine.stage {
+            Stage::Level0 { queue } => queue.iter().map(|i| (i.order, i.prios.clone())).collect(),
+            _ => panic!("start queues level 0"),
+        }
+    }
+
+    #[test]
+    fn shards_partition_the_initial_orders() {
+        // 3 threads: all 6 orders; 8 threads with t = 2: random orders (seed 5, fixed).
+        for (n, threads) in [(3, 3), (8, 2)] {
+            let p =
+                SystematicParams { preemptions: 2, vars: 2, threads, hb_pruning: true, eps: 0.01 };
+            let mut whole = Engine::new(p);
+            whole.start(n, 5, None);
+            let all = queued(&whole);
+            assert!(all.len() >= 6, "{n} threads: {} orders", all.len());
+            assert_eq!(whole.own_orders(), all.len() as u64);
+            for m in [1, 2, 3, 7] {
+                let mut union = Vec::new();
+                for k in 1..=m {
+                    let mut shard = Engine::new(p);
+                    shard.start(n, 5, Some((k, m)));
+                    assert_eq!(shard.orders, whole.orders, "the whole search's order set");
+                    assert_eq!(shard.perms, whole.perms, "the same random orders");
+                    let mine = queued(&shard);
+                    assert!(mine.iter().all(|(o, _)| *o as u64 % m == k - 1), "{k}/{m}");
+                    assert_eq!(shard.own_orders(), mine.len() as u64);
+                    union.extend(mine);
+                }
+                union.sort();
+                let mut all = all.clone();
+                all.sort();
+                assert_eq!(union, all, "{n} threads, {m} shards");
+            }
+        }
     }
 }

@@ -82,7 +82,9 @@
 //! loop (`runner/systematic.rs`) profiles, calls `Engine::start` with the measured threads,
 //! then asks `Engine::advance` for each next work item until the levels are exhausted, a
 //! safety limit stops the search or the budget runs out, and builds the level report from
-//! the engine. The strategy trait has no way to say "no next execution" or to report levels,
+//! the engine. A shard of the run (`PCTVB_SHARD=k/m`) is handed to `Engine::start`, which
+//! queues only the initial orders whose index is `k - 1` modulo `m`: every work item keeps
+//! its initial order's index, so the shard runs exactly the schedules descending from them. The strategy trait has no way to say "no next execution" or to report levels,
 //! and adding them for one strategy would burden all the others.
 
 mod engine;
