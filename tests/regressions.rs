@@ -125,3 +125,78 @@ fn a_file_shared_by_two_tests_replays_each_tests_own_tokens() {
     let again = first.seed(7).iterations(1000).run(lost_update);
     assert_eq!(again.failure().unwrap().token.as_deref(), Some(token.as_str()));
 }
+
+/// How `#[pctvb::test]` would describe a test built in the package's lib, or in its bin.
+fn built_in(target: &'static str) -> pctvb::__private::CargoTarget {
+    pctvb::__private::CargoTarget {
+        package: "bank",
+        target,
+        features: "",
+        rustflags: "",
+        release: false,
+        manifest_dir: env!("CARGO_MANIFEST_DIR"),
+    }
+}
+
+/// Removes the default regression files a test wrote in this package, however it ends, and
+/// their directories when nothing else is left in them.
+struct RemoveOnDrop(Vec<PathBuf>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_file(path);
+        }
+        for path in &self.0 {
+            for dir in path.ancestors().skip(1).take(2) {
+                if dir.ends_with("pctvb-regressions")
+                    || dir.parent().is_some_and(|p| p.ends_with("pctvb-regressions"))
+                {
+                    let _ = std::fs::remove_dir(dir); // only when empty
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_lib_and_a_bin_with_the_same_test_path_have_a_file_each() {
+    // A package's lib and bin compile the same modules under the same crate name, so their
+    // tests have one path; the default file was one, and the lib's failure replayed in the
+    // bin's test. Each target now has its own (fixed seeds; the files go in this package's
+    // pctvb-regressions/, named after this process so runs never share them, and are removed).
+    let name = format!("bank{}::tests::lost", std::process::id());
+    let file = format!("{}.txt", name.replace("::", "--"));
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("pctvb-regressions");
+    let (lib_file, bin_file, legacy) =
+        (dir.join("lib").join(&file), dir.join("bin-bank").join(&file), dir.join(&file));
+    let _cleanup = RemoveOnDrop(vec![lib_file.clone(), bin_file.clone(), legacy.clone()]);
+    let config =
+        |target| Config::new().ignore_env().name(name.clone()).__cargo_target(built_in(target));
+    let (lib, bin) =
+        (config("--lib").default_regressions(), config("--bin bank").default_regressions());
+
+    let found = lib.clone().seed(1).iterations(1000).run(lost_update);
+    let token = found.failure().expect("found").token.clone().unwrap();
+    assert!(std::fs::read_to_string(&lib_file).unwrap().contains(&token));
+    assert!(!bin_file.exists() && !legacy.exists());
+
+    let other = bin.clone().seed(3).iterations(50).run(fixed_update);
+    assert!(other.is_ok(), "{:?}", other.failure());
+    assert_eq!(other.regressions_replayed, 0, "the lib's failure is not the bin's");
+    let own = lib.clone().seed(3).iterations(50).run(fixed_update);
+    assert_eq!(own.regressions_replayed, 1, "the lib replays its own");
+    assert!(own.notes.iter().any(|n| n.contains("fixed?")), "{:?}", own.notes);
+
+    // A file of the old name (before per-target files) still replays, in every target, and
+    // the report says to move its lines.
+    std::fs::remove_file(&lib_file).unwrap();
+    std::fs::write(&legacy, format!("{token} # saved before per-target files\n")).unwrap();
+    for target in [lib, bin] {
+        let report = target.seed(3).iterations(50).run(fixed_update);
+        assert_eq!(report.regressions_replayed, 1);
+        let moved = report.notes.iter().find(|n| n.contains("before each cargo target"));
+        let moved = moved.unwrap_or_else(|| panic!("{:?}", report.notes));
+        assert!(moved.contains(&legacy.display().to_string()), "{moved}");
+    }
+}

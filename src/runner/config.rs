@@ -606,8 +606,11 @@ impl Config {
         self
     }
 
-    /// Keeps regressions in `pctvb-regressions/<test path>.txt` in the crate being tested
-    /// (`CARGO_MANIFEST_DIR`); `#[pctvb::test]` does this unless given `regressions = false`.
+    /// Keeps regressions in `pctvb-regressions/<target>/<test path>.txt` in the crate being
+    /// tested (`CARGO_MANIFEST_DIR`), `<target>` being the cargo target the test is built in
+    /// (`lib`, `bin-<name>`, `test-<name>`, ...; `pctvb-regressions/<test path>.txt` when it
+    /// is not known, outside `#[pctvb::test]`); `#[pctvb::test]` does this unless given
+    /// `regressions = false`. A file of the name before per-target files is replayed too.
     pub fn default_regressions(mut self) -> Config {
         self.regressions = RegressionFile::Default;
         self

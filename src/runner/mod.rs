@@ -169,10 +169,30 @@ impl Config {
         let Some(path) = self.regression_path() else {
             return self.search(kind, seed, budget, body, at);
         };
-        let (replayed, notes) = match self.replay_saved(&path, body, at) {
+        let (mut replayed, mut notes) = match self.replay_saved(&path, body, at) {
             Ok(done) => done,
             Err(report) => return *report,
         };
+        // The file of this test before files were per target, shared by every target with a
+        // test of this path: its tokens for this test still replay, until the user moves them.
+        if let Some(legacy) = self.legacy_regression_path().filter(|p| p.exists()) {
+            let (more, more_notes) = match self.replay_saved(&legacy, body, at) {
+                Ok(done) => done,
+                Err(report) => return *report,
+            };
+            replayed += more;
+            notes.extend(more_notes);
+            if more > 0 {
+                notes.push(format!(
+                    "{} is this test's regression file from before each cargo target had its \
+                     own: it was replayed too, but every target with a test of this path \
+                     (a package's lib and bin) replays it; move its lines to {} (this \
+                     target's file) or to the other targets' files, and delete it",
+                    legacy.display(),
+                    path.display()
+                ));
+            }
+        }
         // "fixed?" asks the user to act (delete the line when sure): past the harness's
         // capture, or a passing test would keep it to itself.
         for note in &notes {

@@ -21,7 +21,8 @@ use crate::report::{Failure, Report};
 pub(super) enum RegressionFile {
     /// No file.
     Off,
-    /// `$CARGO_MANIFEST_DIR/pctvb-regressions/<test path>.txt` (what `#[pctvb::test]` uses).
+    /// `$CARGO_MANIFEST_DIR/pctvb-regressions/<target>/<test path>.txt` (what
+    /// `#[pctvb::test]` uses; see [`default_path`]).
     Default,
     /// This file.
     At(PathBuf),
@@ -42,9 +43,25 @@ impl Config {
             RegressionFile::Default => default_path(
                 std::env::var_os("CARGO_MANIFEST_DIR"),
                 self.cargo_target.as_ref().map(|t| t.manifest_dir),
+                self.cargo_target.as_ref().map(|t| t.target),
                 self.name.as_deref()?,
             ),
         }
+    }
+
+    /// The default regression file of this run as it was named before files were per target
+    /// (`pctvb-regressions/<test path>.txt`, shared by every target with a test of that
+    /// path), when it differs from [`Config::regression_path`]: its tokens for this test are
+    /// still replayed, after the target's own file's, until the user moves them.
+    pub(super) fn legacy_regression_path(&self) -> Option<PathBuf> {
+        let RegressionFile::Default = self.regressions else { return None };
+        let legacy = default_path(
+            std::env::var_os("CARGO_MANIFEST_DIR"),
+            self.cargo_target.as_ref().map(|t| t.manifest_dir),
+            None,
+            self.name.as_deref()?,
+        )?;
+        (Some(&legacy) != self.regression_path().as_ref()).then_some(legacy)
     }
 
     /// Replays the tokens saved in `path`. Returns the report to end the run with (a saved
@@ -108,19 +125,43 @@ impl Config {
     }
 }
 
-/// The default regression file of the test `name`: `pctvb-regressions/<name>.txt` in the
-/// package's directory, which cargo gives the test in `CARGO_MANIFEST_DIR` (`from_env`); a
-/// test binary run by hand, or by another runner, finds the directory it was built for
-/// (`built_for`, from `#[pctvb::test]`) instead of silently saving nothing.
+/// The default regression file of the test `name`: `pctvb-regressions/<target>/<name>.txt`
+/// in the package's directory, which cargo gives the test in `CARGO_MANIFEST_DIR`
+/// (`from_env`); a test binary run by hand, or by another runner, finds the directory it was
+/// built for (`built_for`, from `#[pctvb::test]`) instead of silently saving nothing.
+///
+/// `<target>` names the cargo target the test was built in (`target`, its selection as
+/// `#[pctvb::test]` read it at compile time: `--lib` gives `lib`, `--bin app` gives
+/// `bin-app`, `--test api` gives `test-api`): a package's lib and bin compile the same
+/// modules under the same crate name, so their tests have the same path, and without it one
+/// target's failures replayed in the other's test. Without a known target (a `Config` run
+/// outside the attribute) the file is `pctvb-regressions/<name>.txt`, the name every test had
+/// before.
 fn default_path(
     from_env: Option<std::ffi::OsString>,
     built_for: Option<&str>,
+    target: Option<&str>,
     name: &str,
 ) -> Option<PathBuf> {
     let dir = from_env.or_else(|| built_for.filter(|d| !d.is_empty()).map(Into::into))?;
-    let file: String =
-        name.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
-    Some(Path::new(&dir).join("pctvb-regressions").join(format!("{file}.txt")))
+    let mut path = Path::new(&dir).join("pctvb-regressions");
+    if let Some(target) = target.and_then(target_dir) {
+        path.push(target);
+    }
+    Some(path.join(format!("{}.txt", file_name(name))))
+}
+
+/// `text` with every character but letters, digits and `_` made `-`.
+fn file_name(text: &str) -> String {
+    text.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect()
+}
+
+/// The directory of a cargo target's regression files: `--lib` -> `lib`, `--bin app` ->
+/// `bin-app`; `None` when unknown (empty).
+fn target_dir(selection: &str) -> Option<String> {
+    let words: Vec<&str> =
+        selection.split_whitespace().map(|w| w.trim_start_matches('-')).collect();
+    (!words.is_empty()).then(|| file_name(&words.join("-")))
 }
 
 /// The saved tokens of `path` (none if it does not exist).
@@ -189,12 +230,29 @@ mod tests {
     #[test]
     fn the_default_file_is_found_without_cargos_environment() {
         let name = "bank::tests::lost";
-        let file = "pctvb-regressions/bank--tests--lost.txt";
-        let env = default_path(Some("/run".into()), Some("/built"), name).unwrap();
+        let file = "pctvb-regressions/lib/bank--tests--lost.txt";
+        let lib = Some("--lib");
+        let env = default_path(Some("/run".into()), Some("/built"), lib, name).unwrap();
         assert_eq!(env, Path::new("/run").join(file), "cargo's directory first");
-        let built = default_path(None, Some("/built"), name).unwrap();
+        let built = default_path(None, Some("/built"), lib, name).unwrap();
         assert_eq!(built, Path::new("/built").join(file), "then the one it was built for");
-        assert_eq!(default_path(None, None, name), None);
-        assert_eq!(default_path(None, Some(""), name), None);
+        assert_eq!(default_path(None, None, lib, name), None);
+        assert_eq!(default_path(None, Some(""), lib, name), None);
+    }
+
+    #[test]
+    fn each_target_has_its_own_default_file() {
+        // A package's lib and bin compile the same modules under the same crate name: the
+        // same test path, a file each.
+        let name = "bank::tests::lost";
+        let path = |target| default_path(Some("/p".into()), None, target, name).unwrap();
+        let under = |dir: &str| Path::new("/p/pctvb-regressions").join(dir);
+        assert_eq!(path(Some("--lib")), under("lib/bank--tests--lost.txt"));
+        assert_eq!(path(Some("--bin bank")), under("bin-bank/bank--tests--lost.txt"));
+        assert_eq!(path(Some("--test api-v2")), under("test-api-v2/bank--tests--lost.txt"));
+        assert_eq!(path(Some("--example demo")), under("example-demo/bank--tests--lost.txt"));
+        // An unknown target: the name every test had before per-target files.
+        assert_eq!(path(None), under("bank--tests--lost.txt"));
+        assert_eq!(path(Some("")), under("bank--tests--lost.txt"));
     }
 }
