@@ -323,6 +323,145 @@ mod raw_addr {
     }
 }
 
+/// Reborrows (`&*p`, `&(*p).field`, `&mut *p` bound to a local) create a reference and access
+/// nothing; a read through the reference is an access.
+#[pctvb::instrument(force)]
+mod reborrow {
+    use pctvb::cell::UnsafeCell;
+    use std::sync::atomic::{fence, AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    use std::thread;
+
+    /// What a hand-written `Arc` points to: its count, a lock and the value the lock guards,
+    /// in a pctvb `UnsafeCell` whose contents the lock's holder writes through a raw pointer.
+    struct Inner {
+        count: AtomicUsize,
+        lock: Mutex<()>,
+        value: UnsafeCell<u64>,
+    }
+
+    /// A hand-written `Arc<Inner>`: every method reborrows the shared `Inner` with `&*ptr`,
+    /// without the lock, while other threads write inside its cell under the lock.
+    pub struct MyArc {
+        ptr: *mut Inner,
+    }
+
+    // SAFETY: `Inner` is shared as an `Arc` shares its value: the count through atomics, the
+    // value under the lock.
+    unsafe impl Send for MyArc {}
+
+    impl MyArc {
+        pub fn new() -> MyArc {
+            let inner = Inner {
+                count: AtomicUsize::new(1),
+                lock: Mutex::new(()),
+                value: UnsafeCell::new(0),
+            };
+            MyArc { ptr: Box::into_raw(Box::new(inner)) }
+        }
+
+        fn inner(&self) -> &Inner {
+            unsafe { &*self.ptr }
+        }
+
+        /// Adds `v` to the value under the lock, through the cell's raw pointer.
+        pub fn add(&self, v: u64) {
+            let inner = self.inner();
+            let _g = inner.lock.lock().unwrap();
+            inner.value.with_mut(|p| unsafe { *p += v });
+        }
+
+        /// The value, read under the lock; the lock is reached through `&(*ptr).lock`.
+        pub fn get(&self) -> u64 {
+            let lock = unsafe { &(*self.ptr).lock };
+            let _g = lock.lock().unwrap();
+            self.inner().value.with(|p| unsafe { *p })
+        }
+    }
+
+    impl Clone for MyArc {
+        fn clone(&self) -> MyArc {
+            self.inner().count.fetch_add(1, Ordering::Relaxed);
+            MyArc { ptr: self.ptr }
+        }
+    }
+
+    impl Drop for MyArc {
+        /// The detector records a destructor's accesses without checking them, but checks
+        /// later ones against them: another thread's write in the cell after this reborrow
+        /// raced with it when a reborrow was a read.
+        fn drop(&mut self) {
+            let inner = unsafe { &*self.ptr };
+            if inner.count.fetch_sub(1, Ordering::Release) == 1 {
+                fence(Ordering::Acquire);
+                drop(unsafe { Box::from_raw(self.ptr) });
+            }
+        }
+    }
+
+    /// Two threads add to the value and drop their clones; the last drop frees it.
+    pub fn two_adders() {
+        let a = MyArc::new();
+        let handles: Vec<_> = (1..=2)
+            .map(|i| {
+                let c = a.clone();
+                thread::spawn(move || {
+                    c.add(i);
+                    let v = c.get();
+                    assert!((1..=3).contains(&v), "{v}");
+                    drop(c);
+                })
+            })
+            .collect();
+        let seen = a.get();
+        drop(a);
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert!(seen <= 3, "{seen}");
+    }
+
+    /// Two fields of one heap struct.
+    pub struct Node {
+        pub a: u64,
+        pub b: u64,
+    }
+
+    /// A raw pointer that may cross threads.
+    #[derive(Clone, Copy)]
+    pub struct NP(pub *mut Node);
+    // SAFETY: the threads' accesses are what the tests look at.
+    unsafe impl Send for NP {}
+
+    /// One thread writes `(*p).b`; the other reborrows the node and its fields (no access),
+    /// reads `a` through its reference (another field: no race), and reads `b` through the
+    /// node's reference (`node.b`, `through_field` false) or the field's (`*b`), with nothing
+    /// ordering it after the write: a race, found at that read.
+    pub fn read_through_the_reference(through_field: bool) -> u64 {
+        let p = NP(Box::into_raw(Box::new(Node { a: 0, b: 0 })));
+        let w = thread::spawn(move || {
+            let q = p;
+            unsafe { (*q.0).b = 1 }
+        });
+        let r = thread::spawn(move || {
+            let q = p;
+            let node = unsafe { &*q.0 };
+            let a = unsafe { &(*q.0).a };
+            let b = unsafe { &(*q.0).b };
+            assert_eq!(*a, 0);
+            if through_field {
+                *b
+            } else {
+                node.b
+            }
+        });
+        w.join().unwrap();
+        let b = r.join().unwrap();
+        drop(unsafe { Box::from_raw(p.0) });
+        b
+    }
+}
+
 /// A value that owns heap memory behind a raw pointer and reads it in its destructor.
 #[pctvb::instrument(force)]
 mod owner {
@@ -660,6 +799,34 @@ fn a_static_mut_lost_updates_shape_counts_both_racing_threads() {
             assert_eq!(shape.spawners, 1, "{f}");
             let text = f.to_string();
             assert!(text.contains("among t=3 threads (counting the one that spawned"), "{text}");
+        }
+    }
+}
+
+#[test]
+fn reborrowing_an_arc_like_value_while_another_thread_writes_in_its_cell_is_no_race() {
+    // Each thread reborrows the shared `Inner` with `&*ptr` before taking the lock under which
+    // the other writes inside `Inner`'s cell: creating a reference accesses nothing (as in
+    // Miri), so only the locked accesses count, and they are ordered. Fixed seeds.
+    for seed in 1..=3 {
+        assert_no_race(&run(seed, NO_RACE_RUNS, reborrow::two_adders));
+    }
+}
+
+#[test]
+fn a_read_through_a_reborrowed_reference_still_races() {
+    // The reader reborrows the node and its fields (no access) and reads `b` through a
+    // reference: that read races with the writer's. Fixed seeds.
+    for through_field in [false, true] {
+        for seed in 1..=5 {
+            let report = run(seed, 1000, || {
+                reborrow::read_through_the_reference(through_field);
+            });
+            let what = format!("seed {seed}, through the field's reference: {through_field}");
+            assert_race(&report, &what);
+            let f = report.failure().unwrap();
+            assert!(f.message.contains("read it at"), "{what}: {f}");
+            assert!(f.message.contains("wrote it at"), "{what}: {f}");
         }
     }
 }

@@ -12,9 +12,18 @@
 //! - a heap allocation `Box::new`, `Arc::new`, `Rc::new` (an allocation site, hooked so the
 //!   run time learns the address range of the variable it creates).
 //!
-//! Taking an address accesses nothing: the place of `&raw const place` / `&raw mut place` (a
-//! dereference or a `static mut`, through fields and indices) is no site, as the argument of
-//! `ptr::addr_of!` is not; the pointer and indices that compute it are visited as usual.
+//! Taking an address or a reference accesses nothing (as in Miri, where only reads and writes
+//! through the reference do): the place of `&raw const place` / `&raw mut place`, `&place`
+//! and `&mut place` (a dereference or a `static mut`, through fields and indices) is no site,
+//! as the argument of `ptr::addr_of!` is not; the pointer and indices that compute it are
+//! visited as usual, so a pointer read by value on the way (`&*(*p).next`) is a read. One
+//! exception: a `&mut` reference handed on (a call's argument, the function's result, a field
+//! of a value: anything but a local binding, a `match` or `if let` scrutinee, or a cast to a
+//! raw pointer) is a write site where it is made. The code it goes to often writes through it
+//! out of the hooks' sight (a lock's `DerefMut`, `mem::replace(&mut *p, v)`), and the
+//! exclusive reference allows no other access of any of its bytes while it lives. A shared
+//! reference handed on is not counted as a read: it allows writes inside the `UnsafeCell`s of
+//! its referent (an `Arc`'s inner value), whose bytes the macro cannot tell apart.
 //!
 //! Each site is wrapped in a marker macro call `__pctvb_site!(id, expr)` that the alias pass
 //! reads and the hook pass replaces, so both agree on ids whatever order they walk in. Method
@@ -312,6 +321,9 @@ pub(crate) fn number(item: &mut Item) -> syn::Result<Vec<Site>> {
         errors: Vec::new(),
         static_muts: muts.0,
         in_const: false,
+        kept: false,
+        reborrows: Vec::new(),
+        receiver: false,
     };
     n.visit_item_mut(item);
     let mut errors = n.errors.into_iter();
@@ -333,6 +345,22 @@ struct Numberer {
     /// Inside a `const fn` body or a `const`/`static` initializer (outside closures): hooks
     /// cannot be called there, so nothing is marked.
     in_const: bool,
+    /// Whether the value of the expression about to be visited stays with the item's own code
+    /// (bound by a `let`, an `if let` or `match` scrutinee, cast to a raw pointer): a `&mut`
+    /// reference it evaluates to is then no site. Read and cleared on entering
+    /// [`Numberer::visit_expr_mut`], so it applies to that one expression.
+    kept: bool,
+    /// Names bound in each enclosing block, innermost last: `true` for a reference a `let`
+    /// bound to a borrow of a dereference made in unsafe code (`let inner = unsafe { &*p };`),
+    /// whose field reads and writes (`inner.count`, `inner.b = 1`) and dereferences are read
+    /// and written through the pointer: they are marked as `(*inner).count` would be. Any other
+    /// binding of the name shadows it.
+    reborrows: Vec<std::collections::HashMap<String, bool>>,
+    /// Whether the expression about to be visited is a method call's receiver (or the base of
+    /// one's field chain): a method may only borrow it, so a reborrowed reference's field there
+    /// is not marked, as `inner.count.fetch_sub(..)` through a reference never was. Read and
+    /// cleared on entering [`Numberer::visit_expr_mut`].
+    receiver: bool,
 }
 
 /// `tokens` with every marker `__pctvb_site!(id, expr)` replaced by its `expr`: a site's label
@@ -455,16 +483,18 @@ impl Numberer {
 }
 
 impl Numberer {
-    /// The place of `&raw const place` / `&raw mut place`: taking its address reads and writes
-    /// nothing, so the dereference or `static mut` it names (through field and index
-    /// projections and parentheses) is not marked; the pointer it dereferences and its indices
-    /// are evaluated, and their own sites are.
-    fn visit_raw_place(&mut self, e: &mut Expr) {
+    /// The place of `&raw const place`, `&raw mut place`, `&place` or a kept `&mut place`:
+    /// taking its address or a reference to it reads and writes nothing, so the dereference or
+    /// `static mut` it names (through field and index projections and parentheses) is not
+    /// marked; the pointer it dereferences and its indices are evaluated as values, and their
+    /// own sites are (`&*(*p).next` reads the pointer `next`).
+    fn visit_place_only(&mut self, e: &mut Expr) {
         match e {
-            Expr::Field(f) => self.visit_raw_place(&mut f.base),
-            Expr::Paren(p) => self.visit_raw_place(&mut p.expr),
+            Expr::Field(f) => self.visit_place_only(&mut f.base),
+            Expr::Paren(p) => self.visit_place_only(&mut p.expr),
+            Expr::Group(g) => self.visit_place_only(&mut g.expr),
             Expr::Index(i) => {
-                self.visit_raw_place(&mut i.expr);
+                self.visit_place_only(&mut i.expr);
                 self.visit_expr_mut(&mut i.index);
             }
             Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
@@ -475,6 +505,106 @@ impl Numberer {
                     && p.path.segments.len() == 1
                     && self.static_muts.contains(&p.path.segments[0].ident.to_string()) => {}
             _ => self.visit_expr_mut(e),
+        }
+    }
+
+    /// Visits `e`, whose value stays with the item's own code (see [`Numberer::kept`]).
+    fn visit_kept(&mut self, e: &mut Expr) {
+        self.kept = true;
+        self.visit_expr_mut(e);
+        self.kept = false;
+    }
+
+    /// Visits a block whose value (its tail expression) stays with the item's own code.
+    fn visit_kept_block(&mut self, b: &mut syn::Block) {
+        let n = b.stmts.len();
+        for (i, stmt) in b.stmts.iter_mut().enumerate() {
+            match stmt {
+                syn::Stmt::Expr(e, None) if i + 1 == n => self.visit_kept(e),
+                _ => self.visit_stmt_mut(stmt),
+            }
+        }
+    }
+
+    /// Visits an expression whose value stays with the item's own code: through parentheses,
+    /// blocks, `if`/`match` branches and tuples to the references it may evaluate to, which
+    /// are visited as places only; `false` if `e` is none of these (visit it as usual).
+    fn visit_kept_value(&mut self, e: &mut Expr) -> bool {
+        match e {
+            Expr::Reference(r) => self.visit_place_only(&mut r.expr),
+            Expr::Paren(p) => self.visit_kept(&mut p.expr),
+            Expr::Group(g) => self.visit_kept(&mut g.expr),
+            Expr::Block(b) if b.label.is_none() => self.visit_kept_block(&mut b.block),
+            Expr::Unsafe(u) => {
+                self.unsafe_depth += 1;
+                self.visit_kept_block(&mut u.block);
+                self.unsafe_depth -= 1;
+            }
+            Expr::Tuple(t) => t.elems.iter_mut().for_each(|e| self.visit_kept(e)),
+            Expr::If(i) => {
+                self.visit_expr_mut(&mut i.cond);
+                self.visit_kept_block(&mut i.then_branch);
+                if let Some((_, e)) = &mut i.else_branch {
+                    self.visit_kept(e);
+                }
+            }
+            Expr::Match(m) => {
+                self.visit_kept(&mut m.expr);
+                for arm in &mut m.arms {
+                    self.visit_pat_mut(&mut arm.pat);
+                    if let Some((_, guard)) = &mut arm.guard {
+                        self.visit_expr_mut(guard);
+                    }
+                    self.visit_kept(&mut arm.body);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Whether `e` is a name bound to a reborrowed reference (see [`Numberer::reborrows`]).
+    fn reborrowed(&self, e: &Expr) -> bool {
+        let Expr::Path(p) = e else { return false };
+        let Some(name) = p.path.get_ident().map(|i| i.to_string()) else { return false };
+        p.qself.is_none()
+            && self.reborrows.iter().rev().find_map(|scope| scope.get(&name)).copied() == Some(true)
+    }
+
+    /// Binds `name` in the innermost block: as a reborrowed reference, or shadowing one.
+    fn bind(&mut self, name: String, reborrow: bool) {
+        if let Some(scope) = self.reborrows.last_mut() {
+            scope.insert(name, reborrow);
+        }
+    }
+
+    /// Whether a `let`'s initializer is a borrow of a dereference (through fields and indices)
+    /// made in unsafe code, through parentheses and the tails of blocks.
+    fn is_reborrow(&self, e: &Expr, in_unsafe: bool) -> bool {
+        fn tail(b: &syn::Block) -> Option<&Expr> {
+            match b.stmts.last() {
+                Some(syn::Stmt::Expr(e, None)) => Some(e),
+                _ => None,
+            }
+        }
+        match e {
+            Expr::Paren(p) => self.is_reborrow(&p.expr, in_unsafe),
+            Expr::Group(g) => self.is_reborrow(&g.expr, in_unsafe),
+            Expr::Block(b) => tail(&b.block).is_some_and(|e| self.is_reborrow(e, in_unsafe)),
+            Expr::Unsafe(u) => tail(&u.block).is_some_and(|e| self.is_reborrow(e, true)),
+            Expr::Reference(r) if in_unsafe => {
+                let mut place = &*r.expr;
+                loop {
+                    match place {
+                        Expr::Field(f) => place = &f.base,
+                        Expr::Index(i) => place = &i.expr,
+                        Expr::Paren(p) => place = &p.expr,
+                        Expr::Unary(u) => return matches!(u.op, syn::UnOp::Deref(_)),
+                        _ => return false,
+                    }
+                }
+            }
+            _ => false,
         }
     }
 }
@@ -547,6 +677,50 @@ impl VisitMut for Numberer {
         self.visit_macro_body(&mut m.mac);
     }
 
+    /// A `let`: the value it binds stays with the item's code (a `&mut` there is no access);
+    /// a `let`-`else`'s `else` block is code like any other.
+    /// The name it binds is a reborrowed reference when the value is a borrow of a
+    /// dereference (see [`Numberer::reborrows`]); the initializer is visited first, as it is
+    /// evaluated before the name is in scope.
+    fn visit_local_mut(&mut self, l: &mut syn::Local) {
+        let mut reborrow = false;
+        if let Some(init) = &mut l.init {
+            reborrow =
+                init.diverge.is_none() && self.is_reborrow(&init.expr, self.unsafe_depth > 0);
+            self.visit_kept(&mut init.expr);
+            if let Some((_, diverge)) = &mut init.diverge {
+                self.visit_expr_mut(diverge);
+            }
+        }
+        self.visit_pat_mut(&mut l.pat);
+        let name = match &l.pat {
+            syn::Pat::Ident(i) if i.subpat.is_none() => Some(&i.ident),
+            syn::Pat::Type(t) => match &*t.pat {
+                syn::Pat::Ident(i) if i.subpat.is_none() => Some(&i.ident),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let (Some(name), true) = (name, reborrow) {
+            self.bind(name.to_string(), true);
+        }
+    }
+
+    /// A block: a scope for the names its `let`s bind.
+    fn visit_block_mut(&mut self, b: &mut syn::Block) {
+        self.reborrows.push(Default::default());
+        visit_mut::visit_block_mut(self, b);
+        self.reborrows.pop();
+    }
+
+    /// A name bound by any pattern (a parameter, a `match` arm, a `let`) shadows a reborrowed
+    /// reference of that name for the rest of the block (for an arm's or a closure's binding,
+    /// past its own scope: a shadow too many leaves an access unmarked, never marks another).
+    fn visit_pat_ident_mut(&mut self, i: &mut syn::PatIdent) {
+        self.bind(i.ident.to_string(), false);
+        visit_mut::visit_pat_ident_mut(self, i);
+    }
+
     /// A macro call in expression or statement position: see [`Numberer::visit_macro_body`].
     fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
         self.visit_macro_body(mac);
@@ -555,20 +729,60 @@ impl VisitMut for Numberer {
     /// Numbers the sites of an expression, inner ones first (so an outer marker contains the
     /// markers of its operands): method calls named like an operation, dereferences and uses of
     /// `static mut`s in unsafe code, `ptr::read`/`ptr::write` & co., and allocations. The left side
-    /// of an assignment, and a `&mut` borrow, make their dereference a write. Nothing is marked
-    /// in const contexts.
+    /// of an assignment, and a `&mut` borrow handed on, make their dereference a write; the place of any other borrow is no site (module docs). Nothing is
+    /// marked in const contexts.
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if let Expr::Unsafe(_) = e {
-            self.unsafe_depth += 1;
-            visit_mut::visit_expr_mut(self, e);
-            self.unsafe_depth -= 1;
+        let receiver = std::mem::take(&mut self.receiver);
+        if std::mem::take(&mut self.kept) && self.visit_kept_value(e) {
             return;
         }
-        if let Expr::RawAddr(r) = e {
+        match e {
+            // A field chain below a receiver is a receiver's too.
+            Expr::Field(_) | Expr::Paren(_) | Expr::Index(_) if receiver => self.receiver = true,
+            // The receiver is visited first.
+            Expr::MethodCall(_) => self.receiver = true,
+            // `inner.count` of a reborrowed `inner` reads `(*inner).count`: written so, the
+            // dereference is marked as any other.
+            Expr::Field(f) if self.reborrowed(&f.base) => {
+                let base = std::mem::replace(&mut *f.base, Expr::Verbatim(TokenStream::new()));
+                let span = base.span();
+                *f.base = syn::parse_quote_spanned!(span=> (*#base));
+            }
+            _ => {}
+        }
+        match e {
+            Expr::Unsafe(_) => {
+                self.unsafe_depth += 1;
+                visit_mut::visit_expr_mut(self, e);
+                self.unsafe_depth -= 1;
+                return;
+            }
             // `&raw const place` / `&raw mut place` computes an address and accesses no
             // memory, like `ptr::addr_of!(place)`: the place is no site, only what computes it.
-            self.visit_raw_place(&mut r.expr);
-            return;
+            Expr::RawAddr(r) => return self.visit_place_only(&mut r.expr),
+            // A shared reference accesses nothing: only reads through it do (and a shared
+            // reference allows other threads' writes inside the cells of its referent).
+            Expr::Reference(r) if r.mutability.is_none() => {
+                return self.visit_place_only(&mut r.expr)
+            }
+            // A binding's value, a scrutinee, and what a cast makes a raw pointer stay with the
+            // item's code: a `&mut` among them is no access.
+            Expr::Let(l) => {
+                self.visit_pat_mut(&mut l.pat);
+                return self.visit_kept(&mut l.expr);
+            }
+            Expr::Match(m) => {
+                self.visit_kept(&mut m.expr);
+                for arm in &mut m.arms {
+                    self.visit_arm_mut(arm);
+                }
+                return;
+            }
+            Expr::Cast(c) if matches!(&*c.ty, syn::Type::Ptr(_)) => {
+                self.visit_kept(&mut c.expr);
+                return self.visit_type_mut(&mut c.ty);
+            }
+            _ => {}
         }
         visit_mut::visit_expr_mut(self, e);
         if self.in_const {
@@ -584,7 +798,10 @@ impl VisitMut for Numberer {
                     self.mark(e, kind, write, span, label);
                 }
             }
-            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) && self.unsafe_depth > 0 => {
+            Expr::Unary(u)
+                if matches!(u.op, syn::UnOp::Deref(_))
+                    && (self.unsafe_depth > 0 || self.reborrowed(&u.expr)) =>
+            {
                 let span = u.op.span();
                 let label = format!("*{}", text(&u.expr));
                 self.mark(e, SiteKind::Deref, false, span, label);
@@ -616,8 +833,9 @@ impl VisitMut for Numberer {
                 self.mark(e, SiteKind::Deref, false, span, label);
             }
             Expr::Assign(a) => mark_write(&mut self.sites, &a.left),
-            // `&mut *p` claims the pointee exclusively (the reference is then written through,
-            // often by code outside the item): a write, so two such claims conflict.
+            // A `&mut *p` handed on (kept ones returned above) stands for the write the code it
+            // goes to makes through it, often out of the hooks' sight, and claims the pointee
+            // exclusively: a write, so it conflicts with any unordered access.
             Expr::Reference(r) if r.mutability.is_some() => mark_write(&mut self.sites, &r.expr),
             Expr::Binary(b) if is_compound_assign(&b.op) => mark_write(&mut self.sites, &b.left),
             _ => {}
@@ -754,6 +972,122 @@ mod tests {
         assert_eq!(
             labels,
             vec!["Atomic:s.head.load", "Deref:*p.add(i)", "Deref(w):*p"],
+            "{labels:?}"
+        );
+    }
+
+    /// A reference to a dereference or a `static mut` (through projections) is no site, as a
+    /// raw address is not: only what computes the pointer and the indices is, and a value read
+    /// on the way (`(*p).next` read to be dereferenced, a method's receiver).
+    #[test]
+    fn reborrows_are_not_accesses() {
+        let found = sites(quote! {
+            mod m {
+                static mut COUNTER: u64 = 0;
+                fn f(p: *mut Node, s: &S, i: usize) {
+                    unsafe {
+                        let _a = &*p;
+                        let _b = &(*p).b;
+                        let _c = &COUNTER;
+                        let _d = &(*s.head.load(Ordering::SeqCst)).next[i];
+                        let _e = &(*p).items[*p.add(i)];
+                        let _f = &*(*p).next;
+                        let _g = &(*p).b.clone();
+                        let _h = ((*p).b, &(*p).a);
+                        (*p).b = 1;
+                    }
+                    let _i = unsafe { &*p };
+                    let _j = unsafe { &(*p).items }.len();
+                }
+            }
+        });
+        let labels = kinds_and_labels(&found);
+        assert_eq!(
+            labels,
+            vec![
+                "Atomic:s.head.load",
+                "Deref:*p.add(i)",
+                "Deref:*p",
+                "Deref:*p",
+                "Deref:*p",
+                "Deref(w):*p",
+            ],
+            "{labels:?}"
+        );
+    }
+
+    /// A `&mut` kept by the item's code (bound by `let`, a scrutinee, cast to a raw pointer) is
+    /// no site; one handed on (a call's argument, the function's result, a field of a value) is
+    /// a write where it is made.
+    #[test]
+    fn a_mut_reborrow_is_a_write_only_when_handed_on() {
+        let found = sites(quote! {
+            mod m {
+                fn kept(p: *mut Node, c: bool) -> u64 {
+                    unsafe {
+                        let _a = &mut *p;
+                        let _b = &mut (*p).b;
+                        let (_c, _d) = (&mut (*p).a, &mut (*p).b);
+                        let _e = if c { &mut *p } else { &mut (*p).other };
+                        let _f = { &mut *p };
+                        let _g = &mut *p as *mut Node;
+                        if let Some(x) = &mut (*p).opt { *x += 1; }
+                        match &mut (*p).opt { Some(_) => 1, None => 0 }
+                    }
+                }
+                fn handed_on(p: *mut Node, v: Node) -> &'static mut u64 {
+                    unsafe {
+                        f(&mut *p);
+                        std::mem::replace(&mut (*p).b, 0);
+                        let _w = Wrapper { r: &mut *p };
+                        &mut (*p).b
+                    }
+                }
+            }
+        });
+        let labels = kinds_and_labels(&found);
+        assert_eq!(
+            labels,
+            vec!["Deref(w):*x", "Deref(w):*p", "Deref(w):*p", "Deref(w):*p", "Deref(w):*p"],
+            "{labels:?}"
+        );
+    }
+
+    /// A name a `let` bound to a reborrow made in unsafe code reads and writes through the
+    /// pointer: its fields (not as a method's receiver, nor borrowed) and its dereferences are
+    /// sites, in safe code too, until another binding shadows it.
+    #[test]
+    fn reads_and_writes_through_a_reborrowed_reference_are_accesses() {
+        let found = sites(quote! {
+            fn f(p: *mut Node, boxed: Box<Node>) -> u64 {
+                let inner = unsafe { &*p };
+                let _n = inner.count;
+                inner.lock.lock();
+                let _r = &inner.b;
+                let m = unsafe { &mut (*p).pair };
+                m.b = 1;
+                m.b += 1;
+                let _v = *m;
+                {
+                    let inner = 5;
+                    let _shadowed = inner.count;
+                }
+                let safe = &*boxed;
+                let _s = safe.x;
+                inner.a.b
+            }
+        });
+        let labels = kinds_and_labels(&found);
+        assert_eq!(
+            labels,
+            vec![
+                "Deref:*inner",
+                "Lock:inner.lock.lock",
+                "Deref(w):*m",
+                "Deref(w):*m",
+                "Deref:*m",
+                "Deref:*inner",
+            ],
             "{labels:?}"
         );
     }
