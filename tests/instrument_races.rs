@@ -830,3 +830,23 @@ fn a_read_through_a_reborrowed_reference_still_races() {
         }
     }
 }
+
+#[test]
+fn a_tracked_statics_race_names_it_static_in_the_message_and_the_schedule() {
+    // A session tracks the `static mut`: its accesses are scheduling points, and the message
+    // and the printed schedule name the same object, `static@` its declaration (the schedule
+    // said `Heap@`, the message `static@`). Fixed seeds 1..=3.
+    for seed in 1..=3 {
+        let report = run(seed, 200, lost_update::two_adders);
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        let prefix = "data race on static@tests/instrument_races.rs:";
+        assert!(f.message.starts_with(prefix), "seed {seed}: {f}");
+        // `static@tests/instrument_races.rs:L:C` in the message; the schedule shortens the path.
+        let site = f.message[prefix.len()..].split(':').take(2).collect::<Vec<_>>().join(":");
+        let text = f.to_string();
+        let in_schedule = format!("write static@instrument_races.rs:{site} ");
+        assert_eq!(text.matches(&in_schedule).count(), 2, "seed {seed}: {text}");
+        assert!(!text.contains("Heap@"), "seed {seed}: {text}");
+    }
+}

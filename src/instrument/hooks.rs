@@ -260,15 +260,15 @@ pub fn hit(module: &'static Module, site: usize, probe: Probe) {
         }
         let gen = with_execution("instrumented access", |ex| ex.generation());
         match access(s, gen, probe.addr) {
-            Reached::Tracked(var, handle) => Some((var, Some(handle))),
+            Reached::Tracked(var, handle, kind) => Some((var, Some((handle, kind)))),
             Reached::Counted(var) => Some((var, None)),
             Reached::Nothing => None,
         }
     });
     let var = match reached {
         Some((var, handle)) => {
-            if let Some(handle) = handle {
-                schedule(module, site, location, var, handle);
+            if let Some((handle, kind)) = handle {
+                schedule(module, site, location, var, handle, kind);
             }
             Some(var)
         }
@@ -394,7 +394,8 @@ impl Drop for PointerChecks {
 }
 
 /// How a data race names the variable `var`: `Heap@src/lib.rs:10:5` (the allocation site) or
-/// `static@src/lib.rs:3:12`, like a `pctvb::cell::UnsafeCell`'s `UnsafeCell@...`.
+/// `static@src/lib.rs:3:12`, like a `pctvb::cell::UnsafeCell`'s `UnsafeCell@...`, and as the
+/// schedule names the object of its accesses (the same kind, [`StaticVarKind::var_kind`]).
 #[cold]
 fn race_name(var: StaticVarId) -> String {
     let reg = registry();
@@ -402,18 +403,16 @@ fn race_name(var: StaticVarId) -> String {
     for m in &reg.modules {
         if i < m.vars.len() {
             let v = &m.vars[i];
-            return match v.kind {
-                StaticVarKind::Static => format!("static@{}", v.location),
-                _ => describe_object(VarKind::Heap, v.location),
-            };
+            return describe_object(v.kind.var_kind(), v.location);
         }
         i -= m.vars.len();
     }
     describe_var(&reg, var)
 }
 
-/// The scheduling point of an access of the tracked variable `var` (named by `handle`) at
-/// site `site` of `module`, after the soundness check when it is on.
+/// The scheduling point of an access of the tracked variable `var` (named by `handle`, of kind
+/// `kind`: a heap variable or a static) at site `site` of `module`, after the soundness check
+/// when it is on.
 #[track_caller]
 fn schedule(
     module: &'static Module,
@@ -421,6 +420,7 @@ fn schedule(
     location: &'static Location<'static>,
     var: StaticVarId,
     handle: *const Handle,
+    kind: VarKind,
 ) {
     let desc = &module.sites[site];
     let Some(s) = session() else { return };
@@ -447,13 +447,13 @@ fn schedule(
         }
     }
     drop(s);
-    let kind = if desc.write { EventKind::CellWrite } else { EventKind::CellRead };
+    let event = if desc.write { EventKind::CellWrite } else { EventKind::CellRead };
     // SAFETY: the handle is boxed in this OS thread's execution record (or the session),
     // which is replaced only when another execution or session starts on this thread,
     // after this call returns.
     let handle = unsafe { &*handle };
     with_execution("instrumented access", |ex| {
-        ex.point(handle, VarKind::Heap, kind, location);
+        ex.point(handle, kind, event, location);
     });
 }
 

@@ -325,7 +325,14 @@ impl StaticVar {
     /// use it") and a report can tell which of a run's variables came from the pass
     /// ([`static_var_of`]).
     pub fn var_info(&self) -> VarInfo {
-        let kind = match self.kind {
+        VarInfo { site: self.location, kind: self.kind.var_kind() }
+    }
+}
+
+impl StaticVarKind {
+    /// The kind of variable a run's variable table, and its reports, know this one as.
+    pub(crate) fn var_kind(self) -> VarKind {
+        match self {
             StaticVarKind::Atomic => VarKind::Atomic,
             StaticVarKind::Mutex => VarKind::Mutex,
             StaticVarKind::RwLock => VarKind::RwLock,
@@ -334,9 +341,9 @@ impl StaticVar {
             StaticVarKind::Once => VarKind::Once,
             StaticVarKind::Cell => VarKind::Cell,
             StaticVarKind::Channel => VarKind::Channel,
-            StaticVarKind::Heap | StaticVarKind::Static => VarKind::Heap,
-        };
-        VarInfo { site: self.location, kind }
+            StaticVarKind::Heap => VarKind::Heap,
+            StaticVarKind::Static => VarKind::Static,
+        }
     }
 }
 

@@ -4,7 +4,6 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::marker::PhantomData;
-use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -12,7 +11,7 @@ use super::__rt;
 use super::registry::registry;
 use super::{Selection, StaticVarId, Stats};
 use crate::runtime::{with_execution, Handle};
-use crate::vars::{VarId, VarKind};
+use crate::vars::{VarId, VarInfo, VarKind};
 
 /// Starts tracking `selection` on this OS thread: arms the hooks whose may-access set
 /// intersects it, until the returned guard is dropped.
@@ -97,7 +96,11 @@ fn start(scope: Scope) -> Tracking {
             }
         }
     }
-    let var_sites = reg.modules.iter().flat_map(|m| m.vars.iter().map(|v| v.location)).collect();
+    let var_infos = reg
+        .modules
+        .iter()
+        .flat_map(|m| m.vars.iter().map(|v| VarInfo { site: v.location, kind: v.kind.var_kind() }))
+        .collect();
     let var_bases = reg.modules.iter().map(|m| module_key(m)).zip(reg.var_base.clone()).collect();
     drop(reg);
     let armed_sites = armed.len();
@@ -105,7 +108,7 @@ fn start(scope: Scope) -> Tracking {
         id: SESSION_IDS.fetch_add(1, Ordering::Relaxed),
         scope,
         armed,
-        var_sites,
+        var_infos,
         var_bases,
         hits: AtomicU64::new(0),
         soundness: AtomicBool::new(false),
@@ -282,9 +285,9 @@ pub(crate) struct Session {
     /// Sites this session armed ([`module_key`], site index); with the soundness check on,
     /// every site with hook code counts as armed too.
     pub(super) armed: HashSet<(usize, usize)>,
-    /// The creation site of every static variable, by [`StaticVarId`] index (what a run's
-    /// variable table names it by), read without the registry's lock.
-    pub(super) var_sites: Vec<&'static Location<'static>>,
+    /// Every static variable as a run's variable table names it (creation site and kind), by
+    /// [`StaticVarId`] index, read without the registry's lock.
+    pub(super) var_infos: Vec<VarInfo>,
     /// ([`module_key`], first [`StaticVarId`] index) of every registered item.
     pub(super) var_bases: Vec<(usize, usize)>,
     /// Armed hooks reached ([`Stats::hits`]), counted without the stats lock.
@@ -341,7 +344,7 @@ impl Session {
                     None => {
                         // Asked once per execution, outside the record's borrow (reading the
                         // strategy borrows the execution's state).
-                        let mut focus = vec![false; self.var_sites.len()];
+                        let mut focus = vec![false; self.var_infos.len()];
                         for id in strategy_focus() {
                             if let Some(f) = focus.get_mut(id.0 as usize) {
                                 *f = true;
@@ -460,8 +463,9 @@ pub(super) fn with_local<R>(session: u64, gen: u64, f: impl FnOnce(&mut Local) -
 
 /// What an instrumented pointer access reached ([`access`]).
 pub(super) enum Reached {
-    /// A variable the execution tracks, and the handle naming it: a scheduling point.
-    Tracked(StaticVarId, *const Handle),
+    /// A variable the execution tracks, the handle naming it and its kind (a heap variable or
+    /// a static): a scheduling point.
+    Tracked(StaticVarId, *const Handle, VarKind),
     /// A variable the execution does not track: counted, not scheduled.
     Counted(StaticVarId),
     /// No variable (memory of no instrumented allocation or static).
@@ -487,13 +491,13 @@ pub(super) fn access(session: &Session, gen: u64, addr: usize) -> Reached {
         })
     });
     let (var, known) = match heap {
-        Some(Ok((var, handle))) => return Reached::Tracked(var, handle),
+        Some(Ok((var, handle))) => return Reached::Tracked(var, handle, VarKind::Heap),
         Some(Err(untracked)) => untracked,
         None => {
             let found = session.statics.iter().find(|(s, e, _, _)| (*s..*e).contains(&addr));
             let Some((_, _, var, handle)) = found else { return Reached::Nothing };
             if session.tracks(gen, *var) {
-                return Reached::Tracked(*var, &**handle as *const Handle);
+                return Reached::Tracked(*var, &**handle as *const Handle, VarKind::Static);
             }
             let i = var.0 as usize;
             (*var, with_local(session.id, gen, |l| l.run_vars.get(i).copied().unwrap_or(0)))
@@ -503,11 +507,11 @@ pub(super) fn access(session: &Session, gen: u64, addr: usize) -> Reached {
         Some(id) => VarId(id),
         None => {
             let i = var.0 as usize;
-            let Some(&site) = session.var_sites.get(i) else { return Reached::Nothing };
-            let id = with_execution("instrumented access", |ex| ex.var_id(site, VarKind::Heap));
+            let Some(info) = session.var_infos.get(i) else { return Reached::Nothing };
+            let id = with_execution("instrumented access", |ex| ex.var_id(info.site, info.kind));
             with_local(session.id, gen, |l| {
                 if l.run_vars.len() <= i {
-                    l.run_vars.resize(session.var_sites.len().max(i + 1), 0);
+                    l.run_vars.resize(session.var_infos.len().max(i + 1), 0);
                 }
                 l.run_vars[i] = id.0 + 1;
             });

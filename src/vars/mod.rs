@@ -53,9 +53,12 @@ pub enum VarKind {
     Channel,
     /// `Once`, `OnceLock` or `LazyLock`.
     Once,
-    /// Heap data (a `Box`/`Arc`/`Rc` allocation) or a static, accessed through raw pointers by
-    /// code instrumented with `#[pctvb::instrument]`.
+    /// Heap data (a `Box`/`Arc`/`Rc` allocation), accessed through raw pointers by code
+    /// instrumented with `#[pctvb::instrument]`.
     Heap,
+    /// A `static` of an item instrumented with `#[pctvb::instrument]`, accessed through raw
+    /// pointers or by name (a `static mut`).
+    Static,
 }
 
 impl VarKind {
@@ -71,6 +74,8 @@ impl VarKind {
             VarKind::Channel => "channel",
             VarKind::Once => "Once",
             VarKind::Heap => "Heap",
+            // Lowercase, as the item is declared: `static@src/lib.rs:3:12`.
+            VarKind::Static => "static",
         }
     }
 }
