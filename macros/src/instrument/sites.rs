@@ -350,7 +350,8 @@ struct Numberer {
     /// reference it evaluates to is then no site. Read and cleared on entering
     /// [`Numberer::visit_expr_mut`], so it applies to that one expression.
     kept: bool,
-    /// Names bound in each enclosing block, innermost last: `true` for a reference a `let`
+    /// Names bound in each enclosing scope (a function, a block, a closure, a `match` arm, an
+    /// `if let`, a loop), innermost last: `true` for a reference a `let`
     /// bound to a borrow of a dereference made in unsafe code (`let inner = unsafe { &*p };`),
     /// whose field reads and writes (`inner.count`, `inner.b = 1`) and dereferences are read
     /// and written through the pointer: they are marked as `(*inner).count` would be. Any other
@@ -517,13 +518,22 @@ impl Numberer {
 
     /// Visits a block whose value (its tail expression) stays with the item's own code.
     fn visit_kept_block(&mut self, b: &mut syn::Block) {
-        let n = b.stmts.len();
-        for (i, stmt) in b.stmts.iter_mut().enumerate() {
-            match stmt {
-                syn::Stmt::Expr(e, None) if i + 1 == n => self.visit_kept(e),
-                _ => self.visit_stmt_mut(stmt),
+        self.scoped(|n| {
+            let count = b.stmts.len();
+            for (i, stmt) in b.stmts.iter_mut().enumerate() {
+                match stmt {
+                    syn::Stmt::Expr(e, None) if i + 1 == count => n.visit_kept(e),
+                    _ => n.visit_stmt_mut(stmt),
+                }
             }
-        }
+        });
+    }
+
+    /// Runs `f` in a new scope of names (see [`Numberer::reborrows`]).
+    fn scoped(&mut self, f: impl FnOnce(&mut Self)) {
+        self.reborrows.push(Default::default());
+        f(self);
+        self.reborrows.pop();
     }
 
     /// Visits an expression whose value stays with the item's own code: through parentheses,
@@ -542,8 +552,10 @@ impl Numberer {
             }
             Expr::Tuple(t) => t.elems.iter_mut().for_each(|e| self.visit_kept(e)),
             Expr::If(i) => {
-                self.visit_expr_mut(&mut i.cond);
-                self.visit_kept_block(&mut i.then_branch);
+                self.scoped(|n| {
+                    n.visit_expr_mut(&mut i.cond);
+                    n.visit_kept_block(&mut i.then_branch);
+                });
                 if let Some((_, e)) = &mut i.else_branch {
                     self.visit_kept(e);
                 }
@@ -551,11 +563,13 @@ impl Numberer {
             Expr::Match(m) => {
                 self.visit_kept(&mut m.expr);
                 for arm in &mut m.arms {
-                    self.visit_pat_mut(&mut arm.pat);
-                    if let Some((_, guard)) = &mut arm.guard {
-                        self.visit_expr_mut(guard);
-                    }
-                    self.visit_kept(&mut arm.body);
+                    self.scoped(|n| {
+                        n.visit_pat_mut(&mut arm.pat);
+                        if let Some((_, guard)) = &mut arm.guard {
+                            n.visit_expr_mut(guard);
+                        }
+                        n.visit_kept(&mut arm.body);
+                    });
                 }
             }
             _ => return false,
@@ -571,7 +585,7 @@ impl Numberer {
             && self.reborrows.iter().rev().find_map(|scope| scope.get(&name)).copied() == Some(true)
     }
 
-    /// Binds `name` in the innermost block: as a reborrowed reference, or shadowing one.
+    /// Binds `name` in the innermost scope: as a reborrowed reference, or shadowing one.
     fn bind(&mut self, name: String, reborrow: bool) {
         if let Some(scope) = self.reborrows.last_mut() {
             scope.insert(name, reborrow);
@@ -616,7 +630,7 @@ impl VisitMut for Numberer {
         let saved = (self.unsafe_depth, self.in_const);
         self.unsafe_depth = u32::from(f.sig.unsafety.is_some());
         self.in_const = f.sig.constness.is_some();
-        visit_mut::visit_item_fn_mut(self, f);
+        self.scoped(|n| visit_mut::visit_item_fn_mut(n, f));
         (self.unsafe_depth, self.in_const) = saved;
     }
 
@@ -625,7 +639,7 @@ impl VisitMut for Numberer {
         let saved = (self.unsafe_depth, self.in_const);
         self.unsafe_depth = u32::from(f.sig.unsafety.is_some());
         self.in_const = f.sig.constness.is_some();
-        visit_mut::visit_impl_item_fn_mut(self, f);
+        self.scoped(|n| visit_mut::visit_impl_item_fn_mut(n, f));
         (self.unsafe_depth, self.in_const) = saved;
     }
 
@@ -655,8 +669,34 @@ impl VisitMut for Numberer {
     fn visit_expr_closure_mut(&mut self, c: &mut syn::ExprClosure) {
         // A closure body runs at run time even when written in a const context.
         let saved = std::mem::replace(&mut self.in_const, false);
-        visit_mut::visit_expr_closure_mut(self, c);
+        self.scoped(|n| visit_mut::visit_expr_closure_mut(n, c));
         self.in_const = saved;
+    }
+
+    /// An `if`: the names an `if let` binds are in scope in its first branch only.
+    fn visit_expr_if_mut(&mut self, i: &mut syn::ExprIf) {
+        self.scoped(|n| {
+            n.visit_expr_mut(&mut i.cond);
+            n.visit_block_mut(&mut i.then_branch);
+        });
+        if let Some((_, e)) = &mut i.else_branch {
+            self.visit_expr_mut(e);
+        }
+    }
+
+    /// A `while`: the names a `while let` binds are in scope in its body.
+    fn visit_expr_while_mut(&mut self, w: &mut syn::ExprWhile) {
+        self.scoped(|n| visit_mut::visit_expr_while_mut(n, w));
+    }
+
+    /// A `for`: the names its pattern binds are in scope in its body.
+    fn visit_expr_for_loop_mut(&mut self, f: &mut syn::ExprForLoop) {
+        self.scoped(|n| visit_mut::visit_expr_for_loop_mut(n, f));
+    }
+
+    /// A `match` arm: the names its pattern binds are in scope in its guard and body.
+    fn visit_arm_mut(&mut self, a: &mut syn::Arm) {
+        self.scoped(|n| visit_mut::visit_arm_mut(n, a));
     }
 
     /// A macro call in item position. A `macro_rules!` definition is an error if its body may
@@ -677,11 +717,11 @@ impl VisitMut for Numberer {
         self.visit_macro_body(&mut m.mac);
     }
 
-    /// A `let`: the value it binds stays with the item's code (a `&mut` there is no access);
-    /// a `let`-`else`'s `else` block is code like any other.
-    /// The name it binds is a reborrowed reference when the value is a borrow of a
-    /// dereference (see [`Numberer::reborrows`]); the initializer is visited first, as it is
-    /// evaluated before the name is in scope.
+    /// A `let`: the value it binds stays with the item's code (a `&mut` there is no access),
+    /// and the name it binds is a reborrowed reference when that value is a borrow of a
+    /// dereference (see [`Numberer::reborrows`]). The initializer is visited first: it is
+    /// evaluated before the name is in scope. A `let`-`else`'s `else` block is code like any
+    /// other.
     fn visit_local_mut(&mut self, l: &mut syn::Local) {
         let mut reborrow = false;
         if let Some(init) = &mut l.init {
@@ -708,14 +748,11 @@ impl VisitMut for Numberer {
 
     /// A block: a scope for the names its `let`s bind.
     fn visit_block_mut(&mut self, b: &mut syn::Block) {
-        self.reborrows.push(Default::default());
-        visit_mut::visit_block_mut(self, b);
-        self.reborrows.pop();
+        self.scoped(|n| visit_mut::visit_block_mut(n, b));
     }
 
     /// A name bound by any pattern (a parameter, a `match` arm, a `let`) shadows a reborrowed
-    /// reference of that name for the rest of the block (for an arm's or a closure's binding,
-    /// past its own scope: a shadow too many leaves an access unmarked, never marks another).
+    /// reference of that name in its scope.
     fn visit_pat_ident_mut(&mut self, i: &mut syn::PatIdent) {
         self.bind(i.ident.to_string(), false);
         visit_mut::visit_pat_ident_mut(self, i);
@@ -768,8 +805,8 @@ impl VisitMut for Numberer {
             // A binding's value, a scrutinee, and what a cast makes a raw pointer stay with the
             // item's code: a `&mut` among them is no access.
             Expr::Let(l) => {
-                self.visit_pat_mut(&mut l.pat);
-                return self.visit_kept(&mut l.expr);
+                self.visit_kept(&mut l.expr);
+                return self.visit_pat_mut(&mut l.pat);
             }
             Expr::Match(m) => {
                 self.visit_kept(&mut m.expr);
@@ -1068,6 +1105,9 @@ mod tests {
                 m.b = 1;
                 m.b += 1;
                 let _v = *m;
+                if let Some(inner) = inner.next {
+                    let _shadowed = inner.count;
+                }
                 {
                     let inner = 5;
                     let _shadowed = inner.count;
@@ -1086,6 +1126,7 @@ mod tests {
                 "Deref(w):*m",
                 "Deref(w):*m",
                 "Deref:*m",
+                "Deref:*inner",
                 "Deref:*inner",
             ],
             "{labels:?}"
