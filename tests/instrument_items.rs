@@ -130,3 +130,40 @@ fn a_function_declared_in_a_function_body_is_instrumented() {
     assert_eq!(f.kind, pctvb::FailureKind::DataRace, "{f}");
     assert!(f.message.contains("tests/instrument_items.rs:"), "{f}");
 }
+
+/// One-time values of an instrumented function, written against std.
+#[pctvb::instrument(force)]
+fn one_time_values() -> u32 {
+    use std::sync::{LazyLock, OnceLock};
+    let cell = OnceLock::new();
+    let lazy: LazyLock<u32> = LazyLock::new(|| 2);
+    *cell.get_or_init(|| 1) + *lazy
+}
+
+/// The static pass names a `OnceLock` and a `LazyLock` by their own kinds, the kinds the run
+/// time gives their objects: each is one variable of the run (found by the pass and met by
+/// the executions), not a `Once` of the pass beside a `OnceLock` of the run.
+#[test]
+fn one_time_values_are_one_variable_each_for_the_pass_and_the_run() {
+    use pctvb::instrument::StaticVarKind;
+    use pctvb::report::VarKind;
+    let vars: Vec<_> = instrument::variables()
+        .into_iter()
+        .filter(|v| v.module.ends_with("::one_time_values"))
+        .collect();
+    let kinds: Vec<_> = vars.iter().map(|v| v.kind).collect();
+    assert_eq!(kinds, [StaticVarKind::OnceLock, StaticVarKind::LazyLock], "{vars:?}");
+    let _tracking = instrument::track(Selection::All);
+    // Fixed seed.
+    let report = pctvb::Config::new().ignore_env().iterations(20).seed(5).run(|| {
+        assert_eq!(one_time_values(), 3);
+    });
+    assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+    for (v, kind) in vars.iter().zip([VarKind::OnceLock, VarKind::LazyLock]) {
+        let listed: Vec<_> =
+            report.stats.variables.iter().filter(|(info, _)| info.site == v.location).collect();
+        assert_eq!(listed.len(), 1, "{v:?}: {listed:?}");
+        assert_eq!(listed[0].0.kind, kind);
+        assert!(listed[0].1.max_accesses > 0, "the run met {v:?}");
+    }
+}

@@ -610,3 +610,30 @@ fn once_lock_from_and_unsafe_cell_raw_get_behave_as_std() {
     let data = pctvb::cell::UnsafeCell::new(5u8);
     assert_eq!(pctvb::cell::UnsafeCell::raw_get(&data), data.get());
 }
+
+/// Schedules, reports and the run's variables name a one-time object by the type the user
+/// wrote: `OnceLock@...` and `LazyLock@...`, not the `Once` they are built like.
+#[test]
+fn once_lock_and_lazy_lock_are_named_as_written() {
+    static LAZY: LazyLock<u32> = LazyLock::new(|| 3);
+    // Fixed seed; the body fails at its end on purpose, so the report carries its schedule.
+    let report = Config::new().ignore_env().seed(7).iterations(10).minimize_runs(0).run(|| {
+        let cell = OnceLock::new();
+        let once = Once::new();
+        let t = thread::spawn(|| *LAZY);
+        cell.set(*LAZY).unwrap();
+        once.call_once(|| ());
+        assert_eq!(t.join().unwrap(), 3);
+        panic!("the end {:?} {:?}", cell.get(), once);
+    });
+    let failure = report.failure().expect("the body fails at its end");
+    let ops: Vec<&str> = failure.schedule.iter().map(|s| s.operation.as_str()).collect();
+    for named in ["once OnceLock@primitives.rs:", "once LazyLock@primitives.rs:", "once Once@"] {
+        assert!(ops.iter().any(|op| op.starts_with(named)), "no `{named}` in {ops:?}");
+    }
+    let kinds: Vec<String> = report.stats.variables.iter().map(|(v, _)| v.to_string()).collect();
+    for named in ["OnceLock@tests/primitives.rs:", "LazyLock@tests/primitives.rs:"] {
+        assert!(kinds.iter().any(|k| k.starts_with(named)), "no `{named}` in {kinds:?}");
+    }
+    assert!(failure.message.contains("the end Some(3) Once@tests/primitives.rs:"), "{failure}");
+}

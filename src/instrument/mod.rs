@@ -276,8 +276,12 @@ pub enum StaticVarKind {
     Condvar,
     /// A `Barrier`.
     Barrier,
-    /// `Once`, `OnceLock` or `LazyLock`.
+    /// A `Once`.
     Once,
+    /// A `OnceLock`.
+    OnceLock,
+    /// A `LazyLock`.
+    LazyLock,
     /// An `UnsafeCell`.
     Cell,
     /// A channel.
@@ -339,6 +343,8 @@ impl StaticVarKind {
             StaticVarKind::Condvar => VarKind::Condvar,
             StaticVarKind::Barrier => VarKind::Barrier,
             StaticVarKind::Once => VarKind::Once,
+            StaticVarKind::OnceLock => VarKind::OnceLock,
+            StaticVarKind::LazyLock => VarKind::LazyLock,
             StaticVarKind::Cell => VarKind::Cell,
             StaticVarKind::Channel => VarKind::Channel,
             StaticVarKind::Heap => VarKind::Heap,

@@ -160,7 +160,7 @@ impl ObjectState {
             VarKind::RwLock => ObjectState::RwLock { writer: None, readers: Vec::new() },
             VarKind::Barrier => ObjectState::Barrier { arrived: 0, generation: 0 },
             VarKind::Channel => ObjectState::Channel { room: true, ready: true },
-            VarKind::Once => {
+            VarKind::Once | VarKind::OnceLock | VarKind::LazyLock => {
                 ObjectState::Once { running: None, done: false, poisoned: false, value: None }
             }
             _ => ObjectState::Plain,

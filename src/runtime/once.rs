@@ -11,7 +11,7 @@
 //! seen inside executions, and the other way round.
 //!
 //! This file owns the `ObjectState::Once` model; it does not know `LazyLock` (the facade builds
-//! it on [`OnceCell`]).
+//! it on [`OnceCell`], telling it the variable kind to name it by).
 
 use std::panic::Location;
 
@@ -50,7 +50,7 @@ impl RawOnce {
     ) {
         with_current(|ex| match ex {
             Some(ex) => {
-                let object = claim_point(ex, &self.handle, location);
+                let object = claim_point(ex, &self.handle, VarKind::Once, location);
                 match claim(ex, object, force, location) {
                     Claim::Done => {}
                     Claim::Poisoned => panic!("{POISONED}"),
@@ -89,18 +89,21 @@ impl RawOnce {
     }
 }
 
-/// The engine's part of a `sync::OnceLock<T>`: the per-execution value's identity, and the
-/// value set outside executions.
+/// The engine's part of a `sync::OnceLock<T>` (and so of a `LazyLock`): the per-execution
+/// value's identity, and the value set outside executions.
 pub(crate) struct OnceCell<T> {
     handle: Handle,
+    /// What the user made (`OnceLock` or `LazyLock`): its variable's kind, so that schedules,
+    /// reports and variable lists name the type the user wrote.
+    kind: VarKind,
     outside: std::sync::OnceLock<T>,
 }
 
 impl<T> OnceCell<T> {
-    /// An empty cell created at the caller's location.
+    /// An empty cell of kind `kind` created at the caller's location.
     #[track_caller]
-    pub(crate) const fn new() -> OnceCell<T> {
-        OnceCell { handle: Handle::new(), outside: std::sync::OnceLock::new() }
+    pub(crate) const fn new(kind: VarKind) -> OnceCell<T> {
+        OnceCell { handle: Handle::new(), kind, outside: std::sync::OnceLock::new() }
     }
 
     /// Where it was created.
@@ -112,7 +115,7 @@ impl<T> OnceCell<T> {
     pub(crate) fn get(&self, location: &'static Location<'static>) -> Option<&T> {
         with_current(|ex| match ex {
             Some(ex) => {
-                let object = ex.point(&self.handle, VarKind::Once, EventKind::Once, location);
+                let object = ex.point(&self.handle, self.kind, EventKind::Once, location);
                 self.value(ex, object)
             }
             None => self.outside.get(),
@@ -127,7 +130,7 @@ impl<T> OnceCell<T> {
     ) -> &T {
         with_current(|ex| match ex {
             Some(ex) => {
-                let object = claim_point(ex, &self.handle, location);
+                let object = claim_point(ex, &self.handle, self.kind, location);
                 if let Claim::Run { .. } = claim(ex, object, true, location) {
                     let guard = Running { ex, object, poison: false };
                     let value = f();
@@ -213,8 +216,13 @@ enum Claim {
 /// is done the caller waits at this point (`State::wait_at_point`), a choice of the strategy
 /// only while no other thread runs the initializer, so its claim then succeeds (or finds the
 /// `Once` done) without a blocked step and a retry.
-fn claim_point(ex: &Execution, handle: &Handle, location: &'static Location<'static>) -> ObjectId {
-    ex.lock_point(handle, VarKind::Once, EventKind::Once, location, |st, object| {
+fn claim_point(
+    ex: &Execution,
+    handle: &Handle,
+    kind: VarKind,
+    location: &'static Location<'static>,
+) -> ObjectId {
+    ex.lock_point(handle, kind, EventKind::Once, location, |st, object| {
         match st.objects[object.index()].state {
             // Not the thread running the initializer (a recursive call is reported as the
             // deadlock it is).

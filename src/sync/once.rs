@@ -11,6 +11,7 @@ use std::ops::Deref;
 use std::panic::Location;
 
 use crate::runtime::{OnceCell, RawOnce};
+use crate::vars::VarKind;
 
 /// Runs an initializer once per execution, as `std::sync::Once` (and once, outside
 /// executions).
@@ -93,7 +94,13 @@ impl<T> OnceLock<T> {
     /// An empty cell.
     #[track_caller]
     pub const fn new() -> OnceLock<T> {
-        OnceLock { cell: OnceCell::new() }
+        OnceLock::of_kind(VarKind::OnceLock)
+    }
+
+    /// An empty cell that schedules and reports name as a `kind` (a `LazyLock`'s is one).
+    #[track_caller]
+    const fn of_kind(kind: VarKind) -> OnceLock<T> {
+        OnceLock { cell: OnceCell::new(kind) }
     }
 
     /// The value, if it was set in this execution.
@@ -183,7 +190,7 @@ impl<T, F: Fn() -> T> LazyLock<T, F> {
     /// A lazy value computed by `init`.
     #[track_caller]
     pub const fn new(init: F) -> LazyLock<T, F> {
-        LazyLock { cell: OnceLock::new(), init }
+        LazyLock { cell: OnceLock::of_kind(VarKind::LazyLock), init }
     }
 
     /// Forces initialization and returns the value.

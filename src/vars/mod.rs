@@ -51,8 +51,12 @@ pub enum VarKind {
     CheckedCell,
     /// An `mpsc` channel.
     Channel,
-    /// `Once`, `OnceLock` or `LazyLock`.
+    /// `Once`.
     Once,
+    /// `OnceLock`.
+    OnceLock,
+    /// `LazyLock`.
+    LazyLock,
     /// Heap data (a `Box`/`Arc`/`Rc` allocation), accessed through raw pointers by code
     /// instrumented with `#[pctvb::instrument]`.
     Heap,
@@ -73,6 +77,8 @@ impl VarKind {
             VarKind::Cell | VarKind::CheckedCell => "UnsafeCell",
             VarKind::Channel => "channel",
             VarKind::Once => "Once",
+            VarKind::OnceLock => "OnceLock",
+            VarKind::LazyLock => "LazyLock",
             VarKind::Heap => "Heap",
             // Lowercase, as the item is declared: `static@src/lib.rs:3:12`.
             VarKind::Static => "static",

@@ -28,8 +28,8 @@ const PRIMS: &[(&str, VarKind)] = &[
     ("Condvar", VarKind::Condvar),
     ("Barrier", VarKind::Barrier),
     ("Once", VarKind::Once),
-    ("OnceLock", VarKind::Once),
-    ("LazyLock", VarKind::Once),
+    ("OnceLock", VarKind::OnceLock),
+    ("LazyLock", VarKind::LazyLock),
     ("UnsafeCell", VarKind::Cell),
 ];
 

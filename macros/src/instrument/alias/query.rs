@@ -63,14 +63,15 @@ impl Analyzer {
         }
         let allowed = |k: VarKind| -> bool {
             let mem = matches!(k, VarKind::Heap | VarKind::Static);
+            let once = matches!(k, VarKind::Once | VarKind::OnceLock | VarKind::LazyLock);
             match kind {
                 SiteKind::Atomic => k == VarKind::Atomic || (memory && mem),
                 SiteKind::Lock => k == VarKind::Mutex,
                 SiteKind::ReadWrite => k == VarKind::RwLock || mem,
                 SiteKind::Wait => matches!(k, VarKind::Condvar | VarKind::Barrier),
-                SiteKind::Cell => matches!(k, VarKind::Cell | VarKind::Once),
+                SiteKind::Cell => k == VarKind::Cell || once,
                 SiteKind::Channel => k == VarKind::Channel,
-                SiteKind::Once => k == VarKind::Once,
+                SiteKind::Once => once,
                 SiteKind::Deref => mem,
                 SiteKind::Alloc => false,
             }

@@ -15,6 +15,8 @@ pub(crate) enum VarKind {
     Condvar,
     Barrier,
     Once,
+    OnceLock,
+    LazyLock,
     Cell,
     Channel,
     /// A heap allocation (`Box::new`, `Arc::new`, `Rc::new`).
@@ -34,6 +36,8 @@ impl VarKind {
             VarKind::Condvar => "Condvar",
             VarKind::Barrier => "Barrier",
             VarKind::Once => "Once",
+            VarKind::OnceLock => "OnceLock",
+            VarKind::LazyLock => "LazyLock",
             VarKind::Cell => "Cell",
             VarKind::Channel => "Channel",
             VarKind::Heap => "Heap",
