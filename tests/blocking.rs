@@ -4,7 +4,8 @@
 //! chosen its operation succeeds, so an acquisition is one scheduling point (shown as
 //! `lock ... (waits)` when it waited), never a `blocked` one. The same holds for a channel's
 //! receive and a blocking send (the model tracks whether the queue has room and whether a
-//! message waits), and for a `Once` or `OnceLock` another thread is initializing. A condition
+//! message waits), for a `Once` or `OnceLock` another thread is initializing, and for one a
+//! `wait` waits for (until some thread initializes it). A condition
 //! variable's re-acquisition and a rendezvous sender's wait for its message to be taken cost
 //! at most one `blocked` point each, never one per retry.
 //!
@@ -16,7 +17,7 @@
 
 use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use pctvb::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use pctvb::sync::{Arc, Condvar, Mutex, OnceLock, RwLock};
+use pctvb::sync::{Arc, Condvar, Mutex, Once, OnceLock, RwLock};
 use pctvb::{thread, Config, StrategyKind};
 
 const SEEDS: u64 = 40;
@@ -443,6 +444,46 @@ fn a_once_waiter_waits_at_its_point() {
         }
     }
     assert!(waited_some, "some thread must find the initializer running");
+}
+
+/// `THREADS` threads wait for a `OnceLock` and a `Once` the main thread initializes after
+/// some scheduling points of its own: each waiter waits at its `once` points, chosen only once
+/// the value is there (or the `Once` complete).
+fn wait_contention() {
+    let shared = Arc::new((OnceLock::new(), Once::new()));
+    let hs: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                assert_eq!(*shared.0.wait(), 7);
+                shared.1.wait();
+            })
+        })
+        .collect();
+    let n = AtomicUsize::new(0);
+    for _ in 0..ROUNDS {
+        n.fetch_add(1, SeqCst);
+    }
+    shared.0.set(7).unwrap();
+    n.fetch_add(1, SeqCst);
+    shared.1.call_once(|| ());
+    for h in hs {
+        h.join().unwrap();
+    }
+    panic!("the end");
+}
+
+#[test]
+fn a_wait_for_a_one_time_value_waits_at_its_point() {
+    let mut waited_some = false;
+    for schedule in schedules(wait_contention) {
+        for t in 1..=THREADS {
+            assert_eq!(count(&schedule, t, "once"), 2, "thread {t}: {schedule:?}");
+            assert_eq!(count(&schedule, t, "blocked"), 0, "thread {t}: {schedule:?}");
+            waited_some |= schedule.iter().any(|(u, op)| *u == t && op.ends_with("(waits)"));
+        }
+    }
+    assert!(waited_some, "some thread must wait for the value");
 }
 
 /// A replay token recorded before a receive handed the freed slot to one sender (pctvb at

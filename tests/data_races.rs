@@ -300,6 +300,59 @@ fn once_and_once_lock_initialization_happens_before_readers() {
     });
 }
 
+/// `Once::wait`, `wait_force` and `OnceLock::wait` return after the initialization, and what
+/// the initializing thread wrote before it is ordered before what the waiters read after.
+#[test]
+fn the_initialization_happens_before_the_waits_it_ends() {
+    no_race(|| {
+        let shared = Arc::new((Once::new(), OnceLock::new(), Data::default()));
+        let waiters: Vec<_> = (0..3)
+            .map(|i| {
+                let s = shared.clone();
+                thread::spawn(move || match i {
+                    0 => {
+                        s.0.wait();
+                        assert_eq!(s.2.read(), 5);
+                    }
+                    1 => {
+                        s.0.wait_force();
+                        assert_eq!(s.2.read(), 5);
+                    }
+                    _ => {
+                        let v = *s.1.wait();
+                        assert_eq!(s.2.read(), v);
+                    }
+                })
+            })
+            .collect();
+        shared.2.write(5);
+        shared.0.call_once(|| ());
+        shared.1.set(5u64).unwrap();
+        for w in waiters {
+            w.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_write_after_the_initialization_races_with_the_waiters_read() {
+    for seed in [21, 22, 23] {
+        let (write_line, read_line) = (line!() + 10, line!() + 6);
+        expect_race(seed, 1000, [write_line, read_line], || {
+            let shared = Arc::new((OnceLock::new(), Data::default()));
+            let s = shared.clone();
+            let waiter = thread::spawn(move || {
+                let _ = s.0.wait();
+                s.1.read();
+            });
+            shared.0.set(1u8).unwrap();
+            // Written after the value is published: not ordered before the waiter's read.
+            shared.1.write(2);
+            waiter.join().unwrap();
+        });
+    }
+}
+
 #[test]
 fn unpark_happens_before_the_park_it_releases() {
     no_race(|| {

@@ -10,7 +10,7 @@ mod programs;
 mod replays;
 
 use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use pctvb::sync::{Arc, Mutex};
+use pctvb::sync::{Arc, Mutex, Once, OnceLock};
 use pctvb::{thread, Config, Error, FailureKind};
 use programs::lost_update;
 
@@ -83,6 +83,71 @@ fn recursive_locking_is_a_deadlock_with_that_cause() {
     let failure = report.failure().unwrap();
     assert_eq!(failure.kind, FailureKind::Deadlock);
     assert!(failure.message.contains("already holds"), "{}", failure.message);
+}
+
+/// A publisher sets its flag after the one-time value a waiter waits for (`Once::wait` with
+/// `once`, else `OnceLock::wait`): the waiter may run between the two.
+fn flag_after_the_one_time_value(once: bool) {
+    let (done, cell) = (Arc::new(Once::new()), Arc::new(OnceLock::new()));
+    let ready = Arc::new(AtomicBool::new(false));
+    let (d, c, r) = (done.clone(), cell.clone(), ready.clone());
+    let publisher = thread::spawn(move || {
+        if once {
+            d.call_once(|| ());
+        } else {
+            c.set(7u32).unwrap();
+        }
+        r.store(true, Ordering::SeqCst);
+    });
+    if once {
+        done.wait();
+    } else {
+        assert_eq!(*cell.wait(), 7);
+    }
+    assert!(ready.load(Ordering::SeqCst), "ready once initialized");
+    publisher.join().unwrap();
+}
+
+#[test]
+fn a_bug_behind_a_wait_for_a_one_time_value_is_found() {
+    for (once, named) in [(true, "once Once@failures.rs:"), (false, "once OnceLock@failures.rs:")] {
+        // Fixed seed: the waiter runs between the initialization and the flag in some
+        // execution of the thousand.
+        let report = config().iterations(1000).run(move || flag_after_the_one_time_value(once));
+        let failure = report.failure().expect("the waiter reads the flag too early");
+        assert_eq!(failure.kind, FailureKind::Panic);
+        assert!(failure.message.contains("ready once initialized"), "{failure}");
+        assert!(failure.schedule.iter().any(|s| s.operation.starts_with(named)), "{failure}");
+    }
+}
+
+#[test]
+fn a_wait_no_thread_ends_is_a_deadlock_naming_the_one_time_value() {
+    let line = line!() + 2;
+    let report = config().iterations(10).run(|| {
+        let cell = Arc::new(OnceLock::<u32>::new());
+        let once = Once::new();
+        let c = cell.clone();
+        let t = thread::spawn(move || *c.wait());
+        once.wait(); // nobody initializes either
+        t.join().unwrap();
+    });
+    let failure = report.failure().expect("both waits wait for good");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    let m = &failure.message;
+    let lock = format!("thread 1 waits for OnceLock@tests/failures.rs:{line}:");
+    let once = format!("thread 0 (main) waits for Once@tests/failures.rs:{}:", line + 1);
+    assert!(m.contains(&lock) && m.contains(&once), "{m}");
+    assert_eq!(m.matches("to be initialized (`wait`), and no thread initializes it").count(), 2);
+
+    // A wait inside the initializer it waits for: as std's, it never returns.
+    let report = config().iterations(10).run(|| {
+        let once = Once::new();
+        once.call_once(|| once.wait());
+    });
+    let failure = report.failure().expect("the initializer waits for itself");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    assert!(failure.message.contains("to be initialized by thread 0 (main)"), "{failure}");
 }
 
 /// A reader takes the lock again while a writer may be waiting for it.

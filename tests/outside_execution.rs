@@ -289,4 +289,22 @@ fn one_time_values_are_separate_outside_and_inside() {
         });
     assert!(report.is_ok(), "{}", report.failure().unwrap());
     assert_eq!(CELL.get(), Some(&1), "the outside value is untouched");
+    assert_eq!(CELL.wait(), &1);
+
+    // So a `wait` inside does not see a value or a completion made outside: with no thread to
+    // make one, it waits for good, a deadlock.
+    static DONE: Once = Once::new();
+    DONE.call_once(|| ());
+    DONE.wait();
+    for wait_once in [true, false] {
+        let report = Config::new().ignore_env().seed(2).iterations(5).workers(1).run(|| {
+            if wait_once {
+                DONE.wait();
+            } else {
+                CELL.wait();
+            }
+        });
+        let failure = report.failure().expect("nothing initializes the execution's own");
+        assert!(failure.message.contains("and no thread initializes it"), "{failure}");
+    }
 }

@@ -240,9 +240,105 @@ fn a_poisoned_once_outside_executions_is_stds() {
     assert!(first.is_err());
     let second = catch_unwind(AssertUnwindSafe(|| once.call_once(|| ())));
     assert_eq!(panic_message(&*second.unwrap_err()), POISONED);
+    let third = catch_unwind(AssertUnwindSafe(|| once.wait()));
+    assert_eq!(panic_message(&*third.unwrap_err()), POISONED, "std's `wait` on a poisoned Once");
     let mut saw_poison = false;
     once.call_once_force(|state| saw_poison = state.is_poisoned());
     assert!(saw_poison && once.is_completed());
+    once.wait();
+    once.wait_force();
+}
+
+#[test]
+fn once_and_once_lock_wait_until_another_thread_initializes_them() {
+    // Inside executions (fixed seed): the waiters may run before, during or after the
+    // initialization, and return only after it, with the value.
+    passes(500, || {
+        let once = Arc::new(Once::new());
+        let cell = Arc::new(OnceLock::new());
+        let waiters: Vec<_> = (0..2)
+            .map(|i| {
+                let (once, cell) = (once.clone(), cell.clone());
+                thread::spawn(move || {
+                    if i == 0 {
+                        once.wait();
+                    } else {
+                        once.wait_force();
+                    }
+                    assert!(once.is_completed(), "`wait` returned before the completion");
+                    *cell.wait()
+                })
+            })
+            .collect();
+        once.call_once(|| ());
+        cell.get_or_init(|| 5u32);
+        for w in waiters {
+            assert_eq!(w.join().unwrap(), 5);
+        }
+        once.wait();
+        assert_eq!(cell.wait(), &5);
+    });
+    // Outside executions: std's, between OS threads.
+    let once = Arc::new(Once::new());
+    let cell = Arc::new(OnceLock::new());
+    let (o, c) = (once.clone(), cell.clone());
+    let waiter = thread::spawn(move || {
+        o.wait();
+        *c.wait()
+    });
+    std::thread::sleep(Duration::from_millis(10));
+    once.call_once(|| ());
+    cell.set(9u32).unwrap();
+    assert_eq!(waiter.join().unwrap(), 9);
+    once.wait_force();
+}
+
+/// As std's: `Once::wait` panics on a poisoned `Once`, also one poisoned while it waits;
+/// `wait_force` waits on until `call_once_force` completes it; `OnceLock::wait` is not ended
+/// by a panicking initializer.
+#[test]
+fn once_wait_panics_on_poison_and_wait_force_waits_on() {
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::AtomicUsize as StdAtomic;
+    // How many executions' waiter saw the poison, and how many the completion.
+    static OUTCOMES: [StdAtomic; 2] = [StdAtomic::new(0), StdAtomic::new(0)];
+    passes(500, || {
+        let once = Arc::new(Once::new());
+        let cell = Arc::new(OnceLock::new());
+        let (o, c) = (once.clone(), cell.clone());
+        let waiter = thread::spawn(move || {
+            let waited = catch_unwind(AssertUnwindSafe(|| o.wait()));
+            // A panicking initializer leaves the cell empty: its waiter waits on.
+            let value = *c.wait();
+            (waited.map_err(|p| panic_message(&*p)), value)
+        });
+        let o = once.clone();
+        let forced = thread::spawn(move || {
+            o.wait_force();
+            o.is_completed()
+        });
+        let first = catch_unwind(AssertUnwindSafe(|| once.call_once(|| panic!("init failed"))));
+        assert!(first.is_err());
+        let second = catch_unwind(AssertUnwindSafe(|| once.wait()));
+        assert_eq!(panic_message(&*second.unwrap_err()), POISONED);
+        let empty = catch_unwind(AssertUnwindSafe(|| cell.get_or_init(|| panic!("no value"))));
+        assert!(empty.is_err() && cell.get().is_none());
+        once.call_once_force(|state| assert!(state.is_poisoned()));
+        cell.set(1u8).unwrap();
+        assert!(forced.join().unwrap(), "wait_force returns only once the Once completes");
+        let (waited, value) = waiter.join().unwrap();
+        assert_eq!(value, 1);
+        match waited {
+            Ok(()) => OUTCOMES[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            Err(m) => {
+                assert_eq!(m, POISONED);
+                OUTCOMES[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            }
+        };
+    });
+    let [poisoned, completed] =
+        OUTCOMES.each_ref().map(|n| n.load(std::sync::atomic::Ordering::Relaxed));
+    assert!(poisoned > 0 && completed > 0, "both outcomes occur: {poisoned} {completed}");
 }
 
 #[test]

@@ -163,8 +163,13 @@ pub enum BlockedOn {
     Recv(ObjectId),
     /// Waiting for room in (or a receiver of) a bounded channel.
     Send(ObjectId),
-    /// Waiting for another thread's `Once` initialization to finish.
+    /// Waiting for another thread's `Once` initialization to finish, to claim the
+    /// initialization if it did not complete (`call_once`, `get_or_init`).
     Once(ObjectId),
+    /// Waiting for a `Once` or `OnceLock` to be initialized, by whichever thread
+    /// (`Once::wait`, `OnceLock::wait`); `ends_on_poison`: also until it is poisoned with no
+    /// initializer running (`Once::wait`, which then panics as std's).
+    OnceWait { object: ObjectId, ends_on_poison: bool },
     /// Parked, waiting for `unpark`.
     Park,
     /// In `future::block_on`: its future returned `Pending`, waiting for its `Waker`.
@@ -182,7 +187,8 @@ impl BlockedOn {
             | BlockedOn::Barrier(o)
             | BlockedOn::Recv(o)
             | BlockedOn::Send(o)
-            | BlockedOn::Once(o) => Some(o),
+            | BlockedOn::Once(o)
+            | BlockedOn::OnceWait { object: o, .. } => Some(o),
             BlockedOn::Join(_) | BlockedOn::Park | BlockedOn::Waker => None,
         }
     }

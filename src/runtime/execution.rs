@@ -1244,6 +1244,17 @@ fn describe_wait(st: &State, id: ThreadId, on: BlockedOn) -> String {
         BlockedOn::Recv(o) => format!("waits to receive on {}", st.describe_object(o)),
         BlockedOn::Send(o) => format!("waits to send on {}", st.describe_object(o)),
         BlockedOn::Once(o) => format!("waits for initialization of {}", st.describe_object(o)),
+        BlockedOn::OnceWait { object: o, .. } => {
+            let what = st.describe_object(o);
+            match st.objects[o.index()].state {
+                ObjectState::Once { running: Some(t), .. } => {
+                    format!("waits for {what} to be initialized by {} (`wait`)", st.thread_info(t))
+                }
+                _ => format!(
+                    "waits for {what} to be initialized (`wait`), and no thread initializes it"
+                ),
+            }
+        }
         BlockedOn::Park => "is parked and never unparked".to_string(),
         BlockedOn::Waker => return super::task::describe_wait(st, id),
     };

@@ -116,7 +116,8 @@ pub(super) struct Object {
     /// For a lock, a `Once` or a channel: which classes of its waiters are in the enabled
     /// threads now (`OPEN_EXCLUSIVE`: waiters to lock a mutex, write-lock, claim a `Once`, or
     /// send into a channel with room; `OPEN_SHARED`: waiters to read-lock; `OPEN_RECV`: a
-    /// channel's receivers), because what they wait for is available.
+    /// channel's receivers; `OPEN_DONE` and `OPEN_POISONED`: waiters for a `Once`'s
+    /// completion), because what they wait for is available.
     pub(crate) open: u8,
     pub(crate) state: ObjectState,
 }
@@ -127,6 +128,11 @@ pub(super) const OPEN_EXCLUSIVE: u8 = 1;
 pub(super) const OPEN_SHARED: u8 = 2;
 /// `Object::open`: a channel's receivers are enabled (a message or a disconnection waits).
 pub(super) const OPEN_RECV: u8 = 4;
+/// `Object::open`: waiters for a `Once`'s completion are enabled (it completed).
+pub(super) const OPEN_DONE: u8 = 8;
+/// `Object::open`: waiters for a `Once`'s completion that end on poison are enabled (it is
+/// poisoned and no initializer runs).
+pub(super) const OPEN_POISONED: u8 = 16;
 
 /// The model state of one object.
 pub(super) enum ObjectState {

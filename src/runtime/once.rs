@@ -1,5 +1,6 @@
 //! The model of one-time initialization (`Once`, `OnceLock`, `LazyLock`): per execution, one
-//! thread claims the initialization, the others block until it completes; a `OnceLock`'s value
+//! thread claims the initialization, the others block until it completes (and `wait`s block
+//! until some thread completes it: with none left to, a deadlock); a `OnceLock`'s value
 //! belongs to the execution (`ObjectState::Once::value`), so a static is initialized afresh in
 //! every execution and no execution sees another's value.
 //!
@@ -17,6 +18,7 @@ use std::panic::Location;
 
 use super::context::with_current;
 use super::object::ErasedValue;
+use super::state::State;
 use super::{BlockedOn, EventKind, Execution, Handle, ObjectId, ObjectState};
 use crate::vars::VarKind;
 
@@ -64,6 +66,21 @@ impl RawOnce {
             }
             None if force => self.outside.call_once_force(|state| f(state.is_poisoned())),
             None => self.outside.call_once(|| f(false)),
+        })
+    }
+
+    /// Blocks until a `call_once` completed (in this execution, or outside: std's
+    /// `wait_force` or `wait`). Without `force` a poisoned `Once` (an initializer panicked and
+    /// none runs now) makes the call panic, as std's `wait`.
+    pub(crate) fn wait(&self, force: bool, location: &'static Location<'static>) {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                if wait(ex, &self.handle, VarKind::Once, !force, location).1 {
+                    panic!("{POISONED}")
+                }
+            }
+            None if force => self.outside.wait_force(),
+            None => self.outside.wait(),
         })
     }
 
@@ -140,6 +157,18 @@ impl<T> OnceCell<T> {
                 self.value(ex, object).expect("initialized above")
             }
             None => self.outside.get_or_init(f),
+        })
+    }
+
+    /// The value, once some thread sets it (in this execution, or outside).
+    pub(crate) fn wait(&self, location: &'static Location<'static>) -> &T {
+        with_current(|ex| match ex {
+            Some(ex) => {
+                // A `OnceLock` is never poisoned (std's waits with `wait_force`).
+                let (object, _) = wait(ex, &self.handle, self.kind, false, location);
+                self.value(ex, object).expect("waited for the value")
+            }
+            None => self.outside.wait(),
         })
     }
 
@@ -270,6 +299,50 @@ fn claim(
             Some(claim) => return claim,
             None => {
                 ex.block(BlockedOn::Once(object), None, location);
+            }
+        }
+    }
+}
+
+/// Blocks until the object is complete, for `wait`: at its scheduling point the caller waits
+/// (`State::wait_at_point`, a choice of the strategy only once the object is complete, or with
+/// `ends_on_poison` poisoned with no initializer running), so no retry follows; a thread that
+/// waits for an initialization no thread will complete waits for good, a deadlock when nothing
+/// else can run. Returns the object, and whether the wait ended on poison (then the caller
+/// panics, as std's `Once::wait`); either way the caller acquires what the last initializer
+/// released.
+fn wait(
+    ex: &Execution,
+    handle: &Handle,
+    kind: VarKind,
+    ends_on_poison: bool,
+    location: &'static Location<'static>,
+) -> (ObjectId, bool) {
+    let outcome = |st: &State, object: ObjectId| match st.objects[object.index()].state {
+        ObjectState::Once { done: true, .. } => Some(false),
+        ObjectState::Once { poisoned: true, running: None, .. } if ends_on_poison => Some(true),
+        _ => None,
+    };
+    let object =
+        ex.lock_point(handle, kind, EventKind::Once, location, |st, object| {
+            match outcome(st, object) {
+                Some(_) => None,
+                None => Some(BlockedOn::OnceWait { object, ends_on_poison }),
+            }
+        });
+    loop {
+        // Chosen after waiting at the point, the object is complete (or poisoned): nothing ran
+        // in between. A point that variable bounding skipped did not wait: block here.
+        let poisoned = ex.with_state(|st| {
+            let poisoned = outcome(st, object)?;
+            let me = st.current;
+            st.races.acquire(me, object);
+            Some(poisoned)
+        });
+        match poisoned {
+            Some(poisoned) => return (object, poisoned),
+            None => {
+                ex.block(BlockedOn::OnceWait { object, ends_on_poison }, None, location);
             }
         }
     }

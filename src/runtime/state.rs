@@ -10,7 +10,8 @@ use corosensei::Yielder;
 
 use super::coroutine::Running;
 use super::object::{
-    AddressIndex, ErasedValue, Object, ObjectState, OPEN_EXCLUSIVE, OPEN_RECV, OPEN_SHARED,
+    AddressIndex, ErasedValue, Object, ObjectState, OPEN_DONE, OPEN_EXCLUSIVE, OPEN_POISONED,
+    OPEN_RECV, OPEN_SHARED,
 };
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
 use crate::schedulers::{ScheduleRng, Strategy};
@@ -491,15 +492,15 @@ impl State {
     }
 
     /// After `object` (a lock, a `Once` or a channel) changed: its waiters are in the enabled
-    /// threads exactly while what they wait for is available (a mutex is free, a read lock has
-    /// no writer, a write lock no holder, a `Once` no initializer running, a bounded channel
-    /// room for a sender that waits for room, a channel a message or no sender left for its
-    /// receiver), so a release (a receive, a send) enables
-    /// them all, the one the strategy picks takes the object, and that acquisition disables the
-    /// others again, without a step of theirs, and a chosen waiter's retried operation
-    /// succeeds. Waiters' statuses stay `Blocked`: only the enabled list changes (the object's
-    /// `open` says which of its waiters are in it), through a bit set of the enabled threads
-    /// (`update_enabled`), with no allocation once the bit set has grown.
+    /// threads exactly while what they wait for is available (a mutex is free, a read lock has no
+    /// writer, a write lock no holder, a `Once` no initializer running for a claim and a completion
+    /// for a `wait`, a bounded channel room for a sender that waits for room, a channel a message
+    /// or no sender left for its receiver), so a release (a receive, a send) enables them all, the
+    /// one the strategy picks takes the object, and that acquisition disables the others again,
+    /// without a step of theirs, and a chosen waiter's retried operation succeeds. Waiters'
+    /// statuses stay `Blocked`: only the enabled list changes (the object's `open` says which of
+    /// its waiters are in it), through a bit set of the enabled threads (`update_enabled`), with no
+    /// allocation once the bit set has grown.
     #[inline]
     pub(super) fn refresh_waiters(&mut self, object: ObjectId) {
         // Only the check for waiters inlined: most changes of an object find none, and a call
@@ -522,14 +523,14 @@ impl State {
             return;
         }
         obj.open = want;
-        // A mutex's or a `Once`'s waiters all wait for it; a rwlock's and a channel's are of
-        // several kinds (readers and writers; senders waiting for room, rendezvous senders
-        // waiting for a receipt, the receiver).
-        let filtered =
-            matches!(obj.state, ObjectState::RwLock { .. } | ObjectState::Channel { .. });
-        let (closing, opening) = (open & !want, want & !open);
+        // A mutex's waiters all wait for it; a rwlock's, a `Once`'s and a channel's are of
+        // several kinds (readers and writers; claims of the initialization and waits for its
+        // completion; senders waiting for room, rendezvous senders waiting for a receipt, the
+        // receiver).
+        let filtered = !matches!(obj.state, ObjectState::Mutex { .. });
         let threads = &self.threads;
-        // Each waiter's class (`OPEN_*` bit), or 0 for one that no availability enables.
+        // Each waiter's classes (`OPEN_*` bits: enabled while any of them is open), or 0 for
+        // one that no availability enables.
         let class = |id: &ThreadId| -> u8 {
             if !filtered {
                 return OPEN_EXCLUSIVE; // one class of waiters
@@ -537,7 +538,10 @@ impl State {
             let t = &threads[id.index()];
             match t.status {
                 Status::Blocked(BlockedOn::RwRead(_)) => OPEN_SHARED,
-                Status::Blocked(BlockedOn::RwWrite(_)) => OPEN_EXCLUSIVE,
+                Status::Blocked(BlockedOn::RwWrite(_) | BlockedOn::Once(_)) => OPEN_EXCLUSIVE,
+                Status::Blocked(BlockedOn::OnceWait { ends_on_poison, .. }) => {
+                    once_wait_class(ends_on_poison)
+                }
                 Status::Blocked(BlockedOn::Send(_)) if !t.awaits_receipt => OPEN_EXCLUSIVE,
                 Status::Blocked(BlockedOn::Recv(_)) => OPEN_RECV,
                 _ => 0,
@@ -545,13 +549,8 @@ impl State {
         };
         let changes = self.objects[object.index()].waiters.iter().filter_map(|id| {
             let c = class(id);
-            if c & opening != 0 {
-                Some((*id, true))
-            } else if c & closing != 0 {
-                Some((*id, false))
-            } else {
-                None
-            }
+            let (was, is) = (c & open != 0, c & want != 0);
+            (was != is).then_some((*id, is))
         });
         update_enabled(&mut self.enabled, &mut self.bits, threads.len(), changes);
     }
@@ -699,6 +698,7 @@ impl State {
             | BlockedOn::RwRead(obj)
             | BlockedOn::RwWrite(obj)
             | BlockedOn::Once(obj)
+            | BlockedOn::OnceWait { object: obj, .. }
             | BlockedOn::Send(obj)
             | BlockedOn::Recv(obj) => {
                 self.reserve_waiters(obj);
@@ -713,16 +713,16 @@ impl State {
         }
     }
 
-    /// Makes the running thread, at the scheduling point of an operation that may wait (`on`:
-    /// a mutex, a read or write lock, a `Once` another thread is initializing, a channel's
-    /// receive or a send waiting for room), one of the object's waiters before the strategy
-    /// chooses: it is enabled exactly while the object can serve it (`refresh_waiters`), now
-    /// and while it stays suspended. So a thread whose lock is held is not a choice, a thread
-    /// preempted at a free lock that another thread takes meanwhile stops being one, and once
-    /// chosen its operation succeeds without another scheduling point (nothing runs between
-    /// the choice and its resumption). `timeout_able`: the wait also ends when no thread can
-    /// run (a receive with a timeout; the thread then finds `timed_out`). Not for a thread
-    /// that holds the lock already (a recursive lock is the caller's failure to report).
+    /// Makes the running thread, at the scheduling point of an operation that may wait (`on`: a
+    /// mutex, a read or write lock, a `Once` another thread is initializing or, for a `wait`, that
+    /// is not complete, a channel's receive or a send waiting for room), one of the object's
+    /// waiters before the strategy chooses: it is enabled exactly while the object can serve it
+    /// (`refresh_waiters`), now and while it stays suspended. So a thread whose lock is held is not
+    /// a choice, a thread preempted at a free lock that another thread takes meanwhile stops being
+    /// one, and once chosen its operation succeeds without another scheduling point (nothing runs
+    /// between the choice and its resumption). `timeout_able`: the wait also ends when no thread
+    /// can run (a receive with a timeout; the thread then finds `timed_out`). Not for a thread that
+    /// holds the lock already (a recursive lock is the caller's failure to report).
     pub(super) fn wait_at_point(&mut self, on: BlockedOn, timeout_able: bool) {
         let id = self.current;
         let (object, class) = match on {
@@ -732,6 +732,9 @@ impl State {
             | BlockedOn::Once(o)
             | BlockedOn::Send(o) => (o, OPEN_EXCLUSIVE),
             BlockedOn::Recv(o) => (o, OPEN_RECV),
+            BlockedOn::OnceWait { object, ends_on_poison } => {
+                (object, once_wait_class(ends_on_poison))
+            }
             _ => unreachable!("wait_at_point is for locks, a Once and channels, not {on:?}"),
         };
         self.block_current(on, timeout_able);
@@ -811,12 +814,23 @@ fn available(state: &ObjectState) -> Option<u8> {
             open_if(writer.is_none() && readers.is_empty(), OPEN_EXCLUSIVE)
                 | open_if(writer.is_none(), OPEN_SHARED)
         }
-        ObjectState::Once { running, .. } => open_if(running.is_none(), OPEN_EXCLUSIVE),
+        ObjectState::Once { running, done, poisoned, .. } => {
+            open_if(running.is_none(), OPEN_EXCLUSIVE)
+                | open_if(*done, OPEN_DONE)
+                | open_if(*poisoned && running.is_none(), OPEN_POISONED)
+        }
         ObjectState::Channel { room, ready } => {
             open_if(*room, OPEN_EXCLUSIVE) | open_if(*ready, OPEN_RECV)
         }
         _ => return None,
     })
+}
+
+/// The classes (`OPEN_*` bits) of a waiter for a `Once`'s completion: the completion, and
+/// with `ends_on_poison` a poisoned `Once` no initializer runs (std's `Once::wait` panics
+/// then).
+fn once_wait_class(ends_on_poison: bool) -> u8 {
+    OPEN_DONE | open_if(ends_on_poison, OPEN_POISONED)
 }
 
 /// `bit` if `available`.

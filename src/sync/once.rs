@@ -48,6 +48,27 @@ impl Once {
         self.raw.call_once(true, |poisoned| f(&OnceState { poisoned }), Location::caller())
     }
 
+    /// Blocks until a `call_once` completed in this execution, as std's `Once::wait`. A wait
+    /// that no thread will end (no thread completes the `Once`) is reported as a deadlock
+    /// naming it, once no thread can run.
+    ///
+    /// # Panics
+    ///
+    /// As std's: if the `Once` is poisoned (an initializer panicked, and none runs now), with
+    /// "Once instance has previously been poisoned", also when that happens while the call
+    /// waits. [`wait_force`](Once::wait_force) waits on instead.
+    #[track_caller]
+    pub fn wait(&self) {
+        self.raw.wait(false, Location::caller())
+    }
+
+    /// As [`wait`](Once::wait), but ignores poisoning: blocks until some thread completes the
+    /// `Once` (with [`call_once_force`](Once::call_once_force)), as std's `wait_force`.
+    #[track_caller]
+    pub fn wait_force(&self) {
+        self.raw.wait(true, Location::caller())
+    }
+
     /// Whether a `call_once` completed in this execution (false while poisoned, as std's).
     #[track_caller]
     pub fn is_completed(&self) -> bool {
@@ -107,6 +128,15 @@ impl<T> OnceLock<T> {
     #[track_caller]
     pub fn get(&self) -> Option<&T> {
         self.cell.get(Location::caller())
+    }
+
+    /// Blocks until the cell is set in this execution, and returns the value, as std's
+    /// `OnceLock::wait`. A wait that no thread will end (no thread sets the cell) is reported
+    /// as a deadlock naming the cell, once no thread can run. A panicking initializer does not
+    /// end it: the cell stays empty, as std's.
+    #[track_caller]
+    pub fn wait(&self) -> &T {
+        self.cell.wait(Location::caller())
     }
 
     /// Sets the value if it is unset; returns it back otherwise.
