@@ -183,6 +183,44 @@ fn readers_and_writers_wait_at_their_lock_point() {
     assert!(waited_some, "the threads must contend");
 }
 
+/// The main thread write-locks, lets `THREADS` readers start, writes and downgrades: readers
+/// waiting for the write lock take the read lock at their own point once it is downgraded
+/// (or released), none with a `blocked` point.
+fn downgrade_contention() {
+    let l = Arc::new(RwLock::new(AtomicUsize::new(0)));
+    let w = l.write().unwrap();
+    let hs: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let l = l.clone();
+            thread::spawn(move || assert_eq!(l.read().unwrap().load(SeqCst), ROUNDS))
+        })
+        .collect();
+    for _ in 0..ROUNDS {
+        w.fetch_add(1, SeqCst);
+    }
+    let r = pctvb::sync::RwLockWriteGuard::downgrade(w);
+    r.load(SeqCst);
+    drop(r);
+    for h in hs {
+        h.join().unwrap();
+    }
+    panic!("the end");
+}
+
+#[test]
+fn readers_waiting_for_a_downgrade_wait_at_their_lock_point() {
+    let mut waited_some = false;
+    for schedule in schedules(downgrade_contention) {
+        assert_eq!(count(&schedule, 0, "downgrade"), 1, "{schedule:?}");
+        for t in 1..=THREADS {
+            assert_eq!(count(&schedule, t, "read-lock"), 1, "thread {t}: {schedule:?}");
+            assert_eq!(count(&schedule, t, "blocked"), 0, "thread {t} blocked: {schedule:?}");
+            waited_some |= schedule.iter().any(|(u, op)| *u == t && op.ends_with("(waits)"));
+        }
+    }
+    assert!(waited_some, "the readers must wait for the writer");
+}
+
 /// The main thread joins each worker once: a join of a running thread waits at its point, so
 /// the body makes exactly one `join` point per worker and none `blocked`.
 #[test]

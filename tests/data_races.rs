@@ -90,6 +90,32 @@ fn rwlock_protected_data_has_no_race() {
     });
 }
 
+/// A downgrade publishes the writer's writes to the readers after it, as a write unlock; what
+/// it writes after the downgrade (beside the data, under its read lock) is not.
+#[test]
+fn a_downgrade_orders_the_writes_before_it_only() {
+    use pctvb::sync::RwLockWriteGuard;
+    let body = |write_after: bool| {
+        let shared = Arc::new((RwLock::new(()), Data::default()));
+        let s = shared.clone();
+        let reader = thread::spawn(move || {
+            let _g = s.0.read().unwrap();
+            s.1.read();
+        });
+        let w = shared.0.write().unwrap();
+        shared.1.write(1);
+        let _r = RwLockWriteGuard::downgrade(w);
+        if write_after {
+            shared.1.write(2);
+        }
+        drop(_r);
+        reader.join().unwrap();
+    };
+    no_race(|| body(false));
+    let (read_line, write_line) = (line!() - 12, line!() - 6);
+    expect_race(31, 1000, [read_line, write_line], || body(true));
+}
+
 #[test]
 fn release_acquire_message_passing_has_no_race() {
     no_race(|| {

@@ -150,6 +150,66 @@ fn a_wait_no_thread_ends_is_a_deadlock_naming_the_one_time_value() {
     assert!(failure.message.contains("to be initialized by thread 0 (main)"), "{failure}");
 }
 
+/// The writer downgrades its lock and assumes it still reads alone: a reader waiting for the
+/// lock may read beside it.
+fn alone_after_downgrade() {
+    let lock = Arc::new(pctvb::sync::RwLock::new(0));
+    let readers = Arc::new(AtomicUsize::new(0));
+    let (l, n) = (lock.clone(), readers.clone());
+    let reader = thread::spawn(move || {
+        let _g = l.read().unwrap();
+        n.fetch_add(1, Ordering::SeqCst);
+    });
+    let mut w = lock.write().unwrap();
+    *w = 1;
+    let r = pctvb::sync::RwLockWriteGuard::downgrade(w);
+    let before = readers.load(Ordering::SeqCst);
+    assert_eq!(readers.load(Ordering::SeqCst), before, "no reader while I hold the lock");
+    drop(r);
+    reader.join().unwrap();
+}
+
+#[test]
+fn a_bug_behind_a_downgrade_is_found() {
+    // Fixed seed: the reader runs between the two loads in some execution of the thousand.
+    let report = config().iterations(1000).run(alone_after_downgrade);
+    let failure = report.failure().expect("the reader reads beside the downgraded guard");
+    assert_eq!(failure.kind, FailureKind::Panic);
+    assert!(failure.message.contains("no reader while I hold the lock"), "{failure}");
+    let ops: Vec<&str> = failure.schedule.iter().map(|s| s.operation.as_str()).collect();
+    assert!(ops.iter().any(|op| op.starts_with("downgrade RwLock@failures.rs:")), "{ops:?}");
+}
+
+#[test]
+fn a_downgraded_guard_still_keeps_writers_out_a_deadlock_if_they_are_waited_for() {
+    let line = line!() + 2;
+    let report = config().iterations(100).run(|| {
+        let lock = Arc::new(pctvb::sync::RwLock::new(0));
+        let l = lock.clone();
+        let writer = thread::spawn(move || *l.write().unwrap() += 1);
+        let w = lock.write().unwrap();
+        let _r = pctvb::sync::RwLockWriteGuard::downgrade(w);
+        writer.join().unwrap(); // the writer waits for the read lock this thread holds
+    });
+    let failure = report.failure().expect("the join waits for a writer that waits for it");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    let m = &failure.message;
+    let waits = format!("thread 1 waits to write-lock RwLock@tests/failures.rs:{line}:");
+    assert!(m.contains(&waits), "{m}");
+    assert!(m.contains("thread 0 (main) waits to join thread 1"), "{m}");
+
+    // And its own write lock: it holds the lock for reading.
+    let report = config().iterations(1).run(|| {
+        let lock = pctvb::sync::RwLock::new(0);
+        let r = pctvb::sync::RwLockWriteGuard::downgrade(lock.write().unwrap());
+        let _w = lock.write().unwrap();
+        drop(r);
+    });
+    let failure = report.failure().expect("a write lock of its own read lock");
+    assert_eq!(failure.kind, FailureKind::Deadlock);
+    assert!(failure.message.contains("RwLock@tests/failures.rs:"), "{failure}");
+}
+
 /// A reader takes the lock again while a writer may be waiting for it.
 fn recursive_read() {
     let lock = Arc::new(pctvb::sync::RwLock::new(0));

@@ -733,3 +733,60 @@ fn once_lock_and_lazy_lock_are_named_as_written() {
     }
     assert!(failure.message.contains("the end Some(3) Once@tests/primitives.rs:"), "{failure}");
 }
+
+/// `RwLockWriteGuard::downgrade` keeps the lock: no writer gets in between the write and the
+/// reads after it, readers waiting for the lock may go on while the downgraded guard lives,
+/// and writers wait for it.
+#[test]
+fn a_downgraded_write_lock_lets_readers_in_and_keeps_writers_out() {
+    use pctvb::sync::atomic::AtomicBool;
+    use pctvb::sync::RwLockWriteGuard;
+    // Executions where a reader read while the downgraded guard lived.
+    static READ_ALONGSIDE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    passes(500, || {
+        let lock = Arc::new(RwLock::new(1));
+        let downgraded = Arc::new(AtomicBool::new(false));
+        let mut w = lock.write().unwrap();
+        let (l, d) = (lock.clone(), downgraded.clone());
+        let writer = thread::spawn(move || {
+            let mut g = l.write().unwrap();
+            assert!(!d.load(Ordering::SeqCst), "a writer got in beside the downgraded guard");
+            assert_eq!(*g, 2);
+            *g = 3;
+        });
+        let (l, d) = (lock.clone(), downgraded.clone());
+        let reader = thread::spawn(move || {
+            let g = l.read().unwrap();
+            (*g, d.load(Ordering::SeqCst))
+        });
+        *w = 2;
+        let r = RwLockWriteGuard::downgrade(w);
+        downgraded.store(true, Ordering::SeqCst);
+        assert_eq!(*r, 2, "no writer between the write and the downgrade");
+        downgraded.store(false, Ordering::SeqCst);
+        drop(r);
+        writer.join().unwrap();
+        let (seen, alongside) = reader.join().unwrap();
+        assert!(seen == 2 || seen == 3, "the reader waited for the first write: {seen}");
+        if alongside {
+            READ_ALONGSIDE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        assert_eq!(*lock.read().unwrap(), 3);
+    });
+    assert!(READ_ALONGSIDE.load(std::sync::atomic::Ordering::Relaxed) > 0);
+
+    // Outside executions, as std's: readers share the downgraded lock, writers wait for it.
+    let lock = RwLock::new(1);
+    let mut w = lock.write().unwrap();
+    *w = 2;
+    let r = RwLockWriteGuard::downgrade(w);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            assert_eq!(*lock.try_read().expect("a reader joins the downgraded guard"), 2);
+            assert!(lock.try_write().is_err(), "a writer waits for it");
+        });
+    });
+    drop(r);
+    *lock.try_write().expect("free again") = 3;
+    assert_eq!(*lock.read().unwrap(), 3);
+}

@@ -211,6 +211,16 @@ impl DataLock {
         self.word.store(0, Ordering::Release);
     }
 
+    /// Turns `from`'s exclusive hold into one shared hold of `to` (a write guard's downgrade),
+    /// the lock never free in between; false if `from` does not hold it (it was stolen after
+    /// its execution ended).
+    pub(super) fn downgrade(&self, from: Owner, to: Owner) -> bool {
+        // Release: what the writer wrote is seen by the readers of other OS threads that take
+        // the lock next (their Acquire).
+        let shared = to.0 | 1;
+        self.word.compare_exchange(from.0, shared, Ordering::Release, Ordering::Relaxed).is_ok()
+    }
+
     /// Releases one of `owner`'s shared holds; false if it holds none.
     #[inline]
     pub(super) fn unlock_shared(&self, owner: Owner) -> bool {
@@ -401,6 +411,22 @@ mod tests {
         assert!(lock.try_lock_exclusive(Owner::outside()));
         assert!(matches!(lock.lock_exclusive(Owner::outside()), Err(LockError::Recursive)));
         assert!(lock.unlock_exclusive(Owner::outside()));
+        // A downgrade keeps the lock held: shared with the owner's other readers, not with
+        // another owner's writer.
+        lock.lock_exclusive(a).unwrap();
+        assert!(lock.downgrade(a, a));
+        assert!(!lock.downgrade(a, a), "no exclusive hold left to downgrade");
+        lock.lock_shared(a).unwrap();
+        assert!(!lock.try_lock_exclusive(Owner::outside()));
+        assert!(lock.unlock_shared(a) && lock.unlock_shared(a));
+        let outside = Owner::outside();
+        assert!(lock.try_lock_exclusive(outside));
+        assert!(lock.downgrade(outside, Owner::OUTSIDE_SHARED));
+        assert!(lock.try_lock_shared(Owner::OUTSIDE_SHARED));
+        assert!(lock.unlock_shared(Owner::OUTSIDE_SHARED));
+        assert!(lock.unlock_shared(Owner::OUTSIDE_SHARED));
+        assert!(lock.try_lock_exclusive(outside));
+        assert!(lock.unlock_exclusive(outside));
     }
 
     #[test]

@@ -74,6 +74,8 @@ pub enum EventKind {
     Poll,
     /// `thread::sleep`.
     Sleep,
+    /// `RwLockWriteGuard::downgrade` turned a write lock into a read lock.
+    Downgrade,
 }
 
 impl EventKind {
@@ -106,6 +108,7 @@ impl EventKind {
             EventKind::Block => "blocked",
             EventKind::Poll => "poll",
             EventKind::Sleep => "sleep",
+            EventKind::Downgrade => "downgrade",
         }
     }
 
@@ -123,11 +126,15 @@ impl EventKind {
     }
 
     /// Whether the operation has taken effect when its scheduling point is reached: a spawn
-    /// (the new thread exists, so the strategy may run it) and an unlock (the lock is free, so
-    /// a waiter may take it). Every other operation's point comes before it, and a thread
-    /// preempted there performs it when it runs again.
+    /// (the new thread exists, so the strategy may run it), an unlock (the lock is free, so a
+    /// waiter may take it) and a downgrade (the lock is read-locked, so a reader may join).
+    /// Every other operation's point comes before it, and a thread preempted there performs it
+    /// when it runs again.
     pub(crate) fn point_follows_effect(self) -> bool {
-        matches!(self, EventKind::Spawn | EventKind::Unlock | EventKind::RwUnlock)
+        matches!(
+            self,
+            EventKind::Spawn | EventKind::Unlock | EventKind::RwUnlock | EventKind::Downgrade
+        )
     }
 }
 

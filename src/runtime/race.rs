@@ -15,7 +15,8 @@
 //! - spawn: the child starts with its parent's clock; join: the joiner joins the child's
 //!   final clock;
 //! - mutex: unlock releases, lock acquires (also a condition variable's re-lock);
-//! - rwlock: a write unlock releases to everyone, a read unlock releases to later writers only;
+//! - rwlock: a write unlock (and a downgrade) releases to everyone, a read unlock releases to
+//!   later writers only;
 //! - condvar: a notify releases to the waiters it wakes (`notify_all`: to all of them);
 //! - barrier: every arrival releases, and every thread leaving the barrier joins the clocks of
 //!   all who arrived (conservatively, of every earlier generation too);

@@ -5,8 +5,9 @@
 //! `sync::RwLock` embeds a [`RawRwLock`]: [`RawRwLock::read`] and [`RawRwLock::write`] each
 //! run the scheduling point, acquire in the model (blocking, or not for the `try_` forms),
 //! take the data lock and return the [`RwHold`] the guard keeps; the `unlock_*` calls undo
-//! both and run the unlock's scheduling point. Outside any execution they lock the data lock
-//! for the OS thread, as std's lock.
+//! both and run the unlock's scheduling point, and [`RawRwLock::downgrade`] turns a write hold
+//! into a read hold in both. Outside any execution they lock the data lock for the OS thread,
+//! as std's lock.
 //!
 //! This file owns the `ObjectState::RwLock` model and the lock's data lock; it does not touch
 //! the data, the poisoned flag or the guards.
@@ -85,6 +86,47 @@ impl RawRwLock {
     /// Releases a write hold; inside its execution, a scheduling point.
     pub(crate) fn unlock_write(&self, hold: RwHold, location: &'static Location<'static>) {
         self.release(hold, Mode::Write, location)
+    }
+
+    /// Turns a write hold into a read hold, the lock never free in between (std's
+    /// `RwLockWriteGuard::downgrade`): readers waiting for it may go on, writers still wait.
+    /// Inside its execution, a scheduling point after the change, and for the data-race check a
+    /// write unlock (the readers that follow see the writes) with the read lock still held.
+    pub(crate) fn downgrade(&self, hold: RwHold, location: &'static Location<'static>) -> RwHold {
+        if !hold.owner.is_execution() {
+            // The OS thread's own exclusive hold becomes one of the outside readers' holds.
+            let downgraded = self.data.downgrade(hold.owner, Owner::OUTSIDE_SHARED);
+            debug_assert!(downgraded, "a live owner's hold is never stolen");
+            return RwHold { owner: Owner::OUTSIDE_SHARED, object: hold.object };
+        }
+        with_current(|ex| match ex {
+            Some(ex) if ex.generation() == hold.owner.generation() => {
+                ex.with_state(|st| {
+                    let me = st.current;
+                    if let Some(ObjectState::RwLock { writer, readers }) =
+                        st.objects.get_mut(hold.object.index()).map(|o| &mut o.state)
+                    {
+                        *writer = None;
+                        readers.push(me);
+                        st.races.release(me, hold.object);
+                        st.progress();
+                        // Waiting readers are enabled; waiting writers stay waiting.
+                        st.refresh_waiters(hold.object);
+                    }
+                });
+                if !self.data.downgrade(hold.owner, hold.owner) {
+                    ex.fail_lock(LockError::Disagreement, VarKind::RwLock, self.site());
+                }
+                ex.schedule(EventKind::Downgrade, Some(hold.object), location);
+                hold
+            }
+            // A guard that outlived its execution: only the data lock is left (if it was not
+            // stolen meanwhile; its release then finds no hold, as an unlock would).
+            _ => {
+                self.data.downgrade(hold.owner, hold.owner);
+                hold
+            }
+        })
     }
 
     fn acquire(

@@ -134,6 +134,20 @@ impl<T: ?Sized> RwLock<T> {
     }
 }
 
+impl<'a, T: ?Sized> RwLockWriteGuard<'a, T> {
+    /// Turns the write lock into a read lock without releasing it, as std's (1.92): no writer
+    /// gets in between, readers waiting for the lock may go on, writers still wait. Inside an
+    /// execution, a scheduling point after the change.
+    #[track_caller]
+    pub fn downgrade(s: Self) -> RwLockReadGuard<'a, T> {
+        let location = Location::caller();
+        // Not dropped: that would unlock. Nor does it poison, as std's, which forgets it too.
+        let s = std::mem::ManuallyDrop::new(s);
+        let hold = s.lock.raw.downgrade(s.hold, location);
+        s.lock.read_guard(hold, location)
+    }
+}
+
 impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.raw.unlock_read(self.hold, self.location);
