@@ -116,6 +116,28 @@ fn a_downgrade_orders_the_writes_before_it_only() {
     expect_race(31, 1000, [read_line, write_line], || body(true));
 }
 
+/// A pointer's tag bit set with a Release `fetch_or` publishes the data written before it to
+/// an Acquire load that sees the tag; a Relaxed `fetch_or` does not.
+#[test]
+fn a_pointer_tag_set_with_release_publishes_what_was_written_before() {
+    use pctvb::sync::atomic::AtomicPtr;
+    let body = |order: Ordering| {
+        let shared = Arc::new((AtomicPtr::new(std::ptr::null_mut::<u64>()), Data::default()));
+        let s = shared.clone();
+        let reader = thread::spawn(move || {
+            if s.0.load(Ordering::Acquire) as usize & 1 == 1 {
+                assert_eq!(s.1.read(), 5);
+            }
+        });
+        shared.1.write(5);
+        shared.0.fetch_or(1, order);
+        reader.join().unwrap();
+    };
+    no_race(|| body(Ordering::Release));
+    let (read_line, write_line) = (line!() - 8, line!() - 5);
+    expect_race(41, 1000, [write_line, read_line], || body(Ordering::Relaxed));
+}
+
 #[test]
 fn release_acquire_message_passing_has_no_race() {
     no_race(|| {

@@ -210,6 +210,37 @@ fn a_downgraded_guard_still_keeps_writers_out_a_deadlock_if_they_are_waited_for(
     assert!(failure.message.contains("RwLock@tests/failures.rs:"), "{failure}");
 }
 
+/// A bump allocator that checks for room, then claims with `fetch_ptr_add`: two threads may
+/// both see the last slot free and both claim, one past the end.
+fn bump_past_the_end() {
+    use pctvb::sync::atomic::AtomicPtr;
+    static SLOTS: [u64; 2] = [0; 2];
+    let slots = SLOTS.as_ptr() as *mut u64;
+    let end = slots.wrapping_add(2) as usize;
+    let cursor = Arc::new(AtomicPtr::new(slots.wrapping_add(1)));
+    let claim = move |cursor: &AtomicPtr<u64>| {
+        if (cursor.load(Ordering::SeqCst) as usize) < end {
+            let slot = cursor.fetch_ptr_add(1, Ordering::SeqCst) as usize;
+            assert!(slot < end, "claimed a slot past the end");
+        }
+    };
+    let c = cursor.clone();
+    let t = thread::spawn(move || claim(&c));
+    claim(&cursor);
+    t.join().unwrap();
+}
+
+#[test]
+fn a_bug_behind_a_pointer_fetch_add_is_found() {
+    // Fixed seed: both threads check before either claims in some execution of the thousand.
+    let report = config().iterations(1000).run(bump_past_the_end);
+    let failure = report.failure().expect("two claims of the last slot");
+    assert_eq!(failure.kind, FailureKind::Panic);
+    assert!(failure.message.contains("claimed a slot past the end"), "{failure}");
+    let ops: Vec<&str> = failure.schedule.iter().map(|s| s.operation.as_str()).collect();
+    assert!(ops.iter().any(|op| op.starts_with("rmw Atomic@failures.rs:")), "{ops:?}");
+}
+
 /// A reader takes the lock again while a writer may be waiting for it.
 fn recursive_read() {
     let lock = Arc::new(pctvb::sync::RwLock::new(0));

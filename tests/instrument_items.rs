@@ -167,3 +167,34 @@ fn one_time_values_are_one_variable_each_for_the_pass_and_the_run() {
         assert!(listed[0].1.max_accesses > 0, "the run met {v:?}");
     }
 }
+
+/// Pointer arithmetic on an `AtomicPtr` in an instrumented function, written against std.
+#[pctvb::instrument(force)]
+fn claim_two() -> usize {
+    use std::sync::atomic::{AtomicPtr, Ordering};
+    use std::sync::Arc;
+    use std::thread;
+    static SLOTS: [u8; 2] = [0; 2];
+    let cursor = Arc::new(AtomicPtr::new(SLOTS.as_ptr() as *mut u8));
+    let c = cursor.clone();
+    let t = thread::spawn(move || c.fetch_byte_add(1, Ordering::SeqCst) as usize);
+    let mine = cursor.fetch_ptr_add(1, Ordering::SeqCst) as usize;
+    mine.abs_diff(t.join().unwrap())
+}
+
+/// The static pass knows `AtomicPtr`'s pointer read-modify-writes as atomic operations: each
+/// is a site on the atomic, and the soundness check finds every such operation at one.
+#[test]
+fn pointer_read_modify_writes_are_atomic_sites() {
+    let sites = sites_of("::claim_two");
+    for label in ["c.fetch_byte_add", "cursor.fetch_ptr_add"] {
+        let site = sites.iter().find(|s| s.label == label).unwrap_or_else(|| panic!("{sites:?}"));
+        assert_eq!(site.kind, SiteKind::Atomic, "{label}");
+    }
+    let _tracking = instrument::track(Selection::All).soundness_check(true);
+    // Fixed seed.
+    let report = pctvb::Config::new().ignore_env().iterations(30).seed(6).run(|| {
+        assert_eq!(claim_two(), 1);
+    });
+    assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+}

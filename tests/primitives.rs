@@ -790,3 +790,52 @@ fn a_downgraded_write_lock_lets_readers_in_and_keeps_writers_out() {
     *lock.try_write().expect("free again") = 3;
     assert_eq!(*lock.read().unwrap(), 3);
 }
+
+/// `AtomicPtr`'s pointer arithmetic and address bit operations (std 1.91) return the previous
+/// pointer and leave std's result: two threads that claim slots with `fetch_ptr_add` get
+/// distinct ones, a tag set with `fetch_or` is seen and cleared with `fetch_and`.
+#[test]
+fn atomic_ptr_arithmetic_and_tags_behave_as_std() {
+    use pctvb::sync::atomic::AtomicPtr;
+    // Shared by the executions: `passes` runs them one after another on this OS thread.
+    static SLOTS: [u64; 4] = [10, 20, 30, 40];
+    let base = SLOTS.as_ptr() as *mut u64;
+    // The pointer as a `usize`, to share it with the threads (a raw pointer is not `Send`).
+    let base_addr = base as usize;
+    passes(300, move || {
+        let base = base_addr as *mut u64;
+        let cursor = Arc::new(AtomicPtr::new(base));
+        let c = cursor.clone();
+        let t = thread::spawn(move || c.fetch_ptr_add(1, Ordering::SeqCst) as usize);
+        let mine = cursor.fetch_ptr_add(1, Ordering::SeqCst) as usize;
+        let theirs = t.join().unwrap();
+        let mut claimed = [mine, theirs];
+        claimed.sort();
+        assert_eq!(claimed, [base_addr, base_addr + 8], "each thread claims its own slot");
+        assert_eq!(cursor.fetch_byte_add(8, Ordering::SeqCst), base.wrapping_add(2));
+        assert_eq!(cursor.fetch_ptr_sub(2, Ordering::SeqCst), base.wrapping_add(3));
+        assert_eq!(cursor.fetch_byte_sub(8, Ordering::SeqCst), base.wrapping_add(1));
+        // A tag in the low bit (the slots are 8-aligned), set by one thread, seen by the other.
+        let c = cursor.clone();
+        let tagger = thread::spawn(move || c.fetch_or(1, Ordering::SeqCst) as usize);
+        let seen = cursor.load(Ordering::SeqCst) as usize;
+        assert!(seen == base_addr || seen == base_addr | 1, "{seen:#x}");
+        assert_eq!(tagger.join().unwrap(), base_addr);
+        assert_eq!(cursor.fetch_xor(1, Ordering::SeqCst) as usize, base_addr | 1);
+        assert_eq!(cursor.fetch_or(1, Ordering::SeqCst), base);
+        assert_eq!(cursor.fetch_and(!1, Ordering::SeqCst) as usize, base_addr | 1);
+        // SAFETY: untagged, the pointer is the first slot's again, with its provenance.
+        assert_eq!(unsafe { *cursor.load(Ordering::SeqCst) }, 10);
+    });
+    // Outside executions, as std's.
+    let cursor = AtomicPtr::new(base);
+    assert_eq!(cursor.fetch_ptr_add(3, Ordering::Relaxed), base);
+    assert_eq!(cursor.fetch_byte_sub(16, Ordering::Relaxed), base.wrapping_add(3));
+    assert_eq!(cursor.fetch_ptr_sub(1, Ordering::Relaxed), base.wrapping_add(1));
+    assert_eq!(cursor.fetch_byte_add(24, Ordering::Relaxed), base);
+    assert_eq!(cursor.fetch_or(1, Ordering::Relaxed), base.wrapping_add(3));
+    assert_eq!(cursor.fetch_xor(3, Ordering::Relaxed) as usize, base_addr + 24 + 1);
+    assert_eq!(cursor.fetch_and(!7, Ordering::Relaxed) as usize, base_addr + 24 + 2);
+    // SAFETY: the fourth slot, untagged.
+    assert_eq!(unsafe { *cursor.load(Ordering::Relaxed) }, 40);
+}

@@ -353,3 +353,69 @@ impl AtomicBool {
 
 atomic_type!(/// An atomic raw pointer.
     AtomicPtr<T>, std_atomic::AtomicPtr<T>, *mut T, std::ptr::null_mut());
+
+/// The pointer read-modify-writes std's `AtomicPtr` has since 1.91, each one scheduling point
+/// and one access, as the integers' `fetch_*`. Built on std's `fetch_update` (a
+/// compare-exchange loop, atomic all the same), so pctvb's minimum Rust version stays below
+/// 1.91; the result is std's, wrapping and keeping the pointer's provenance.
+impl<T> AtomicPtr<T> {
+    /// Offsets the pointer by `val` elements of `T` (`wrapping_add`), returning the previous
+    /// pointer, as std's `fetch_ptr_add`.
+    #[track_caller]
+    pub fn fetch_ptr_add(&self, val: usize, order: Ordering) -> *mut T {
+        self.fetch_map(order, |p| p.wrapping_add(val))
+    }
+
+    /// Offsets the pointer back by `val` elements of `T` (`wrapping_sub`), returning the
+    /// previous pointer, as std's `fetch_ptr_sub`.
+    #[track_caller]
+    pub fn fetch_ptr_sub(&self, val: usize, order: Ordering) -> *mut T {
+        self.fetch_map(order, |p| p.wrapping_sub(val))
+    }
+
+    /// Offsets the pointer by `val` bytes (`wrapping_byte_add`), returning the previous
+    /// pointer, as std's `fetch_byte_add`.
+    #[track_caller]
+    pub fn fetch_byte_add(&self, val: usize, order: Ordering) -> *mut T {
+        self.fetch_map(order, |p| p.wrapping_byte_add(val))
+    }
+
+    /// Offsets the pointer back by `val` bytes (`wrapping_byte_sub`), returning the previous
+    /// pointer, as std's `fetch_byte_sub`.
+    #[track_caller]
+    pub fn fetch_byte_sub(&self, val: usize, order: Ordering) -> *mut T {
+        self.fetch_map(order, |p| p.wrapping_byte_sub(val))
+    }
+
+    /// Bitwise or of the pointer's address with `val` (a tag bit, say), returning the previous
+    /// pointer, as std's `fetch_or`.
+    #[track_caller]
+    pub fn fetch_or(&self, val: usize, order: Ordering) -> *mut T {
+        self.fetch_map(order, |p| p.map_addr(|a| a | val))
+    }
+
+    /// Bitwise and of the pointer's address with `val`, returning the previous pointer, as
+    /// std's `fetch_and`.
+    #[track_caller]
+    pub fn fetch_and(&self, val: usize, order: Ordering) -> *mut T {
+        self.fetch_map(order, |p| p.map_addr(|a| a & val))
+    }
+
+    /// Bitwise xor of the pointer's address with `val`, returning the previous pointer, as
+    /// std's `fetch_xor`.
+    #[track_caller]
+    pub fn fetch_xor(&self, val: usize, order: Ordering) -> *mut T {
+        self.fetch_map(order, |p| p.map_addr(|a| a ^ val))
+    }
+
+    /// Replaces the pointer by `f` of it in one read-modify-write; returns the previous one.
+    #[track_caller]
+    fn fetch_map(&self, order: Ordering, f: impl Fn(*mut T) -> *mut T) -> *mut T {
+        self.op(EventKind::AtomicRmw, (order, order), || {
+            let Ok(previous) = self.value.fetch_update(SC, SC, |p| Some(f(p))) else {
+                unreachable!("the update always returns a pointer")
+            };
+            (previous, f(previous) != previous)
+        })
+    }
+}

@@ -110,6 +110,11 @@ const ATOMIC_METHODS: &[&str] = &[
     "fetch_min",
     "fetch_update",
     "fetch_not",
+    // `AtomicPtr`'s pointer arithmetic (std 1.91).
+    "fetch_ptr_add",
+    "fetch_ptr_sub",
+    "fetch_byte_add",
+    "fetch_byte_sub",
 ];
 const LOCK_METHODS: &[&str] = &["lock", "try_lock"];
 const RW_METHODS: &[&str] = &[
