@@ -47,6 +47,35 @@ pub struct CargoTarget {
     pub manifest_dir: &'static str,
 }
 
+/// What a token's strategy text ends with (before an `#[pctvb::instrument]` session's tag, which
+/// the runner appends later) when its execution ran with the data-race detector off. The
+/// detector decides where an execution stops: a race ends it before a later assertion, so a
+/// token recorded without it, replayed with it, could stop at the race on the very schedule
+/// recorded and report that race instead of the recorded failure, without any divergence to
+/// say so. The replay of a token with this tag runs without the detector, whatever the
+/// configuration or `PCTVB_RACES` says; a token without it runs as configured (a token
+/// recorded with the detector on replays the same either way, but for a race it found,
+/// which diverges without it).
+pub(crate) const RACES_OFF: &str = " [races off]";
+
+/// The strategy text a token of an execution that ran `strategy` carries, `races` saying
+/// whether the data-race detector was on (see [`RACES_OFF`]).
+pub(crate) fn recorded_strategy(strategy: String, races: bool) -> String {
+    if races {
+        strategy
+    } else {
+        strategy + RACES_OFF
+    }
+}
+
+/// The data-race detector's setting a token's strategy text records: `Some(false)` when its
+/// execution ran without it, `None` when the text does not say (the replay then runs as
+/// configured; see [`RACES_OFF`]).
+pub(crate) fn recorded_races(strategy: &str) -> Option<bool> {
+    let tagged = strategy.ends_with(RACES_OFF) || strategy.contains(&format!("{RACES_OFF} ["));
+    tagged.then_some(false)
+}
+
 /// The line that re-runs exactly the execution `token` describes, for a test named `test`
 /// (a full path such as `my_crate::tests::lost_update`; the crate segment is dropped because
 /// cargo's test filter does not include it), built as `target` says when known.
@@ -213,6 +242,18 @@ mod tests {
         // Another binary's test: `cargo test` starts that binary too.
         assert_eq!(token_for(t, "ledger::tests::lost", &exact), TokenFor::OtherTest);
         assert_eq!(token_for("", "bank::tests::other", &exact), TokenFor::OtherTest);
+    }
+
+    #[test]
+    fn a_tokens_strategy_text_records_a_detector_that_was_off() {
+        assert_eq!(recorded_strategy("surw".into(), true), "surw");
+        let off = recorded_strategy("surw".into(), false);
+        assert_eq!(off, "surw [races off]");
+        assert_eq!(recorded_races(&off), Some(false));
+        assert_eq!(recorded_races("surw"), None);
+        // Before an instrument session's tag, which the runner appends after it.
+        assert_eq!(recorded_races(&format!("{off} [instrument: all]")), Some(false));
+        assert_eq!(recorded_races("pct(d=2) [instrument: all]"), None);
     }
 
     #[test]

@@ -94,8 +94,9 @@ const SHOWN_CHARS: usize = 16;
 pub struct ReplayToken {
     /// The test's full name, e.g. `"bank::tests::transfer"`; may be empty.
     pub test: String,
-    /// Informational description of the strategy that found the execution,
-    /// e.g. `"random"` or `"pctvb(d=2,v=1,t=2)"`.
+    /// Description of the strategy that found the execution, e.g. `"random"` or
+    /// `"pctvb(d=2,v=1,t=2)"`, with what the replay must set as it was: `" [races off]"` when
+    /// the data-race detector was off, then the `#[pctvb::instrument]` session's tag, if any.
     pub strategy: String,
     /// The run seed.
     pub seed: u64,

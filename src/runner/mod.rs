@@ -385,7 +385,7 @@ impl Config {
             encode_token: Some(|run, strategy, execution, choices, digest| {
                 replay::encode(&ReplayToken {
                     test: run.token_name.clone(),
-                    strategy,
+                    strategy: replay::recorded_strategy(strategy, run.races),
                     seed: run.seed,
                     execution,
                     choices,
@@ -393,6 +393,7 @@ impl Config {
                 })
             }),
             clock_base: crate::runtime::ClockBase::now(),
+            races: self.races,
         }));
         record
     }

@@ -46,7 +46,9 @@ impl Found {
 impl Config {
     /// Replays the execution `token` (read from `origin`: `PCTVB_REPLAY`, `Config::replay` or
     /// a regression file's line) records. A replay that does not follow the token is an
-    /// [`Error::ReplayDiverged`]: the token says nothing about the program as it is now.
+    /// [`Error::ReplayDiverged`]: the token says nothing about the program as it is now. A token
+    /// recorded without the data-race detector replays without it (see
+    /// [`replay::RACES_OFF`]).
     pub(super) fn replay_one(
         &self,
         token: ReplayToken,
@@ -61,6 +63,11 @@ impl Config {
             Ok(session) => session,
             Err(message) => return self.error_report(Error::token(origin, message)),
         };
+        if let Some(races) = replay::recorded_races(&token.strategy).filter(|&r| r != self.races) {
+            let mut recorded = self.clone();
+            recorded.races = races;
+            return recorded.replay_one(token, encoded, origin, body, at);
+        }
         let strategy =
             Box::new(Replay::new(token.choices.clone(), token.digest, token.strategy.clone()));
         let exec = Execution::new(strategy, self.limits());
@@ -141,7 +148,8 @@ impl Config {
         let preemptions = schedule.iter().filter(|s| s.preempted).count();
         let token = replay::encode(&ReplayToken {
             test: self.name.clone().unwrap_or_default(),
-            strategy: found.strategy.clone(),
+            // With the detector's setting when it was off: the replay runs as recorded.
+            strategy: replay::recorded_strategy(found.strategy.clone(), self.races),
             seed: found.seed,
             execution: found.index,
             choices: captured.choices.clone(),

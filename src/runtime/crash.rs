@@ -47,6 +47,8 @@ pub(crate) struct RunInfo {
     /// Where the virtual clock starts in each of the run's executions (`time.rs`): the real
     /// clocks when the run started.
     pub(crate) clock_base: super::time::Base,
+    /// Whether the run's executions check for data races, which a token records.
+    pub(crate) races: bool,
 }
 
 /// Encodes the replay token of an execution: the run, then (strategy, execution, choices,
@@ -73,6 +75,7 @@ impl RunInfo {
             record: None,
             encode_token: None,
             clock_base: super::time::Base::now(),
+            races: true,
         }
     }
 

@@ -1,0 +1,769 @@
+//! Replay fidelity, tested adversarially: a family of small buggy programs (atomics, mutexes,
+//! condvars, channels, rendezvous channels, park/unpark, RwLock, Once/OnceLock, scoped threads,
+//! async tasks, data races on checked cells, yields and sleeps) runs under many run modes
+//! (serial, several workers, a shard, each strategy kind, race detection on and off,
+//! minimization on and off), and every failure found is held to pctvb's promises:
+//!
+//! - its token replays exactly that execution: the same failure kind, panic message and
+//!   location, failing thread, execution index, schedule, preemptions and shape, whether the
+//!   replay runs under the search's configuration or a plain one (only the race setting is
+//!   not in the token; a replay line carries it when the environment set it);
+//! - the minimized schedule fails the same way as the one first found (same kind, same place),
+//!   with no more preemptions, and the token of the one first found replays too;
+//! - the printed preemption count, the schedule's `<- preempted` marks and the shape's `c`
+//!   agree;
+//! - the replay line is well-formed: it starts with the token, names the test, and carries
+//!   `PCTVB_RACES` when the environment set it; run as printed in a fresh process (this test
+//!   binary started again with the line's environment), it reproduces the same failure.
+//!
+//! Every seed here is fixed (listed in `SEEDS` and the modes), so a failure of this test
+//! reproduces; the default test is sized to run in well under a minute in a debug build, and
+//! `replay_fidelity_long` (ignored) runs more seeds.
+
+use std::fmt::Write as _;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering::SeqCst;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use pctvb::__internals::replay::decode;
+use pctvb::cell::UnsafeCell;
+use pctvb::report::Failure;
+use pctvb::sync::atomic::{AtomicBool, AtomicUsize};
+use pctvb::sync::{mpsc, Arc, Condvar, Mutex, Once, OnceLock, RwLock};
+use pctvb::{thread, Config, StrategyKind};
+
+// ---------------------------------------------------------------------------------------------
+// The programs: each has a bug some schedule shows.
+// ---------------------------------------------------------------------------------------------
+
+/// A lost update on an atomic: load, then store.
+fn atomic_lost_update() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let n = n.clone();
+            thread::spawn(move || {
+                let v = n.load(SeqCst);
+                n.store(v + 1, SeqCst);
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let v = n.load(SeqCst);
+    assert_eq!(v, 2, "lost update: counter is {v}");
+}
+
+/// A check-then-act over two critical sections of a mutex.
+fn mutex_check_then_act() {
+    let m = Arc::new(Mutex::new(0u32));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let m = m.clone();
+            thread::spawn(move || {
+                let seen = *m.lock().unwrap();
+                thread::yield_now();
+                *m.lock().unwrap() = seen + 1;
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let v = *m.lock().unwrap();
+    assert_eq!(v, 2, "mutex lost update: {v}");
+}
+
+/// Two mutexes taken in opposite orders: a deadlock.
+fn lock_order_deadlock() {
+    let a = Arc::new(Mutex::new(()));
+    let b = Arc::new(Mutex::new(()));
+    let (a2, b2) = (a.clone(), b.clone());
+    let h = thread::spawn(move || {
+        let _x = b2.lock().unwrap();
+        let _y = a2.lock().unwrap();
+    });
+    {
+        let _x = a.lock().unwrap();
+        let _y = b.lock().unwrap();
+    }
+    h.join().unwrap();
+}
+
+/// A condvar wait without a predicate: the notification can come first (a lost wake-up).
+fn condvar_lost_wakeup() {
+    let pair = Arc::new((Mutex::new(false), Condvar::new()));
+    let p = pair.clone();
+    let h = thread::spawn(move || {
+        *p.0.lock().unwrap() = true;
+        p.1.notify_one();
+    });
+    let (m, cv) = &*pair;
+    let g = m.lock().unwrap();
+    let g = cv.wait(g).unwrap();
+    assert!(*g);
+    drop(g);
+    h.join().unwrap();
+}
+
+/// Two senders on one channel; the receiver assumes an order.
+fn channel_order() {
+    let (tx, rx) = mpsc::channel();
+    let tx2 = tx.clone();
+    let h1 = thread::spawn(move || tx.send(1).unwrap());
+    let h2 = thread::spawn(move || tx2.send(2).unwrap());
+    let first = rx.recv().unwrap();
+    let second = rx.recv().unwrap();
+    h1.join().unwrap();
+    h2.join().unwrap();
+    assert_eq!((first, second), (1, 2), "messages out of order");
+}
+
+/// A rendezvous channel and a flag set after the send: the receiver sees it unset.
+fn rendezvous_flag() {
+    let (tx, rx) = mpsc::sync_channel::<u8>(0);
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    let h = thread::spawn(move || {
+        tx.send(7).unwrap();
+        f.store(true, SeqCst);
+    });
+    let got = rx.recv().unwrap();
+    let set = flag.load(SeqCst);
+    h.join().unwrap();
+    assert!(set, "rendezvous: got {got} before the flag was set");
+}
+
+/// park/unpark: the flag is set after the unpark, so the main thread may park for good.
+fn park_lost_flag() {
+    let flag = Arc::new(AtomicBool::new(false));
+    let main = thread::current();
+    let f = flag.clone();
+    let h = thread::spawn(move || {
+        main.unpark();
+        f.store(true, SeqCst);
+    });
+    thread::park();
+    if !flag.load(SeqCst) {
+        thread::park();
+    }
+    h.join().unwrap();
+}
+
+/// RwLock: read, then write back, in two locks.
+fn rwlock_lost_update() {
+    let l = Arc::new(RwLock::new(0u32));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let l = l.clone();
+            thread::spawn(move || {
+                let v = *l.read().unwrap();
+                *l.write().unwrap() = v + 1;
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(*l.read().unwrap(), 2, "rwlock lost update");
+}
+
+/// OnceLock: each thread assumes its own value won.
+fn once_lock_winner() {
+    let cell = Arc::new(OnceLock::new());
+    let c = cell.clone();
+    let h = thread::spawn(move || {
+        let v = *c.get_or_init(|| 1u8);
+        assert_eq!(v, 1, "the spawned thread's value lost");
+    });
+    let _ = cell.get_or_init(|| 2u8);
+    h.join().unwrap();
+}
+
+/// Once: the main thread assumes the spawned thread's initializer ran.
+fn once_flag() {
+    let once = Arc::new(Once::new());
+    let done = Arc::new(AtomicBool::new(false));
+    let (o, d) = (once.clone(), done.clone());
+    let h = thread::spawn(move || o.call_once(|| d.store(true, SeqCst)));
+    once.call_once(|| {});
+    let ran = done.load(SeqCst);
+    h.join().unwrap();
+    assert!(ran, "the spawned thread's initializer did not run");
+}
+
+/// Scoped threads: a lost update through a mutex's value, copied out and back.
+fn scoped_lost_update() {
+    let m = Mutex::new(0u32);
+    thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                let v = *m.lock().unwrap();
+                *m.lock().unwrap() = v + 1;
+            });
+        }
+    });
+    assert_eq!(m.into_inner().unwrap(), 2, "scoped lost update");
+}
+
+/// A future that returns `Pending` once (waking itself), so the task yields.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+/// Async tasks: a lost update across an await.
+fn async_lost_update() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let tasks: Vec<_> = (0..2)
+        .map(|_| {
+            let n = n.clone();
+            pctvb::future::spawn(async move {
+                let v = n.load(SeqCst);
+                YieldOnce(false).await;
+                n.store(v + 1, SeqCst);
+            })
+        })
+        .collect();
+    pctvb::future::block_on(async move {
+        for t in tasks {
+            t.await;
+        }
+    });
+    assert_eq!(n.load(SeqCst), 2, "async lost update");
+}
+
+/// A data race on a checked cell (no synchronisation), with an assertion after it that fails
+/// only in some orders: with race detection on the race is the failure, off the assertion.
+fn cell_race() {
+    let cell = Arc::new(UnsafeCell::new(0u32));
+    let started = Arc::new(AtomicBool::new(false));
+    let (c, s) = (cell.clone(), started.clone());
+    let h = thread::spawn(move || {
+        s.store(true, SeqCst);
+        c.with_mut(|p| unsafe { *p += 1 });
+    });
+    let seen = started.load(SeqCst);
+    let before = cell.with(|p| unsafe { *p });
+    h.join().unwrap();
+    assert!(!(seen && before == 0), "read 0 after the writer started");
+}
+
+/// Yields and sleeps: a worker sleeps before it publishes; the main thread spins a few times.
+fn sleep_and_yield() {
+    let ready = Arc::new(AtomicBool::new(false));
+    let r = ready.clone();
+    let h = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(5));
+        r.store(true, SeqCst);
+    });
+    let mut tries = 0;
+    while !ready.load(SeqCst) && tries < 3 {
+        thread::yield_now();
+        tries += 1;
+    }
+    let late = !ready.load(SeqCst);
+    h.join().unwrap();
+    assert!(!late, "gave up waiting after {tries} tries");
+}
+
+/// Three threads, a lost update with noise: minimization has work to do.
+fn noisy_three() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let noise = Arc::new(Mutex::new(0u32));
+    let hs: Vec<_> = (0..3)
+        .map(|i| {
+            let (n, noise) = (n.clone(), noise.clone());
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    *noise.lock().unwrap() += 1;
+                }
+                if i < 2 {
+                    let v = n.load(SeqCst);
+                    n.fetch_add(0, SeqCst);
+                    n.store(v + 1, SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    let v = n.load(SeqCst);
+    assert_eq!(v, 2, "noisy lost update: {v}");
+}
+
+const PROGRAMS: &[(&str, fn())] = &[
+    ("atomic_lost_update", atomic_lost_update),
+    ("mutex_check_then_act", mutex_check_then_act),
+    ("lock_order_deadlock", lock_order_deadlock),
+    ("condvar_lost_wakeup", condvar_lost_wakeup),
+    ("channel_order", channel_order),
+    ("rendezvous_flag", rendezvous_flag),
+    ("park_lost_flag", park_lost_flag),
+    ("rwlock_lost_update", rwlock_lost_update),
+    ("once_lock_winner", once_lock_winner),
+    ("once_flag", once_flag),
+    ("scoped_lost_update", scoped_lost_update),
+    ("async_lost_update", async_lost_update),
+    ("cell_race", cell_race),
+    ("sleep_and_yield", sleep_and_yield),
+    ("noisy_three", noisy_three),
+];
+
+// ---------------------------------------------------------------------------------------------
+// The modes.
+// ---------------------------------------------------------------------------------------------
+
+/// A run mode: how the search runs. The replay never needs `workers` or `shard`.
+#[derive(Clone)]
+struct Mode {
+    label: String,
+    strategy: Option<&'static str>,
+    workers: Option<usize>,
+    shard: Option<(u64, u64)>,
+    races: bool,
+    minimize: bool,
+    iterations: u64,
+}
+
+impl Mode {
+    fn config(&self, seed: u64) -> Config {
+        let mut c = Config::new().ignore_env().seed(seed).iterations(self.iterations);
+        if let Some(s) = self.strategy {
+            c = c.strategy(StrategyKind::from_name(s).expect("a strategy"));
+        }
+        if let Some(w) = self.workers {
+            c = c.workers(w);
+        }
+        if let Some((k, m)) = self.shard {
+            c = c.shard(k, m);
+        }
+        c = c.race_detection(self.races);
+        if !self.minimize {
+            c = c.minimize_runs(0);
+        }
+        c
+    }
+}
+
+fn modes() -> Vec<Mode> {
+    let base = Mode {
+        label: String::new(),
+        strategy: None,
+        workers: Some(1),
+        shard: None,
+        races: true,
+        minimize: true,
+        iterations: 300,
+    };
+    let mut out = Vec::new();
+    let mut add = |label: &str, f: &dyn Fn(&mut Mode)| {
+        let mut m = base.clone();
+        m.label = label.to_string();
+        f(&mut m);
+        out.push(m);
+    };
+    add("serial default", &|_| {});
+    add("2 workers default", &|m| m.workers = Some(2));
+    add("3 workers random", &|m| {
+        m.workers = Some(3);
+        m.strategy = Some("random");
+    });
+    add("shard 2/2 default", &|m| m.shard = Some((2, 2)));
+    add("shard 1/3 random, 2 workers", &|m| {
+        m.shard = Some((1, 3));
+        m.workers = Some(2);
+        m.strategy = Some("random");
+    });
+    for s in [
+        "revfuzz",
+        "surw",
+        "pct",
+        "pctvb",
+        "combined",
+        "random",
+        "uniform",
+        "pos",
+        "portfolio",
+        "greybox",
+        "reversal",
+        "threadbound",
+        "systematic",
+    ] {
+        add(s, &|m| m.strategy = Some(s));
+    }
+    add("serial default, races off", &|m| m.races = false);
+    add("2 workers surw, races off", &|m| {
+        m.workers = Some(2);
+        m.strategy = Some("surw");
+        m.races = false;
+    });
+    add("pct, races off", &|m| {
+        m.strategy = Some("pct");
+        m.races = false;
+    });
+    add("serial default, no minimization", &|m| m.minimize = false);
+    add("2 workers random, no minimization", &|m| {
+        m.workers = Some(2);
+        m.strategy = Some("random");
+        m.minimize = false;
+    });
+    add("combined, no minimization, races off", &|m| {
+        m.strategy = Some("combined");
+        m.minimize = false;
+        m.races = false;
+    });
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks.
+// ---------------------------------------------------------------------------------------------
+
+/// Everything of a failure a replay must reproduce, as text (so a mismatch shows both).
+fn fingerprint(f: &Failure) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "kind {:?}", f.kind);
+    let _ = writeln!(s, "execution {}", f.execution);
+    let _ = writeln!(s, "thread {:?}", f.thread.as_ref().map(|t| (t.id, t.name.clone())));
+    let _ = writeln!(s, "message {}", f.message);
+    let _ = writeln!(s, "location {:?}", f.location);
+    let _ = writeln!(s, "preemptions {}", f.preemptions);
+    let _ = writeln!(s, "shape {:?}", f.shape);
+    for step in &f.schedule {
+        let _ = writeln!(
+            s,
+            "  {} {} {} {} {} -> {}",
+            step.step, step.thread_label, step.operation, step.location, step.preempted, step.next
+        );
+    }
+    s
+}
+
+/// Which failure: kind and place (a panic's location, or its message without one; a deadlock's
+/// kind), as minimization must keep it.
+fn same_bug(a: &Failure, b: &Failure) -> bool {
+    if a.kind == pctvb::FailureKind::DataRace {
+        // The same two accesses, in either order (the report names the second one's place).
+        return b.kind == a.kind && race_sites(a) == race_sites(b);
+    }
+    a.kind == b.kind
+        && match (&a.location, &b.location) {
+            (Some(x), Some(y)) => x == y,
+            (None, None) => a.kind != pctvb::FailureKind::Panic || a.message == b.message,
+            _ => false,
+        }
+}
+
+/// A data race's two access sites, sorted: "... wrote it at <site> (step n), ...".
+fn race_sites(f: &Failure) -> Vec<String> {
+    let mut sites: Vec<String> = f
+        .message
+        .split(" at ")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(" (step").map(|(site, _)| site.to_string()))
+        .collect();
+    sites.sort();
+    sites
+}
+
+/// The problems found, each a line naming the case.
+#[derive(Default)]
+struct Problems(Vec<String>);
+
+impl Problems {
+    fn check(&mut self, ok: bool, what: impl FnOnce() -> String) {
+        if !ok {
+            self.0.push(what());
+        }
+    }
+}
+
+/// Checks that `token` replays `expected` (a failure of a run whose configuration `search` was,
+/// of `body`), under that configuration and under a plain one with only the race setting.
+fn check_replays(
+    p: &mut Problems,
+    case: &str,
+    search: &Config,
+    races: bool,
+    body: fn(),
+    expected: &Failure,
+) {
+    let Some(token) = expected.token.clone() else {
+        p.check(false, || format!("{case}: no token"));
+        return;
+    };
+    let plain = Config::new().ignore_env().race_detection(races);
+    // The other detector setting: a token recorded without the detector replays without it;
+    // one recorded with it replays the same without it, but for a race it found, which must
+    // then say it diverged, never report another failure.
+    let flipped = Config::new().ignore_env().race_detection(!races);
+    for (which, config) in
+        [("search config", search.clone()), ("plain config", plain), ("races flipped", flipped)]
+    {
+        let replay = config.replay(token.clone()).run(body);
+        if let Some(e) = replay.error() {
+            let allowed = which == "races flipped"
+                && races
+                && expected.kind == pctvb::FailureKind::DataRace
+                && matches!(e, pctvb::Error::ReplayDiverged { .. });
+            p.check(allowed, || format!("{case}: replay ({which}) could not test: {e}"));
+            continue;
+        }
+        p.check(replay.replayed && replay.executions == 1, || {
+            format!("{case}: replay ({which}) ran {} executions", replay.executions)
+        });
+        match replay.failure() {
+            None => p.check(false, || format!("{case}: replay ({which}) passed")),
+            Some(again) => {
+                let (a, b) = (fingerprint(expected), fingerprint(again));
+                p.check(a == b, || {
+                    format!("{case}: replay ({which}) differs:\n--- found\n{a}--- replayed\n{b}")
+                });
+            }
+        }
+    }
+}
+
+/// The printed report agrees with itself: the preemption count in the header, the
+/// schedule's marks, the shape's `c`; and the replay line is well-formed.
+fn check_printed(p: &mut Problems, case: &str, name: Option<&str>, f: &Failure) {
+    let marked = f.schedule.iter().filter(|s| s.preempted).count();
+    p.check(marked == f.preemptions, || {
+        format!("{case}: {} preemptions but {marked} marked steps", f.preemptions)
+    });
+    if let Some(shape) = &f.shape {
+        p.check(shape.preemptions == f.preemptions, || {
+            format!("{case}: shape c={} but {} preemptions", shape.preemptions, f.preemptions)
+        });
+    }
+    if let Some(from) = f.minimized_from {
+        p.check(from >= f.preemptions, || {
+            format!("{case}: minimized from {from} to {} preemptions", f.preemptions)
+        });
+    }
+    let text = f.to_string();
+    if !f.schedule.is_empty() {
+        let header = format!("{} scheduling points, ", f.schedule.len());
+        let count = if f.preemptions == 1 {
+            "1 preemption)".to_string()
+        } else {
+            format!("{} preemptions)", f.preemptions)
+        };
+        p.check(text.contains(&(header + &count)), || {
+            format!("{case}: the header does not say {count}:\n{text}")
+        });
+        if !text.contains("lines not shown") {
+            let marks = text.matches("<- preempted").count();
+            p.check(marks == f.preemptions, || {
+                format!("{case}: {marks} printed marks, {} preemptions:\n{text}", f.preemptions)
+            });
+        }
+    }
+    if let Some(shape) = &f.shape {
+        let c = if shape.preemptions == 1 {
+            "c=1 preemption ".to_string()
+        } else {
+            format!("c={} preemptions ", shape.preemptions)
+        };
+        p.check(text.contains(&format!("bug shape: {c}")), || {
+            format!("{case}: the printed shape does not say {c}:\n{text}")
+        });
+    }
+    if f.replay_diverges.is_some() {
+        p.check(false, || format!("{case}: the token does not replay: {f}"));
+        return;
+    }
+    let (Some(token), Some(line)) = (&f.token, &f.replay_command) else {
+        p.check(false, || format!("{case}: no token or no replay line"));
+        return;
+    };
+    p.check(line.starts_with(&format!("PCTVB_REPLAY={token} ")), || {
+        format!("{case}: the replay line does not start with the token: {line}")
+    });
+    p.check(text.contains(line.as_str()), || format!("{case}: the report does not print {line}"));
+    match decode(token) {
+        Err(e) => p.check(false, || format!("{case}: the token does not decode: {e}")),
+        Ok(t) => {
+            p.check(t.test == name.unwrap_or(""), || {
+                format!("{case}: the token names test {:?}, not {name:?}", t.test)
+            });
+            p.check(t.execution == f.execution, || {
+                format!("{case}: the token's execution {} is not {}", t.execution, f.execution)
+            });
+        }
+    }
+    match name {
+        Some(n) => {
+            let path = n.split_once("::").map_or(n, |(_, rest)| rest);
+            p.check(line.ends_with(&format!("-- --exact {path}")), || {
+                format!("{case}: the replay line does not select {path}: {line}")
+            });
+        }
+        None => p.check(line.contains("Config::replay"), || {
+            format!("{case}: an unnamed run's line does not say Config::replay: {line}")
+        }),
+    }
+}
+
+/// Runs every program under every mode with each seed and checks each failure found.
+/// Returns the number of failures checked and the problems.
+fn probe(seeds: &[u64]) -> (usize, Vec<String>) {
+    let mut p = Problems::default();
+    let mut checked = 0;
+    for (name, body) in PROGRAMS {
+        for mode in modes() {
+            for &seed in seeds {
+                let case = format!("{name} [{}] seed {seed}", mode.label);
+                let config = mode.config(seed);
+                let report = config.run(*body);
+                if let Some(e) = report.error() {
+                    p.check(false, || format!("{case}: could not test: {e}"));
+                    continue;
+                }
+                let Some(f) = report.failure() else { continue };
+                checked += 1;
+                check_printed(&mut p, &case, None, f);
+                check_replays(&mut p, &case, &config, mode.races, *body, f);
+                // The schedule first found, before minimization: the same bug, no fewer
+                // preemptions, and its token replays too.
+                if mode.minimize {
+                    let raw = mode.config(seed).minimize_runs(0).run(*body);
+                    match raw.failure() {
+                        None => p.check(false, || format!("{case}: unminimized run passed")),
+                        Some(r) => {
+                            p.check(same_bug(r, f), || {
+                                format!(
+                                    "{case}: minimization changed the bug:\n--- found\n{}--- \
+                                     minimized\n{}",
+                                    fingerprint(r),
+                                    fingerprint(f)
+                                )
+                            });
+                            p.check(r.execution == f.execution, || {
+                                format!(
+                                    "{case}: execution {} minimized as {}",
+                                    r.execution, f.execution
+                                )
+                            });
+                            p.check(r.preemptions >= f.preemptions, || {
+                                format!("{case}: minimized {} -> {}", r.preemptions, f.preemptions)
+                            });
+                            if let Some(from) = f.minimized_from {
+                                p.check(from == r.preemptions, || {
+                                    format!(
+                                        "{case}: says minimized from {from}, found with {}",
+                                        r.preemptions
+                                    )
+                                });
+                            }
+                            let raw_case = format!("{case} (unminimized)");
+                            check_printed(&mut p, &raw_case, None, r);
+                            check_replays(&mut p, &raw_case, &config, mode.races, *body, r);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (checked, p.0)
+}
+
+fn assert_probe(seeds: &[u64], at_least: usize) {
+    let (checked, problems) = probe(seeds);
+    eprintln!("replay fidelity: {checked} failures checked");
+    assert!(
+        problems.is_empty(),
+        "{} problems in {checked} failures:\n\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+    assert!(checked >= at_least, "only {checked} failures found");
+}
+
+/// Fixed seeds: the default test's, and the long test's beside them.
+const SEEDS: &[u64] = &[7];
+const LONG_SEEDS: &[u64] = &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+
+#[test]
+fn every_failure_replays_minimizes_and_prints_as_promised() {
+    assert_probe(SEEDS, 100);
+}
+
+#[test]
+#[ignore = "long: more seeds (cargo test --test replay_fidelity -- --ignored)"]
+fn replay_fidelity_long() {
+    assert_probe(LONG_SEEDS, 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases the probe found, reduced.
+// ---------------------------------------------------------------------------------------------
+
+/// A race on a cell, then an assertion on the value read, with no scheduling point between
+/// the racing read and the panic: without the detector the assertion fails; with it the
+/// race ends the execution at the read, after as many scheduling points.
+fn race_then_panic() {
+    let cell = Arc::new(UnsafeCell::new(0u32));
+    let c = cell.clone();
+    let h = thread::spawn(move || c.with_mut(|p| unsafe { *p = 1 }));
+    let v = cell.with(|p| unsafe { *p });
+    assert_eq!(v, 0, "saw the write");
+    h.join().unwrap();
+}
+
+/// A token recorded without the data-race detector, replayed with it on (the default, or a
+/// configuration that sets it), stopped at the race on the recorded schedule and reported
+/// the race, not the recorded panic, with nothing saying the replay was not the execution
+/// recorded: both runs took the same choices and events. The token now records that the
+/// detector was off, and its replay runs without it. Seed fixed.
+#[test]
+fn a_token_recorded_without_the_race_detector_replays_its_own_failure() {
+    let found = Config::new()
+        .ignore_env()
+        .seed(3)
+        .iterations(200)
+        .race_detection(false)
+        .run(race_then_panic);
+    let f = found.failure().expect("the assertion fails without the detector");
+    assert_eq!(f.kind, pctvb::FailureKind::Panic, "{f}");
+    let token = f.token.clone().expect("a token");
+    for config in [Config::new().ignore_env(), Config::new().ignore_env().race_detection(true)] {
+        let replay = config.replay(token.clone()).run(race_then_panic);
+        let again = replay.failure().unwrap_or_else(|| panic!("{:?}", replay.error()));
+        assert_eq!(fingerprint(again), fingerprint(f));
+    }
+}
+
+/// The same through a regression file: a failure saved by a run without the detector is
+/// replayed first by a later run with it, which reported a data race as the saved failure
+/// that "still fails". Seed fixed.
+#[test]
+fn a_saved_failure_recorded_without_the_race_detector_replays_as_saved() {
+    let dir = std::env::temp_dir().join(format!("pctvb-replay-fidelity-{}", std::process::id()));
+    let file = dir.join("race_then_panic.txt");
+    let _ = std::fs::remove_file(&file);
+    let config = || Config::new().ignore_env().seed(3).iterations(200).regressions(&file);
+    let found = config().race_detection(false).run(race_then_panic);
+    let f = found.failure().expect("found without the detector");
+    assert_eq!(f.kind, pctvb::FailureKind::Panic, "{f}");
+    let later = config().run(race_then_panic);
+    let again = later.failure().expect("the saved failure still fails");
+    assert!(later.notes.iter().any(|n| n.contains("still fails")), "{:?}", later.notes);
+    assert_eq!(fingerprint(again), fingerprint(f));
+    let _ = std::fs::remove_dir_all(&dir);
+}
