@@ -306,6 +306,138 @@ fn noisy_three() {
     assert_eq!(v, 2, "noisy lost update: {v}");
 }
 
+/// A receive with a timeout races a slow sender; the elapsed virtual time is in the message,
+/// so a replay must reproduce the execution's clock too.
+fn timed_recv() {
+    let (tx, rx) = mpsc::channel();
+    let start = std::time::Instant::now();
+    let h = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(3));
+        let _ = tx.send(5u8);
+    });
+    let got = rx.recv_timeout(Duration::from_millis(10));
+    let waited = start.elapsed();
+    h.join().unwrap();
+    assert!(got.is_ok(), "timed out after {waited:?}");
+    assert!(waited < Duration::from_millis(2), "received after {waited:?}");
+}
+
+/// A condvar wait with a timeout and a predicate set by a thread that may come late.
+fn condvar_timeout() {
+    let pair = Arc::new((Mutex::new(0u32), Condvar::new()));
+    let p = pair.clone();
+    let h = thread::Builder::new()
+        .name("setter".into())
+        .spawn(move || {
+            *p.0.lock().unwrap() += 1;
+            p.1.notify_all();
+        })
+        .unwrap();
+    let (m, cv) = &*pair;
+    let g = m.lock().unwrap();
+    let (g, timeout) = cv.wait_timeout_while(g, Duration::from_millis(4), |v| *v == 0).unwrap();
+    let v = *g;
+    drop(g);
+    h.join().unwrap();
+    assert!(!timeout.timed_out(), "timed out with {v}");
+}
+
+/// park_timeout: the unpark may come after the timeout.
+fn park_timeout_late() {
+    let main = thread::current();
+    let flag = Arc::new(AtomicBool::new(false));
+    let f = flag.clone();
+    let h = thread::spawn(move || {
+        f.store(true, SeqCst);
+        main.unpark();
+    });
+    thread::park_timeout(Duration::from_millis(2));
+    let seen = flag.load(SeqCst);
+    h.join().unwrap();
+    assert!(seen, "woke without the flag");
+}
+
+/// A named thread panics while it holds a lock; the panic is the failure.
+fn named_thread_panics() {
+    let m = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let m2 = m.clone();
+    let h = thread::Builder::new()
+        .name("checker".into())
+        .spawn(move || {
+            let g = m2.lock().unwrap();
+            assert!(g.is_empty(), "checker saw {:?}", *g);
+        })
+        .unwrap();
+    m.lock().unwrap().push(1);
+    let _ = h.join();
+}
+
+/// A spin-wait for a flag that a thread sets only if it runs before the main thread's store:
+/// otherwise every thread that can run spins (a livelock, found at `max_steps`).
+fn conditional_flag_livelock() {
+    let x = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::new(AtomicBool::new(false));
+    let (x2, f2) = (x.clone(), flag.clone());
+    let h = thread::spawn(move || {
+        if x2.load(SeqCst) == 0 {
+            f2.store(true, SeqCst);
+        }
+    });
+    x.store(1, SeqCst);
+    while !flag.load(SeqCst) {
+        thread::yield_now();
+    }
+    h.join().unwrap();
+}
+
+/// A long schedule: three threads each do many atomic steps before a lost update, so the
+/// printed schedule folds runs and may leave lines out.
+fn long_lost_update() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let noise = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..3)
+        .map(|i| {
+            let (n, noise) = (n.clone(), noise.clone());
+            thread::spawn(move || {
+                for _ in 0..25 {
+                    noise.fetch_add(1, SeqCst);
+                }
+                if i > 0 {
+                    let v = n.load(SeqCst);
+                    noise.fetch_add(1, SeqCst);
+                    n.store(v + 1, SeqCst);
+                }
+            })
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(n.load(SeqCst), 2, "long lost update");
+}
+
+/// Async tasks racing on a checked cell across an await.
+fn async_cell_race() {
+    let cell = Arc::new(UnsafeCell::new(0u32));
+    let tasks: Vec<_> = (0..2)
+        .map(|i| {
+            let cell = cell.clone();
+            pctvb::future::spawn(async move {
+                let v = cell.with(|p| unsafe { *p });
+                YieldOnce(false).await;
+                cell.with_mut(|p| unsafe { *p = v + i + 1 });
+            })
+        })
+        .collect();
+    pctvb::future::block_on(async move {
+        for t in tasks {
+            t.await;
+        }
+    });
+    let v = cell.with(|p| unsafe { *p });
+    assert_eq!(v, 3, "async cell: {v}");
+}
+
 const PROGRAMS: &[(&str, fn())] = &[
     ("atomic_lost_update", atomic_lost_update),
     ("mutex_check_then_act", mutex_check_then_act),
@@ -322,6 +454,13 @@ const PROGRAMS: &[(&str, fn())] = &[
     ("cell_race", cell_race),
     ("sleep_and_yield", sleep_and_yield),
     ("noisy_three", noisy_three),
+    ("timed_recv", timed_recv),
+    ("condvar_timeout", condvar_timeout),
+    ("park_timeout_late", park_timeout_late),
+    ("named_thread_panics", named_thread_panics),
+    ("conditional_flag_livelock", conditional_flag_livelock),
+    ("long_lost_update", long_lost_update),
+    ("async_cell_race", async_cell_race),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -341,8 +480,13 @@ struct Mode {
 }
 
 impl Mode {
-    fn config(&self, seed: u64) -> Config {
-        let mut c = Config::new().ignore_env().seed(seed).iterations(self.iterations);
+    /// The run's configuration; `name`, when given, names it (the token and line carry it).
+    fn config(&self, seed: u64, name: Option<&str>) -> Config {
+        let mut c =
+            Config::new().ignore_env().seed(seed).iterations(self.iterations).max_steps(3000);
+        if let Some(name) = name {
+            c = c.name(name);
+        }
         if let Some(s) = self.strategy {
             c = c.strategy(StrategyKind::from_name(s).expect("a strategy"));
         }
@@ -626,10 +770,13 @@ fn probe(seeds: &[u64]) -> (usize, Vec<String>) {
     let mut p = Problems::default();
     let mut checked = 0;
     for (name, body) in PROGRAMS {
-        for mode in modes() {
+        for (m, mode) in modes().into_iter().enumerate() {
             for &seed in seeds {
                 let case = format!("{name} [{}] seed {seed}", mode.label);
-                let config = mode.config(seed);
+                // Every other mode names its run, as `#[pctvb::test]` does.
+                let test = format!("replay_fidelity::programs::{name}");
+                let test = (m % 2 == 0).then_some(test.as_str());
+                let config = mode.config(seed, test);
                 let report = config.run(*body);
                 if let Some(e) = report.error() {
                     p.check(false, || format!("{case}: could not test: {e}"));
@@ -637,12 +784,12 @@ fn probe(seeds: &[u64]) -> (usize, Vec<String>) {
                 }
                 let Some(f) = report.failure() else { continue };
                 checked += 1;
-                check_printed(&mut p, &case, None, f);
+                check_printed(&mut p, &case, test, f);
                 check_replays(&mut p, &case, &config, mode.races, *body, f);
                 // The schedule first found, before minimization: the same bug, no fewer
                 // preemptions, and its token replays too.
                 if mode.minimize {
-                    let raw = mode.config(seed).minimize_runs(0).run(*body);
+                    let raw = mode.config(seed, test).minimize_runs(0).run(*body);
                     match raw.failure() {
                         None => p.check(false, || format!("{case}: unminimized run passed")),
                         Some(r) => {
@@ -672,7 +819,7 @@ fn probe(seeds: &[u64]) -> (usize, Vec<String>) {
                                 });
                             }
                             let raw_case = format!("{case} (unminimized)");
-                            check_printed(&mut p, &raw_case, None, r);
+                            check_printed(&mut p, &raw_case, test, r);
                             check_replays(&mut p, &raw_case, &config, mode.races, *body, r);
                         }
                     }
@@ -766,4 +913,32 @@ fn a_saved_failure_recorded_without_the_race_detector_replays_as_saved() {
     assert!(later.notes.iter().any(|n| n.contains("still fails")), "{:?}", later.notes);
     assert_eq!(fingerprint(again), fingerprint(f));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Spawns more threads than a small `max_threads` allows.
+fn five_threads() {
+    let hs: Vec<_> = (0..5).map(|_| thread::spawn(|| {})).collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+/// A failure of a limit (a livelock or a runaway at `max_steps`, too many threads for
+/// `max_threads`) replayed under the default limit ran on past the recorded end and diverged
+/// (a token given in code, `Config::replay`, with a configuration of its own): the limit is
+/// the failure, and the token did not carry it. It does now. Seeds fixed.
+#[test]
+fn a_limits_failure_replays_under_the_limit_it_was_recorded_with() {
+    let cases: [(&str, Config, fn()); 2] = [
+        ("livelock", Config::new().max_steps(3000), conditional_flag_livelock),
+        ("threads", Config::new().max_threads(4), five_threads),
+    ];
+    for (what, config, body) in cases {
+        let found = config.ignore_env().seed(7).iterations(300).run(body);
+        let f = found.failure().unwrap_or_else(|| panic!("{what}: not found"));
+        let token = f.token.clone().expect("a token");
+        let replay = Config::new().ignore_env().replay(token).run(body);
+        let again = replay.failure().unwrap_or_else(|| panic!("{what}: {:?}", replay.error()));
+        assert_eq!(fingerprint(again), fingerprint(f), "{what}");
+    }
 }

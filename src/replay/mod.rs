@@ -47,33 +47,63 @@ pub struct CargoTarget {
     pub manifest_dir: &'static str,
 }
 
-/// What a token's strategy text ends with (before an `#[pctvb::instrument]` session's tag, which
-/// the runner appends later) when its execution ran with the data-race detector off. The
-/// detector decides where an execution stops: a race ends it before a later assertion, so a
-/// token recorded without it, replayed with it, could stop at the race on the very schedule
-/// recorded and report that race instead of the recorded failure, without any divergence to
-/// say so. The replay of a token with this tag runs without the detector, whatever the
-/// configuration or `PCTVB_RACES` says; a token without it runs as configured (a token
-/// recorded with the detector on replays the same either way, but for a race it found,
-/// which diverges without it).
-pub(crate) const RACES_OFF: &str = " [races off]";
-
-/// The strategy text a token of an execution that ran `strategy` carries, `races` saying
-/// whether the data-race detector was on (see [`RACES_OFF`]).
-pub(crate) fn recorded_strategy(strategy: String, races: bool) -> String {
-    if races {
-        strategy
-    } else {
-        strategy + RACES_OFF
-    }
+/// The settings a replay must take as the recorded execution had them, beyond its choices,
+/// which a token's strategy text carries as tags (before an `#[pctvb::instrument]` session's
+/// tag, which the runner appends later): ` [races off]`, ` [max_steps N]`, ` [max_threads N]`.
+/// The replay of a token runs with each setting its text records, whatever the configuration
+/// or the environment says; a setting it does not record is the configuration's.
+///
+/// - The data-race detector, when it was off. It decides where an execution stops: a race
+///   ends it before a later assertion, so a token recorded without it, replayed with it, could
+///   stop at the race on the very schedule recorded and report that race instead of the
+///   recorded failure, with no divergence to say so. (A token recorded with it replays the
+///   same without it, but for a race it found, which then diverges.)
+/// - `max_steps`, for an execution that ran out of steps (a runaway or a livelock), and
+///   `max_threads`, for one that spawned too many threads: the limit is the failure, and a
+///   replay under another one diverged at it, naming neither the limit nor the setting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Recorded {
+    /// `Some(false)`: the detector was off.
+    pub(crate) races: Option<bool>,
+    /// The step limit an execution that ran out of steps ran under.
+    pub(crate) max_steps: Option<u64>,
+    /// The thread limit an execution that spawned too many threads ran under.
+    pub(crate) max_threads: Option<usize>,
 }
 
-/// The data-race detector's setting a token's strategy text records: `Some(false)` when its
-/// execution ran without it, `None` when the text does not say (the replay then runs as
-/// configured; see [`RACES_OFF`]).
-pub(crate) fn recorded_races(strategy: &str) -> Option<bool> {
-    let tagged = strategy.ends_with(RACES_OFF) || strategy.contains(&format!("{RACES_OFF} ["));
-    tagged.then_some(false)
+const RACES_OFF: &str = " [races off]";
+const MAX_STEPS: &str = " [max_steps ";
+const MAX_THREADS: &str = " [max_threads ";
+
+impl Recorded {
+    /// `strategy` with these settings' tags.
+    pub(crate) fn tag(&self, mut strategy: String) -> String {
+        if self.races == Some(false) {
+            strategy.push_str(RACES_OFF);
+        }
+        if let Some(n) = self.max_steps {
+            strategy.push_str(&format!("{MAX_STEPS}{n}]"));
+        }
+        if let Some(n) = self.max_threads {
+            strategy.push_str(&format!("{MAX_THREADS}{n}]"));
+        }
+        strategy
+    }
+
+    /// The settings a token's strategy text records.
+    pub(crate) fn read(strategy: &str) -> Recorded {
+        fn number<T: std::str::FromStr>(strategy: &str, tag: &str) -> Option<T> {
+            let at = strategy.find(tag)? + tag.len();
+            strategy[at..].split_once(']')?.0.parse().ok()
+        }
+        let races_off =
+            strategy.ends_with(RACES_OFF) || strategy.contains(&format!("{RACES_OFF} ["));
+        Recorded {
+            races: races_off.then_some(false),
+            max_steps: number(strategy, MAX_STEPS),
+            max_threads: number(strategy, MAX_THREADS),
+        }
+    }
 }
 
 /// The line that re-runs exactly the execution `token` describes, for a test named `test`
@@ -245,15 +275,19 @@ mod tests {
     }
 
     #[test]
-    fn a_tokens_strategy_text_records_a_detector_that_was_off() {
-        assert_eq!(recorded_strategy("surw".into(), true), "surw");
-        let off = recorded_strategy("surw".into(), false);
-        assert_eq!(off, "surw [races off]");
-        assert_eq!(recorded_races(&off), Some(false));
-        assert_eq!(recorded_races("surw"), None);
-        // Before an instrument session's tag, which the runner appends after it.
-        assert_eq!(recorded_races(&format!("{off} [instrument: all]")), Some(false));
-        assert_eq!(recorded_races("pct(d=2) [instrument: all]"), None);
+    fn a_tokens_strategy_text_records_the_settings_its_replay_needs() {
+        let none = Recorded::default();
+        assert_eq!(none.tag("surw".into()), "surw");
+        assert_eq!(Recorded::read("surw"), none);
+        let all = Recorded { races: Some(false), max_steps: Some(3000), max_threads: Some(8) };
+        let text = all.tag("surw".into());
+        assert_eq!(text, "surw [races off] [max_steps 3000] [max_threads 8]");
+        assert_eq!(Recorded::read(&text), all);
+        // Before an instrument session's tag, which the runner appends after them.
+        assert_eq!(Recorded::read(&format!("{text} [instrument: all]")), all);
+        let off = Recorded { races: Some(false), ..none };
+        assert_eq!(Recorded::read(&format!("{} [instrument: all]", off.tag("p".into()))), off);
+        assert_eq!(Recorded::read("pct(d=2) [instrument: all]"), none);
     }
 
     #[test]

@@ -95,8 +95,9 @@ pub struct ReplayToken {
     /// The test's full name, e.g. `"bank::tests::transfer"`; may be empty.
     pub test: String,
     /// Description of the strategy that found the execution, e.g. `"random"` or
-    /// `"pctvb(d=2,v=1,t=2)"`, with what the replay must set as it was: `" [races off]"` when
-    /// the data-race detector was off, then the `#[pctvb::instrument]` session's tag, if any.
+    /// `"pctvb(d=2,v=1,t=2)"`, with the settings its replay must take as they were (`" [races
+    /// off]"`, `" [max_steps N]"`, `" [max_threads N]"`: see `replay::Recorded`), then the
+    /// `#[pctvb::instrument]` session's tag, if any.
     pub strategy: String,
     /// The run seed.
     pub seed: u64,

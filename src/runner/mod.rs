@@ -385,7 +385,11 @@ impl Config {
             encode_token: Some(|run, strategy, execution, choices, digest| {
                 replay::encode(&ReplayToken {
                     test: run.token_name.clone(),
-                    strategy: replay::recorded_strategy(strategy, run.races),
+                    strategy: replay::Recorded {
+                        races: (!run.races).then_some(false),
+                        ..Default::default()
+                    }
+                    .tag(strategy),
                     seed: run.seed,
                     execution,
                     choices,

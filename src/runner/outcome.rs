@@ -46,9 +46,9 @@ impl Found {
 impl Config {
     /// Replays the execution `token` (read from `origin`: `PCTVB_REPLAY`, `Config::replay` or
     /// a regression file's line) records. A replay that does not follow the token is an
-    /// [`Error::ReplayDiverged`]: the token says nothing about the program as it is now. A token
-    /// recorded without the data-race detector replays without it (see
-    /// [`replay::RACES_OFF`]).
+    /// [`Error::ReplayDiverged`]: the token says nothing about the program as it is now. The
+    /// settings the token records (the detector when it was off, the limit a limit's failure
+    /// ran into: [`replay::Recorded`]) are taken as recorded.
     pub(super) fn replay_one(
         &self,
         token: ReplayToken,
@@ -63,10 +63,16 @@ impl Config {
             Ok(session) => session,
             Err(message) => return self.error_report(Error::token(origin, message)),
         };
-        if let Some(races) = replay::recorded_races(&token.strategy).filter(|&r| r != self.races) {
-            let mut recorded = self.clone();
-            recorded.races = races;
-            return recorded.replay_one(token, encoded, origin, body, at);
+        // Run with the settings the token records, whatever this configuration says.
+        let recorded = replay::Recorded::read(&token.strategy);
+        let mut as_recorded = self.clone();
+        as_recorded.races = recorded.races.unwrap_or(self.races);
+        as_recorded.max_steps = recorded.max_steps.unwrap_or(self.max_steps);
+        as_recorded.max_threads = recorded.max_threads.unwrap_or(self.max_threads);
+        if (as_recorded.races, as_recorded.max_steps, as_recorded.max_threads)
+            != (self.races, self.max_steps, self.max_threads)
+        {
+            return as_recorded.replay_one(token, encoded, origin, body, at);
         }
         let strategy =
             Box::new(Replay::new(token.choices.clone(), token.digest, token.strategy.clone()));
@@ -100,6 +106,20 @@ impl Config {
             report.failure = Some(failure);
         }
         report
+    }
+
+    /// The settings a replay of an execution of this run that failed with `cause` must take as
+    /// they were (see [`replay::Recorded`]): the detector when it was off, the limit a limit's
+    /// failure ran into.
+    fn recorded(&self, cause: &FailureCause) -> replay::Recorded {
+        let out_of_steps =
+            matches!(cause, FailureCause::MaxSteps { .. } | FailureCause::Livelock { .. });
+        replay::Recorded {
+            races: (!self.races).then_some(false),
+            max_steps: out_of_steps.then_some(self.max_steps),
+            max_threads: matches!(cause, FailureCause::TooManyThreads { .. })
+                .then_some(self.max_threads),
+        }
     }
 
     /// Why pctvb could not test, when the execution `exec` just ran (execution `index`) failed
@@ -148,8 +168,8 @@ impl Config {
         let preemptions = schedule.iter().filter(|s| s.preempted).count();
         let token = replay::encode(&ReplayToken {
             test: self.name.clone().unwrap_or_default(),
-            // With the detector's setting when it was off: the replay runs as recorded.
-            strategy: replay::recorded_strategy(found.strategy.clone(), self.races),
+            // With the settings the replay must take as recorded.
+            strategy: self.recorded(&found.cause).tag(found.strategy.clone()),
             seed: found.seed,
             execution: found.index,
             choices: captured.choices.clone(),
