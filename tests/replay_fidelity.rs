@@ -942,3 +942,123 @@ fn a_limits_failure_replays_under_the_limit_it_was_recorded_with() {
         assert_eq!(fingerprint(again), fingerprint(f), "{what}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The replay line, run as printed in a fresh process.
+// ---------------------------------------------------------------------------------------------
+
+/// The program `line_target` runs, by name, in the process the test below starts.
+const PROGRAM_VAR: &str = "PCTVB_FIDELITY_PROGRAM";
+const FINGERPRINT_BEGIN: &str = "FIDELITY-FINGERPRINT-BEGIN";
+const FINGERPRINT_END: &str = "FIDELITY-FINGERPRINT-END";
+const LINE_MARK: &str = "FIDELITY-LINE ";
+
+/// Run only in a process `the_replay_line_run_as_printed_reproduces_the_failure` starts:
+/// searches (or replays, as `PCTVB_*` says) the program `PCTVB_FIDELITY_PROGRAM` names, as a
+/// named test that reads the environment, and prints its failure and replay line.
+#[test]
+#[ignore = "started by the_replay_line_run_as_printed_reproduces_the_failure"]
+fn line_target() {
+    let Ok(program) = std::env::var(PROGRAM_VAR) else { return };
+    let (_, body) = PROGRAMS.iter().find(|(n, _)| *n == program).expect("a program");
+    let report = Config::new()
+        .name("replay_fidelity::line_target")
+        .iterations(300)
+        .max_steps(3000)
+        .run(*body);
+    if let Some(e) = report.error() {
+        println!("FIDELITY-ERROR {e}");
+    }
+    if let Some(f) = report.failure() {
+        println!("{FINGERPRINT_BEGIN}\n{}{FINGERPRINT_END}", fingerprint(f));
+        println!("{LINE_MARK}{}", f.replay_command.as_deref().unwrap_or(""));
+    }
+    println!("FIDELITY-REPLAYED {}", report.replayed);
+}
+
+/// Starts this test binary with `env` (and no other `PCTVB_*`) and `args`; its stdout.
+fn run_self(env: &[(String, String)], args: &[String]) -> String {
+    let mut cmd = std::process::Command::new(std::env::current_exe().expect("this binary"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("PCTVB_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd.envs(env.iter().map(|(k, v)| (k, v))).args(args).arg("--ignored").arg("--nocapture");
+    let out = cmd.output().expect("the test binary runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What `line_target` printed: the failure's fingerprint and its replay line.
+fn printed(out: &str) -> (Option<String>, Option<String>) {
+    let fp = out.split_once(FINGERPRINT_BEGIN).and_then(|(_, rest)| {
+        rest.split_once(FINGERPRINT_END).map(|(fp, _)| fp.trim_start_matches('\n').to_string())
+    });
+    let line = out.lines().find_map(|l| l.strip_prefix(LINE_MARK)).map(str::to_string);
+    (fp, line)
+}
+
+/// The line `PCTVB_RACES=0 PCTVB_REPLAY=... cargo test -- --exact <test>` as the environment
+/// it sets and the harness arguments after `--`.
+fn parse_line(line: &str) -> (Vec<(String, String)>, Vec<String>) {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let env = words
+        .iter()
+        .take_while(|w| **w != "cargo")
+        .filter_map(|w| w.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let args = match words.iter().position(|w| *w == "--") {
+        Some(i) => words[i + 1..].iter().map(|w| w.to_string()).collect(),
+        None => Vec::new(),
+    };
+    (env, args)
+}
+
+/// The replay line, run as printed (its environment, its harness arguments) in a fresh
+/// process of this binary, reproduces the failure its run found: the detector's setting from
+/// `PCTVB_RACES`, the virtual clock, a livelock's limit included. Seed fixed (`PCTVB_SEED=7`).
+#[test]
+fn the_replay_line_run_as_printed_reproduces_the_failure() {
+    let cases = [
+        ("atomic_lost_update", None),
+        ("cell_race", Some("0")),
+        ("cell_race", Some("1")),
+        ("timed_recv", None),
+        ("conditional_flag_livelock", Some("0")),
+        ("async_cell_race", Some("0")),
+    ];
+    let mut problems = Vec::new();
+    for (program, races) in cases {
+        let case = format!("{program} PCTVB_RACES={races:?}");
+        let mut env = vec![
+            (PROGRAM_VAR.to_string(), program.to_string()),
+            ("PCTVB_SEED".to_string(), "7".to_string()),
+        ];
+        if let Some(r) = races {
+            env.push(("PCTVB_RACES".to_string(), r.to_string()));
+        }
+        let target = vec!["--exact".to_string(), "line_target".to_string()];
+        let out = run_self(&env, &target);
+        let (Some(found), Some(line)) = printed(&out) else {
+            problems.push(format!("{case}: no failure found:\n{out}"));
+            continue;
+        };
+        if let Some(r) = races {
+            if !line.starts_with(&format!("PCTVB_RACES={r} PCTVB_REPLAY=")) {
+                problems.push(format!("{case}: the line does not carry PCTVB_RACES: {line}"));
+            }
+        }
+        let (mut line_env, args) = parse_line(&line);
+        line_env.push((PROGRAM_VAR.to_string(), program.to_string()));
+        let out = run_self(&line_env, &args);
+        match printed(&out) {
+            (Some(again), _) if again == found && out.contains("FIDELITY-REPLAYED true") => {}
+            (Some(again), _) => {
+                problems.push(format!("{case}: replayed\n{again}\nnot\n{found}\nby {line}"))
+            }
+            (None, _) => problems.push(format!("{case}: the line did not fail: {line}\n{out}")),
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n\n"));
+}
