@@ -1,8 +1,8 @@
 //! Replay fidelity, tested adversarially: a family of small buggy programs (atomics, mutexes,
 //! condvars, channels, rendezvous channels, park/unpark, RwLock, Once/OnceLock, scoped threads,
 //! async tasks, data races on checked cells, yields and sleeps) runs under many run modes
-//! (serial, several workers, a shard, each strategy kind, race detection on and off,
-//! minimization on and off), and every failure found is held to pctvb's promises:
+//! (serial, several workers, a shard, each strategy kind, a confidence target, counting runs,
+//! race detection on and off, minimization on and off, named runs and unnamed), and every failure found is held to pctvb's promises:
 //!
 //! - its token replays exactly that execution: the same failure kind, panic message and
 //!   location, failing thread, execution index, schedule, preemptions and shape, whether the
@@ -11,7 +11,7 @@
 //! - the minimized schedule fails the same way as the one first found (same kind, same place),
 //!   with no more preemptions, and the token of the one first found replays too;
 //! - the printed preemption count, the schedule's `<- preempted` marks and the shape's `c`
-//!   agree;
+//!   agree, and the shape's `v` is the variables at the preemptions of the schedule shown;
 //! - the replay line is well-formed: it starts with the token, names the test, and carries
 //!   `PCTVB_RACES` when the environment set it; run as printed in a fresh process (this test
 //!   binary started again with the line's environment), it reproduces the same failure.
@@ -477,6 +477,11 @@ struct Mode {
     races: bool,
     minimize: bool,
     iterations: u64,
+    /// A confidence target instead of the iterations (the default strategy then is the
+    /// combined one, which may enumerate its class first).
+    confidence: Option<f64>,
+    /// Whether the run stops at its first failure (a counting run reports the first).
+    stop_at_first: bool,
 }
 
 impl Mode {
@@ -496,7 +501,19 @@ impl Mode {
         if let Some((k, m)) = self.shard {
             c = c.shard(k, m);
         }
-        c = c.race_detection(self.races);
+        c = c.race_detection(self.races).stop_at_first_failure(self.stop_at_first);
+        if let Some(p) = self.confidence {
+            c = Config::new()
+                .ignore_env()
+                .seed(seed)
+                .max_steps(3000)
+                .confidence(p)
+                .race_detection(self.races)
+                .stop_at_first_failure(self.stop_at_first);
+            if let Some(name) = name {
+                c = c.name(name);
+            }
+        }
         if !self.minimize {
             c = c.minimize_runs(0);
         }
@@ -513,6 +530,8 @@ fn modes() -> Vec<Mode> {
         races: true,
         minimize: true,
         iterations: 300,
+        confidence: None,
+        stop_at_first: true,
     };
     let mut out = Vec::new();
     let mut add = |label: &str, f: &dyn Fn(&mut Mode)| {
@@ -565,6 +584,17 @@ fn modes() -> Vec<Mode> {
         m.workers = Some(2);
         m.strategy = Some("random");
         m.minimize = false;
+    });
+    add("confidence target (combined, may enumerate)", &|m| m.confidence = Some(0.5));
+    add("counting run, random", &|m| {
+        m.strategy = Some("random");
+        m.stop_at_first = false;
+        m.iterations = 60;
+    });
+    add("counting run, pct", &|m| {
+        m.strategy = Some("pct");
+        m.stop_at_first = false;
+        m.iterations = 60;
     });
     add("combined, no minimization, races off", &|m| {
         m.strategy = Some("combined");
@@ -693,6 +723,44 @@ fn check_printed(p: &mut Problems, case: &str, name: Option<&str>, f: &Failure) 
     if let Some(shape) = &f.shape {
         p.check(shape.preemptions == f.preemptions, || {
             format!("{case}: shape c={} but {} preemptions", shape.preemptions, f.preemptions)
+        });
+    }
+    if let Some(shape) = &f.shape {
+        // v, recomputed from the schedule shown: the object of each preempted step (or else
+        // the one its thread touched last), objects named by creation site as variables are.
+        let mut last: std::collections::BTreeMap<String, String> = Default::default();
+        let mut vars = std::collections::BTreeSet::new();
+        for step in &f.schedule {
+            let object = step
+                .operation
+                .split_whitespace()
+                .nth(1)
+                .filter(|o| o.contains('@') && !step.operation.starts_with("blocked"));
+            let var = object.map(str::to_string).or_else(|| last.get(&step.thread_label).cloned());
+            if step.preempted {
+                vars.extend(var);
+            }
+            if let Some(o) = object {
+                last.insert(step.thread_label.clone(), o.to_string());
+            }
+        }
+        p.check(vars.len() == shape.variables, || {
+            format!(
+                "{case}: shape v={} but the schedule's preemptions are at {vars:?}",
+                shape.variables
+            )
+        });
+        let threads: std::collections::BTreeSet<_> =
+            f.schedule.iter().flat_map(|s| [s.thread, s.next]).collect();
+        p.check(shape.threads <= threads.len().max(1), || {
+            format!(
+                "{case}: shape t={} but {} threads in the schedule",
+                shape.threads,
+                threads.len()
+            )
+        });
+        p.check(shape.preemptions == 0 || shape.threads >= 2, || {
+            format!("{case}: shape t={} with {} preemptions", shape.threads, shape.preemptions)
         });
     }
     if let Some(from) = f.minimized_from {
