@@ -1,13 +1,15 @@
 //! Replay fidelity, tested adversarially: a family of small buggy programs (atomics, mutexes,
 //! condvars, channels, rendezvous channels, park/unpark, RwLock, Once/OnceLock, scoped threads,
-//! async tasks, data races on checked cells, yields and sleeps) runs under many run modes
-//! (serial, several workers, a shard, each strategy kind, a confidence target, counting runs,
-//! race detection on and off, minimization on and off, named runs and unnamed), and every failure found is held to pctvb's promises:
+//! async tasks, data races on checked cells, yields, sleeps and timeouts) runs under many run
+//! modes (serial, several workers, a shard, each strategy kind, a confidence target, counting
+//! runs, race detection on and off, minimization on and off, named runs and unnamed), and
+//! every failure found is held to pctvb's promises:
 //!
 //! - its token replays exactly that execution: the same failure kind, panic message and
-//!   location, failing thread, execution index, schedule, preemptions and shape, whether the
-//!   replay runs under the search's configuration or a plain one (only the race setting is
-//!   not in the token; a replay line carries it when the environment set it);
+//!   location, failing thread, execution index, schedule, preemptions and shape, under the
+//!   search's configuration, a plain one, and one with the other detector setting (the token
+//!   records the detector when it was off, and a limit's failure its limit; a race found with
+//!   the detector replayed without it must diverge, never report another failure);
 //! - the minimized schedule fails the same way as the one first found (same kind, same place),
 //!   with no more preemptions, and the token of the one first found replays too;
 //! - the printed preemption count, the schedule's `<- preempted` marks and the shape's `c`
