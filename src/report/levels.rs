@@ -170,8 +170,13 @@ impl SystematicReport {
                 "schedules with <= {c} preemptions at accesses to any <= {v_reached} of Q={q} \
                  shared variables"
             );
+            // What "preemptions" means here: the search's priority changes, not the report's
+            // switches (tests/differential.rs measured the difference; guide section 4).
             let counts = format!(
-                "({} executions, {} schedules pruned by happens-before)",
+                "({} executions, {} schedules pruned by happens-before; a preemption is a \
+                 priority change of strict-priority scheduling, and a schedule may need more \
+                 of them than the switches a failure report counts as preemptions: guide \
+                 section 4)",
                 self.executions(),
                 self.pruned()
             );
