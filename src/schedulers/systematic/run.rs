@@ -27,6 +27,9 @@ pub(super) struct Run {
     pub(super) harvest: Harvest,
     /// The free steps, for reuse by other variable subsets.
     pub(super) steps: Vec<StepRecord>,
+    /// From the first yield or sleep a thread reached on: a hash of every operation reached
+    /// since, in order (see [`Run::key`]).
+    ordered: Option<u64>,
 }
 
 impl Run {
@@ -43,6 +46,7 @@ impl Run {
             exited: Vec::new(),
             harvest: Harvest::default(),
             steps: Vec::new(),
+            ordered: None,
         }
     }
 
@@ -113,6 +117,10 @@ impl Run {
         let object = d.event.object.map(|o| o.index() as u32);
         let location = d.event.location as *const _ as usize;
         let op = Op { kind: d.event.kind, object, location, resume: false };
+        if self.ordered.is_some() || matches!(op.kind, EventKind::Yield | EventKind::Sleep) {
+            let h = hash2(&(self.ordered, cur, op.kind, object, location));
+            self.ordered = Some(h.0);
+        }
         match d.event.kind {
             EventKind::ThreadExit => {
                 self.hb.node(cur, op);
@@ -130,7 +138,13 @@ impl Run {
     /// remaining change priorities `slots` (random orders).
     /// The enabled threads are part of it: a spinning thread's wait depends on whether
     /// another thread made progress since its yield, which the happens-before graph does not
-    /// order (a yield touches no object).
+    /// order (a yield touches no object). That is not enough: when the spinners are released,
+    /// and whether a sleep spins, depend on the order of yields, sleeps and progress, which
+    /// neither the graph nor the enabled threads hold, and pruning on them lost a schedule
+    /// (`tests/differential.rs`, `pruning_misses_a_schedule_behind_yields`). So from the first
+    /// yield or sleep on, the key also holds the order of every operation reached since: two
+    /// states are then one only if they ran the same operations in the same order, and
+    /// programs that yield are pruned only up to their first yield.
     pub(super) fn key(
         &self,
         cur: ThreadId,
@@ -147,7 +161,7 @@ impl Run {
         ranked.extend(slots.iter().enumerate().map(|(i, &p)| (p, (1 << 32) + i as u64)));
         ranked.sort_unstable_by_key(|&(p, _)| std::cmp::Reverse(p));
         let tags: Vec<u64> = ranked.into_iter().map(|(_, tag)| tag).collect();
-        let h = hash2(&(self.hb.sums, cur.0, tags, enabled));
+        let h = hash2(&(self.hb.sums, cur.0, tags, enabled, self.ordered));
         (u128::from(h.0) << 64) | u128::from(h.1)
     }
 }
