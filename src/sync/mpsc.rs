@@ -30,6 +30,17 @@ pub struct Receiver<T> {
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
+// Unwind-safe, as std's endpoints (which implement both traits for every `T`): a panic caught
+// while a thread holds one leaves the channel whole (a message is queued or taken in one
+// engine operation under the channel's data lock), so a closure given to `catch_unwind` may
+// own or borrow one, as it may std's (and loom's).
+impl<T> std::panic::UnwindSafe for Sender<T> {}
+impl<T> std::panic::RefUnwindSafe for Sender<T> {}
+impl<T> std::panic::UnwindSafe for SyncSender<T> {}
+impl<T> std::panic::RefUnwindSafe for SyncSender<T> {}
+impl<T> std::panic::UnwindSafe for Receiver<T> {}
+impl<T> std::panic::RefUnwindSafe for Receiver<T> {}
+
 /// An unbounded channel, as `std::sync::mpsc::channel`.
 #[track_caller]
 pub fn channel<T>() -> (Sender<T>, Receiver<T>) {

@@ -181,6 +181,13 @@ pub struct JoinHandle<T> {
     inner: Joined<T>,
 }
 
+// Unwind-safe, as loom's handle (std's is not, through its OS thread's packet): a panic
+// caught while a thread holds one leaves it whole (`join` takes the result in one engine
+// operation), so a closure given to `catch_unwind` may own or borrow one, as code written for
+// loom does.
+impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
+impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
+
 #[derive(Debug)]
 enum Joined<T> {
     /// A logical thread, whose result the execution keeps until `join` takes it.
