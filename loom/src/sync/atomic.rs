@@ -1,8 +1,8 @@
 //! `std::sync::atomic`, as loom mocks it: pctvb's atomics (sequentially consistent whatever
 //! `Ordering` is passed), wrapped so they also have loom's inherent methods `with_mut`,
-//! `unsync_load` and `compare_and_swap`. loom's other methods (`load`, `fetch_add`, ...) are
-//! inherent too, so path calls such as `AtomicUsize::load(&a, order)` resolve, and delegate
-//! to pctvb's (reporting the caller's location as pctvb's do); what loom's atomics do not have
+//! `unsync_load` and `compare_and_swap` (and loom 0.7.3's `try_update` and `update`). loom's
+//! other methods (`load`, `fetch_add`, ...) are inherent too, so path calls such as
+//! `AtomicUsize::load(&a, order)` resolve, and delegate to pctvb's (reporting the caller's location as pctvb's do); what loom's atomics do not have
 //! (`get_mut`) is pctvb's, reached through `Deref`.
 
 use std::fmt;
@@ -106,6 +106,39 @@ macro_rules! loom_atomic {
                 F: FnMut($val) -> Option<$val>,
             {
                 self.0.fetch_update(set_order, fetch_order, f)
+            }
+
+            /// loom 0.7.3's (and std's) `try_update`: `fetch_update` under its new name. Applies
+            /// `f` in a compare-exchange loop until it stores `f`'s value (`Ok` with the
+            /// previous value) or `f` returns `None` (`Err` with the value `f` saw last). Each
+            /// load and compare-exchange is a scheduling point.
+            #[track_caller]
+            pub fn try_update(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                f: impl FnMut($val) -> Option<$val>,
+            ) -> Result<$val, $val> {
+                self.0.fetch_update(set_order, fetch_order, f)
+            }
+
+            /// loom 0.7.3's (and std's) `update`: applies `f` in a compare-exchange loop until
+            /// it stores `f`'s value, and returns the previous value. Each load and
+            /// compare-exchange is a scheduling point.
+            #[track_caller]
+            pub fn update(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: impl FnMut($val) -> $val,
+            ) -> $val {
+                let mut previous = self.0.load(fetch_order);
+                loop {
+                    match self.0.compare_exchange(previous, f(previous), set_order, fetch_order) {
+                        Ok(v) => return v,
+                        Err(v) => previous = v,
+                    }
+                }
             }
 
             /// Stores `new` if the value is `current`; returns the previous value
