@@ -31,18 +31,26 @@ use std::marker::PhantomData;
 /// see the module docs), and stays open until the closure returns or the
 /// [`ConstPtr`]/[`MutPtr`] is dropped, as in loom: a conflicting access meanwhile, by another
 /// thread or by the same one, is a data race.
-pub struct UnsafeCell<T: ?Sized>(pctvb::cell::UnsafeCell<T>);
+///
+/// As loom's (and std's), it is `Send` when `T` is, and never `Sync`: a type that shares one
+/// between threads declares `unsafe impl Sync`, and pctvb checks that promise.
+pub struct UnsafeCell<T: ?Sized> {
+    /// Not `Sync`, as loom's (pctvb's own `UnsafeCell` is, to report the races of code that
+    /// shares it directly).
+    _not_sync: PhantomData<std::cell::Cell<()>>,
+    cell: pctvb::cell::UnsafeCell<T>,
+}
 
 impl<T> UnsafeCell<T> {
     /// A new cell.
     #[track_caller]
     pub const fn new(data: T) -> UnsafeCell<T> {
-        UnsafeCell(pctvb::cell::UnsafeCell::new(data))
+        UnsafeCell { _not_sync: PhantomData, cell: pctvb::cell::UnsafeCell::new(data) }
     }
 
     /// Consumes the cell and returns its value.
     pub fn into_inner(self) -> T {
-        self.0.into_inner()
+        self.cell.into_inner()
     }
 }
 
@@ -54,8 +62,8 @@ impl<T: ?Sized> UnsafeCell<T> {
         F: FnOnce(*const T) -> R,
     {
         // `f` may reach scheduling points, where other threads run: the span covers them.
-        let _span = pctvb::__internals::cell::access_span(&self.0, false);
-        f(self.0.get())
+        let _span = pctvb::__internals::cell::access_span(&self.cell, false);
+        f(self.cell.get())
     }
 
     /// Writes through a raw pointer: a write of the cell that lasts while `f` runs.
@@ -64,24 +72,24 @@ impl<T: ?Sized> UnsafeCell<T> {
     where
         F: FnOnce(*mut T) -> R,
     {
-        let _span = pctvb::__internals::cell::access_span(&self.0, true);
-        f(self.0.get())
+        let _span = pctvb::__internals::cell::access_span(&self.cell, true);
+        f(self.cell.get())
     }
 
     /// An immutable access to the cell: a read of the cell that lasts until the pointer is
     /// dropped.
     #[track_caller]
     pub fn get(&self) -> ConstPtr<T> {
-        let span = pctvb::__internals::cell::access_span(&self.0, false);
-        ConstPtr { ptr: self.0.get(), _span: span }
+        let span = pctvb::__internals::cell::access_span(&self.cell, false);
+        ConstPtr { ptr: self.cell.get(), _span: span }
     }
 
     /// A mutable access to the cell: a write of the cell that lasts until the pointer is
     /// dropped.
     #[track_caller]
     pub fn get_mut(&self) -> MutPtr<T> {
-        let span = pctvb::__internals::cell::access_span(&self.0, true);
-        MutPtr { ptr: self.0.get(), _span: span }
+        let span = pctvb::__internals::cell::access_span(&self.cell, true);
+        MutPtr { ptr: self.cell.get(), _span: span }
     }
 }
 
@@ -101,7 +109,7 @@ impl<T> From<T> for UnsafeCell<T> {
 
 impl<T: ?Sized> fmt::Debug for UnsafeCell<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
+        fmt::Debug::fmt(&self.cell, f)
     }
 }
 
@@ -177,7 +185,7 @@ impl<T: ?Sized> fmt::Debug for MutPtr<T> {
 /// and `take` are writes of an [`UnsafeCell`], each race-checked.
 pub struct Cell<T> {
     cell: UnsafeCell<T>,
-    /// Not `Sync`, as std's `Cell` (this crate's `UnsafeCell` is).
+    /// Not `Sync`, as std's `Cell`.
     _not_sync: PhantomData<std::cell::Cell<()>>,
 }
 
