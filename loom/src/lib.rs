@@ -122,14 +122,58 @@ pub fn skip_branch() {
     explore::skip_branch()
 }
 
-/// `std::thread_local!`, with one value per logical thread of an execution (pctvb's
-/// [`pctvb::thread_local!`]); the key is a [`thread::LocalKey`].
-#[doc(inline)]
-pub use pctvb::thread_local;
+/// `std::thread_local!`, with one value per logical thread of an execution, as loom's: each
+/// `static` is a [`thread::LocalKey`], built with loom's struct literal. std's
+/// `const { ... }` initializers are accepted too (loom's macro rejects them).
+///
+/// ```
+/// # use pctvb_loom as loom;
+/// use std::cell::Cell;
+/// loom::thread_local! {
+///     static DEPTH: Cell<u32> = Cell::new(0);
+/// }
+/// loom::model(|| {
+///     DEPTH.with(|d| d.set(d.get() + 1));
+///     let h = loom::thread::spawn(|| DEPTH.with(|d| d.get()));
+///     assert_eq!(h.join().unwrap(), 0, "each thread has its own value");
+/// });
+/// ```
+#[macro_export]
+macro_rules! thread_local {
+    () => {};
+    // std's `const { ... }` initializer (loom's macro takes none): the block is the
+    // initializer.
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const $init:block; $($rest:tt)*) => (
+        $crate::__thread_local_inner!($(#[$attr])* $vis $name, $t, $init);
+        $crate::thread_local!($($rest)*);
+    );
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const $init:block) => (
+        $crate::__thread_local_inner!($(#[$attr])* $vis $name, $t, $init);
+    );
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr; $($rest:tt)*) => (
+        $crate::__thread_local_inner!($(#[$attr])* $vis $name, $t, $init);
+        $crate::thread_local!($($rest)*);
+    );
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = $init:expr) => (
+        $crate::__thread_local_inner!($(#[$attr])* $vis $name, $t, $init);
+    );
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __thread_local_inner {
+    ($(#[$attr:meta])* $vis:vis $name:ident, $t:ty, $init:expr) => {
+        $(#[$attr])* $vis static $name: $crate::thread::LocalKey<$t> =
+            $crate::thread::LocalKey {
+                init: (|| { $init }) as fn() -> $t,
+                _p: ::core::marker::PhantomData,
+            };
+    };
+}
 
 /// `lazy_static::lazy_static!`, with values reset in every execution, as loom's: each
-/// `static ref` is a [`lazy_static::Lazy`], built on [`pctvb::sync::LazyLock`], whose value
-/// is initialized afresh in each execution.
+/// `static ref` is a [`lazy_static::Lazy`] (built with loom's struct literal) whose value is
+/// initialized afresh in each execution.
 ///
 /// ```
 /// # use pctvb_loom as loom;
@@ -176,7 +220,10 @@ macro_rules! __lazy_static_one {
                 fn __init() -> $T {
                     $e
                 }
-                static LAZY: $crate::lazy_static::Lazy<$T> = $crate::lazy_static::Lazy::new(__init);
+                static LAZY: $crate::lazy_static::Lazy<$T> = $crate::lazy_static::Lazy {
+                    init: __init,
+                    _p: ::core::marker::PhantomData,
+                };
                 LAZY.get()
             }
         }

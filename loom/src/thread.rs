@@ -3,9 +3,13 @@
 //! Thread-locals are declared with [`thread_local!`](crate::thread_local!) and give a
 //! [`LocalKey`] with one value per logical thread.
 
+use std::any::Any;
+use std::cell::RefCell;
+use std::fmt;
+use std::marker::PhantomData;
+
 pub use pctvb::thread::{
-    current, panicking, park, yield_now, AccessError, Builder, JoinHandle, LocalKey, Thread,
-    ThreadId,
+    current, panicking, park, yield_now, AccessError, Builder, JoinHandle, Thread, ThreadId,
 };
 
 /// Spawns a logical thread of the running execution, as loom's `spawn`: unlike
@@ -21,4 +25,88 @@ where
     T: 'static,
 {
     pctvb::__internals::thread::spawn_unsent(f)
+}
+
+/// loom's `LocalKey`: a key to a value per logical thread, created by `init` on the thread's
+/// first access and dropped when the thread exits (while it can still use pctvb's
+/// primitives), as [`pctvb::thread::LocalKey`]'s.
+///
+/// Its fields are loom's, public and hidden as there: [`thread_local!`](crate::thread_local!)
+/// builds one with a struct literal, and so may code written for loom
+/// (`LocalKey { init, _p: PhantomData }`).
+///
+/// The values of a thread's keys are held by one [`pctvb::thread_local!`] of this crate: a
+/// destructor that uses another key of its thread while the thread exits gets a fresh value
+/// of it, dropped in turn (loom's `with` panics there and `try_with` returns an
+/// [`AccessError`]).
+pub struct LocalKey<T> {
+    /// Builds the calling thread's value on its first access.
+    #[doc(hidden)]
+    pub init: fn() -> T,
+    #[doc(hidden)]
+    pub _p: PhantomData<fn(T)>,
+}
+
+/// The values of one logical thread's [`LocalKey`]s, by the key's address, in the order they
+/// were created.
+#[derive(Default)]
+struct Values(RefCell<Vec<(usize, Box<dyn Any>)>>);
+
+impl Drop for Values {
+    fn drop(&mut self) {
+        // Last created, first dropped (as pctvb drops its own thread-locals), each outside
+        // the borrow: a destructor may use another key.
+        while let Some(value) = self.0.borrow_mut().pop() {
+            drop(value);
+        }
+    }
+}
+
+pctvb::thread_local! {
+    static VALUES: Values = Values::default();
+}
+
+impl<T: 'static> LocalKey<T> {
+    /// Runs `f` with a reference to the calling thread's value, creating it on first use.
+    pub fn with<F, R>(&'static self, f: F) -> R
+    where
+        F: FnOnce(&T) -> R,
+    {
+        let key = self as *const LocalKey<T> as usize;
+        let found = VALUES.with(|v| {
+            let values = v.0.borrow();
+            values.iter().find(|(k, _)| *k == key).map(|(_, value)| {
+                let value: &T = value.downcast_ref().expect("one type per LocalKey");
+                value as *const T
+            })
+        });
+        let value = match found {
+            Some(value) => value,
+            None => {
+                // Built outside the borrow: `init` may use other keys.
+                let boxed: Box<T> = Box::new((self.init)());
+                let value = &*boxed as *const T;
+                VALUES.with(|v| v.0.borrow_mut().push((key, boxed)));
+                value
+            }
+        };
+        // SAFETY: the value is boxed and stays in the thread's `Values` until the thread
+        // exits, which cannot happen while `f` runs on it.
+        f(unsafe { &*value })
+    }
+
+    /// As [`LocalKey::with`]: under pctvb the value is always there (see the type's docs for
+    /// a destructor's access).
+    pub fn try_with<F, R>(&'static self, f: F) -> Result<R, AccessError>
+    where
+        F: FnOnce(&T) -> R,
+    {
+        Ok(self.with(f))
+    }
+}
+
+impl<T: 'static> fmt::Debug for LocalKey<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad("LocalKey { .. }")
+    }
 }
