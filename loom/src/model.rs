@@ -33,9 +33,13 @@
 //! - `location`: pctvb always records locations;
 //! - `expect_explicit_explore`: each execution starts with exploration off (no preemption,
 //!   no branching choice) until [`crate::explore`], as in loom;
-//! - `max_branches`, `checkpoint_file`, `checkpoint_interval` and `log` are not honoured:
-//!   set to other than loom's defaults, each says so once per process on stderr. (pctvb's
-//!   limit on scheduling points per execution, 100,000, stays.)
+//! - `max_branches` → [`pctvb::Config::max_steps`] when it is above pctvb's limit of
+//!   scheduling points per execution, 100,000 (each of loom's branches is at least one
+//!   scheduling point, so an execution loom allows fits); below it, the limit stays 100,000
+//!   (a branch count is no step count) and a value other than loom's default says so once
+//!   per process on stderr;
+//! - `checkpoint_file`, `checkpoint_interval` and `log` are not honoured: set to other than
+//!   loom's defaults, each says so once per process on stderr.
 //!
 //! A failing model panics with pctvb's report: the original panic message, the schedule, and
 //! the line that replays that execution.
@@ -48,6 +52,9 @@ use pctvb::{Config, StrategyKind};
 
 /// loom's default of [`Builder::max_branches`].
 const DEFAULT_MAX_BRANCHES: usize = 1_000;
+/// pctvb's default limit of scheduling points per execution ([`pctvb::Config::max_steps`]),
+/// which a larger [`Builder::max_branches`] raises.
+const PCTVB_MAX_STEPS: u64 = 100_000;
 /// loom's default of [`Builder::checkpoint_interval`].
 const DEFAULT_CHECKPOINT_INTERVAL: usize = 20_000;
 
@@ -59,7 +66,8 @@ pub struct Builder {
     /// Most threads an execution may create, the test body's included (default
     /// [`crate::MAX_THREADS`]).
     pub max_threads: usize,
-    /// loom's limit on branches per execution; not honoured.
+    /// loom's limit on branches per execution; raises pctvb's limit of scheduling points per
+    /// execution (100,000) when above it, else not honoured.
     pub max_branches: usize,
     /// Most executions to run (loom: permutations to explore).
     pub max_permutations: Option<usize>,
@@ -204,8 +212,12 @@ impl Builder {
         if let Some(d) = self.max_duration {
             config = config.time_budget(d);
         }
-        if self.max_branches != DEFAULT_MAX_BRANCHES {
-            note_once(&BRANCHES, "model::Builder::max_branches (LOOM_MAX_BRANCHES) is not honoured; pctvb's limit of scheduling points per execution applies");
+        if self.max_branches as u64 > PCTVB_MAX_STEPS {
+            // A model that needs more than pctvb's default limit: each of loom's branches is
+            // at least one scheduling point, so the executions loom allows fit.
+            config = config.max_steps(self.max_branches as u64);
+        } else if self.max_branches != DEFAULT_MAX_BRANCHES {
+            note_once(&BRANCHES, "model::Builder::max_branches (LOOM_MAX_BRANCHES) below 100,000 is not honoured; pctvb's limit of 100,000 scheduling points per execution applies");
         }
         if self.checkpoint_file.is_some() || self.checkpoint_interval != DEFAULT_CHECKPOINT_INTERVAL
         {
