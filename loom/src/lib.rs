@@ -30,8 +30,8 @@
 //! - [`model()`], [`model::Builder`]: a [`pctvb::Config`] run; see [`mod@model`] for the
 //!   environment variables (`PCTVB_*`, including `PCTVB_STRATEGY` and `PCTVB_CONFIDENCE`,
 //!   and loom's `LOOM_*`) and the builder fields pctvb honours.
-//! - [`thread`], [`sync`] (but [`sync::atomic`], [`sync::Arc`] and [`sync::Notify`]):
-//!   pctvb's types, re-exported.
+//! - [`thread`] (but [`thread::LocalKey`], loom's with its hidden fields), [`sync`] (but
+//!   [`sync::atomic`], [`sync::Arc`] and [`sync::Notify`]): pctvb's types, re-exported.
 //! - [`sync::Arc`]: loom's `Arc` over std's, with `from_std` and loom's leak report; its
 //!   clones, drops, `get_mut`, `try_unwrap` and `strong_count` are scheduling points, as
 //!   loom's branch points (operations on a pctvb atomic that mirrors the count).
@@ -53,8 +53,21 @@
 //! `PCTVB_CONFIDENCE=0.99` for a guarantee on pctvb's default class: enumerated where that is
 //! cheaper than sampling it, see [`mod@model`]).
 //!
+//! # Coverage
+//! Every public item of loom 0.7.3 (the latest 0.7.x) is here with loom's signature, trait
+//! impls (auto traits included) and, for `thread::LocalKey` and `lazy_static::Lazy`, loom's
+//! hidden public fields, so the struct literals loom's macros expand to compile:
+//! `loom/tests/api_parity.rs` checks each against loom's rustdoc, so that a missing item or
+//! a changed signature fails to compile, and `loom/tests/api.rs` what each does. Where
+//! pctvb-loom differs it accepts more: pctvb's types re-exported here keep their extra methods
+//! (`Condvar::wait_while`, `sync::mpsc::sync_channel`, `thread::scope`, ...), atomics'
+//! `new` are `const`, `thread_local!` takes std's `const { ... }` initializers, and
+//! `sync::Barrier::wait` returns pctvb's `BarrierWaitResult`, not std's (loom's `Barrier`
+//! is a stub whose `new` panics).
+//!
 //! The other differences from loom 0.7: [`sync::Notify::wait`] never returns spuriously;
-//! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches`, checkpoint
+//! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches` counts only
+//! above pctvb's limit of 100,000 scheduling points per execution, which it raises; checkpoint
 //! files and `log` are not honoured (see [`mod@model`]). On Linux with glibc,
 //! `std::time::Instant::now()` inside a model reads the execution's virtual clock (it starts
 //! at the same value in every execution, advances 1 µs per read and does not see real time;
