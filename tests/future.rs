@@ -345,7 +345,8 @@ fn async_bodies_run_in_parallel_with_the_serial_result() {
 /// by the next run, which fails the same way before any search (fixed seed).
 #[test]
 fn async_failures_are_saved_and_replayed_as_regressions() {
-    let dir = std::env::temp_dir().join(format!("pctvb-future-regressions-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pctvb-future-regressions-{}", std::process::id()));
     let path = dir.join("lost.txt");
     let _ = std::fs::remove_dir_all(&dir);
     let config = || {

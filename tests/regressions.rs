@@ -10,7 +10,8 @@ use pctvb::{Config, Error};
 use programs::{fixed_update, lost_update};
 
 fn scratch_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pctvb-regressions-test-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pctvb-regressions-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     let _ = std::fs::remove_file(&path);

@@ -971,7 +971,8 @@ fn a_token_recorded_without_the_race_detector_replays_its_own_failure() {
 /// that "still fails". Seed fixed.
 #[test]
 fn a_saved_failure_recorded_without_the_race_detector_replays_as_saved() {
-    let dir = std::env::temp_dir().join(format!("pctvb-replay-fidelity-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pctvb-replay-fidelity-{}", std::process::id()));
     let file = dir.join("race_then_panic.txt");
     let _ = std::fs::remove_file(&file);
     let config = || Config::new().ignore_env().seed(3).iterations(200).regressions(&file);

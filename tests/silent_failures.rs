@@ -102,7 +102,8 @@ mod fixed_note {
         if std::env::var_os("PCTVB_SILENT_CHILD").is_none() {
             return;
         }
-        let dir = std::env::temp_dir().join(format!("pctvb-fixed-note-{}", std::process::id()));
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("pctvb-fixed-note-{}", std::process::id()));
         let path = dir.join("saved.txt");
         let _ = std::fs::remove_file(&path);
         let config = pctvb::Config::new().name("fixed_note::saved_then_fixed").regressions(&path);
