@@ -198,3 +198,36 @@ fn pointer_read_modify_writes_are_atomic_sites() {
     });
     assert!(report.failure().is_none(), "{}", report.failure().unwrap());
 }
+
+/// Two threads add with `update` and halve with `try_update` (std 1.95) in an instrumented
+/// function written against std.
+#[pctvb::instrument(force)]
+fn update_twice() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::thread;
+    let count = Arc::new(AtomicUsize::new(4));
+    let c = count.clone();
+    let t = thread::spawn(move || c.update(Ordering::SeqCst, Ordering::SeqCst, |v| v + 2));
+    let _ = count.try_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1));
+    t.join().unwrap();
+    count.load(Ordering::SeqCst)
+}
+
+/// The static pass knows `update` and `try_update` as atomic operations: each is a site on
+/// the atomic, and the soundness check finds every such operation (a load and a
+/// compare-exchange per attempt) at one.
+#[test]
+fn update_and_try_update_are_atomic_sites() {
+    let sites = sites_of("::update_twice");
+    for label in ["c.update", "count.try_update"] {
+        let site = sites.iter().find(|s| s.label == label).unwrap_or_else(|| panic!("{sites:?}"));
+        assert_eq!(site.kind, SiteKind::Atomic, "{label}");
+    }
+    let _tracking = instrument::track(Selection::All).soundness_check(true);
+    // Fixed seed.
+    let report = pctvb::Config::new().ignore_env().iterations(30).seed(6).run(|| {
+        assert_eq!(update_twice(), 5);
+    });
+    assert!(report.failure().is_none(), "{}", report.failure().unwrap());
+}

@@ -130,6 +130,18 @@ pub fn fence(order: Ordering) {
 /// A compiler fence: no effect under pctvb (there is no reordering to prevent).
 pub fn compiler_fence(_order: Ordering) {}
 
+/// std's deprecated `spin_loop_hint`: as [`crate::hint::spin_loop`], a yield inside an
+/// execution (the calling thread waits until another makes progress), std's hint outside.
+#[deprecated(since = "1.51.0", note = "use pctvb::hint::spin_loop instead")]
+#[track_caller]
+pub fn spin_loop_hint() {
+    let location = Location::caller();
+    with_current(|ex| match ex {
+        Some(ex) => ex.schedule(EventKind::Yield, None, location),
+        None => std::hint::spin_loop(),
+    })
+}
+
 /// The operations every atomic type has: construction, load, store, swap, compare-exchange,
 /// `fetch_update`, exclusive access, `Default` and `Debug`. `$default` is the `Default` value.
 macro_rules! atomic_type {
@@ -200,17 +212,34 @@ macro_rules! atomic_type {
                 self.compare_exchange(current, new, success, failure)
             }
 
-            /// Applies `f` in a compare-exchange loop, as std's `fetch_update`.
+            /// Applies `f` in a compare-exchange loop, as std's `fetch_update` (which std 1.95
+            /// calls `try_update`): a load, then a compare-exchange for each value `f` maps,
+            /// each a scheduling point.
             #[track_caller]
             pub fn fetch_update<F>(
                 &self,
                 set_order: Ordering,
                 fetch_order: Ordering,
-                mut f: F,
+                f: F,
             ) -> Result<$val, $val>
             where
                 F: FnMut($val) -> Option<$val>,
             {
+                self.try_update(set_order, fetch_order, f)
+            }
+
+            /// Replaces the value by `f` of it unless `f` returns `None`, in a compare-exchange
+            /// loop: `Ok` with the previous value if it stored one, `Err` with the value `f`
+            /// refused otherwise, as std's `try_update` (1.95). A load, then a
+            /// compare-exchange for each value `f` maps, each a scheduling point, so another
+            /// thread's write between them makes `f` run again, as it can in std.
+            #[track_caller]
+            pub fn try_update(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: impl FnMut($val) -> Option<$val>,
+            ) -> Result<$val, $val> {
                 let mut previous = self.load(fetch_order);
                 while let Some(next) = f(previous) {
                     match self.compare_exchange(previous, next, set_order, fetch_order) {
@@ -221,13 +250,52 @@ macro_rules! atomic_type {
                 Err(previous)
             }
 
+            /// Replaces the value by `f` of it in a compare-exchange loop and returns the
+            /// previous value, as std's `update` (1.95); scheduling points as
+            /// [`try_update`](Self::try_update)'s.
+            #[track_caller]
+            pub fn update(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: impl FnMut($val) -> $val,
+            ) -> $val {
+                let mut previous = self.load(fetch_order);
+                loop {
+                    let next = f(previous);
+                    match self.compare_exchange(previous, next, set_order, fetch_order) {
+                        Ok(v) => return v,
+                        Err(v) => previous = v,
+                    }
+                }
+            }
+
+            /// Stores `new` if the value is `current`; returns the previous value either way,
+            /// as std's deprecated `compare_and_swap` (a `compare_exchange` whose failure
+            /// ordering is derived from `order` as std derives it).
+            #[deprecated(
+                since = "1.50.0",
+                note = "Use `compare_exchange` or `compare_exchange_weak` instead"
+            )]
+            #[track_caller]
+            pub fn compare_and_swap(&self, current: $val, new: $val, order: Ordering) -> $val {
+                let failure = match order {
+                    Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
+                    Ordering::AcqRel | Ordering::Acquire => Ordering::Acquire,
+                    _ => Ordering::SeqCst,
+                };
+                match self.compare_exchange(current, new, order, failure) {
+                    Ok(v) | Err(v) => v,
+                }
+            }
+
             /// Mutable access to the value (no scheduling point: the borrow is exclusive).
             pub fn get_mut(&mut self) -> &mut $val {
                 self.value.get_mut()
             }
 
             /// Consumes the atomic and returns its value.
-            pub fn into_inner(self) -> $val {
+            pub const fn into_inner(self) -> $val {
                 self.value.into_inner()
             }
 
@@ -239,6 +307,13 @@ macro_rules! atomic_type {
                 perform: impl FnOnce() -> (R, bool),
             ) -> R {
                 access(&self.handle, kind, order, Location::caller(), perform)
+            }
+        }
+
+        impl $(<$g>)? From<$val> for $name $(<$g>)? {
+            #[track_caller]
+            fn from(value: $val) -> Self {
+                Self::new(value)
             }
         }
 
@@ -298,13 +373,6 @@ macro_rules! atomic_int {
             /// Minimum, returning the previous value.
             fetch_min,
         );
-
-        impl From<$int> for $name {
-            #[track_caller]
-            fn from(value: $int) -> $name {
-                $name::new(value)
-            }
-        }
     };
 }
 
@@ -353,6 +421,13 @@ impl AtomicBool {
 
 atomic_type!(/// An atomic raw pointer.
     AtomicPtr<T>, std_atomic::AtomicPtr<T>, *mut T, std::ptr::null_mut());
+
+impl<T> fmt::Pointer for AtomicPtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // As `Debug`: no scheduling point.
+        fmt::Pointer::fmt(&self.value.load(SC), f)
+    }
+}
 
 /// The pointer read-modify-writes std's `AtomicPtr` has since 1.91, each one scheduling point
 /// and one access, as the integers' `fetch_*`. Built on std's `fetch_update` (a

@@ -110,6 +110,9 @@ const ATOMIC_METHODS: &[&str] = &[
     "fetch_min",
     "fetch_update",
     "fetch_not",
+    // `fetch_update` by the names std 1.95 gives it (`try_update`) and its storing twin.
+    "update",
+    "try_update",
     // `AtomicPtr`'s pointer arithmetic (std 1.91).
     "fetch_ptr_add",
     "fetch_ptr_sub",
