@@ -208,6 +208,48 @@ impl<T> OnceCell<T> {
         })
     }
 
+    /// The value, mutably, initialized with `f` if it was not set yet (in this execution, or
+    /// outside), for `LazyLock::force_mut`. No scheduling point, as [`OnceCell::get_mut`]:
+    /// `&mut self` rules out any other thread's access, so nothing waits and nothing is
+    /// released. If `f` panics the cell stays empty.
+    pub(crate) fn get_mut_or_init<F: FnOnce() -> T>(&mut self, f: F) -> &mut T {
+        let inside = with_current(|ex| match ex {
+            Some(ex) => {
+                let object = ex.object(&self.handle, self.kind);
+                let empty = ex.with_state(|st| {
+                    matches!(
+                        st.objects[object.index()].state,
+                        ObjectState::Once { value: None, .. }
+                    )
+                });
+                if empty {
+                    // User code: run with no borrow of the execution's state held.
+                    let value = ErasedValue::new(f());
+                    ex.with_state(|st| {
+                        if let ObjectState::Once { done, value: slot, .. } =
+                            &mut st.objects[object.index()].state
+                        {
+                            *done = true;
+                            *slot = Some(value);
+                        }
+                    });
+                }
+                true
+            }
+            None => {
+                if self.outside.get().is_none() {
+                    let _ = self.outside.set(f());
+                }
+                false
+            }
+        });
+        if inside {
+            self.get_mut().expect("initialized above")
+        } else {
+            self.outside.get_mut().expect("initialized above")
+        }
+    }
+
     /// Takes the value out (this execution's inside one, the outside one outside).
     pub(crate) fn take(&mut self) -> Option<T> {
         with_current(|ex| match ex {

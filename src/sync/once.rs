@@ -7,7 +7,7 @@
 //! are never seen outside.
 
 use std::fmt;
-use std::ops::Deref;
+use std::ops::{Deref, DerefMut};
 use std::panic::Location;
 
 use crate::runtime::{OnceCell, RawOnce};
@@ -201,6 +201,31 @@ impl<T> Default for OnceLock<T> {
     }
 }
 
+impl<T: Clone> Clone for OnceLock<T> {
+    /// A cell holding a clone of this one's value, if it has one, as std's: reading this cell
+    /// is a scheduling point (as [`OnceLock::get`]), and so is setting the new one (as
+    /// [`OnceLock::from`]).
+    #[track_caller]
+    fn clone(&self) -> OnceLock<T> {
+        let cell = OnceLock::new();
+        if let Some(value) = self.get() {
+            let _ = cell.set(value.clone());
+        }
+        cell
+    }
+}
+
+impl<T: PartialEq> PartialEq for OnceLock<T> {
+    /// Whether both cells are empty, or both hold equal values, as std's: a read of each (a
+    /// scheduling point each, as [`OnceLock::get`]).
+    #[track_caller]
+    fn eq(&self, other: &OnceLock<T>) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl<T: Eq> Eq for OnceLock<T> {}
+
 impl<T> fmt::Debug for OnceLock<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "OnceLock@{}", self.cell.site())
@@ -228,6 +253,30 @@ impl<T, F: Fn() -> T> LazyLock<T, F> {
     pub fn force(this: &LazyLock<T, F>) -> &T {
         this.cell.get_or_init(&this.init)
     }
+
+    /// Forces initialization and returns the value mutably, as std's `force_mut` (1.94). Not a
+    /// scheduling point: `&mut` means no other thread can reach the value, so the initializer
+    /// (if this execution has not run it yet) runs at once.
+    pub fn force_mut(this: &mut LazyLock<T, F>) -> &mut T {
+        let LazyLock { cell, init } = this;
+        cell.cell.get_mut_or_init(&*init)
+    }
+}
+
+impl<T, F> LazyLock<T, F> {
+    /// The value, if it was initialized in this execution (or, outside executions, outside),
+    /// without initializing it, as std's `LazyLock::get` (1.94). A read of the cell: a
+    /// scheduling point inside an execution, as [`OnceLock::get`].
+    #[track_caller]
+    pub fn get(this: &LazyLock<T, F>) -> Option<&T> {
+        this.cell.get()
+    }
+
+    /// The value, mutably, if it was initialized, as std's `LazyLock::get_mut` (1.94). Not a
+    /// scheduling point, as [`OnceLock::get_mut`].
+    pub fn get_mut(this: &mut LazyLock<T, F>) -> Option<&mut T> {
+        this.cell.get_mut()
+    }
 }
 
 impl<T, F: Fn() -> T> Deref for LazyLock<T, F> {
@@ -236,6 +285,21 @@ impl<T, F: Fn() -> T> Deref for LazyLock<T, F> {
     #[track_caller]
     fn deref(&self) -> &T {
         LazyLock::force(self)
+    }
+}
+
+impl<T, F: Fn() -> T> DerefMut for LazyLock<T, F> {
+    /// [`LazyLock::force_mut`], as std's (1.89).
+    fn deref_mut(&mut self) -> &mut T {
+        LazyLock::force_mut(self)
+    }
+}
+
+impl<T: Default> Default for LazyLock<T> {
+    /// A lazy value computed by `T::default`, as std's.
+    #[track_caller]
+    fn default() -> LazyLock<T> {
+        LazyLock::new(T::default)
     }
 }
 
