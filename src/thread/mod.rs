@@ -28,6 +28,7 @@ pub use local::{AccessError, LocalKey};
 pub use scope::{scope, Scope, ScopedJoinHandle};
 
 pub use crate::runtime::ThreadId;
+pub use std::thread::Result;
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -127,6 +128,13 @@ pub fn sleep(duration: Duration) {
     }
 }
 
+/// std's deprecated `sleep_ms`: [`sleep`] for `ms` milliseconds.
+#[deprecated(since = "1.6.0", note = "replaced by `pctvb::thread::sleep`")]
+#[track_caller]
+pub fn sleep_ms(ms: u32) {
+    sleep(Duration::from_millis(u64::from(ms)))
+}
+
 /// Blocks until the thread's token is made available by [`Thread::unpark`].
 #[track_caller]
 pub fn park() {
@@ -146,6 +154,13 @@ pub fn park_timeout(duration: Duration) {
     } else {
         std::thread::park_timeout(duration);
     }
+}
+
+/// std's deprecated `park_timeout_ms`: [`park_timeout`] for `ms` milliseconds.
+#[deprecated(since = "1.6.0", note = "replaced by `pctvb::thread::park_timeout`")]
+#[track_caller]
+pub fn park_timeout_ms(ms: u32) {
+    park_timeout(Duration::from_millis(u64::from(ms)))
 }
 
 /// The parallelism a body sees inside an execution: [`available_parallelism`]'s value there.
@@ -187,6 +202,13 @@ pub struct JoinHandle<T> {
 // loom does.
 impl<T> std::panic::UnwindSafe for JoinHandle<T> {}
 impl<T> std::panic::RefUnwindSafe for JoinHandle<T> {}
+// SAFETY: as std's `JoinHandle`, `Send` and `Sync` whatever `T`: the handle holds no `T`
+// (a logical thread's result stays in its execution until `join` takes it, on the OS thread
+// that runs the execution; an OS thread's handle is std's), and `spawn` and `scope` require
+// `T: Send`; only `Builder::spawn_unchecked`, unsafe, can make one for another `T`.
+unsafe impl<T> Send for JoinHandle<T> {}
+// SAFETY: as above; `&JoinHandle` reaches only the thread and `is_finished`.
+unsafe impl<T> Sync for JoinHandle<T> {}
 
 #[derive(Debug)]
 enum Joined<T> {
@@ -350,21 +372,54 @@ impl Builder {
         T: Send + 'static,
     {
         if !in_execution() {
-            let mut builder = std::thread::Builder::new();
-            if let Some(name) = self.name {
-                builder = builder.name(name);
-            }
-            if let Some(size) = self._stack_size {
-                builder = builder.stack_size(size);
-            }
-            let handle = builder.spawn(f)?;
+            let handle = self.os_builder().spawn(f)?;
             let thread = Thread::of_os(handle.thread().clone());
             return Ok(JoinHandle { thread, inner: Joined::Os(handle) });
         }
         Ok(spawn_named(f, self.name, Location::caller()))
     }
 
-    /// Spawns a scoped thread with this builder's name.
+    /// Spawns a thread whose closure and result need not be `'static`, as std's
+    /// `spawn_unchecked` (1.82): a logical thread inside an execution, std's outside.
+    ///
+    /// # Safety
+    ///
+    /// As std's: the caller makes sure the thread is joined before anything `f` or its
+    /// result borrows ends ([`scope`] does this safely). A logical thread runs on after the
+    /// body returns, as an OS thread would after its spawner's frame ends.
+    ///
+    /// # Errors
+    ///
+    /// Outside executions, std's error when the OS thread cannot be created; never inside.
+    #[track_caller]
+    pub unsafe fn spawn_unchecked<F, T>(self, f: F) -> std::io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send,
+        T: Send,
+    {
+        if !in_execution() {
+            // SAFETY: the caller's promise, as for std's.
+            let handle = unsafe { self.os_builder().spawn_unchecked(f)? };
+            let thread = Thread::of_os(handle.thread().clone());
+            return Ok(JoinHandle { thread, inner: Joined::Os(handle) });
+        }
+        Ok(spawn_named(f, self.name, Location::caller()))
+    }
+
+    /// The std builder with this builder's name and stack size (outside executions).
+    fn os_builder(self) -> std::thread::Builder {
+        let mut builder = std::thread::Builder::new();
+        if let Some(name) = self.name {
+            builder = builder.name(name);
+        }
+        if let Some(size) = self._stack_size {
+            builder = builder.stack_size(size);
+        }
+        builder
+    }
+
+    /// Spawns a scoped thread with this builder's name (and, outside executions, its stack
+    /// size).
     #[track_caller]
     pub fn spawn_scoped<'scope, 'env, F, T>(
         self,
@@ -375,6 +430,6 @@ impl Builder {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        Ok(scope.spawn_named(f, self.name, Location::caller()))
+        Ok(scope.spawn_named(f, self.name, self._stack_size, Location::caller()))
     }
 }

@@ -30,6 +30,18 @@ pub struct Scope<'scope, 'env: 'scope> {
 // once. Outside executions `spawned` is untouched and `os` is written once, before the scope
 // is shared, then only read.
 unsafe impl Sync for Scope<'_, '_> {}
+// SAFETY: as std's `Scope`, which is `Send`; user code only ever holds a `&Scope` (`scope`
+// lends it and keeps it), so no scope is moved to another thread.
+unsafe impl Send for Scope<'_, '_> {}
+// As std's: what the scope keeps (the ids it joins, the OS scope) stays valid across a panic
+// caught while it is borrowed.
+impl std::panic::RefUnwindSafe for Scope<'_, '_> {}
+
+impl std::fmt::Debug for Scope<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope").finish_non_exhaustive()
+    }
+}
 
 /// An owned permission to join a scoped thread.
 #[derive(Debug)]
@@ -79,13 +91,16 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        self.spawn_named(f, None, Location::caller())
+        self.spawn_named(f, None, None, Location::caller())
     }
 
+    /// Spawns a scoped thread named `name`; outside executions, on an OS thread of
+    /// `stack_size` if given (logical threads use the run's stack size).
     pub(crate) fn spawn_named<F, T>(
         &'scope self,
         f: F,
         name: Option<String>,
+        stack_size: Option<usize>,
         location: &'static Location<'static>,
     ) -> ScopedJoinHandle<'scope, T>
     where
@@ -104,6 +119,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             let mut builder = std::thread::Builder::new();
             if let Some(name) = name {
                 builder = builder.name(name);
+            }
+            if let Some(size) = stack_size {
+                builder = builder.stack_size(size);
             }
             let handle = builder.spawn_scoped(std_scope, f).expect("failed to spawn a thread");
             let thread = Thread::of_os(handle.thread().clone());

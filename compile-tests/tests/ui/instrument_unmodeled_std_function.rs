@@ -1,9 +1,9 @@
 #[pctvb::instrument(force)]
-mod pool {
-    use std::thread::available_parallelism;
+mod clock {
+    use std::thread::sleep_until;
 
-    pub fn workers() -> usize {
-        available_parallelism().map_or(1, |n| n.get())
+    pub fn wait_until(deadline: std::time::Instant) {
+        sleep_until(deadline)
     }
 }
 

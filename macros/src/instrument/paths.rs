@@ -28,6 +28,7 @@ pub(crate) const SYNC_NAMES: &[&str] = &[
     "Barrier",
     "BarrierWaitResult",
     "Once",
+    "OnceState",
     "OnceLock",
     "LazyLock",
     "LockResult",
@@ -55,6 +56,7 @@ pub(crate) const ATOMIC_NAMES: &[&str] = &[
     "Ordering",
     "fence",
     "compiler_fence",
+    "spin_loop_hint",
 ];
 
 /// Names `pctvb::thread` provides.
@@ -67,8 +69,11 @@ pub(crate) const THREAD_NAMES: &[&str] = &[
     "yield_now",
     "park",
     "park_timeout",
+    "park_timeout_ms",
     "sleep",
+    "sleep_ms",
     "panicking",
+    "available_parallelism",
     "Thread",
     "ThreadId",
     "Scope",
