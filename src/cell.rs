@@ -46,12 +46,12 @@ impl<T> UnsafeCell<T> {
 impl<T: ?Sized> UnsafeCell<T> {
     /// A raw pointer to the data, as std's `get`: not a scheduling point. Prefer `with` and
     /// `with_mut`, which let the scheduler interleave other threads at the access.
-    pub fn get(&self) -> *mut T {
+    pub const fn get(&self) -> *mut T {
         self.data.get()
     }
 
     /// Mutable access through an exclusive borrow.
-    pub fn get_mut(&mut self) -> &mut T {
+    pub const fn get_mut(&mut self) -> &mut T {
         self.data.get_mut()
     }
 
@@ -139,6 +139,14 @@ impl<T: Default> Default for UnsafeCell<T> {
     #[track_caller]
     fn default() -> UnsafeCell<T> {
         UnsafeCell::new(T::default())
+    }
+}
+
+impl<T> From<T> for UnsafeCell<T> {
+    /// A new cell holding `value`, as std's; created at the caller's location.
+    #[track_caller]
+    fn from(value: T) -> UnsafeCell<T> {
+        UnsafeCell::new(value)
     }
 }
 

@@ -76,6 +76,23 @@ impl Condvar {
         }
     }
 
+    /// As [`Condvar::wait_timeout`] with a timeout in milliseconds, returning whether it timed
+    /// out, as std's deprecated `wait_timeout_ms`.
+    #[deprecated(since = "1.6.0", note = "replaced by `pctvb::sync::Condvar::wait_timeout`")]
+    #[track_caller]
+    pub fn wait_timeout_ms<'a, T: ?Sized>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        ms: u32,
+    ) -> LockResult<(MutexGuard<'a, T>, bool)> {
+        let timeout = Duration::from_millis(u64::from(ms));
+        let (guard, timed_out) = self.wait_inner(guard, Some(timeout), Location::caller());
+        match guard {
+            Ok(g) => Ok((g, timed_out)),
+            Err(e) => Err(std::sync::PoisonError::new((e.into_inner(), timed_out))),
+        }
+    }
+
     /// Like [`Condvar::wait_while`] with a timeout (see [`Condvar::wait_timeout`]).
     #[track_caller]
     pub fn wait_timeout_while<'a, T, F>(

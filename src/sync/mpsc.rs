@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::panic::Location;
+use std::panic::{Location, RefUnwindSafe, UnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -224,3 +224,30 @@ impl<T> fmt::Debug for Receiver<T> {
         write!(f, "Receiver@{}", self.chan.site())
     }
 }
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").field("rx", self.receiver).finish()
+    }
+}
+
+impl<T> fmt::Debug for TryIter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TryIter").field("rx", self.receiver).finish()
+    }
+}
+
+impl<T> fmt::Debug for IntoIter<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoIter").field("rx", &self.receiver).finish()
+    }
+}
+
+// Unwind safe whatever `T`, as std's endpoints (whose channel state is atomics and locks that
+// do not poison).
+impl<T> UnwindSafe for Sender<T> {}
+impl<T> RefUnwindSafe for Sender<T> {}
+impl<T> UnwindSafe for SyncSender<T> {}
+impl<T> RefUnwindSafe for SyncSender<T> {}
+impl<T> UnwindSafe for Receiver<T> {}
+impl<T> RefUnwindSafe for Receiver<T> {}
