@@ -633,3 +633,77 @@ fn a_data_races_shape_counts_both_racing_threads() {
         }
     }
 }
+
+/// `update` and `try_update` (std 1.95) order as their orderings say: a `Release` update
+/// publishes what its thread wrote before to an `Acquire` reader; a `Relaxed` one does not.
+#[test]
+fn a_release_update_publishes_and_a_relaxed_one_races() {
+    let publish = |order: Ordering| {
+        move || {
+            let shared = Arc::new((AtomicUsize::new(0), Data::default()));
+            let s = shared.clone();
+            let reader = thread::spawn(move || {
+                if s.0.try_update(Ordering::Relaxed, Ordering::Acquire, |_| None) == Err(1) {
+                    assert_eq!(s.1.read(), 3);
+                }
+            });
+            shared.1.write(3);
+            shared.0.update(order, Ordering::Relaxed, |v| v + 1);
+            reader.join().unwrap();
+        }
+    };
+    no_race(publish(Ordering::Release));
+    let (write_line, read_line) = (line!() - 6, line!() - 9);
+    expect_race(1, 1000, [write_line, read_line], publish(Ordering::Relaxed));
+}
+
+/// A thread of `Builder::spawn_unchecked` (std 1.82) starts after what its spawner did and
+/// ends before what its joiner does, as `spawn`'s; reading while it runs is a race.
+#[test]
+fn unchecked_threads_are_ordered_by_spawn_and_join() {
+    no_race(|| {
+        let data = Data::default();
+        data.write(1);
+        // SAFETY: joined before `data` ends.
+        let h = unsafe { thread::Builder::new().spawn_unchecked(|| data.write(data.read() + 1)) };
+        h.unwrap().join().unwrap();
+        assert_eq!(data.read(), 2);
+    });
+    let write_line = line!() + 5;
+    let read_line = line!() + 5;
+    expect_race(2, 1000, [write_line, read_line], || {
+        let data = Data::default();
+        // SAFETY: joined before `data` ends.
+        let h = unsafe { thread::Builder::new().spawn_unchecked(|| data.write(1)) }.unwrap();
+        let _ = data.read();
+        h.join().unwrap();
+    });
+}
+
+/// What the initializer of a `LazyLock` or the setter of a `OnceLock` wrote before is ordered
+/// before what a thread reads after `LazyLock::get` (std 1.94) or a `OnceLock` clone found
+/// the value.
+#[test]
+fn lazy_lock_get_and_once_lock_clone_acquire_the_initialization() {
+    no_race(|| {
+        let shared = Arc::new((OnceLock::new(), Data::default(), Data::default()));
+        let s = shared.clone();
+        let lazy = Arc::new(pctvb::sync::LazyLock::new(move || {
+            s.2.write(4);
+            4u64
+        }));
+        let (s, l) = (shared.clone(), lazy.clone());
+        let reader = thread::spawn(move || {
+            if let Some(v) = OnceLock::clone(&s.0).into_inner() {
+                assert_eq!(s.1.read(), v);
+            }
+            if let Some(v) = pctvb::sync::LazyLock::get(&l) {
+                assert_eq!(s.2.read(), *v);
+            }
+        });
+        shared.1.write(5);
+        shared.0.set(5u64).unwrap();
+        assert_eq!(**lazy, 4);
+        reader.join().unwrap();
+    });
+}

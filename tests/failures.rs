@@ -591,3 +591,97 @@ fn trace_files_can_be_switched_off_and_unnamed_runs_do_not_overwrite_each_other(
     assert_eq!(failure.trace_file, None);
     assert!(!failure.to_string().contains("target/pctvb"), "{failure}");
 }
+
+/// Bugs that depend on std items the facade mirrors since std 1.89-1.95: each is a scheduling
+/// point (or a loop of them) where std's operation synchronizes, so a search finds the bug.
+mod std_additions {
+    use super::*;
+    use pctvb::sync::LazyLock;
+
+    /// Fixed seed: every bug below is found well within the budget.
+    fn finds(body: fn(), message: &str) {
+        let report = config().iterations(1000).run(body);
+        let failure = report.failure().unwrap_or_else(|| panic!("not found: {message}"));
+        assert_eq!(failure.kind, FailureKind::Panic);
+        assert!(failure.message.contains(message), "{failure}");
+    }
+
+    /// `update` (std 1.95) calls its closure again when another thread wrote between its load
+    /// and its compare-exchange, as std's may: code that counts on one call is wrong.
+    fn update_called_once() {
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = count.clone();
+        let t = thread::spawn(move || c.fetch_add(1, Ordering::SeqCst));
+        let mut calls = 0;
+        count.update(Ordering::SeqCst, Ordering::SeqCst, |v| {
+            calls += 1;
+            v + 10
+        });
+        t.join().unwrap();
+        assert_eq!(calls, 1, "update ran its closure again");
+    }
+
+    #[test]
+    fn an_update_whose_closure_runs_twice_is_found() {
+        finds(update_called_once, "update ran its closure again");
+    }
+
+    /// Two threads ask `LazyLock::get` (std 1.94) whether the value is there yet, then force
+    /// it: both may see it missing, so "I initialized it" is true for both.
+    fn lazy_check_then_force() {
+        static LAZY: LazyLock<u32> = LazyLock::new(|| 1);
+        let first = || {
+            let missing = LazyLock::get(&LAZY).is_none();
+            assert_eq!(*LAZY, 1);
+            missing
+        };
+        let t = thread::spawn(first);
+        let mine = first();
+        let theirs = t.join().unwrap();
+        assert!(!(mine && theirs), "both threads think they initialized the LazyLock");
+    }
+
+    #[test]
+    fn a_lazy_lock_checked_with_get_then_forced_is_found() {
+        finds(lazy_check_then_force, "both threads think they initialized");
+    }
+
+    /// A clone of a `OnceLock` (std's `Clone`) is a snapshot: taken while another thread may
+    /// still set the original, it may be empty.
+    fn clone_before_set() {
+        let cell = Arc::new(OnceLock::new());
+        let c = cell.clone();
+        let t = thread::spawn(move || c.set(1).unwrap());
+        let snapshot = OnceLock::clone(&cell);
+        t.join().unwrap();
+        assert!(snapshot == *cell, "the clone missed the value");
+    }
+
+    #[test]
+    fn a_once_lock_cloned_before_it_is_set_is_found() {
+        finds(clone_before_set, "the clone missed the value");
+    }
+
+    /// Threads of `Builder::spawn_unchecked` (std 1.82) borrow the spawner's stack and are
+    /// logical threads: their lost update is found as any thread's.
+    fn unchecked_lost_update() {
+        let count = AtomicUsize::new(0);
+        let add = || {
+            let v = count.load(Ordering::SeqCst);
+            count.store(v + 1, Ordering::SeqCst);
+        };
+        // SAFETY: both threads are joined before `count` ends.
+        let handles: Vec<_> = (0..2)
+            .map(|_| unsafe { thread::Builder::new().spawn_unchecked(add) }.unwrap())
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(count.load(Ordering::SeqCst), 2, "lost an update");
+    }
+
+    #[test]
+    fn a_lost_update_between_unchecked_threads_is_found() {
+        finds(unchecked_lost_update, "lost an update");
+    }
+}

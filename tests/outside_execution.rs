@@ -308,3 +308,65 @@ fn one_time_values_are_separate_outside_and_inside() {
         assert!(failure.message.contains("and no thread initializes it"), "{failure}");
     }
 }
+
+/// `LazyLock::get`, `get_mut` and `force_mut` (std 1.94) see the value of their world: forced
+/// outside, a `LazyLock` is still unforced inside every execution, and forcing it mutably
+/// inside does not change the outside value. `OnceLock`'s `Clone` and `PartialEq` too.
+#[test]
+fn lazy_lock_get_and_force_mut_see_their_world_s_value() {
+    static LAZY: LazyLock<u32> = LazyLock::new(|| 1);
+    assert_eq!(LazyLock::get(&LAZY), None);
+    assert_eq!(*LAZY, 1);
+    assert_eq!(LazyLock::get(&LAZY), Some(&1));
+    let mut own = LazyLock::new(|| vec![1]);
+    LazyLock::force_mut(&mut own).push(2);
+    assert_eq!(LazyLock::get_mut(&mut own).map(|v| v.len()), Some(2));
+    let cell = OnceLock::from(3);
+    assert!(cell.clone() == cell);
+
+    let own = std::sync::Mutex::new(own);
+    let report = Config::new().ignore_env().seed(4).iterations(20).workers(1).run(|| {
+        assert_eq!(LazyLock::get(&LAZY), None, "forced outside, not inside");
+        let mut own = own.lock().unwrap();
+        assert_eq!(LazyLock::get_mut(&mut own), None, "the execution's own value");
+        LazyLock::force_mut(&mut own).push(9);
+        assert_eq!(**own, [1, 9]);
+        assert!(cell.clone() == OnceLock::new(), "the cell is empty inside");
+    });
+    assert!(report.is_ok(), "{}", report.failure().unwrap());
+    assert_eq!(*own.lock().unwrap().as_slice(), [1, 2], "the outside value is untouched");
+}
+
+/// `Builder::spawn_unchecked` (std 1.82) outside executions starts an OS thread, which may
+/// borrow the spawner's stack; `spawn_scoped` takes the builder's name and stack size there.
+#[test]
+fn unchecked_and_scoped_builder_threads_are_os_threads_outside() {
+    let mut data = vec![1];
+    let os_thread = std::thread::current().id();
+    let borrowed = &mut data;
+    // SAFETY: joined below, before `data` is used again.
+    let h = unsafe {
+        thread::Builder::new().name("unchecked".into()).spawn_unchecked(move || {
+            borrowed.push(2);
+            (std::thread::current().id(), std::thread::current().name().map(str::to_owned))
+        })
+    };
+    let (id, name) = h.unwrap().join().unwrap();
+    assert_ne!(id, os_thread);
+    assert_eq!((name.as_deref(), data), (Some("unchecked"), vec![1, 2]));
+
+    // A stack of 32 MiB holds a 3 MiB array (a few copies of it, unoptimized) that std's
+    // default 2 MiB thread stack would not.
+    let big = thread::scope(|s| {
+        let h =
+            thread::Builder::new().name("big".into()).stack_size(32 << 20).spawn_scoped(s, || {
+                let a = std::hint::black_box([1u8; 3 << 20]);
+                (
+                    a.iter().map(|&b| b as usize).sum::<usize>(),
+                    std::thread::current().name().map(str::to_owned),
+                )
+            });
+        h.unwrap().join().unwrap()
+    });
+    assert_eq!(big, (3 << 20, Some("big".to_string())));
+}

@@ -839,3 +839,58 @@ fn atomic_ptr_arithmetic_and_tags_behave_as_std() {
     // SAFETY: the fourth slot, untagged.
     assert_eq!(unsafe { *cursor.load(Ordering::Relaxed) }, 40);
 }
+
+/// `update` and `try_update` (std 1.95) are compare-exchange loops: concurrent updates never
+/// lose one, and an update whose closure refuses leaves the value alone.
+#[test]
+fn atomic_update_and_try_update_never_lose_an_update() {
+    passes(500, || {
+        let count = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let c = count.clone();
+                thread::spawn(move || {
+                    c.update(Ordering::AcqRel, Ordering::Acquire, |v| v + 1);
+                    c.try_update(Ordering::AcqRel, Ordering::Acquire, |v| (v < 3).then(|| v + 10))
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        // The first `try_update` to store sees at most 2 and adds 10; the other then sees 11
+        // or more and refuses.
+        let added = results.iter().filter(|r| r.is_ok()).count();
+        assert_eq!(added, 1, "{results:?}");
+        assert_eq!(count.load(Ordering::SeqCst), 12);
+    });
+}
+
+/// `LazyLock::get`, `get_mut` and `force_mut` (std 1.94) and `DerefMut` (1.89): `get` reads
+/// the cell without initializing it (a scheduling point, so it sees the value only once a
+/// thread forced it), `force_mut` initializes without one; a `static` is fresh in every
+/// execution. `OnceLock`'s `Clone` and `PartialEq` read the cell as `get` does.
+#[test]
+fn lazy_lock_get_and_force_mut_and_once_lock_clone_behave_as_std() {
+    static LAZY: LazyLock<usize> = LazyLock::new(|| 7);
+    passes(300, || {
+        assert_eq!(LazyLock::get(&LAZY), None, "fresh in every execution");
+        let t = thread::spawn(|| *LAZY);
+        let seen = LazyLock::get(&LAZY).copied();
+        assert!(seen.is_none() || seen == Some(7));
+        assert_eq!(t.join().unwrap(), 7);
+        assert_eq!(LazyLock::get(&LAZY), Some(&7), "the join orders the force before");
+
+        let mut lazy = LazyLock::new(|| vec![1]);
+        assert_eq!(LazyLock::get_mut(&mut lazy), None);
+        LazyLock::force_mut(&mut lazy).push(2);
+        lazy.push(3);
+        assert_eq!(*lazy, [1, 2, 3]);
+
+        let cell = Arc::new(OnceLock::new());
+        let c = cell.clone();
+        let setter = thread::spawn(move || c.set(5).unwrap());
+        let copy = OnceLock::clone(&cell);
+        assert!(copy.get().is_none() || copy.get() == Some(&5));
+        setter.join().unwrap();
+        assert!(OnceLock::clone(&cell) == OnceLock::from(5));
+    });
+}
