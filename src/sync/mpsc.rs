@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::panic::{Location, RefUnwindSafe, UnwindSafe};
+use std::panic::Location;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -242,12 +242,3 @@ impl<T> fmt::Debug for IntoIter<T> {
         f.debug_struct("IntoIter").field("rx", &self.receiver).finish()
     }
 }
-
-// Unwind safe whatever `T`, as std's endpoints (whose channel state is atomics and locks that
-// do not poison).
-impl<T> UnwindSafe for Sender<T> {}
-impl<T> RefUnwindSafe for Sender<T> {}
-impl<T> UnwindSafe for SyncSender<T> {}
-impl<T> RefUnwindSafe for SyncSender<T> {}
-impl<T> UnwindSafe for Receiver<T> {}
-impl<T> RefUnwindSafe for Receiver<T> {}
