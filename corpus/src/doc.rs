@@ -292,9 +292,11 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           reports for the smallest failing schedule it found (random strategy, 3 seeds; `t` \
           counted the same way). It is read off one schedule: with preemptions it bounds the \
           bug's shape from above, but with none it counts only the failing thread, the \
-          threads whose atomic or cell writes it read and their spawners, so a bug made by \
-          blocking and waking can measure fewer threads than it needs (`prodcons`, \
-          `bufwriter` and several SCTBench ports measure t = 1); a `-` where unknown \
+          threads whose atomic or cell writes it read, the threads they waited for (joined, \
+          a lock's earlier holders) and their spawners, so a bug made by blocking and waking \
+          can measure fewer threads than it needs (`prodcons`, `ws-deque-cap` and several \
+          SCTBench ports measure t = 1), and one behind a lock many threads took measures \
+          them all (`twostage-100`: t = 101); a `-` where unknown \
           (`safestack`: the one failing schedule found, by `pos`, minimizes to c=14, v=4, \
           t=4, an upper bound); `PCT depth`: the number of ordering constraints where it differs from or \
           is known beside c + 1.\n\n";
