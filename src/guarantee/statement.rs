@@ -15,7 +15,10 @@ use super::*;
 /// right before accesses of the chosen variables. A thread bound of 2 or more says
 /// "(counting a thread that spawns them or that they wait for)": `t` counts a
 /// thread that spawns one of the bug's threads while another of them exists, and a
-/// thread one of them waits for (see [`crate::guarantee`]).
+/// thread one of them waits for (see [`crate::guarantee`]). ThreadBound and Combined at depth
+/// 2 or more say "(at most c priority changes, which a failure report may show as fewer
+/// preemptions)": their depth is 1 + priority changes of strict-priority scheduling, and a
+/// schedule can need more of those than the switches a report counts (guide section 4).
 #[derive(Debug, Clone, PartialEq)]
 pub struct GuaranteeStatement {
     /// The bound the strategy that ran carries.
@@ -61,6 +64,19 @@ impl fmt::Display for GuaranteeStatement {
         let uses_variables = self.strategy.uses_variables();
         let uses_threads = self.strategy.uses_threads();
         write!(f, "{}: no bug of depth <= {}", self.strategy, self.depth)?;
+        if uses_threads && self.depth >= 2 {
+            // Thread bounding's depth is 1 + its priority changes, and a schedule can need
+            // more of those than the switches a failure report counts as preemptions (guide
+            // section 4, `tests/differential.rs`): a user reading a report's shape must not
+            // take its `c + 1` for a depth this covers.
+            let c = self.depth - 1;
+            let changes = if c == 1 { "change" } else { "changes" };
+            write!(
+                f,
+                " (at most {c} priority {changes}, which a failure report may show as fewer \
+                 preemptions)"
+            )?;
+        }
         if uses_variables {
             write!(
                 f,

@@ -602,7 +602,8 @@ fn statement(strategy: BoundKind) -> GuaranteeStatement {
 fn statements_read_as_specified() {
     assert_eq!(
         statement(BoundKind::Combined).to_string(),
-        "Combined: no bug of depth <= 2 involving <= 1 of the Q=7 shared variables (preempted \
+        "Combined: no bug of depth <= 2 (at most 1 priority change, which a failure report may \
+         show as fewer preemptions) involving <= 1 of the Q=7 shared variables (preempted \
          only at their accesses) and <= 2 threads (counting a thread that spawns them or that they wait for) was missed, with probability >= \
          0.99 (4,605 executions; n=3, \
          k_q <= 40; counts measured over 10 profiling executions; 0 executions exceeded \
@@ -628,7 +629,8 @@ fn statements_read_as_specified() {
     thread.executions = 1_234_567;
     assert_eq!(
         thread.to_string(),
-        "ThreadBound: no bug of depth <= 2 involving <= 1 thread was missed, with probability \
+        "ThreadBound: no bug of depth <= 2 (at most 1 priority change, which a failure report \
+         may show as fewer preemptions) involving <= 1 thread was missed, with probability \
          >= 0.99 (1,234,567 executions; n=3, k=120; counts measured over 1 profiling \
          execution; 1 execution exceeded them); by Lemma 4.1, every order of every 2 of the 4 \
          thread fragments was drawn, with probability >= 0.999999"
