@@ -841,19 +841,7 @@ struct Tally {
 /// systematic search with those bounds, and the search reaches no outcome the model does not.
 fn check_systematic(prog: &Prog, truth: &Truth, c: u32, v: u32, pruning: bool, tally: &mut Tally) {
     let n = prog.n() as u32;
-    let kind = StrategyKind::Systematic {
-        preemptions: c,
-        vars: v,
-        threads: n,
-        hb_pruning: pruning,
-        max_time: None,
-    };
-    let config = Config::new()
-        .strategy(kind)
-        .profile_runs(1)
-        .iterations(1_000_000)
-        .stop_at_first_failure(false);
-    let (report, outcomes) = run(config, prog, None, 1);
+    let (report, outcomes) = run(search_config(prog, c, v, pruning), prog, None, 1);
     tally.searches += 1;
     let sys = report.systematic.as_ref().expect("a systematic report");
     let seen: HashSet<&Vec<u32>> = outcomes.iter().collect();
@@ -1041,22 +1029,22 @@ fn random_programs_long() {
     differential(SEED ^ 0x1000, 300, 5_000);
 }
 
-/// The outcomes of every execution of `systematic(c, v, n)` (with or without pruning).
-fn reached(prog: &Prog, c: u32, v: u32, pruning: bool) -> Vec<Vec<u32>> {
-    let threads = prog.n() as u32;
+/// A run of `systematic(c, v, n)` over `prog` (with or without pruning) that counts every
+/// failure.
+fn search_config(prog: &Prog, c: u32, v: u32, pruning: bool) -> Config {
     let kind = StrategyKind::Systematic {
         preemptions: c,
         vars: v,
-        threads,
+        threads: prog.n() as u32,
         hb_pruning: pruning,
         max_time: None,
     };
-    let config = Config::new()
-        .strategy(kind)
-        .profile_runs(1)
-        .iterations(1_000_000)
-        .stop_at_first_failure(false);
-    run(config, prog, None, 1).1
+    Config::new().strategy(kind).profile_runs(1).iterations(1_000_000).stop_at_first_failure(false)
+}
+
+/// The outcomes of every execution of `systematic(c, v, n)` (with or without pruning).
+fn reached(prog: &Prog, c: u32, v: u32, pruning: bool) -> Vec<Vec<u32>> {
+    run(search_config(prog, c, v, pruning), prog, None, 1).1
 }
 
 /// Found by `random_programs` and minimized (by removing operations while the difference

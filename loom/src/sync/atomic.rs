@@ -111,7 +111,7 @@ macro_rules! loom_atomic {
             /// loom 0.7.3's (and std's) `try_update`: `fetch_update` under its new name. Applies
             /// `f` in a compare-exchange loop until it stores `f`'s value (`Ok` with the
             /// previous value) or `f` returns `None` (`Err` with the value `f` saw last). Each
-            /// load and compare-exchange is a scheduling point.
+            /// load and compare-exchange is a scheduling point (pctvb's `try_update`).
             #[track_caller]
             pub fn try_update(
                 &self,
@@ -119,26 +119,20 @@ macro_rules! loom_atomic {
                 fetch_order: Ordering,
                 f: impl FnMut($val) -> Option<$val>,
             ) -> Result<$val, $val> {
-                self.0.fetch_update(set_order, fetch_order, f)
+                self.0.try_update(set_order, fetch_order, f)
             }
 
             /// loom 0.7.3's (and std's) `update`: applies `f` in a compare-exchange loop until
             /// it stores `f`'s value, and returns the previous value. Each load and
-            /// compare-exchange is a scheduling point.
+            /// compare-exchange is a scheduling point (pctvb's `update`).
             #[track_caller]
             pub fn update(
                 &self,
                 set_order: Ordering,
                 fetch_order: Ordering,
-                mut f: impl FnMut($val) -> $val,
+                f: impl FnMut($val) -> $val,
             ) -> $val {
-                let mut previous = self.0.load(fetch_order);
-                loop {
-                    match self.0.compare_exchange(previous, f(previous), set_order, fetch_order) {
-                        Ok(v) => return v,
-                        Err(v) => previous = v,
-                    }
-                }
+                self.0.update(set_order, fetch_order, f)
             }
 
             /// Stores `new` if the value is `current`; returns the previous value
