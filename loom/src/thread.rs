@@ -56,8 +56,14 @@ impl Drop for Values {
     fn drop(&mut self) {
         // Last created, first dropped (as pctvb drops its own thread-locals), each outside
         // the borrow: a destructor may use another key.
-        while let Some(value) = self.0.borrow_mut().pop() {
-            drop(value);
+        loop {
+            // A statement of its own: the borrow ends before the value's destructor runs (in
+            // a `while let` scrutinee it would last through the loop's body).
+            let last = self.0.borrow_mut().pop();
+            match last {
+                Some(value) => drop(value),
+                None => break,
+            }
         }
     }
 }
