@@ -260,13 +260,9 @@ macro_rules! atomic_type {
                 fetch_order: Ordering,
                 mut f: impl FnMut($val) -> $val,
             ) -> $val {
-                let mut previous = self.load(fetch_order);
-                loop {
-                    let next = f(previous);
-                    match self.compare_exchange(previous, next, set_order, fetch_order) {
-                        Ok(v) => return v,
-                        Err(v) => previous = v,
-                    }
+                match self.try_update(set_order, fetch_order, |v| Some(f(v))) {
+                    Ok(previous) => previous,
+                    Err(_) => unreachable!("`f` maps every value"),
                 }
             }
 

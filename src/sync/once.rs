@@ -207,11 +207,10 @@ impl<T: Clone> Clone for OnceLock<T> {
     /// [`OnceLock::from`]).
     #[track_caller]
     fn clone(&self) -> OnceLock<T> {
-        let cell = OnceLock::new();
-        if let Some(value) = self.get() {
-            let _ = cell.set(value.clone());
+        match self.get() {
+            Some(value) => OnceLock::from(value.clone()),
+            None => OnceLock::new(),
         }
-        cell
     }
 }
 
