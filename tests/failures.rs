@@ -330,7 +330,7 @@ fn a_spin_loop_without_yield_hits_max_steps_with_advice() {
 
 #[test]
 fn a_thread_left_running_after_the_body_returned_is_named_when_steps_run_out() {
-    // A detached ticker that never ends: under std it would die with the process; pctvb runs
+    // A detached worker that never ends: under std it would die with the process; pctvb runs
     // every thread to its end, so the execution runs out of steps, and the report says the
     // body had returned, which thread it left running and where that one was spawned.
     let report = config().iterations(1).max_steps(3_000).run(|| {
@@ -338,10 +338,9 @@ fn a_thread_left_running_after_the_body_returned_is_named_when_steps_run_out() {
         let t = ticks.clone();
         let _detached = thread::spawn(move || loop {
             t.fetch_add(1, Ordering::SeqCst);
-            thread::sleep(std::time::Duration::from_millis(10));
         });
     });
-    let failure = report.failure().expect("the ticker never ends");
+    let failure = report.failure().expect("the worker never ends");
     assert_eq!(failure.kind, FailureKind::MaxSteps);
     assert!(failure.message.contains("after the test body had returned"), "{}", failure.message);
     assert!(
@@ -363,6 +362,20 @@ fn a_thread_left_running_after_the_body_returned_is_named_when_steps_run_out() {
     let failure = report.failure().expect("the spinner never ends");
     assert_eq!(failure.kind, FailureKind::Livelock);
     assert!(failure.message.contains("The test body had returned"), "{}", failure.message);
+    // So is a ticker that sleeps between its own changes: no other thread's change ends its
+    // loop (its own do not count).
+    let report = config().iterations(1).max_steps(3_000).run(|| {
+        let ticks = Arc::new(AtomicUsize::new(0));
+        let t = ticks.clone();
+        let _detached = thread::spawn(move || loop {
+            t.fetch_add(1, Ordering::SeqCst);
+            thread::sleep(std::time::Duration::from_millis(10));
+        });
+    });
+    let failure = report.failure().expect("the ticker never ends");
+    assert_eq!(failure.kind, FailureKind::Livelock, "{failure}");
+    assert!(failure.message.contains("thread 1 spins at tests/failures.rs:"), "{failure}");
+    assert!(failure.message.contains("The test body had returned"), "{failure}");
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Spin-waits and yields (issue #14, item 2). A thread that yields (`yield_now`,
-//! `hint::spin_loop`, or a `sleep` with no progress since its previous sleep or yield) is not
-//! enabled until another thread makes progress; when only spinning threads are left, they all
-//! run again. A first `sleep` leaves the thread enabled (a sleep is no synchronization). So:
+//! `hint::spin_loop`, or a `sleep` with no other thread's progress since its previous sleep or
+//! yield) is not enabled until another thread makes progress; when only spinning threads are
+//! left, they all run again. A first `sleep` leaves the thread enabled (a sleep is no synchronization). So:
 //!
 //! - correct retry loops that yield (a compare-exchange lock, a test-and-set lock with `swap`,
 //!   `try_lock`, a single-producer single-consumer ring that waits on its indices) pass under
@@ -461,6 +461,56 @@ fn two_sleeps_in_a_row() {
 #[test]
 fn a_sleep_polling_loop_passes_under_every_strategy() {
     assert_passes_everywhere("sleep polling loop", sleep_polling_loop);
+}
+
+/// A correct wait that reads its flag under a mutex, then sleeps: each round locks and unlocks
+/// the mutex, which changes shared state. That the polling thread's own changes counted as
+/// progress kept its sleeps from ever spinning, so under a priority strategy it ran its loop
+/// until `max_steps` (and failed with a message asking for a yield the loop already had).
+fn locked_sleep_polling_loop() {
+    let flag = Arc::new(Mutex::new(false));
+    let f = flag.clone();
+    let writer = thread::spawn(move || *f.lock().unwrap() = true);
+    loop {
+        if *flag.lock().unwrap() {
+            break;
+        }
+        thread::sleep(Duration::from_millis(1));
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_sleep_polling_loop_that_locks_to_read_its_flag_passes_under_every_strategy() {
+    assert_passes_everywhere("locked sleep polling loop", locked_sleep_polling_loop);
+}
+
+/// The same loop waiting for a flag nobody sets (the writer sets another one): a livelock,
+/// named as one (the loop sleeps and changes nothing another thread made), not a runaway
+/// loop told to add a yield.
+fn locked_sleep_polling_forever() {
+    let flag = Arc::new(Mutex::new(false));
+    let other = Arc::new(Mutex::new(false));
+    let o = other.clone();
+    let writer = thread::spawn(move || *o.lock().unwrap() = true);
+    while !*flag.lock().unwrap() {
+        thread::sleep(Duration::from_millis(1));
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_sleep_polling_loop_that_locks_and_waits_forever_is_a_livelock() {
+    for kind in every_strategy() {
+        let report = config()
+            .strategy(kind.clone())
+            .iterations(5)
+            .max_steps(5_000)
+            .run(locked_sleep_polling_forever);
+        let f = report.failure().unwrap_or_else(|| panic!("{kind:?}: the livelock is missed"));
+        assert_eq!(f.kind, FailureKind::Livelock, "{kind:?}:\n{f}");
+        assert!(f.message.contains("thread 0 (main) spins at tests/spin_waits.rs:"), "{f}");
+    }
 }
 
 #[test]

@@ -394,8 +394,8 @@ pub(crate) fn explain(
         ),
         FailureCause::Livelock { spins, waits, limit, window, body_returned } => {
             let mut message = format!(
-                "livelock: every thread that can run spins, waiting for a change no thread \
-                 makes (none in the last {window} scheduling points before max_steps = \
+                "livelock: every thread that can run spins, waiting for a change no other \
+                 thread makes (none in the last {window} scheduling points before max_steps = \
                  {limit}).\n  {}",
                 spins.join("\n  ")
             );
@@ -404,9 +404,10 @@ pub(crate) fn explain(
                 message.push_str(wait);
             }
             message.push_str(
-                "\n(A thread spins when it yields and no other thread has changed shared state \
-                 since: written an atomic or cell with a new value, locked or unlocked, sent, \
-                 received, notified, unparked, spawned or exited.)",
+                "\n(A thread spins when it yields, or sleeps again, and no other thread has \
+                 changed shared state since: written an atomic or cell with a new value, locked \
+                 or unlocked, sent, received, notified, unparked, spawned or exited. Its own \
+                 changes, such as the lock it takes to read a flag, do not end its wait.)",
             );
             if *body_returned {
                 message.push_str(

@@ -300,7 +300,7 @@ impl Execution {
         st.by_address.clear();
         st.pending.clear();
         st.steps = 0;
-        st.last_progress = 0;
+        st.reset_progress();
         st.spinners.clear();
         st.spin_epoch = 0;
         st.digest = DIGEST_SEED;
@@ -1100,17 +1100,22 @@ fn yield_current(st: &mut State, location: &'static Location<'static>) -> bool {
 /// The current thread sleeps (`thread::sleep`): a sleep is no synchronization, so the thread
 /// stays enabled and the strategy may run it on at once, as a machine whose other threads are
 /// slow would (a test that sleeps "to let the worker finish" fails in the schedules where the
-/// worker has not). A sleep with no progress since the thread's previous sleep or yield
-/// polls for a change that has not come (`while !done { sleep(..) }`): it spins, as a yield
+/// worker has not). A sleep with no progress by another thread since the thread's previous
+/// sleep or yield polls for a change that has not come (`while !done { sleep(..) }`): it
+/// spins, as a yield
 /// does ([`yield_current`]), so a polling loop runs at most twice per change and never
 /// livelocks a correct program. Returns whether the current thread stays enabled.
 ///
 /// Whether it stays enabled is a function of the execution so far (its operations and
 /// whether they changed shared state), as for a yield, so the bounds hold as they are proved.
 fn sleep_current(st: &mut State, location: &'static Location<'static>) -> bool {
+    let others = st.progress_by_others(st.current);
     let thread = &mut st.threads[st.current.index()];
-    // Its last yield or sleep came after the last progress: nothing changed since.
-    if thread.yield_location.is_some() && thread.last_yield > st.last_progress {
+    // Its last yield or sleep came after the other threads' last progress: nothing changed
+    // since but what it changed itself (a loop that locks a mutex to read a flag, then
+    // sleeps, changes the mutex at every round; counting that kept the loop going forever
+    // under a priority strategy).
+    if thread.yield_location.is_some() && thread.last_yield > others {
         return yield_current(st, location);
     }
     thread.last_yield = st.steps;
@@ -1122,16 +1127,14 @@ fn sleep_current(st: &mut State, location: &'static Location<'static>) -> bool {
 /// every thread that can run spins is reported as a livelock (fewer when `max_steps` is small).
 const LIVELOCK_WINDOW: u64 = 1000;
 
-/// The livelock an execution that ran out of steps is in, if it is one: no thread made
-/// progress in the last `LIVELOCK_WINDOW` scheduling points (or the last half of `max_steps`,
-/// if that is fewer), and every thread that is neither blocked nor finished yielded since the
-/// last progress (it spins: it polls for a change no thread makes). A runaway thread that
+/// The livelock an execution that ran out of steps is in, if it is one: every thread that is
+/// neither blocked nor finished yielded (or slept) since the other threads' last progress, and
+/// they made none in the last `LIVELOCK_WINDOW` scheduling points (or the last half of
+/// `max_steps`, if that is fewer): it spins, polling for a change no other thread makes (its
+/// own changes, such as the lock it takes to read a flag, do not count). A runaway thread that
 /// never yields is not a livelock: `MaxSteps` tells the user to add a yield.
 fn livelock(st: &State) -> Option<FailureCause> {
     let window = LIVELOCK_WINDOW.min(st.max_steps / 2).max(1);
-    if st.steps - st.last_progress < window {
-        return None;
-    }
     let mut spins = Vec::new();
     let mut waits = Vec::new();
     for (i, t) in st.threads.iter().enumerate() {
@@ -1142,7 +1145,10 @@ fn livelock(st: &State) -> Option<FailureCause> {
             Status::Blocked(_) if st.enabled.binary_search(&id).is_ok() => return None,
             Status::Blocked(on) => waits.push(describe_wait(st, id, on)),
             Status::Runnable | Status::Spinning => {
-                if t.last_yield <= st.last_progress {
+                // Its own changes are no news to it (see `sleep_current`): it spins if the
+                // others made none in the window and none since its last yield or sleep.
+                let others = st.progress_by_others(id);
+                if st.steps - others < window || t.last_yield <= others {
                     return None;
                 }
                 let at = t.yield_location.map_or_else(String::new, |l| format!(" at {l}"));

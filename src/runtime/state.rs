@@ -268,6 +268,9 @@ const INITIAL_THREADS: usize = 16;
 const INITIAL_OBJECTS: usize = 16;
 const INITIAL_STEPS: usize = 256;
 
+/// No thread: `State::last_progress_by` before any progress.
+const NO_THREAD: u32 = u32::MAX;
+
 /// All mutable state of an execution, behind the execution's `RefCell`.
 pub(super) struct State {
     pub(super) gen: u64,
@@ -290,6 +293,12 @@ pub(super) struct State {
     pub(super) steps: u64,
     /// `steps` when a thread last made progress (changed shared state: see `progress`).
     pub(super) last_progress: u64,
+    /// The thread that made that progress (`NO_THREAD` before any), its id's number.
+    last_progress_by: u32,
+    /// `steps` when a thread other than `last_progress_by` last made progress: with the two,
+    /// the latest progress by threads other than any one thread is known
+    /// ([`State::progress_by_others`]).
+    other_progress: u64,
     /// Threads whose status is `Spinning`, in the order they started to spin.
     pub(super) spinners: Vec<ThreadId>,
     /// `steps` at the latest yield that made a thread spin.
@@ -356,6 +365,8 @@ impl State {
             pending: Vec::with_capacity(INITIAL_THREADS),
             steps: 0,
             last_progress: 0,
+            last_progress_by: NO_THREAD,
+            other_progress: 0,
             spinners: Vec::with_capacity(INITIAL_THREADS),
             spin_epoch: 0,
             digest: 0,
@@ -468,7 +479,31 @@ impl State {
     /// store; the spinners are released at the next scheduling point (`decide`).
     #[inline]
     pub(super) fn progress(&mut self) {
+        let by = self.current.0;
+        if by != self.last_progress_by {
+            self.other_progress = self.last_progress;
+            self.last_progress_by = by;
+        }
         self.last_progress = self.steps;
+    }
+
+    /// `steps` when a thread other than `t` last made progress (0: none did). A thread's own
+    /// changes (the lock and unlock around its check of a flag) are no news to it: a thread
+    /// that polls waits for the others' progress, not its own.
+    #[inline]
+    pub(super) fn progress_by_others(&self, t: ThreadId) -> u64 {
+        if t.0 == self.last_progress_by {
+            self.other_progress
+        } else {
+            self.last_progress
+        }
+    }
+
+    /// Starts an execution's progress record: no progress yet.
+    pub(super) fn reset_progress(&mut self) {
+        self.last_progress = 0;
+        self.last_progress_by = NO_THREAD;
+        self.other_progress = 0;
     }
 
     /// Makes the running thread spin: it leaves the enabled threads until another thread makes
