@@ -401,17 +401,26 @@ fn a_write_after_the_initialization_races_with_the_waiters_read() {
     }
 }
 
+/// The parker parks only once the unpark has made its token available (the `Relaxed` flag,
+/// set after the unpark, orders nothing): the park consumes the token without waiting, and
+/// only the unpark's edge orders the write before the read. (A park that waits may return
+/// spuriously, as std's may, with no edge: a program that reads after such a park races.)
 #[test]
 fn unpark_happens_before_the_park_it_releases() {
     no_race(|| {
         let shared = Arc::new(Data::default());
-        let s = shared.clone();
+        let unparked = Arc::new(AtomicBool::new(false));
+        let (s, u) = (shared.clone(), unparked.clone());
         let parker = thread::spawn(move || {
+            while !u.load(Ordering::Relaxed) {
+                thread::yield_now();
+            }
             thread::park();
             assert_eq!(s.read(), 8);
         });
         shared.write(8);
         parker.thread().unpark();
+        unparked.store(true, Ordering::Relaxed);
         parker.join().unwrap();
     });
 }

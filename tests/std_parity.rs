@@ -269,15 +269,22 @@ fn condvar_and_barrier() {
     assert!(timed_out);
     drop(g);
     let cv2 = Condvar::new();
-    let g = m.lock().unwrap();
-    // A wait with a notifier: `wait` returns after `notify_one`.
+    let notified = Mutex::new(false);
+    let g = notified.lock().unwrap();
+    // A wait with a notifier: `wait` returns after `notify_one`, or spuriously before (as
+    // std's may), hence the loop.
     let g = thread::scope(|s| {
         s.spawn(|| {
-            let _g = m.lock().unwrap();
+            *notified.lock().unwrap() = true;
             cv2.notify_one();
         });
-        cv2.wait(g).unwrap()
+        let mut g = g;
+        while !*g {
+            g = cv2.wait(g).unwrap();
+        }
+        g
     });
+    assert!(*g);
     drop(g);
     assert!(format!("{cv2:?}").starts_with("Condvar"));
 

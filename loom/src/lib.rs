@@ -65,8 +65,9 @@
 //! `sync::Barrier::wait` returns pctvb's `BarrierWaitResult`, not std's (loom's `Barrier`
 //! is a stub whose `new` panics).
 //!
-//! The other differences from loom 0.7: [`sync::Notify::wait`] never returns spuriously;
-//! [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches` counts only
+//! The other differences from loom 0.7: [`sync::Notify::wait`] returns spuriously only with
+//! no permit there (loom's may with one too); `Condvar::wait` and `thread::park` may wake
+//! spuriously (loom's never do; std's may); [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches` counts only
 //! above pctvb's limit of 100,000 scheduling points per execution, which it raises; checkpoint
 //! files and `log` are not honoured (see [`mod@model`]). On Linux with glibc,
 //! `std::time::Instant::now()` inside a model reads the execution's virtual clock (it starts

@@ -8,7 +8,9 @@
 //! replays (a thread with no next block, preempted for good because the failure came first,
 //! runs on as long as it can, or after every other block); the result
 //! is kept when the execution still fails the same way (same kind, same panic location) with
-//! fewer preemptions, or as many and fewer steps. The search restarts from every kept schedule
+//! fewer preemptions, or as many and fewer spurious wake-ups, or as many of both and fewer
+//! steps. Each attempt may also remove one spurious wake-up: the waiting thread's steps after
+//! it run at its next turn instead. The search restarts from every kept schedule
 //! and stops when no merge helps or the budget is spent. The original failure is never lost:
 //! if nothing is kept, it is reported as found.
 
@@ -18,7 +20,7 @@ use std::time::Duration;
 use super::outcome::Found;
 use super::Config;
 use crate::report::Failure;
-use crate::runtime::{real_now, Execution, FailureCause, StackPool};
+use crate::runtime::{real_now, EventKind, Execution, FailureCause, StackPool};
 use crate::schedulers::{Blocks, Guided, Replay};
 
 /// Wall-time cap of one minimization, whatever the replay budget.
@@ -124,8 +126,7 @@ impl Config {
                     continue;
                 }
                 let candidate = Found::capture(exec, cause, best.seed, best.index, outcome.digest);
-                let smaller = (preemptions(&candidate), candidate.captured.trace.len())
-                    < (preemptions(&best), best.captured.trace.len());
+                let smaller = size(&candidate) < size(&best);
                 if smaller {
                     best = candidate;
                     continue 'restart;
@@ -139,6 +140,14 @@ impl Config {
 
 fn preemptions(found: &Found) -> usize {
     found.captured.trace.iter().filter(|s| s.is_preemption()).count()
+}
+
+/// What minimization makes smaller, in order: preemptions, spurious wake-ups (a report with
+/// none that the failure does not need reads as the program's own schedule), steps.
+fn size(found: &Found) -> (usize, usize, usize) {
+    let trace = &found.captured.trace;
+    let spurious = trace.iter().filter(|s| s.kind == EventKind::SpuriousWakeup).count();
+    (preemptions(found), spurious, trace.len())
 }
 
 /// Failures worth minimizing: those a schedule causes (not limits or usage errors).

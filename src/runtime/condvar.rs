@@ -1,7 +1,9 @@
 //! The model of a condition variable (the paper's wait/notify emulation, Figure 11): waiting
 //! releases the mutex and blocks until a notification, then re-acquires the mutex. Waiters are
-//! woken in the order they started waiting (the object's `waiters`), there are no spurious
-//! wakeups, and a timed wait times out only when no thread can run.
+//! woken in the order they started waiting (the object's `waiters`); a wait may also end in a
+//! spurious wake-up, as std allows (at most once per other thread's progress:
+//! `Execution::block_or_wake_spuriously`), and a timed wait times out only when no thread can
+//! run.
 //!
 //! Outside any execution a wait is a real one in the condition variable's [`WaitRoom`], with a
 //! real timeout; a notification inside an execution also wakes OS threads waiting there.
@@ -58,13 +60,14 @@ impl RawCondvar {
                     let me = st.current;
                     st.threads[me.index()].reacquire = Some(hold.object());
                 });
-                let timed_out = ex.block(BlockedOn::Condvar(object), timeout, location);
+                let (timed_out, spurious) =
+                    ex.block_or_wake_spuriously(BlockedOn::Condvar(object), timeout, location);
                 if timed_out {
                     ex.with_state(|st| {
                         let me = st.current;
                         st.threads[me.index()].reacquire = None;
                     });
-                } else {
+                } else if !spurious {
                     // Woken by a notification: it happens before the wake-up.
                     ex.with_state(|st| {
                         let me = st.current;

@@ -76,6 +76,9 @@ pub enum EventKind {
     Sleep,
     /// `RwLockWriteGuard::downgrade` turned a write lock into a read lock.
     Downgrade,
+    /// A `Condvar::wait` or `thread::park` returned with no notification or unpark: a
+    /// spurious wake-up, which std allows (see `Execution::block_or_wake_spuriously`).
+    SpuriousWakeup,
 }
 
 impl EventKind {
@@ -109,6 +112,7 @@ impl EventKind {
             EventKind::Poll => "poll",
             EventKind::Sleep => "sleep",
             EventKind::Downgrade => "downgrade",
+            EventKind::SpuriousWakeup => "spurious-wakeup",
         }
     }
 

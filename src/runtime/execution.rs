@@ -748,6 +748,43 @@ impl Execution {
         self.timed_out(deadline)
     }
 
+    /// [`Execution::block`] for a wait that may end spuriously (`Condvar::wait`,
+    /// `thread::park`; std allows both to return with no notification or unpark): while the
+    /// thread may wake spuriously (`State::may_wake_spuriously`) and another thread can run
+    /// when it starts to wait, it stays among the enabled threads as it waits, and if the
+    /// strategy chooses it before a notification or unpark wakes it, it wakes spuriously. A
+    /// wait that starts when no other thread can run blocks as before (a timed one times out,
+    /// an untimed one is a deadlock): waking spuriously could only delay that by a round. Returns whether it timed out and whether it woke
+    /// spuriously; a spurious wake-up is then a scheduling point of its own
+    /// (`EventKind::SpuriousWakeup` on `on`'s object), so reports show it.
+    pub(crate) fn block_or_wake_spuriously(
+        &self,
+        on: BlockedOn,
+        timeout: Option<std::time::Duration>,
+        location: &'static Location<'static>,
+    ) -> (bool, bool) {
+        let deadline = time::deadline(timeout);
+        {
+            let mut st = self.state.borrow_mut();
+            st.block_current(on, timeout.is_some());
+            if !st.enabled.is_empty() && st.may_wake_spuriously() {
+                let me = st.current;
+                super::state::insert_sorted(&mut st.enabled, me);
+            }
+        }
+        self.schedule(EventKind::Block, on.object(), location);
+        let spurious = {
+            let mut st = self.state.borrow_mut();
+            let me = st.current;
+            std::mem::take(&mut st.threads[me.index()].woke_spuriously)
+        };
+        if spurious {
+            self.schedule(EventKind::SpuriousWakeup, on.object(), location);
+            return (false, true);
+        }
+        (self.timed_out(deadline), false)
+    }
+
     /// Fails the execution with `cause`; the calling thread never runs again.
     pub(crate) fn fail(&self, cause: FailureCause) -> ! {
         let yielder = {

@@ -43,7 +43,8 @@ pub(crate) fn park(timeout: Option<Duration>, location: &'static Location<'stati
             std::mem::replace(&mut st.threads[cur.index()].park_token, false)
         });
         if !has_token {
-            ex.block(BlockedOn::Park, timeout, location);
+            // std's park may also return spuriously, with no unpark.
+            ex.block_or_wake_spuriously(BlockedOn::Park, timeout, location);
             ex.with_state(|st| {
                 let cur = st.current;
                 st.threads[cur.index()].park_token = false;

@@ -61,6 +61,13 @@ pub(super) struct Thread {
     /// Blocked in a rendezvous send that waits for the receiver to take its message (not for
     /// room): a receipt wakes it, and it is not among the senders a freed slot enables.
     pub(super) awaits_receipt: bool,
+    /// `State::steps` when the thread last woke spuriously from a condition variable's wait or
+    /// a park (`NEVER`: not in this execution): it may again only after another thread's
+    /// progress (`State::may_wake_spuriously`).
+    pub(super) spurious_at: u64,
+    /// The strategy chose the thread while it waited to be woken spuriously (`run_ready`); the
+    /// waiting operation takes the flag when it returns.
+    pub(super) woke_spuriously: bool,
     /// The value the thread's closure returned, until its `JoinHandle` takes it (`join.rs`).
     pub(super) result: Option<ErasedValue>,
     /// Its `JoinHandle` was dropped unjoined: the thread drops its value when it returns it.
@@ -85,6 +92,8 @@ impl Thread {
             task: super::task::TaskState::default(),
             reacquire: None,
             awaits_receipt: false,
+            spurious_at: NEVER,
+            woke_spuriously: false,
             result: None,
             detached: false,
         }
@@ -270,6 +279,9 @@ const INITIAL_STEPS: usize = 256;
 
 /// No thread: `State::last_progress_by` before any progress.
 const NO_THREAD: u32 = u32::MAX;
+
+/// No step: `Thread::spurious_at` of a thread that never woke spuriously.
+const NEVER: u64 = u64::MAX;
 
 /// All mutable state of an execution, behind the execution's `RefCell`.
 pub(super) struct State {
@@ -591,12 +603,20 @@ impl State {
     }
 
     /// The strategy chose `id`, a ready waiter: it leaves the object's waiters and runs; its
-    /// retried operation succeeds (nothing runs between the choice and its resumption).
+    /// retried operation succeeds (nothing runs between the choice and its resumption). A
+    /// thread waiting on a condition variable or in a park is ready only to wake spuriously
+    /// (`State::may_wake_spuriously`): it does, without re-acquiring its mutex first.
     #[cold]
     pub(super) fn run_ready(&mut self, id: ThreadId, on: BlockedOn) {
+        let steps = self.steps;
         let thread = &mut self.threads[id.index()];
         thread.status = Status::Runnable;
         thread.timeout_able = false;
+        if let BlockedOn::Condvar(_) | BlockedOn::Park = on {
+            thread.reacquire = None;
+            thread.woke_spuriously = true;
+            thread.spurious_at = steps;
+        }
         if let Some(object) = on.object() {
             let waiters = &mut self.objects[object.index()].waiters;
             if let Some(pos) = waiters.iter().position(|&w| w == id) {
@@ -615,6 +635,9 @@ impl State {
             (Status::Blocked(BlockedOn::Condvar(_)), Some(mutex)) => {
                 thread.status = Status::Blocked(BlockedOn::Mutex(mutex));
                 thread.timeout_able = false;
+                // Enabled to wake spuriously until now: from here it is enabled exactly while
+                // the mutex is free, as the mutex's other waiters.
+                remove_one_sorted(&mut self.enabled, id);
                 self.reserve_waiters(mutex);
                 let m = &mut self.objects[mutex.index()];
                 insert_sorted(&mut m.waiters, id);
@@ -708,6 +731,17 @@ impl State {
         let mut waiters = waiters;
         waiters.clear();
         self.objects[object.index()].waiters = waiters;
+    }
+
+    /// Whether the running thread, about to wait on a condition variable or in a park, may
+    /// wake spuriously (std allows either to return with no notification or unpark): unless it
+    /// did already since another thread's last progress. Its own changes do not count (the
+    /// unlock and lock around a `while !ready { wait }` loop's check), so the loop wakes at
+    /// most once per change another thread makes and never livelocks. Whether it may is a
+    /// function of the execution so far, as a yield's spin is, so the bounds hold as proved.
+    pub(super) fn may_wake_spuriously(&self) -> bool {
+        let at = self.threads[self.current.index()].spurious_at;
+        at == NEVER || at < self.progress_by_others(self.current)
     }
 
     /// Marks the current thread blocked on `on`.

@@ -5,7 +5,7 @@
 //! skipped, and once the blocks run out the running thread keeps running as long as it can.
 
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::{Step, ThreadId};
+use crate::runtime::{EventKind, Step, ThreadId};
 
 /// A schedule as runs of one thread: (thread, how many consecutive choices it gets).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -40,10 +40,66 @@ impl Blocks {
     /// instead for as long as it can, or runs its block after all the others.
     /// Built as they are taken: a search that stops early builds no more.
     pub(crate) fn moves(&self, trace: &[Step]) -> impl Iterator<Item = Blocks> + '_ {
-        self.preemptions(trace).into_iter().flat_map(|(i, j)| {
+        let preemptions = self.preemptions(trace).into_iter().flat_map(|(i, j)| {
             let postponed = (self.0[i].1 > 0).then(|| self.postponed(i, j));
             std::iter::once(self.merged(i, j)).chain(postponed)
-        })
+        });
+        let spurious = self.spurious_wakeups(trace);
+        // The wake-up's detour left out, or only its own step (the thread went on without
+        // waiting again, as a notification would have let it), or nothing.
+        let unspurred = spurious.into_iter().flat_map(|(i, at, detour)| {
+            let detour = (detour > 1).then(|| self.woken_later(i, at, detour));
+            let drops = [1, 0].map(|d| self.woken_later(i, at, d));
+            detour.into_iter().chain(drops)
+        });
+        preemptions.chain(unspurred)
+    }
+
+    /// The spurious wake-ups of the recorded schedule (`trace`): `(i, at, detour)` where the
+    /// choice at position `at` of block `i` chose its thread while it waited, to wake
+    /// spuriously (`Execution::block_or_wake_spuriously`: the step that choice ran is the
+    /// thread's `SpuriousWakeup`), and `detour` of the block's choices from there ran the
+    /// thread until it waited again (the wake-up, the re-check, the next wait and its
+    /// `blocked` step; 0 if it did not wait again within the block).
+    fn spurious_wakeups(&self, trace: &[Step]) -> Vec<(usize, u64, u64)> {
+        let mut out = Vec::new();
+        let mut start = 0u64;
+        for (i, &(t, n)) in self.0.iter().enumerate() {
+            for k in 0..n {
+                // Choice `c` chose the thread that runs step `c + 1`.
+                let c = (start + k) as usize;
+                if !trace.get(c + 1).is_some_and(|s| s.kind == EventKind::SpuriousWakeup) {
+                    continue;
+                }
+                let left = (n - k) as usize;
+                let detour = trace[c + 1..]
+                    .iter()
+                    .take(left)
+                    .position(|s| s.thread == t && s.kind == EventKind::Block)
+                    .map_or(0, |p| p as u64 + 1);
+                out.push((i, k, detour));
+            }
+            start += n;
+        }
+        out
+    }
+
+    /// The blocks with block `i` cut before its choice at position `at` (one that woke its
+    /// thread spuriously), its next `drop` choices left out (the detour the wake-up made: the
+    /// thread waits instead), and the rest of it run at the start of the thread's next
+    /// block, or after every other block if it has none.
+    fn woken_later(&self, i: usize, at: u64, drop: u64) -> Blocks {
+        let mut blocks = self.0.clone();
+        let (t, n) = blocks[i];
+        blocks[i].1 = at;
+        let rest = n - at - drop;
+        if rest > 0 {
+            match (i + 1..blocks.len()).find(|&j| blocks[j].0 == t) {
+                Some(j) => blocks[j].1 = blocks[j].1.saturating_add(rest),
+                None => blocks.push((t, rest)),
+            }
+        }
+        Blocks(blocks)
     }
 
     /// Pairs `(i, j)` such that block `i` ends in a preemption of its thread and `j` is that

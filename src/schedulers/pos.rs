@@ -46,7 +46,14 @@ fn only_reads(kind: EventKind) -> bool {
 /// object or a thread: spawning (the new thread draws its own priority), yielding, a fence
 /// (sequentially consistent model).
 fn local(kind: EventKind) -> bool {
-    matches!(kind, EventKind::Spawn | EventKind::Yield | EventKind::Sleep | EventKind::Fence)
+    matches!(
+        kind,
+        EventKind::Spawn
+            | EventKind::Yield
+            | EventKind::Sleep
+            | EventKind::Fence
+            | EventKind::SpuriousWakeup
+    )
 }
 
 /// Whether two pending operations race. On one object: at least one modifies it (a blocked

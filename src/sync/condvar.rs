@@ -12,9 +12,12 @@ use crate::runtime::RawCondvar;
 
 /// A condition variable, as `std::sync::Condvar`.
 ///
-/// Inside an execution, waiters are woken in the order they started waiting, there are no
-/// spurious wakeups, and a timed wait times out only when no thread can run (time passes only
-/// then). Outside any execution it is a real condition variable, as std's.
+/// Inside an execution, waiters are woken in the order they started waiting, a wait may end
+/// in a spurious wake-up as std's may (the strategy chooses the waiting thread before any
+/// notification: at most once per change another thread makes, so a waiting loop never
+/// livelocks; the schedule shows `spurious-wakeup`), and a timed wait times out only when no
+/// thread can run (time passes only then). Outside any execution it is a real condition
+/// variable, as std's.
 pub struct Condvar {
     raw: RawCondvar,
 }

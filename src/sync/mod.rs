@@ -10,8 +10,10 @@
 //! Semantics to know:
 //! - Atomics are sequentially consistent whatever `Ordering` is passed; weak-memory behaviours
 //!   (store buffering, load buffering) are not explored.
-//! - `Condvar` has no spurious wakeups and wakes waiters in the order they started waiting;
-//!   `wait_timeout` times out only when no thread can run.
+//! - `Condvar` wakes waiters in the order they started waiting, and a wait may also end in a
+//!   spurious wake-up, as std's may (at most once per change another thread makes), so a
+//!   wait with `if` where a loop is needed fails; `wait_timeout` times out only when no
+//!   thread can run.
 //! - `OnceLock` and `LazyLock` values are per execution: a `static` of either is initialized
 //!   afresh in every execution, so executions stay independent. Plain statics of other
 //!   primitives keep their *data* across executions (their lock state is fresh): prefer

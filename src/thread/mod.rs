@@ -136,7 +136,10 @@ pub fn sleep_ms(ms: u32) {
     sleep(Duration::from_millis(u64::from(ms)))
 }
 
-/// Blocks until the thread's token is made available by [`Thread::unpark`].
+/// Blocks until the thread's token is made available by [`Thread::unpark`], and consumes it.
+/// In an execution it may also return spuriously, with no unpark, as std's may (at most once
+/// per change another thread makes; the schedule shows `spurious-wakeup`): call it in a loop
+/// that checks what it waits for.
 #[track_caller]
 pub fn park() {
     if in_execution() {

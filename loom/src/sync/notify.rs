@@ -7,39 +7,57 @@ use pctvb::sync::{Condvar, Mutex};
 ///
 /// loom 0.7's `wait` may also return spuriously, without consuming the permit: at most once
 /// per `Notify` per execution, a branch its search explores both ways (its `Notify` is built
-/// with spurious wake-ups on, and its docs do not mention them). This one never does (pctvb's
-/// `Condvar` has no spurious wakeups, and its strategies choose threads, not values), so a
-/// bug that needs a spurious return (a caller that takes `wait` returning as proof of a
-/// `notify`) is not found here; code written for loom's contract tolerates the difference.
+/// with spurious wake-ups on, and its docs do not mention them). This one does too, at most
+/// once per `Notify` per execution, when its waiting thread wakes spuriously with no permit
+/// there (pctvb's `Condvar` waits may wake spuriously: the strategy's choice), so a caller
+/// that takes `wait` returning as proof of a `notify` fails. loom may also return spuriously
+/// with a permit there; code written for loom's contract handles both.
 pub struct Notify {
-    permit: Mutex<bool>,
+    state: Mutex<State>,
     signal: Condvar,
+}
+
+/// A `Notify`'s state, under its mutex.
+struct State {
+    /// A `notify` left a permit no `wait` has consumed.
+    permit: bool,
+    /// A `wait` returned spuriously in this execution: no other one will.
+    spurred: bool,
 }
 
 impl Notify {
     /// A `Notify` without a permit.
     #[track_caller]
     pub fn new() -> Notify {
-        Notify { permit: Mutex::new(false), signal: Condvar::new() }
+        Notify {
+            state: Mutex::new(State { permit: false, spurred: false }),
+            signal: Condvar::new(),
+        }
     }
 
     /// Stores the permit and wakes one waiting thread.
     #[track_caller]
     pub fn notify(&self) {
-        let mut permit = self.permit.lock().unwrap_or_else(|e| e.into_inner());
-        *permit = true;
-        drop(permit);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.permit = true;
+        drop(state);
         self.signal.notify_one();
     }
 
-    /// Waits for the permit and consumes it.
+    /// Waits for the permit and consumes it, or returns spuriously without one (at most once
+    /// per `Notify` per execution).
     #[track_caller]
     pub fn wait(&self) {
-        let mut permit = self.permit.lock().unwrap_or_else(|e| e.into_inner());
-        while !*permit {
-            permit = self.signal.wait(permit).unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        while !state.permit {
+            state = self.signal.wait(state).unwrap_or_else(|e| e.into_inner());
+            if !state.permit && !state.spurred {
+                // The condition variable woke spuriously: loom's `Notify` may return then.
+                state.spurred = true;
+                return;
+            }
         }
-        *permit = false;
+        state.permit = false;
     }
 }
 

@@ -117,7 +117,9 @@ impl Run {
         let object = d.event.object.map(|o| o.index() as u32);
         let location = d.event.location as *const _ as usize;
         let op = Op { kind: d.event.kind, object, location, resume: false };
-        if self.ordered.is_some() || matches!(op.kind, EventKind::Yield | EventKind::Sleep) {
+        if self.ordered.is_some()
+            || matches!(op.kind, EventKind::Yield | EventKind::Sleep | EventKind::SpuriousWakeup)
+        {
             let h = hash2(&(self.ordered, cur, op.kind, object, location));
             self.ordered = Some(h.0);
         }
