@@ -11,7 +11,23 @@
 //! 2. The priority strategies' per-execution bound (`report.bound`): for every outcome the
 //!    model puts in a strategy's class, the rate at which the strategy's executions reach it
 //!    must not be significantly below the printed bound (the bound is at most the upper limit
-//!    of the rate's Wilson interval, as in `tests/guarantee_adversarial.rs`).
+//!    of the rate's 99.9% Wilson interval, as in `tests/guarantee_adversarial.rs`). Combined
+//!    and ThreadBound at depth 2 with 1 variable: the class is the strict-priority schedules
+//!    with one priority change ([`Priority`]). PCT at depths 1 and 2 and PCTVB at (2, 1) (in
+//!    the long run also (1, 1) and (2, 2)): the class is PCT's depth as the bound's proof uses
+//!    it and the statement names it ([`PctClass`]): under at least one in `n` initial priority
+//!    orders of the threads, `d - 1` changes at the right scheduling points (for PCTVB, at
+//!    accesses to shared objects) reach the outcome, found by simulating every order and
+//!    every placement of the change over the model.
+//!
+//! PCT's paper defines depth by ordering constraints instead (the least `d` such that some `d`
+//! constraints "event a before event b" hold in some schedule and every schedule where they
+//! hold reaches the outcome). The long run computes that too ([`PctDepth`], by brute force over
+//! the constraints on the model's memoized state space, up to 2, for programs of at most
+//! [`DEPTH_STATES`] states) and counts the outcomes it puts in a class that [`PctClass`] does
+//! not, with those measured below the bound: when threads wait (a join, a lock, a yield's
+//! spin) the constraints can be fewer than the changes the bound needs, and pctvb's statement
+//! used to name that depth (`ordering_constraints_undercount_pct_depth`).
 //!
 //! The model ([`Model`]) is written apart from pctvb's engine and search: it enumerates every
 //! interleaving of a program at pctvb's scheduling points (guide section 1, "Blocking" and
@@ -33,10 +49,11 @@
 //! read; a program's assertion fails at one outcome only some interleavings reach. Programs
 //! where some interleaving deadlocks are dropped.
 //!
-//! Every randomized part uses fixed seeds ([`SEED`] for the programs, [`RUN_SEED`] for the
-//! runs), so the suite is deterministic. `cargo test --test differential` runs the CI part; the
-//! longer one is `#[ignore]`d: `cargo test --release --test differential -- --ignored
-//! --nocapture`.
+//! Every randomized part uses fixed seeds ([`SEED`] for the programs, [`RUN_SEED`] for every
+//! run, the rate checks' included), so the suite is deterministic. `cargo test --test
+//! differential` runs the CI part (20 programs, 1,000 executions per rate check); the longer
+//! one is `#[ignore]`d: `cargo test --release --test differential -- --ignored --nocapture`
+//! (300 programs, 5,000 executions per rate check, and the depths by ordering constraints).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -806,6 +823,410 @@ fn permute(items: &mut Vec<u8>, k: usize, out: &mut Vec<Vec<u8>>) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// PCT's depth.
+
+/// Pair bitsets: bit `a * events + b` is the ordering constraint "event `a` before event `b`".
+type Bits = Vec<u64>;
+
+/// The most states the depth computation by ordering constraints memoizes per search (the
+/// long run); a program with more is left out of it, and counted.
+const DEPTH_STATES: usize = 4_000;
+
+/// The least depth of an outcome by ordering constraints (Burckhardt et al. 2010's
+/// definition, which pctvb's statement named before it named [`PctClass`]'s): the least `d`
+/// such that some set of `d` ordering constraints
+/// "event `a` before event `b`", each between events of two threads, holds in some complete
+/// schedule, and every complete schedule in which all of them hold reaches the outcome. An
+/// event is one thread's performing one of its operations (the programs have no branches, so
+/// every complete schedule performs every event once). Computed up to 2, by brute force on the
+/// model's state space: whether `a` came before `b` is a function of the state when `b` is
+/// performed (`a` is done iff its thread's `pc` is past it), so a constraint is a filter on
+/// the model's choices, and the set of constraints some schedule to an outcome satisfies is a
+/// union over the model's memoized successors.
+#[derive(Clone, Debug, Default)]
+struct PctDepth {
+    /// Per outcome (`Truth::outcomes`' order): depth 1 (one constraint suffices).
+    one: Vec<bool>,
+    /// Per outcome: depth at most 2.
+    two: Vec<bool>,
+    /// Per outcome: the fewest shared objects a set of at most 2 constraints whose every event
+    /// accesses a shared object (PCTVB's change points fall only there) can be at, if any.
+    two_objects: Vec<Option<u32>>,
+}
+
+impl PctDepth {
+    /// In PCT(d)'s class (depth at most `d`; only `d <= 2` is computed).
+    fn pct(&self, i: usize, d: u32) -> bool {
+        match d {
+            1 => self.one[i],
+            2 => self.two[i],
+            _ => unreachable!("depth {d} is not computed"),
+        }
+    }
+
+    /// In PCTVB(d, v)'s class: depth at most `d` with every constraint's events at accesses
+    /// to at most `v` shared objects, or depth 1 (no change point is needed, so no object).
+    fn pctvb(&self, i: usize, d: u32, v: u32) -> bool {
+        match d {
+            1 => self.one[i],
+            2 => self.one[i] || self.two_objects[i].is_some_and(|o| o <= v),
+            _ => unreachable!("depth {d} is not computed"),
+        }
+    }
+}
+
+struct Constraints<'m, 'p> {
+    model: &'m Model<'p>,
+    /// The global index of thread `t`'s operation `i` is `first[t] + i`.
+    first: Vec<usize>,
+    /// Per event, its thread and operation index.
+    event: Vec<(usize, usize)>,
+    /// Per event, the shared object it accesses, if any.
+    object: Vec<Option<usize>>,
+    words: usize,
+    /// Outcome -> its index in `Truth::outcomes`.
+    index: HashMap<Vec<u32>, usize>,
+    /// The unconstrained futures: a constrained search goes on with them once the constraint's
+    /// first event is done.
+    free: HashMap<State, Rc<Futures>>,
+    /// Every constraint some schedule satisfies with its first event the last of its thread
+    /// before its second.
+    tight: Bits,
+    limit: usize,
+}
+
+/// Per outcome index reached, the constraints some schedule to it satisfies (from the state
+/// on: pairs whose second event is still to come).
+type Futures = Vec<(usize, Bits)>;
+
+impl<'m, 'p> Constraints<'m, 'p> {
+    fn new(model: &'m Model<'p>, truth: &Truth) -> Self {
+        let prog = model.prog;
+        let (mut first, mut event, mut object) = (Vec::new(), Vec::new(), Vec::new());
+        for (t, ops) in prog.threads.iter().enumerate() {
+            first.push(event.len());
+            for (i, &ins) in ops.iter().enumerate() {
+                event.push((t, i));
+                object.push(prog.object(ins).filter(|&o| model.shared[o]));
+            }
+        }
+        let words = (event.len() * event.len()).div_ceil(64);
+        let index = truth.outcomes.iter().enumerate().map(|(i, (o, _))| (o.clone(), i)).collect();
+        let (free, tight) = (HashMap::new(), vec![0; words]);
+        Constraints { model, first, event, object, words, index, free, tight, limit: 0 }
+    }
+
+    fn pair(&self, a: usize, b: usize) -> usize {
+        a * self.event.len() + b
+    }
+
+    fn done(s: &State, (t, i): (usize, usize)) -> bool {
+        s.pc[t] as usize > i
+    }
+
+    /// The futures of every schedule from `s` that satisfies `constraint` (`None` past
+    /// `limit` states).
+    fn future(
+        &mut self,
+        s: State,
+        constraint: Option<(usize, usize)>,
+        memo: &mut HashMap<State, Rc<Futures>>,
+    ) -> Option<Rc<Futures>> {
+        if let Some((a, _)) = constraint {
+            if Self::done(&s, self.event[a]) {
+                let mut free = std::mem::take(&mut self.free);
+                let f = self.future(s, None, &mut free);
+                self.free = free;
+                return f;
+            }
+        }
+        if let Some(f) = memo.get(&s) {
+            return Some(f.clone());
+        }
+        if memo.len() >= self.limit {
+            return None;
+        }
+        let m = self.model;
+        let key = s.clone();
+        let (s, enabled) = m.enabled_at(s);
+        let mut result: Futures = Vec::new();
+        if enabled.is_empty() {
+            if let Some(o) = m.outcome(&s) {
+                result.push((self.index[&o], vec![0; self.words]));
+            }
+        }
+        for &t in &enabled {
+            let e = (s.status[t] == AT).then(|| self.first[t] + s.pc[t] as usize);
+            if let (Some(e), Some((a, b))) = (e, constraint) {
+                if e == b && !Self::done(&s, self.event[a]) {
+                    continue;
+                }
+            }
+            let mut next = s.clone();
+            next.cur = t as u8;
+            m.perform(&mut next, t);
+            let sub = self.future(next, constraint, memo)?;
+            let mut here = vec![0u64; self.words];
+            if let Some(e) = e {
+                for (u, &f) in self.first.iter().enumerate() {
+                    if u != t {
+                        for j in 0..s.pc[u] as usize {
+                            let p = self.pair(f + j, e);
+                            here[p / 64] |= 1 << (p % 64);
+                        }
+                        // A constraint `a` before `e` that a schedule satisfies is implied by
+                        // `a'` before `e` for the last event `a'` of `a`'s thread before `e`,
+                        // which the schedule satisfies too: a set of constraints that suffices
+                        // can be made of such pairs.
+                        if s.pc[u] > 0 {
+                            let p = self.pair(f + s.pc[u] as usize - 1, e);
+                            self.tight[p / 64] |= 1 << (p % 64);
+                        }
+                    }
+                }
+            }
+            for (o, bits) in sub.iter() {
+                let slot = match result.iter().position(|(x, _)| x == o) {
+                    Some(i) => i,
+                    None => {
+                        result.push((*o, vec![0; self.words]));
+                        result.len() - 1
+                    }
+                };
+                let acc = &mut result[slot].1;
+                for w in 0..self.words {
+                    acc[w] |= bits[w] | here[w];
+                }
+            }
+        }
+        let result = Rc::new(result);
+        memo.insert(key, result.clone());
+        Some(result)
+    }
+
+    /// The futures from the start under `constraint`.
+    fn search(&mut self, constraint: Option<(usize, usize)>) -> Option<Rc<Futures>> {
+        let m = self.model;
+        let mut s = m.start();
+        s.status[0] = AT;
+        m.reach(&mut s, 0);
+        if constraint.is_none() {
+            let mut free = std::mem::take(&mut self.free);
+            let f = self.future(s, None, &mut free);
+            self.free = free;
+            return f;
+        }
+        self.future(s, constraint, &mut HashMap::new())
+    }
+
+    fn pairs(&self, bits: &[u64]) -> Vec<(usize, usize)> {
+        let e = self.event.len();
+        let mut out = Vec::new();
+        for (w, &word) in bits.iter().enumerate() {
+            let mut word = word;
+            while word != 0 {
+                let p = w * 64 + word.trailing_zeros() as usize;
+                word &= word - 1;
+                out.push((p / e, p % e));
+            }
+        }
+        out
+    }
+
+    /// The shared objects of a set of constraints, if every event of it accesses one.
+    fn objects(&self, constraints: &[(usize, usize)]) -> Option<u32> {
+        let mut set = 0u32;
+        for &(a, b) in constraints {
+            set |= 1 << self.object[a]?;
+            set |= 1 << self.object[b]?;
+        }
+        Some(set.count_ones())
+    }
+
+    /// Every outcome's depth up to 2, or `None` when a search needs more than `limit` states.
+    fn solve(model: &'m Model<'p>, truth: &Truth, limit: usize) -> Option<PctDepth> {
+        let mut c = Constraints::new(model, truth);
+        c.limit = limit;
+        let count = truth.outcomes.len();
+        let mut depth = PctDepth {
+            one: vec![false; count],
+            two: vec![false; count],
+            two_objects: vec![None; count],
+        };
+        let all = c.search(None)?;
+        assert_eq!(all.len(), count, "the constrained search reaches the model's outcomes");
+        // Depth 1: a constraint some schedule to `o` satisfies and none to another outcome.
+        let words = c.words;
+        let union = |futures: &Futures, except: Option<usize>| -> Bits {
+            let mut u = vec![0u64; words];
+            for (o, bits) in futures {
+                if Some(*o) != except {
+                    for w in 0..words {
+                        u[w] |= bits[w];
+                    }
+                }
+            }
+            u
+        };
+        for (o, bits) in all.iter() {
+            let others = union(&all, Some(*o));
+            let only: Bits = bits.iter().zip(&others).map(|(b, x)| b & !x).collect();
+            if only.iter().any(|&w| w != 0) {
+                depth.one[*o] = true;
+            }
+        }
+        // Depth 2: for each first constraint, the depth-1 computation under it.
+        for first in c.pairs(&c.tight.clone()) {
+            // Only a first constraint that could still lower some outcome's depth or objects.
+            let p = c.pair(first.0, first.1);
+            let accesses = c.objects(&[first]).is_some();
+            // Likewise `b` can be the first event of its thread after `a`: if `b` has a
+            // predecessor, some schedule performs it before `a`.
+            let (t, i) = c.event[first.1];
+            if i > 0 {
+                let q = c.pair(c.first[t] + i - 1, first.0);
+                if !all.iter().any(|(_, bits)| bits[q / 64] & 1 << (q % 64) != 0) {
+                    continue;
+                }
+            }
+            let useful = all.iter().any(|(o, bits)| {
+                bits[p / 64] & 1 << (p % 64) != 0
+                    && (!depth.two[*o] || accesses && depth.two_objects[*o] != Some(1))
+            });
+            if !useful {
+                continue;
+            }
+            let under = c.search(Some(first))?;
+            if under.len() == 1 {
+                assert!(depth.one[under[0].0], "one constraint, one outcome: depth 1");
+            }
+            for (o, bits) in under.iter() {
+                let others = union(&under, Some(*o));
+                let only: Bits = bits.iter().zip(&others).map(|(b, x)| b & !x).collect();
+                let second = c.pairs(&only);
+                if second.is_empty() && under.len() > 1 {
+                    continue;
+                }
+                depth.two[*o] = true;
+                // (`first` alone: it leads to `o` only, and `second` may be empty.)
+                let objects = std::iter::once(c.objects(&[first]).filter(|_| under.len() == 1))
+                    .chain(second.iter().map(|&p| c.objects(&[first, p])))
+                    .flatten()
+                    .min();
+                if let Some(k) = objects {
+                    let slot = &mut depth.two_objects[*o];
+                    *slot = Some(slot.map_or(k, |x| x.min(k)));
+                }
+            }
+        }
+        Some(depth)
+    }
+}
+
+/// PCT's class as its bound's proof needs it (`pctvb::guarantee::pct_bound`: the bug shows
+/// under the right initial priorities, `1/n`, when each change point is drawn at the step it
+/// needs, `1/k` each): an outcome is in PCT(d)'s class when, in at least `(n-1)!` of the `n!`
+/// initial priority orders of the `n` threads (one in `n`), strict priority scheduling with
+/// `d - 1` priority changes at the right scheduling points (each making the running thread
+/// lower than every initial priority) reaches it. Then those orders (together at least `1/n`)
+/// each have a labelled tuple of steps (`1/k^(d-1)`) that reaches it. For PCTVB(d, v), the
+/// changes are at accesses to shared objects (at most `v` of them; with `d <= 2`, one change,
+/// one object). For `d = 2` a change must be placed (it may fall where it changes nothing,
+/// such as the last step). Computed by simulating every initial order and every placement of
+/// the change over the model, for `d <= 2`; written apart from `src/schedulers/priority.rs`.
+#[derive(Clone, Debug)]
+struct PctClass {
+    /// Per outcome: no change needed.
+    one: Vec<bool>,
+    /// Per outcome: one change, anywhere.
+    two: Vec<bool>,
+    /// Per outcome: one change, at an access to a shared object.
+    two_at_access: Vec<bool>,
+}
+
+impl PctClass {
+    fn pct(&self, i: usize, d: u32) -> bool {
+        match d {
+            1 => self.one[i],
+            2 => self.two[i],
+            _ => unreachable!("depth {d} is not computed"),
+        }
+    }
+
+    fn pctvb(&self, i: usize, d: u32, v: u32) -> bool {
+        match d {
+            1 => self.one[i],
+            2 => v >= 1 && self.two_at_access[i],
+            _ => unreachable!("depth {d} is not computed"),
+        }
+    }
+
+    fn solve(m: &Model, truth: &Truth) -> PctClass {
+        let n = m.prog.n();
+        let count = truth.outcomes.len();
+        let index: HashMap<&Vec<u32>, usize> =
+            truth.outcomes.iter().enumerate().map(|(i, (o, _))| (o, i)).collect();
+        // Per outcome, the initial orders under which it is reached.
+        let (mut one, mut two, mut two_at_access) =
+            (vec![0usize; count], vec![0usize; count], vec![0usize; count]);
+        let mut orders = Vec::new();
+        permute(&mut (0..n as u8).collect(), 0, &mut orders);
+        for order in &orders {
+            // Initial priorities above every change's (1): `order[0]` highest.
+            let mut prio = vec![0i64; n];
+            for (rank, &t) in order.iter().enumerate() {
+                prio[t as usize] = (n - rank) as i64 + 1;
+            }
+            let mut start = m.start();
+            start.status[0] = AT;
+            m.reach(&mut start, 0);
+            let (base, decisions) = Self::simulate(m, start, &prio, false);
+            one[index[&base]] += 1;
+            let (mut anywhere, mut at_access) = (vec![false; count], vec![false; count]);
+            for s in decisions {
+                let access = m
+                    .pending(&s, s.cur as usize)
+                    .and_then(|ins| m.prog.object(ins))
+                    .is_some_and(|o| m.shared[o]);
+                let (o, _) = Self::simulate(m, s, &prio, true);
+                anywhere[index[&o]] = true;
+                at_access[index[&o]] |= access;
+            }
+            for i in 0..count {
+                two[i] += usize::from(anywhere[i]);
+                two_at_access[i] += usize::from(at_access[i]);
+            }
+        }
+        // At least one order in `n`.
+        let enough = |orders_reaching: Vec<usize>| -> Vec<bool> {
+            orders_reaching.iter().map(|&k| k * n >= orders.len()).collect()
+        };
+        PctClass { one: enough(one), two: enough(two), two_at_access: enough(two_at_access) }
+    }
+
+    /// Strict priority scheduling from the decision at `s` on, under `prio`, with the current
+    /// thread's priority changed to 1 at that first decision if `change`: the outcome, and the
+    /// state at every decision (before its spinning threads are updated).
+    fn simulate(m: &Model, mut s: State, prio: &[i64], change: bool) -> (Vec<u32>, Vec<State>) {
+        let mut prio = prio.to_vec();
+        if change {
+            prio[s.cur as usize] = 1;
+        }
+        let mut decisions = Vec::new();
+        loop {
+            decisions.push(s.clone());
+            let (at, enabled) = m.enabled_at(s);
+            let Some(&t) = enabled.iter().max_by_key(|&&t| prio[t]) else {
+                return (m.outcome(&at).expect("no deadlock"), decisions);
+            };
+            s = at;
+            s.cur = t as u8;
+            m.perform(&mut s, t);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The checks.
 
 /// The programs of a seed: those the model solves within its state limit, without deadlock,
@@ -834,6 +1255,20 @@ struct Tally {
     /// them the search did not reach.
     switch_class: u64,
     switch_class_missed: u64,
+    /// Outcomes in PCT(1)'s class, PCT(2)'s, and PCTVB(2, 1)'s ([`PctClass`]).
+    pct_one: u64,
+    pct_two: u64,
+    pct_two_at_access: u64,
+    /// Rates checked under PCT and PCTVB.
+    pct_rates_checked: u64,
+    /// Programs whose depths by ordering constraints were computed, and those left out (too
+    /// many states).
+    depth_programs: u64,
+    depth_skipped: u64,
+    /// Outcomes in a class by ordering constraints and not in [`PctClass`]'s, per strategy run,
+    /// and those of them measured below the printed bound.
+    constraints_outside: u64,
+    constraints_outside_below: u64,
     failures: Vec<String>,
 }
 
@@ -922,7 +1357,7 @@ fn check_rates(
     executions: u64,
     in_class: &dyn Fn(usize) -> bool,
     tally: &mut Tally,
-) {
+) -> Option<(f64, Vec<f64>)> {
     let profile = 5;
     let config = Config::new()
         .strategy(kind.clone())
@@ -933,7 +1368,7 @@ fn check_rates(
     let (report, outcomes) = run(config, prog, None, profile as usize);
     let Some(bound) = report.bound.as_ref().map(|b| b.p()) else {
         tally.failures.push(format!("{kind:?}: no bound\n{prog:?}"));
-        return;
+        return None;
     };
     assert_eq!(outcomes.len() as u64, report.executions, "{kind:?}: outcomes per execution");
     let mut counts: HashMap<&Vec<u32>, u64> = HashMap::new();
@@ -941,13 +1376,15 @@ fn check_rates(
         *counts.entry(o).or_default() += 1;
     }
     let z = z_for_confidence(0.999).unwrap();
+    let mut uppers = Vec::new();
     for (i, (o, ways)) in truth.outcomes.iter().enumerate() {
+        let hits = counts.get(o).copied().unwrap_or(0);
+        let (_, upper) = wilson_interval(hits, report.executions, z);
+        uppers.push(upper);
         if !in_class(i) {
             continue;
         }
         tally.rates_checked += 1;
-        let hits = counts.get(o).copied().unwrap_or(0);
-        let (_, upper) = wilson_interval(hits, report.executions, z);
         if bound > upper {
             tally.failures.push(format!(
                 "{kind:?}: outcome {o:?} (ways {ways:?}) at rate {hits}/{} (99.9% upper \
@@ -956,10 +1393,79 @@ fn check_rates(
             ));
         }
     }
+    Some((bound, uppers))
+}
+
+/// Claim 2 for PCT and PCTVB on one program: every outcome of PCT(d)'s class ([`PctClass`]:
+/// some thread above the others and `d - 1` priority changes reach it, whatever the others'
+/// order; for PCTVB, changes at accesses to shared objects) is reached at a rate whose 99.9%
+/// Wilson upper limit is at least the printed bound: PCT at depths 1 and 2, PCTVB at (2, 1),
+/// and in the long run also PCTVB at (1, 1) and (2, 2). With `constraints` (a state limit),
+/// also PCT's depth by ordering constraints ([`PctDepth`]) is computed, and the outcomes it puts
+/// in a class that [`PctClass`] does not are counted, with those measured below the bound: the
+/// difference `ordering_constraints_undercount_pct_depth` pins.
+fn check_pct(
+    prog: &Prog,
+    truth: &Truth,
+    executions: u64,
+    constraints: Option<usize>,
+    long: bool,
+    tally: &mut Tally,
+) {
+    let class = PctClass::solve(&Model::new(prog), truth);
+    let depth = constraints.and_then(|limit| {
+        let depth = Constraints::solve(&Model::new(prog), truth, limit);
+        if depth.is_some() {
+            tally.depth_programs += 1;
+        } else {
+            tally.depth_skipped += 1;
+        }
+        depth
+    });
+    let count = truth.outcomes.len();
+    tally.pct_one += (0..count).filter(|&i| class.pct(i, 1)).count() as u64;
+    tally.pct_two += (0..count).filter(|&i| class.pct(i, 2)).count() as u64;
+    tally.pct_two_at_access += (0..count).filter(|&i| class.pctvb(i, 2, 1)).count() as u64;
+    let objects = prog.shared().iter().filter(|&&s| s).count() as u32;
+    let vb: &[(u32, u32)] = if long { &[(1, 1), (2, 1), (2, 2)] } else { &[(2, 1)] };
+    let mut kinds: Vec<(StrategyKind, u32, Option<u32>)> =
+        [1, 2].iter().map(|&d| (StrategyKind::Pct { depth: d }, d, None)).collect();
+    for &(d, v) in vb {
+        // (The bound needs `v <= Q`.)
+        if v <= objects {
+            kinds.push((StrategyKind::Pctvb { depth: d, vars: v }, d, Some(v)));
+        }
+    }
+    for (kind, d, v) in kinds {
+        let in_class = |i: usize| match v {
+            None => class.pct(i, d),
+            Some(v) => class.pctvb(i, d, v),
+        };
+        let by_constraints = |i: usize| {
+            depth.as_ref().is_some_and(|depth| match v {
+                None => depth.pct(i, d),
+                Some(v) => depth.pctvb(i, d, v),
+            })
+        };
+        let outside: Vec<usize> =
+            (0..count).filter(|&i| by_constraints(i) && !in_class(i)).collect();
+        if !outside.is_empty() || (0..count).any(in_class) {
+            let before = tally.rates_checked;
+            let Some((bound, uppers)) =
+                check_rates(prog, truth, kind, executions, &in_class, tally)
+            else {
+                continue;
+            };
+            tally.pct_rates_checked += tally.rates_checked - before;
+            tally.constraints_outside += outside.len() as u64;
+            tally.constraints_outside_below +=
+                outside.iter().filter(|&&i| bound > uppers[i]).count() as u64;
+        }
+    }
 }
 
 /// Every check on `count` programs of `seed`; panics with every failure found.
-fn differential(seed: u64, count: usize, executions: u64) {
+fn differential(seed: u64, count: usize, executions: u64, constraints: Option<usize>, long: bool) {
     let started = std::time::Instant::now();
     let progs = programs(seed, count);
     let mut tally = Tally::default();
@@ -998,7 +1504,21 @@ fn differential(seed: u64, count: usize, executions: u64) {
                 &mut tally,
             );
         }
+        check_pct(prog, truth, executions, constraints, long, &mut tally);
     }
+    println!(
+        "PCT and PCTVB: {} outcomes in PCT(1)'s class, {} in PCT(2)'s, {} in PCTVB(2, 1)'s; {} \
+         rates checked; by ordering constraints ({} programs, {} left out): {} outcomes outside \
+         the class, {} of them measured below the bound",
+        tally.pct_one,
+        tally.pct_two,
+        tally.pct_two_at_access,
+        tally.pct_rates_checked,
+        tally.depth_programs,
+        tally.depth_skipped,
+        tally.constraints_outside,
+        tally.constraints_outside_below,
+    );
     println!(
         "{} programs, {} searches, {} outcomes checked in searches, {} rates checked; \
          outcomes within the searches' bounds counted as switches: {}, not reached: {}; {:?}",
@@ -1020,13 +1540,13 @@ fn differential(seed: u64, count: usize, executions: u64) {
 
 #[test]
 fn random_programs() {
-    differential(SEED, 20, 1_000);
+    differential(SEED, 20, 1_000, None, false);
 }
 
 #[test]
 #[ignore = "long: cargo test --release --test differential -- --ignored --nocapture"]
 fn random_programs_long() {
-    differential(SEED ^ 0x1000, 300, 5_000);
+    differential(SEED ^ 0x1000, 300, 5_000, Some(DEPTH_STATES), true);
 }
 
 /// A run of `systematic(c, v, n)` over `prog` (with or without pruning) that counts every
@@ -1137,4 +1657,84 @@ fn the_search_counts_priority_changes_not_switches() {
         ),
         "{statement}"
     );
+}
+
+/// The rate at which `kind` reaches `target` in `executions` executions after 5 profiling ones
+/// (seed [`RUN_SEED`]), the 99.9% Wilson upper limit of it and the printed bound.
+fn rate_of(prog: &Prog, kind: StrategyKind, target: &[u32], executions: u64) -> (f64, f64, f64) {
+    let config = Config::new()
+        .strategy(kind)
+        .profile_runs(5)
+        .iterations(executions)
+        .stop_at_first_failure(false)
+        .explore_every(0);
+    let (report, outcomes) = run(config, prog, None, 5);
+    let hits = outcomes.iter().filter(|o| o[..] == *target).count() as u64;
+    let (_, upper) = wilson_interval(hits, report.executions, z_for_confidence(0.999).unwrap());
+    let bound = report.bound.as_ref().expect("a bound").p();
+    (hits as f64 / report.executions as f64, upper, bound)
+}
+
+/// PCT's depth by ordering constraints (its paper's definition, which pctvb's statement used
+/// to name) is not what PCT's bound covers when threads wait. Found by `random_programs_long`
+/// (323 of its rates of outcomes in a PCT or PCTVB class by ordering constraints were below
+/// the printed bound) and minimized by removing operations while that stayed so.
+///
+/// 1. Behind a yield, one constraint: thread 2 yields before the body goes on from its second
+///    spawn. Thread 2 then spins until another thread makes progress, and only thread 1 can
+///    (its exit), so thread 1's store follows thread 2's increment, and so does the body's
+///    (it has not gone on): the increment reads 0 in every such schedule. Strict priorities
+///    reach that only with thread 2 above the body above thread 1, one order in 6, so PCT(1)
+///    hits it at about 1/6, not the 1/n = 1/3 it prints.
+/// 2. With a lock and a join, two constraints: thread 3 loads between thread 1's unlock and
+///    store (so thread 1 locked first), and thread 2's increment, after its join of thread 1,
+///    comes before thread 3's store. Both thread 1 and thread 3 must be stopped between two of
+///    their operations, two priority changes, so PCT(2) (one change) never reaches it.
+///
+/// The class the bound's proof covers ([`PctClass`]: `d - 1` changes under one initial order in
+/// `n`) does not hold either outcome.
+#[test]
+fn ordering_constraints_undercount_pct_depth() {
+    use Ins::*;
+    let end = u32::MAX;
+    let yields = Prog {
+        atomics: 1,
+        mutexes: 0,
+        chans: 0,
+        threads: vec![
+            vec![Spawn(1), Spawn(2), StoreInc(0), Join(1), Join(2)],
+            vec![Store(0, 1)],
+            vec![FetchAdd(0, 1), Yield],
+        ],
+    };
+    let locks = Prog {
+        atomics: 1,
+        mutexes: 1,
+        chans: 0,
+        threads: vec![
+            vec![Spawn(1), Spawn(2), Spawn(3), Join(2), Join(3), Load(0)],
+            vec![Lock(0), Unlock(0), Store(0, 1)],
+            vec![Join(1), FetchAdd(0, 1)],
+            vec![Lock(0), Load(0), StoreInc(0), Unlock(0)],
+        ],
+    };
+    let cases = [
+        (&yields, vec![end, end, 0, end], 1, (0.15, 0.21)),
+        (&locks, vec![1, end, 0, end, 1, end, 1, 0, end], 2, (0.0, 0.0)),
+    ];
+    for (prog, target, d, (low, high)) in cases {
+        let truth = Model::solve(prog).expect("no deadlock");
+        let i = truth.outcomes.iter().position(|(o, _)| *o == target).expect("reachable");
+        let depth = Constraints::solve(&Model::new(prog), &truth, DEPTH_STATES).expect("small");
+        assert!(depth.pct(i, d), "{d} ordering constraints suffice");
+        if d == 2 {
+            assert!(!depth.pct(i, 1), "one does not");
+        }
+        let class = PctClass::solve(&Model::new(prog), &truth);
+        assert!(!class.pct(i, d), "not in PCT({d})'s class");
+        let (rate, upper, bound) = rate_of(prog, StrategyKind::Pct { depth: d }, &target, 3_000);
+        println!("PCT({d}): {rate} per execution (99.9% upper {upper:.4}), bound {bound:.4}");
+        assert!((low..=high).contains(&rate), "PCT({d}) rate {rate}");
+        assert!(upper < bound, "PCT({d}): {rate} (upper {upper}) against the bound {bound}");
+    }
 }
