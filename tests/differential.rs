@@ -1692,7 +1692,7 @@ fn rate_of(prog: &Prog, kind: StrategyKind, target: &[u32], executions: u64) -> 
 ///    their operations, two priority changes, so PCT(2) (one change) never reaches it.
 ///
 /// The class the bound's proof covers ([`PctClass`]: `d - 1` changes under one initial order in
-/// `n`) does not hold either outcome.
+/// `n`) does not hold either outcome, and the statement now says it means that depth.
 #[test]
 fn ordering_constraints_undercount_pct_depth() {
     use Ins::*;
@@ -1737,4 +1737,19 @@ fn ordering_constraints_undercount_pct_depth() {
         assert!((low..=high).contains(&rate), "PCT({d}) rate {rate}");
         assert!(upper < bound, "PCT({d}): {rate} (upper {upper}) against the bound {bound}");
     }
+    // The statement says which depth it covers.
+    let report = Config::new()
+        .ignore_env()
+        .strategy(StrategyKind::Pct { depth: 1 })
+        .iterations(100)
+        .run(|| body(&yields, None));
+    let statement = report.guarantee.as_ref().expect("a guarantee").to_string();
+    assert!(
+        statement.contains(
+            "no bug of depth <= 1 (failing with no priority change under at least 1 in n \
+             initial priority orders of the threads; ordering constraints may count fewer when \
+             threads wait)"
+        ),
+        "{statement}"
+    );
 }

@@ -34,9 +34,21 @@
 //!   profiling executions, so a guarantee covers only the executions that
 //!   stayed within the measured counts: the report says how many did not.
 //! * What "depth `d`" means depends on the priority scheme. For PCT and PCTVB
-//!   it is PCT's definition: a set of `d` ordering constraints between events
-//!   of the program that triggers the bug whenever all of them hold, whatever
-//!   else happens. For ThreadBound and Combined it is the paper's `c + 1`: the
+//!   it is what PCT's proof uses: under at least one in `n` of the `n!`
+//!   initial priority orders of the threads, `d - 1` priority changes at the
+//!   right scheduling points (each putting the running thread below every
+//!   initial priority; for PCTVB, at accesses of the bug's variables) make the
+//!   test fail. Those orders have probability at least `1/n` together, and each
+//!   needs its labelled change points drawn at its steps, `1/k^(d-1)`. PCT's
+//!   paper counts ordering constraints instead (a set of `d` constraints
+//!   between events that triggers the bug whenever all of them hold), and when
+//!   threads wait that count can be lower: with a lock and a join, two
+//!   constraints fix an outcome that needs two priority changes (PCT(2) hit it
+//!   in 0 of 3,000 executions against a bound of 0.013), and behind a yield one
+//!   constraint fixes an outcome that fails under one order in 6 of 3 threads
+//!   (PCT(1) at 0.18 against 1/3): `tests/differential.rs`,
+//!   `ordering_constraints_undercount_pct_depth`. The statement says which
+//!   depth it means. For ThreadBound and Combined it is the paper's `c + 1`: the
 //!   bug needs `c = d-1` preemptions and one relative order of the `t + c`
 //!   thread fragments they create. The two can differ: the paper's Figure 10
 //!   needs 2 preemptions but has 4 ordering constraints, and PCT's fixed

@@ -3,10 +3,11 @@
 use super::*;
 
 /// The facts behind a reported guarantee; its [`Display`](fmt::Display) is the
-/// sentence, e.g. `PCTVB: no bug of depth <= 2 involving <= 1 of the Q=7
-/// shared variables was missed, with probability >= 0.99 (4,605 executions;
-/// n=3, k_q <= 40; counts measured over 10 profiling executions; 0 executions
-/// exceeded them)`.
+/// sentence, e.g. `PCT: no bug of depth <= 2 (failing with 1 priority change
+/// at the right point under at least 1 in n initial priority orders of the
+/// threads; ordering constraints may count fewer when threads wait) was missed,
+/// with probability >= 0.99 (4,605 executions; n=3, k=120; counts measured over
+/// 10 profiling executions; 0 executions exceeded them)`.
 ///
 /// Each strategy mentions only its own parameters: PCT `d, n, k`; PCTVB `d, v,
 /// Q, n, max k_q`; ThreadBound `d, t, n, k`; Combined `d, v, Q, t, n, max k_q`;
@@ -15,7 +16,11 @@ use super::*;
 /// right before accesses of the chosen variables. A thread bound of 2 or more says
 /// "(counting a thread that spawns them or that they wait for)": `t` counts a
 /// thread that spawns one of the bug's threads while another of them exists, and a
-/// thread one of them waits for (see [`crate::guarantee`]). ThreadBound and Combined at depth
+/// thread one of them waits for (see [`crate::guarantee`]). PCT and PCTVB say which depth they
+/// mean: "(failing with c priority changes at the right points under at least 1 in n initial
+/// priority orders of the threads; ordering constraints may count fewer when threads wait)",
+/// the depth their bound's proof needs, which PCT's count of ordering constraints can
+/// undercount (see [`crate::guarantee`]). ThreadBound and Combined at depth
 /// 2 or more say "(at most c priority changes, which a failure report may show as fewer
 /// preemptions)": their depth is 1 + priority changes of strict-priority scheduling, and a
 /// schedule can need more of those than the switches a report counts (guide section 4).
@@ -64,6 +69,22 @@ impl fmt::Display for GuaranteeStatement {
         let uses_variables = self.strategy.uses_variables();
         let uses_threads = self.strategy.uses_threads();
         write!(f, "{}: no bug of depth <= {}", self.strategy, self.depth)?;
+        if !uses_threads {
+            // PCT's depth as its bound's proof needs it (module docs): the bug fails with
+            // `d - 1` changes at the right points under one in n initial orders. PCT's
+            // ordering constraints can count fewer when threads wait (`tests/differential.rs`
+            // measured such bugs below the bound), so the sentence says which depth it means.
+            let changes = match self.depth - 1 {
+                0 => "with no priority change".to_string(),
+                1 => "with 1 priority change at the right point".to_string(),
+                c => format!("with {c} priority changes at the right points"),
+            };
+            write!(
+                f,
+                " (failing {changes} under at least 1 in n initial priority orders of the \
+                 threads; ordering constraints may count fewer when threads wait)"
+            )?;
+        }
         if uses_threads && self.depth >= 2 {
             // Thread bounding's depth is 1 + its priority changes, and a schedule can need
             // more of those than the switches a failure report counts as preemptions (guide

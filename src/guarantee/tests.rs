@@ -612,13 +612,28 @@ fn statements_read_as_specified() {
     );
     assert_eq!(
         statement(BoundKind::Pct).to_string(),
-        "PCT: no bug of depth <= 2 was missed, with probability >= 0.99 (4,605 executions; \
-         n=3, k=120; counts measured over 10 profiling executions; 0 executions exceeded them)"
+        "PCT: no bug of depth <= 2 (failing with 1 priority change at the right point under \
+         at least 1 in n initial priority orders of the threads; ordering constraints may \
+         count fewer when threads wait) was missed, with probability >= 0.99 (4,605 \
+         executions; n=3, k=120; counts measured over 10 profiling executions; 0 executions \
+         exceeded them)"
+    );
+    let mut one = statement(BoundKind::Pct);
+    one.depth = 1;
+    assert!(
+        one.to_string().starts_with(
+            "PCT: no bug of depth <= 1 (failing with no priority change under at least 1 in n \
+             initial priority orders of the threads; ordering constraints may count fewer when \
+             threads wait) was missed"
+        ),
+        "{one}"
     );
     assert_eq!(
         statement(BoundKind::Pctvb).to_string(),
-        "PCTVB: no bug of depth <= 2 involving <= 1 of the Q=7 shared variables (preempted only \
-         at their accesses) was missed, \
+        "PCTVB: no bug of depth <= 2 (failing with 1 priority change at the right point under \
+         at least 1 in n initial priority orders of the threads; ordering constraints may \
+         count fewer when threads wait) involving <= 1 of the Q=7 shared variables (preempted \
+         only at their accesses) was missed, \
          with probability >= 0.99 (4,605 executions; n=3, k_q <= 40; counts measured over \
          10 profiling executions; 0 executions exceeded them)"
     );
