@@ -834,9 +834,9 @@ const DEPTH_STATES: usize = 4_000;
 
 /// The least depth of an outcome by ordering constraints (Burckhardt et al. 2010's
 /// definition, which pctvb's statement named before it named [`PctClass`]'s): the least `d`
-/// such that some set of `d` ordering constraints
-/// "event `a` before event `b`", each between events of two threads, holds in some complete
-/// schedule, and every complete schedule in which all of them hold reaches the outcome. An
+/// such that some set of `d` ordering constraints "event `a` before event `b`", each between
+/// events of two threads, holds in some complete schedule, and every complete schedule in
+/// which all of them hold reaches the outcome. An
 /// event is one thread's performing one of its operations (the programs have no branches, so
 /// every complete schedule performs every event once). Computed up to 2, by brute force on the
 /// model's state space: whether `a` came before `b` is a function of the state when `b` is
