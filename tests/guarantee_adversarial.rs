@@ -50,7 +50,8 @@ struct Program {
     /// Threads whose order it needs, counting a thread that spawns one of them while another
     /// of them exists.
     t: u32,
-    /// Its depth in PCT's sense (ordering constraints), for PCT and PCTVB.
+    /// Its depth as PCT's and PCTVB's statements mean it (one more than the priority changes
+    /// that make it fail under one in n initial priority orders; guide section 3).
     pct_depth: u32,
 }
 

@@ -298,8 +298,9 @@ pub fn markdown(setup: &Setup, rows: &[Row], tools: &[Tool], plots: &[(&str, &st
           SCTBench ports measure t = 1), and one behind a lock many threads took measures \
           them all (`twostage-100`: t = 101); a `-` where unknown \
           (`safestack`: the one failing schedule found, by `pos`, minimizes to c=14, v=4, \
-          t=4, an upper bound); `PCT depth`: the number of ordering constraints where it differs from or \
-          is known beside c + 1.\n\n";
+          t=4, an upper bound); `PCT depth`: the depth PCT's bound covers it at (one more than the \
+          priority changes that make it fail under one in n initial priority orders: the \
+          guarantee's statement says so), where it differs from or is known beside c + 1.\n\n";
     if rows.iter().any(|r| r.program.group == Group::Async) {
         d += "The `Async` programs (`corpus/src/programs/async_programs.rs`) are written with \
               tasks and wakers, compiled against pctvb's `future` and shuttle's `future` \
