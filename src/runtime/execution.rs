@@ -754,9 +754,11 @@ impl Execution {
     /// when it starts to wait, it stays among the enabled threads as it waits, and if the
     /// strategy chooses it before a notification or unpark wakes it, it wakes spuriously. A
     /// wait that starts when no other thread can run blocks as before (a timed one times out,
-    /// an untimed one is a deadlock): waking spuriously could only delay that by a round. Returns whether it timed out and whether it woke
-    /// spuriously; a spurious wake-up is then a scheduling point of its own
-    /// (`EventKind::SpuriousWakeup` on `on`'s object), so reports show it.
+    /// an untimed one is a deadlock): waking spuriously could only delay that by a round; so
+    /// does one while exploration is off (`Execution::set_exploring`), which has no choices
+    /// to make. Returns whether it timed out and whether it woke spuriously; a spurious
+    /// wake-up is then a scheduling point of its own (`EventKind::SpuriousWakeup` on `on`'s
+    /// object), so reports show it.
     pub(crate) fn block_or_wake_spuriously(
         &self,
         on: BlockedOn,
@@ -767,7 +769,7 @@ impl Execution {
         {
             let mut st = self.state.borrow_mut();
             st.block_current(on, timeout.is_some());
-            if !st.enabled.is_empty() && st.may_wake_spuriously() {
+            if st.exploring && !st.enabled.is_empty() && st.may_wake_spuriously() {
                 let me = st.current;
                 super::state::insert_sorted(&mut st.enabled, me);
             }

@@ -487,8 +487,10 @@ impl State {
 
     /// Records that the running thread changed shared state (an atomic write that changed the
     /// value, a lock or unlock, a send or receive, a notify, an unpark, a spawn, an exit, a
-    /// cell or instrumented write, ...): threads spinning since before now may run again. One
-    /// store; the spinners are released at the next scheduling point (`decide`).
+    /// cell or instrumented write, ...): threads spinning since before now may run again. A
+    /// store, and two more when another thread than the last one made progress (so the latest
+    /// progress by others than any one thread is known, `progress_by_others`); the spinners
+    /// are released at the next scheduling point (`decide`).
     #[inline]
     pub(super) fn progress(&mut self) {
         let by = self.current.0;
