@@ -286,3 +286,15 @@ fn minimization_removes_spurious_wakeups_the_bug_does_not_need() {
     assert!(found >= 15, "found in {found} of 20 seeds");
     assert_eq!(had_spurious, 0, "spurious wake-ups left in {had_spurious} of {found} reports");
 }
+
+/// The bug's shape counts the thread the spurious wake-up ran ahead of (the setter, which
+/// never ran before the failure): two threads, as the class the bound is printed for.
+#[test]
+fn the_shape_of_an_if_wait_bug_counts_the_notifier() {
+    for body in [condvar_wait_with_if as fn(), park_with_if] {
+        let report = run(&StrategyKind::Pct { depth: 1 }, 100, body);
+        let f = report.failure().expect("found");
+        let shape = f.to_string();
+        assert!(shape.contains("among t=2 threads"), "{shape}");
+    }
+}

@@ -618,6 +618,14 @@ impl State {
             thread.reacquire = None;
             thread.woke_spuriously = true;
             thread.spurious_at = steps;
+            // It wakes ahead of every other thread that could run (the notifier among them):
+            // a bug it leads to needs that order, and its shape counts them.
+            for i in 0..self.enabled.len() {
+                let other = self.enabled[i];
+                if other != id {
+                    self.note_wait_on(id, other);
+                }
+            }
         }
         if let Some(object) = on.object() {
             let waiters = &mut self.objects[object.index()].waiters;
