@@ -19,9 +19,14 @@
 //! the replay line.
 //!
 //! Fix (`FixedChannel` below): keep a waker per waiting receiver (a queue of wakers), and
-//! register the waker in the same critical section that found the queue empty. The second
-//! run of this example checks the fixed channel with a depth-2 search and prints the
-//! guarantee its passing run proves.
+//! register the waker in the same critical section that found the queue empty. Once per
+//! receiver, and out again when the receiver takes a message: a future may be polled with no
+//! wake-up (executors do it, `join!` polls every branch when one is woken; pctvb explores
+//! such spurious polls), and a waker queued twice, or left queued by a receiver that took a
+//! message before its wake-up came, takes a later send's wake-up while another receiver's
+//! waker waits behind it, losing a wake-up just the same. The second run of this
+//! example checks the fixed channel with a depth-2 search and prints the guarantee its
+//! passing run proves.
 //!
 //! Run with `cargo run --release --example async_lost_wakeup`. Measured with the default
 //! strategy (SURW) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`):
@@ -133,10 +138,17 @@ impl Future for Recv {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
         let mut state = self.channel.state.lock().unwrap();
         if let Some(message) = state.0.pop_front() {
+            // A receiver polled before its wake-up (a spurious poll) takes its waker out: left
+            // queued, it would take the wake-up of a later message from a waiting receiver.
+            state.1.retain(|w| !w.will_wake(cx.waker()));
             return Poll::Ready(message);
         }
-        // A woken receiver that lost the message to another one registers again.
-        state.1.push_back(cx.waker().clone());
+        // A woken receiver that lost the message to another one registers again; one polled
+        // with its waker still queued (a spurious poll) replaces it rather than queue it twice.
+        match state.1.iter_mut().find(|w| w.will_wake(cx.waker())) {
+            Some(queued) => queued.clone_from(cx.waker()),
+            None => state.1.push_back(cx.waker().clone()),
+        }
         Poll::Pending
     }
 }

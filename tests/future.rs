@@ -90,6 +90,16 @@ fn the_schedule_varies_between_tasks() {
     assert!(failure.message.contains("task 1 ran first"), "{}", failure.message);
 }
 
+/// Queues `waker`, or replaces the queued waker of the same task: a future polled again
+/// before its wake-up (a spurious poll, which pctvb explores) must not queue itself twice, or
+/// the duplicate takes a wake-up meant for another task.
+fn register(queue: &mut VecDeque<Waker>, waker: &Waker) {
+    match queue.iter_mut().find(|w| w.will_wake(waker)) {
+        Some(queued) => queued.clone_from(waker),
+        None => queue.push_back(waker.clone()),
+    }
+}
+
 /// An async mutex: a `pctvb::sync::Mutex` over "locked" and the wakers of waiting tasks.
 struct AsyncMutex<T> {
     state: Mutex<(bool, VecDeque<Waker>)>,
@@ -127,10 +137,14 @@ impl<T> Future for Acquire<'_, T> {
         let mut st = self.mutex.state.lock().unwrap();
         if !st.0 {
             st.0 = true;
+            // Polled before its wake-up (a spurious poll), its waker is still queued: out, or
+            // it would take the next unlock's wake-up from a waiting task.
+            st.1.retain(|w| !w.will_wake(cx.waker()));
             return Poll::Ready(());
         }
-        // Registered in the same critical section as the check: no wake-up can be missed.
-        st.1.push_back(cx.waker().clone());
+        // Registered in the same critical section as the check: no wake-up can be missed. Once
+        // per task (a spurious poll replaces its queued waker, as `Future::poll` asks).
+        register(&mut st.1, cx.waker());
         Poll::Pending
     }
 }
@@ -197,12 +211,13 @@ impl Future for Recv {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u32> {
         let mut st = self.channel.state.lock().unwrap();
         if let Some(v) = st.0.pop_front() {
+            st.1.retain(|w| !w.will_wake(cx.waker()));
             return Poll::Ready(v);
         }
         if self.channel.one_slot {
             st.1.clear(); // the bug: drops (and never calls) another receiver's waker
         }
-        st.1.push_back(cx.waker().clone());
+        register(&mut st.1, cx.waker());
         Poll::Pending
     }
 }

@@ -1,7 +1,7 @@
 //! Spurious wake-ups. std allows `Condvar::wait` (and its timed variants) and `thread::park` to
-//! return with no notification or unpark, so code that takes the return as proof of one
-//! (`if !ready { cvar.wait(g) }` where a loop is needed) has a bug no schedule of a model
-//! without them shows. A waiting thread may wake spuriously until it has done so once since
+//! return with no notification or unpark, and an executor may poll a task no waker woke, so
+//! code that takes the return (or the poll) as proof of one (`if !ready { cvar.wait(g) }`
+//! where a loop is needed) has a bug no schedule of a model without them shows. A waiting thread may wake spuriously until it has done so once since
 //! another thread's last progress; it waits among the enabled threads, and if the strategy
 //! chooses it before a notification, it wakes spuriously (a step of its own in the schedule).
 //! So:
@@ -353,4 +353,62 @@ fn the_exhausted_systematic_search_reaches_every_outcome_of_spurious_wakeups() {
     // Spurious wake-ups made some of them: the waiter woke more often than it was notified.
     assert!(random.iter().any(|&(_, wakes)| wakes > 2), "{random:?}");
     println!("{} outcomes, {} executions of the search", systematic.len(), report.executions);
+}
+
+/// A hand-written future that takes being polled again as its wake-up: its first poll
+/// registers the waker, the next one takes the value the setter left. A spurious poll (an
+/// executor may poll a task no waker woke) finds no value.
+struct TakesPollAsWake {
+    slot: Arc<Mutex<(Option<u32>, Option<std::task::Waker>)>>,
+    registered: bool,
+}
+
+impl std::future::Future for TakesPollAsWake {
+    type Output = u32;
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<u32> {
+        let mut slot = self.slot.lock().unwrap();
+        if self.registered {
+            let value = slot.0.take().expect("polled again before the value was set");
+            return std::task::Poll::Ready(value);
+        }
+        if let Some(value) = slot.0.take() {
+            return std::task::Poll::Ready(value);
+        }
+        slot.1 = Some(cx.waker().clone());
+        drop(slot);
+        self.registered = true;
+        std::task::Poll::Pending
+    }
+}
+
+fn poll_taken_as_wake() {
+    let slot = Arc::new(Mutex::new((None, None::<std::task::Waker>)));
+    let s = slot.clone();
+    let setter = thread::spawn(move || {
+        let waker = {
+            let mut slot = s.lock().unwrap();
+            slot.0 = Some(7);
+            slot.1.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
+    });
+    let value = pctvb::future::block_on(TakesPollAsWake { slot, registered: false });
+    assert_eq!(value, 7);
+    setter.join().unwrap();
+}
+
+#[test]
+fn a_future_that_takes_a_poll_as_its_wake_up_fails_under_every_strategy() {
+    for kind in every_strategy() {
+        let report = run(&kind, 300, poll_taken_as_wake);
+        let f = report.failure().unwrap_or_else(|| panic!("{kind:?}: the spurious poll is missed"));
+        assert!(f.message.contains("polled again before the value was set"), "{kind:?}:\n{f}");
+        let spurious = f.schedule.iter().filter(|s| s.operation.starts_with("spurious")).count();
+        assert_eq!(spurious, 1, "{kind:?}:\n{f}");
+    }
 }

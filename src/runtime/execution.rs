@@ -749,7 +749,8 @@ impl Execution {
     }
 
     /// [`Execution::block`] for a wait that may end spuriously (`Condvar::wait`,
-    /// `thread::park`; std allows both to return with no notification or unpark): while the
+    /// `thread::park`, std allows both to return with no notification or unpark; a task's wait
+    /// for a wake-up, which an executor may end with a poll no waker asked for): while the
     /// thread may wake spuriously (`State::may_wake_spuriously`) and another thread can run
     /// when it starts to wait, it stays among the enabled threads as it waits, and if the
     /// strategy chooses it before a notification or unpark wakes it, it wakes spuriously. A

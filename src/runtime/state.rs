@@ -614,7 +614,8 @@ impl State {
         let thread = &mut self.threads[id.index()];
         thread.status = Status::Runnable;
         thread.timeout_able = false;
-        if let BlockedOn::Condvar(_) | BlockedOn::Park = on {
+        if let BlockedOn::Condvar(_) | BlockedOn::Park | BlockedOn::Waker = on {
+            // (A waiting task is polled again: a spurious poll.)
             thread.reacquire = None;
             thread.woke_spuriously = true;
             thread.spurious_at = steps;

@@ -168,7 +168,9 @@ pub(crate) fn wait_for_wake(
             ex.schedule(EventKind::Yield, None, location);
         }
         if !woken {
-            ex.block(BlockedOn::Waker, None, location);
+            // An executor may poll a task no waker woke (a spurious poll, which every future
+            // must tolerate): the wait may end without a wake, as a condition variable's.
+            ex.block_or_wake_spuriously(BlockedOn::Waker, None, location);
         }
         ex.with_state(|st| {
             let me = st.current;
