@@ -30,7 +30,7 @@
 //!
 //! Run with `cargo run --release --example async_lost_wakeup`. Measured with the default
 //! strategy (SURW) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`):
-//! the lost wake-up shows up after 1 to 56 executions (mean 8.5); the budget of 2,000 leaves a
+//! the lost wake-up shows up after 1 to 40 executions (mean 8.1); the budget of 2,000 leaves a
 //! margin.
 
 use std::collections::VecDeque;

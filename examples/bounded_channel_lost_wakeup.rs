@@ -27,7 +27,7 @@
 //!
 //! Run with `cargo run --release --example bounded_channel_lost_wakeup`. Measured with the default
 //! strategy (SURW) over seeds 1 to 100 (`PCTVB_SEED=<s>`, `scripts/example-seeds.sh`):
-//! the deadlock shows up after 1 to 40 executions (mean 6.8); the budget of 500 leaves a wide
+//! the deadlock shows up after 1 to 48 executions (mean 10.9); the budget of 500 leaves a wide
 //! margin and takes well under a second in release.
 
 use std::collections::VecDeque;

@@ -1,9 +1,10 @@
 //! Spurious wake-ups. std allows `Condvar::wait` (and its timed variants) and `thread::park` to
 //! return with no notification or unpark, and an executor may poll a task no waker woke, so
 //! code that takes the return (or the poll) as proof of one (`if !ready { cvar.wait(g) }`
-//! where a loop is needed) has a bug no schedule of a model without them shows. A waiting thread may wake spuriously until it has done so once since
-//! another thread's last progress; it waits among the enabled threads, and if the strategy
-//! chooses it before a notification, it wakes spuriously (a step of its own in the schedule).
+//! where a loop is needed) has a bug no schedule of a model without them shows. A waiting
+//! thread may wake spuriously until it has done so once since another thread's last
+//! progress: it is among the enabled threads at the decision of its wait, and if the strategy
+//! chooses it there, it wakes spuriously at once (a step of its own in the schedule).
 //! So:
 //!
 //! - a wait with `if` (the condition variable's or park's) fails under every strategy, and the

@@ -13,8 +13,8 @@ use crate::runtime::RawCondvar;
 /// A condition variable, as `std::sync::Condvar`.
 ///
 /// Inside an execution, waiters are woken in the order they started waiting, a wait may end
-/// in a spurious wake-up as std's may (the strategy chooses the waiting thread before any
-/// notification: at most once per change another thread makes, so a waiting loop never
+/// in a spurious wake-up as std's may (the strategy may choose the waiting thread at the
+/// start of its wait: at most once per change another thread makes, so a waiting loop never
 /// livelocks; the schedule shows `spurious-wakeup`), and a timed wait times out only when no
 /// thread can run (time passes only then). Outside any execution it is a real condition
 /// variable, as std's.
