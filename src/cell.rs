@@ -104,8 +104,9 @@ pub(crate) mod span {
     /// Starts an access of `cell` (`write`: a write, else a read) that lasts until the returned
     /// value is dropped, as loom's `UnsafeCell::get`/`get_mut` guards do: the race check of
     /// `with`/`with_mut` now, and while the access is open a conflicting access of the cell
-    /// (by any thread, the same one too) is a data race; its end is recorded as an access
-    /// too. As in loom, no scheduling point: the synchronising operations decide the order
+    /// (by any thread, the same one too) is a data race; each use of the pointer
+    /// ([`AccessSpan::used`]) and its end are recorded as accesses too. As in loom, no
+    /// scheduling point: the synchronising operations decide the order
     /// of a race-free execution's cell accesses (the cell's variable is a
     /// `VarKind::CheckedCell`, which the bounds do not count). Outside an execution nothing
     /// happens; with the detector off, only a scheduling point (as `with`/`with_mut`'s).
@@ -116,6 +117,22 @@ pub(crate) mod span {
         let span =
             with_current(|ex| ex.and_then(|ex| ex.begin_span(&cell.handle, write, location)));
         AccessSpan { span, _not_send: PhantomData }
+    }
+
+    impl AccessSpan {
+        /// A use of the open access (a dereference of the guard's pointer): recorded as an
+        /// access with the thread's clock now, so that a release since the access began does
+        /// not order it. Outside an execution, or with the detector off, nothing happens.
+        #[doc(hidden)]
+        pub fn used(&self) {
+            if let Some(span) = &self.span {
+                with_current(|ex| {
+                    if let Some(ex) = ex {
+                        ex.use_span(span);
+                    }
+                });
+            }
+        }
     }
 
     impl Drop for AccessSpan {

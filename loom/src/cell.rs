@@ -19,8 +19,13 @@
 //! As in loom, an access lasts: from `get`/`get_mut` until the pointer is dropped, and for
 //! `with`/`with_mut` while the closure runs. A conflicting access of the cell in that time is
 //! reported as a data race even when each dereference is short: another thread's, or the
-//! same thread's own (its `with_mut` while its `MutPtr` lives, where loom panics too); the
-//! access's end counts as an access too (pctvb's hidden `access_span` hook).
+//! same thread's own (its `with_mut` while its `MutPtr` lives, where loom panics too). Each
+//! use of a pointer (`deref`, `with`) counts as an access at that time, so a write through a
+//! pointer after a release that published the cell races with the reader; the pointer's end
+//! counts as an access too, as loom's does, at the thread's latest synchronising operation: a
+//! pointer dropped right after a release (a guard whose `Drop` publishes the cell, then drops
+//! its pointer field) is covered by that release, as under loom (pctvb's hidden
+//! `access_span` hook).
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -62,8 +67,11 @@ impl<T: ?Sized> UnsafeCell<T> {
         F: FnOnce(*const T) -> R,
     {
         // `f` may reach scheduling points, where other threads run: the span covers them.
-        let _span = pctvb::__internals::cell::access_span(&self.cell, false);
-        f(self.cell.get())
+        let span = pctvb::__internals::cell::access_span(&self.cell, false);
+        let r = f(self.cell.get());
+        // The closure may use the pointer until it returns (after a release inside it, say).
+        span.used();
+        r
     }
 
     /// Writes through a raw pointer: a write of the cell that lasts while `f` runs.
@@ -72,8 +80,10 @@ impl<T: ?Sized> UnsafeCell<T> {
     where
         F: FnOnce(*mut T) -> R,
     {
-        let _span = pctvb::__internals::cell::access_span(&self.cell, true);
-        f(self.cell.get())
+        let span = pctvb::__internals::cell::access_span(&self.cell, true);
+        let r = f(self.cell.get());
+        span.used();
+        r
     }
 
     /// An immutable access to the cell: a read of the cell that lasts until the pointer is
@@ -127,6 +137,7 @@ impl<T: ?Sized> ConstPtr<T> {
     /// As dereferencing a `*const T` from `std::cell::UnsafeCell::get`: no mutable access to
     /// the cell may exist while the reference lives.
     pub unsafe fn deref(&self) -> &T {
+        self._span.used();
         // SAFETY: the caller's promise; the pointer came from a live cell.
         unsafe { &*self.ptr }
     }
@@ -136,6 +147,7 @@ impl<T: ?Sized> ConstPtr<T> {
     where
         F: FnOnce(*const T) -> R,
     {
+        self._span.used();
         f(self.ptr)
     }
 }
@@ -162,6 +174,7 @@ impl<T: ?Sized> MutPtr<T> {
     // loom names this method `deref`, returning `&mut T`, so users' code calls it so.
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn deref(&self) -> &mut T {
+        self._span.used();
         // SAFETY: the caller's promise; the pointer came from a live cell.
         unsafe { &mut *self.ptr }
     }
@@ -171,6 +184,7 @@ impl<T: ?Sized> MutPtr<T> {
     where
         F: FnOnce(*mut T) -> R,
     {
+        self._span.used();
         f(self.ptr)
     }
 }

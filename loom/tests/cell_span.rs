@@ -359,3 +359,106 @@ fn a_caught_panic_ends_the_pointers_it_unwinds_past() {
         assert_eq!(cell.with(|v| unsafe { *v }), 2);
     });
 }
+
+/// A guard holding a `MutPtr` into a slot whose `Drop` publishes the slot with a release
+/// store: its pointer field is dropped after `Drop::drop` returns, so the pointer's access
+/// ends after the release, with no scheduling point in between. loom takes that end at the
+/// thread's latest synchronising operation, the release, which covers it: a reader that
+/// acquires the flag and then reads the slot does not race. (pctvb-loom recorded the end with
+/// the clock after the release and reported a race in every execution where the reader saw
+/// the flag: a ring buffer whose slot guards publish on drop failed 28 of its 44 loom tests.)
+struct Publish<'a> {
+    slot: &'a Slot,
+    value: loom::cell::MutPtr<u64>,
+}
+
+impl Drop for Publish<'_> {
+    fn drop(&mut self) {
+        self.slot.ready.store(true, Release);
+    }
+}
+
+#[test]
+fn a_pointer_dropped_right_after_the_release_that_publishes_it_does_not_race() {
+    assert_passes(|| {
+        let slot = slot();
+        let s = slot.clone();
+        let writer = thread::spawn(move || {
+            let guard = Publish { slot: &s, value: s.value.get_mut() };
+            unsafe { *guard.value.deref() = 42 };
+            drop(guard);
+        });
+        if slot.ready.load(Acquire) {
+            assert_eq!(unsafe { *slot.value.get().deref() }, 42);
+        }
+        writer.join().unwrap();
+    });
+}
+
+/// The guard's pointer is used after the release that publishes the slot (a write in the
+/// guard's `Drop` after the store): that use is no longer covered, so the reader races with
+/// it, whether the pointer is dropped at the release's scheduling point or not.
+const USE_AFTER_RELEASE_LINE: u32 = line!() + 17;
+struct PublishThenWrite<'a> {
+    slot: &'a Slot,
+    value: loom::cell::MutPtr<u64>,
+}
+
+impl Drop for PublishThenWrite<'_> {
+    fn drop(&mut self) {
+        self.slot.ready.store(true, Release);
+        unsafe { *self.value.deref() = 7 };
+    }
+}
+
+fn write_through_a_guard_after_its_release() {
+    let slot = slot();
+    let s = slot.clone();
+    let writer = thread::spawn(move || {
+        let guard = PublishThenWrite { slot: &s, value: s.value.get_mut() };
+        drop(guard);
+    });
+    if slot.ready.load(Acquire) {
+        slot.value.with(|p| unsafe { *p });
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_use_of_the_pointer_after_the_release_races_with_the_reader() {
+    for seed in [12, 13, 14] {
+        expect_race(seed, USE_AFTER_RELEASE_LINE, write_through_a_guard_after_its_release);
+    }
+}
+
+/// A cell access between the release and the pointer's end (loom advances the thread's
+/// clock there): the end is no longer covered by the release, as under loom, so the reader
+/// races with it.
+const ACCESS_AFTER_RELEASE_LINE: u32 = line!() + 6;
+fn another_cell_access_between_the_release_and_the_end() {
+    let slot = slot();
+    let other = Arc::new(UnsafeCell::new(0u64));
+    let (s, o) = (slot.clone(), other.clone());
+    let writer = thread::spawn(move || {
+        let p = s.value.get_mut();
+        unsafe { *p.deref() = 1 };
+        s.ready.store(true, Release);
+        o.with_mut(|v| unsafe { *v = 1 });
+        drop(p);
+    });
+    if slot.ready.load(Acquire) {
+        slot.value.with(|p| unsafe { *p });
+    }
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_cell_access_after_the_release_uncovers_the_pointers_end() {
+    for seed in [15, 16, 17] {
+        expect_race(
+            seed,
+            ACCESS_AFTER_RELEASE_LINE,
+            another_cell_access_between_the_release_and_the_end,
+        );
+    }
+}

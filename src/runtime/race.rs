@@ -95,9 +95,11 @@ pub(crate) struct RaceAccess {
 /// its closure forms) are accesses from the guard's creation to its drop, as loom's are.
 /// While one is open, a conflicting access of the cell by another thread is a race whatever
 /// the clocks say (the span's end comes after it in the execution, so nothing can order it
-/// before that end); the end is recorded as an access too, with the thread's clock then, so
-/// a release inside the span does not order the pointer's later uses. Held by the guard (no
-/// allocation); ending a span of an older execution does nothing.
+/// before that end). Each use of the pointer (`deref`, `with`) is recorded as an access with
+/// the thread's clock then, so a release inside the span does not order the pointer's later
+/// uses, and so is the end, with loom's clock (see [`Races::end_span`]: a release at the
+/// thread's latest scheduling point covers it). Held by the guard (no allocation); ending a
+/// span of an older execution does nothing.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LiveSpan {
     gen: u64,
@@ -173,6 +175,11 @@ pub(super) struct Races {
     /// Per thread, the instrumented `Drop::drop` calls it is inside (see
     /// `instrument::__rt::dropping`): its accesses there are recorded, not checked.
     in_drop: Vec<u32>,
+    /// Per thread, the scheduling point of its latest releasing atomic operation or fence and
+    /// its epoch before that release ticked it, while no cell access of the thread followed
+    /// (`None` otherwise): a span that ends at that same scheduling point ends covered by the
+    /// release (see [`Races::end_span`]).
+    released_at: Vec<Option<(u64, u32)>>,
     /// Each thread's clock at its latest release fence (empty: none).
     fence_release: Vec<VClock>,
     /// Each thread's clocks read by relaxed loads, for its next acquire fence.
@@ -245,6 +252,7 @@ impl Races {
         }
         self.longest = 0;
         self.in_drop.clear();
+        self.released_at.clear();
         self.tracking = false;
         frees::reset();
     }
@@ -292,6 +300,9 @@ impl Races {
             self.unparked.resize_with(t + 1, VClock::default);
         }
         self.unparked[t].clear();
+        if let Some(r) = self.released_at.get_mut(t) {
+            *r = None;
+        }
         if let Some(c) = self.completed.get_mut(t) {
             c.clear();
         }
@@ -552,14 +563,15 @@ impl Races {
     /// returned cost about fifteen instructions at every atomic operation (the tracked path's
     /// register saves).
     #[inline]
-    pub(super) fn atomic(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync) {
+    /// `step` is `t`'s scheduling point of the operation (see [`Races::released_at`]).
+    pub(super) fn atomic(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync, step: u64) {
         if self.tracking {
-            self.atomic_tracked(t, object, sync);
+            self.atomic_tracked(t, object, sync, step);
         }
     }
 
     #[inline(never)]
-    fn atomic_tracked(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync) {
+    fn atomic_tracked(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync, step: u64) {
         let t = t.index();
         let (load, store) = match sync {
             AtomicSync::Load(o) => (Some(o), None),
@@ -587,13 +599,24 @@ impl Races {
                 slot.release.copy_from(carried);
             }
             if releases(o) {
+                let before = clock.get(t);
                 clock.tick(t);
+                self.note_release(t, step, before);
             }
         }
     }
 
+    /// `t` released at its scheduling point `step`, from epoch `before` (see
+    /// [`Races::released_at`]).
+    fn note_release(&mut self, t: usize, step: u64, before: u32) {
+        if self.released_at.len() <= t {
+            self.released_at.resize(t + 1, None);
+        }
+        self.released_at[t] = Some((step, before));
+    }
+
     /// `t` ran a fence with ordering `order`.
-    pub(super) fn fence(&mut self, t: ThreadId, order: Ordering) {
+    pub(super) fn fence(&mut self, t: ThreadId, order: Ordering, step: u64) {
         if !self.tracking {
             return;
         }
@@ -610,8 +633,10 @@ impl Races {
         if releases(order) {
             let clock = std::mem::take(&mut self.threads[t]);
             self.fence_release[t].copy_from(&clock);
+            let before = clock.get(t);
             self.threads[t] = clock;
             self.threads[t].tick(t);
+            self.note_release(t, step, before);
         }
     }
 
@@ -630,6 +655,11 @@ impl Races {
     ) -> Option<(Access, bool, bool)> {
         let ti = t.index();
         let unchecked = self.in_drop(ti) > 0;
+        // As in loom, whose cell accesses advance the thread's clock: a span that ends after
+        // this access is not covered by an earlier release (`end_span`).
+        if let Some(r) = self.released_at.get_mut(ti) {
+            *r = None;
+        }
         let i = self.slot_index(object);
         // Borrowed field by field, not moved out and back: this is the hot path of a checked
         // access.
@@ -663,12 +693,27 @@ impl Races {
     }
 
     /// Ends the open span `span` (its guard was dropped at scheduling point `step` of its
-    /// thread): the end is recorded as an access with the thread's clock now (unless
-    /// `record` is false: the thread unwinds). Not checked:
-    /// an access before the span that the end does not follow was reported at the span's
-    /// start (the start's clock is older), and one inside it as a conflict with the span.
+    /// thread): the end is recorded as an access (unless `record` is false: the thread
+    /// unwinds). Not checked: an access before the span that the end does not follow was
+    /// reported at the span's start (the start's clock is older), and one inside it as a
+    /// conflict with the span.
+    ///
+    /// The end's epoch is loom's: the thread's clock at its latest synchronising operation.
+    /// loom advances a thread's clock before each such operation, not after a release, so a
+    /// pointer dropped right after a release (a guard whose `Drop` publishes the slot, then
+    /// drops its pointer field) ends covered by that release; here a release ticks the clock
+    /// after it, so the end takes the epoch before the tick when the release (an atomic
+    /// operation or fence) was the thread's latest scheduling point and no cell access came
+    /// after it ([`Races::released_at`]). A use of the pointer after the release
+    /// ([`Races::span_use`]) was recorded with the later epoch, which the end does not lower,
+    /// so a write through the pointer after publishing still races with the reader.
     fn end_span(&mut self, span: &LiveSpan, step: u64, record_end: bool) {
         let ti = span.thread.index();
+        let now = self.threads[ti].get(ti);
+        let epoch = match self.released_at.get(ti) {
+            Some(&Some((at, before))) if at == step && before.wrapping_add(1) == now => before,
+            _ => now,
+        };
         let i = self.slot_index(span.object);
         let slot = &mut self.objects[i];
         let Some(o) = slot.open_by.get_mut(ti) else { return };
@@ -681,7 +726,35 @@ impl Races {
         if !record_end {
             return;
         }
+        let own = if span.write {
+            slot.write.filter(|a| a.thread as usize == ti)
+        } else {
+            slot.reads.get(ti).copied().flatten()
+        };
+        if own.is_some_and(|a| a.epoch > epoch) {
+            return;
+        }
+        record_epoch(
+            epoch,
+            span.thread,
+            &mut slot.write,
+            &mut slot.reads,
+            span.write,
+            span.location,
+            step,
+        );
+    }
+
+    /// A use of the open span `span`'s pointer (`ConstPtr`/`MutPtr`'s `deref` or `with`) at its
+    /// thread's scheduling point `step`: recorded as an access with the thread's clock now,
+    /// so that a release between the pointer's creation and this use does not cover it. Not
+    /// checked: a conflicting access that this use does not follow either came before the
+    /// span's start (reported there) or inside the span (reported as a conflict with it).
+    fn span_use(&mut self, span: &LiveSpan, step: u64) {
+        let ti = span.thread.index();
+        let i = self.slot_index(span.object);
         let clock = &self.threads[ti];
+        let slot = &mut self.objects[i];
         record(
             clock,
             span.thread,
@@ -840,8 +913,21 @@ fn record(
     location: &'static Location<'static>,
     step: u64,
 ) {
+    record_epoch(clock.get(t.index()), t, last_write, reads, write, location, step);
+}
+
+/// [`record`] with the thread's epoch given.
+fn record_epoch(
+    epoch: u32,
+    t: ThreadId,
+    last_write: &mut Option<Access>,
+    reads: &mut Vec<Option<Access>>,
+    write: bool,
+    location: &'static Location<'static>,
+    step: u64,
+) {
     let ti = t.index();
-    let me = Access { thread: t.0, epoch: clock.get(ti), location, step };
+    let me = Access { thread: t.0, epoch, location, step };
     if write {
         *last_write = Some(me);
         reads.clear();
@@ -936,6 +1022,16 @@ impl Execution {
             if st.gen == span.gen && st.races.on && st.races.tracking {
                 let step = st.threads[span.thread.index()].last_step as u64;
                 st.races.end_span(span, step, true);
+            }
+        });
+    }
+
+    /// A use of `span`'s pointer (see [`Races::span_use`]), if it belongs to this execution.
+    pub(crate) fn use_span(&self, span: &LiveSpan) {
+        self.with_state(|st| {
+            if st.gen == span.gen && st.races.on && st.races.tracking {
+                let step = st.threads[span.thread.index()].last_step as u64;
+                st.races.span_use(span, step);
             }
         });
     }
@@ -1071,7 +1167,8 @@ impl Execution {
         self.with_state(|st| {
             super::execution::note_access(st, value, changed);
             let cur = st.current;
-            st.races.atomic(cur, object, sync)
+            let step = st.threads[cur.index()].last_step as u64;
+            st.races.atomic(cur, object, sync, step)
         });
     }
 
@@ -1081,7 +1178,8 @@ impl Execution {
         self.schedule(EventKind::Fence, None, location);
         self.with_state(|st| {
             let cur = st.current;
-            st.races.fence(cur, order)
+            let step = st.threads[cur.index()].last_step as u64;
+            st.races.fence(cur, order, step)
         });
     }
 }
