@@ -48,7 +48,8 @@ case "$REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_REPEATS must be a number of 
 case "$SHORT_REPEATS" in ''|*[!0-9]*|0) echo "LOOM_SUITES_SHORT_REPEATS must be a number of runs, 1 or more (got '$SHORT_REPEATS')" >&2; exit 2 ;; esac
 case "$REPEAT_BUDGET" in ''|*[!0-9]*) echo "LOOM_SUITES_REPEAT_BUDGET must be a whole number of seconds (got '$REPEAT_BUDGET')" >&2; exit 2 ;; esac
 
-# name | version | RUSTFLAGS | cargo test arguments (after --release) | loom's environment in the
+# name | version | RUSTFLAGS | cargo test arguments (after --release; words after " -- " are
+# given to the test binaries, as a CI job's test-name filter) | loom's environment in the
 # crate's CI | where that command comes from. The environment is given to the pctvb runs too, so
 # a suite runs exactly as its CI runs it (pctvb-loom says once which LOOM_* it does not honour).
 SUITES=(
@@ -58,6 +59,9 @@ SUITES=(
   "bytes|1.12.2|--cfg loom|--lib||.github/workflows/ci.yml (loom job; it builds in debug mode with -Dwarnings, here --release without -Dwarnings)"
   "st3|0.4.1|--cfg st3_loom|--tests|LOOM_MAX_PREEMPTIONS=3|.github/workflows/ci.yml (loom job)"
   "event-listener|5.4.2|--cfg loom|--test loom --features loom||.github/workflows/ci.yml of smol-rs/event-listener (loom job: no preemption bound)"
+  "thingbuf|0.1.6|--cfg loom -C debug-assertions=on|--lib -- thingbuf|LOOM_MAX_PREEMPTIONS=2 LOOM_LOG=loom=trace|.github/workflows/loom.yml of hawkw/thingbuf (its ThingBuf job, cargo test --profile loom --lib -- thingbuf; the loom profile has debug assertions, which its loom build needs to compile; the other jobs' models run over 15 min under loom)"
+  "left-right|0.11.8|--cfg loom|--test loom|LOOM_MAX_PREEMPTIONS=3|.github/workflows/safety.yml of jonhoo/left-right (loom job)"
+  "parking|2.2.1|--cfg loom|--test loom --features loom|LOOM_MAX_PREEMPTIONS=2|.github/workflows/ci.yml of smol-rs/parking (test job, loom step)"
 )
 
 # Tests that take deadlines from std's clock (the real clock under loom; pctvb's virtual clock
@@ -395,6 +399,9 @@ bug_rows=()
 ran=()
 for s in "${selected[@]}"; do
   IFS='|' read -r name version cfg args loom_env ci_source <<<"$s"
+  # Arguments after " -- " go to the test binaries (a filter), the rest to cargo.
+  bin_args=""
+  case "$args" in *" -- "*) bin_args="${args#* -- }"; args="${args%% -- *}" ;; esac
   src="$(source_dir "$name" "$version")"
   [ -n "$src" ] || { echo "no source for $name $version" >&2; exit 1; }
   for variant in pctvb loom; do
@@ -429,21 +436,21 @@ for s in "${selected[@]}"; do
   echo "== $name $version: timing pctvb (default; PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99; PCTVB_STRATEGY=systematic) and loom ($loom_env), in turn" >&2
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
-  spec_default="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-default.log" "" $loom_env)"
+  spec_default="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-default.log" "$bin_args" $loom_env)"
   # shellcheck disable=SC2086
-  spec_confident="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence.log" "" \
+  spec_confident="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence.log" "$bin_args" \
     $loom_env PCTVB_CONFIDENCE=0.99)"
   # shellcheck disable=SC2086
-  spec_alone="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-guarantee-only.log" "" \
+  spec_alone="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-guarantee-only.log" "$bin_args" \
     $loom_env PCTVB_STRATEGY=combined PCTVB_CONFIDENCE=0.99)"
   # The exhaustive mode: pctvb's systematic search with the crate's LOOM_MAX_PREEMPTIONS as its
   # preemption bound and no budget short of the time limit (see SYSTEMATIC_BUDGET).
   # shellcheck disable=SC2086
-  spec_exhaustive="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-systematic.log" "" \
+  spec_exhaustive="$(spec "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-systematic.log" "$bin_args" \
     $loom_env PCTVB_STRATEGY=systematic PCTVB_ITERATIONS=$SYSTEMATIC_BUDGET)"
   TIMEOUT=$LOOM_TIMEOUT
   # shellcheck disable=SC2086
-  spec_loom="$(spec "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" "" $loom_env)"
+  spec_loom="$(spec "$OUT/$name-$version-loom" loom "$OUT/$name-loom.log" "$bin_args" $loom_env)"
   mapfile -t measured < <(measure_specs "$spec_default" "$spec_confident" "$spec_alone" \
     "$spec_exhaustive" "$spec_loom")
   [ "${#measured[@]}" = 5 ] || { echo "the timer failed for $name $version" >&2; exit 1; }
@@ -464,7 +471,7 @@ for s in "${selected[@]}"; do
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
   run_once "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-systematic-counts.log" \
-    "--nocapture --test-threads=1" $loom_env PCTVB_STRATEGY=systematic \
+    "$bin_args --nocapture --test-threads=1" $loom_env PCTVB_STRATEGY=systematic \
     PCTVB_ITERATIONS=$SYSTEMATIC_BUDGET >/dev/null
   complete="$(grep -c 'pctvb: systematic: exhaustively explored all schedules' \
     "$OUT/$name-pctvb-systematic-counts.log" || true)"
@@ -479,14 +486,14 @@ for s in "${selected[@]}"; do
   TIMEOUT=$PCTVB_TIMEOUT
   # shellcheck disable=SC2086
   run_once "$OUT/$name-$version-pctvb" pctvb "$OUT/$name-pctvb-confidence-counts.log" \
-    "--nocapture --test-threads=1" $loom_env PCTVB_CONFIDENCE=0.99 >/dev/null
+    "$bin_args --nocapture --test-threads=1" $loom_env PCTVB_CONFIDENCE=0.99 >/dev/null
   : >"$OUT/$name-loom-counts.log"
   loom_median="$(echo "$loom" | cut -d'|' -f2)"
   if awk -v m="$loom_median" -v c="$LOOM_COUNT_MAX" 'BEGIN {exit !(m <= c)}'; then
     TIMEOUT=$LOOM_TIMEOUT
     # shellcheck disable=SC2086
     run_once "$OUT/$name-$version-loom" loom "$OUT/$name-loom-counts.log" \
-      "--nocapture --test-threads=1" $loom_env LOOM_LOG=loom::model=info >/dev/null
+      "$bin_args --nocapture --test-threads=1" $loom_env LOOM_LOG=loom::model=info >/dev/null
   fi
   explained+=("$(python3 "$OUT/explain.py" "$OUT/$name-pctvb-confidence-counts.log" \
     "$OUT/$name-loom-counts.log" "$name $version")")
@@ -507,10 +514,10 @@ for s in "${selected[@]}"; do
     echo "== $bug: timing pctvb (default) and loom ($loom_env), in turn" >&2
     TIMEOUT=$PCTVB_TIMEOUT
     # shellcheck disable=SC2086
-    spec_pctvb="$(spec "$OUT/$bug-pctvb" pctvb "$OUT/$bug-pctvb-default.log" "" $loom_env)"
+    spec_pctvb="$(spec "$OUT/$bug-pctvb" pctvb "$OUT/$bug-pctvb-default.log" "$bin_args" $loom_env)"
     TIMEOUT=$LOOM_TIMEOUT
     # shellcheck disable=SC2086
-    spec_loom="$(spec "$OUT/$bug-loom" loom "$OUT/$bug-loom.log" "" $loom_env)"
+    spec_loom="$(spec "$OUT/$bug-loom" loom "$OUT/$bug-loom.log" "$bin_args" $loom_env)"
     mapfile -t measured < <(measure_specs "$spec_pctvb" "$spec_loom")
     [ "${#measured[@]}" = 2 ] || { echo "the timer failed for $bug" >&2; exit 1; }
     bug_pctvb="${measured[0]}" bug_loom="${measured[1]}"
@@ -614,7 +621,8 @@ old_failures="$(kept_failures)"
   echo "How the time is measured: each suite is built first (\`cargo test --release <args> --no-run\`)."
   echo "Then the test binaries that command would run are started directly, as cargo starts them"
   echo "(the package's directory as working directory, cargo's \`CARGO_*\` variables, no extra"
-  echo "arguments, so libtest runs $(nproc) tests at a time), and each is timed with a nanosecond"
+  echo "arguments but a CI job's test-name filter where \"How each suite runs\" gives one after"
+  echo "\`--\`, so libtest runs $(nproc) tests at a time), and each is timed with a nanosecond"
   echo "clock (Python's \`time.perf_counter_ns\` read just before the binary starts and after it"
   echo "exits: process start-up and exit are counted, cargo's and the timer's are not). A run is"
   echo "every binary of the suite in turn; it is repeated up to ${REPEATS} times (\`LOOM_SUITES_REPEATS\`), up"
