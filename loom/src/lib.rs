@@ -65,6 +65,9 @@
 //! `sync::Barrier::wait` returns pctvb's `BarrierWaitResult`, not std's (loom's `Barrier`
 //! is a stub whose `new` panics).
 //!
+//! `sync::Mutex`, `RwLock` and `Condvar` are pctvb's wrapped so that, as loom's, they are never
+//! poisoned (their guards are pctvb's).
+//!
 //! The other differences from loom 0.7: [`sync::Notify::wait`] returns spuriously only with
 //! no permit there (loom's may with one too); `Condvar::wait` and `thread::park` may wake
 //! spuriously (loom's never do; std's may); [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches` counts only

@@ -136,3 +136,60 @@ fn spawn_takes_values_that_are_not_send() {
     let msg = err.downcast_ref::<&str>().map(|s| s.to_string()).unwrap_or_default();
     assert!(msg.contains("outside loom::model"), "{msg}");
 }
+
+/// A value whose `Drop` locks a mutex twice, unwrapping each lock, as loom code does (loom's
+/// locks are never poisoned). When a model panics with it live, the unwinding runs the `Drop`:
+/// under a std-style lock the first guard, dropped while the thread panics, poisoned the
+/// mutex, the second `unwrap` panicked inside the unwinding, and Rust aborted the whole test
+/// process, reporting a `PoisonError` rather than the model's failure.
+struct LocksTwiceOnDrop(Arc<Mutex<u32>>);
+
+impl Drop for LocksTwiceOnDrop {
+    fn drop(&mut self) {
+        *self.0.lock().unwrap() += 1;
+        *self.0.lock().unwrap() += 1;
+    }
+}
+
+#[test]
+fn a_failing_model_unwinds_through_a_drop_that_locks_without_aborting() {
+    let report = pctvb::Config::new().ignore_env().seed(3).iterations(10).run(|| {
+        let shared = Arc::new(Mutex::new(0));
+        let s = shared.clone();
+        thread::spawn(move || *s.lock().unwrap() += 1).join().unwrap();
+        let _live = LocksTwiceOnDrop(shared);
+        panic!("the model's own assertion");
+    });
+    let failure = report.failure().expect("the panic is reported");
+    assert_eq!(failure.kind, pctvb::FailureKind::Panic, "{failure}");
+    assert!(failure.message.contains("the model's own assertion"), "{failure}");
+}
+
+#[test]
+fn locks_are_never_poisoned_as_in_loom() {
+    loom::model(|| {
+        let m = Arc::new(Mutex::new(1u32));
+        let rw = Arc::new(RwLock::new(2u32));
+        let (m2, rw2) = (m.clone(), rw.clone());
+        // A thread panics while holding both locks; the panic is caught inside the model.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _g = m2.lock().unwrap();
+            let _w = rw2.write().unwrap();
+            panic!("caught below");
+        }));
+        assert!(caught.is_err());
+        assert!(!m.is_poisoned() && !rw.is_poisoned());
+        assert_eq!(*m.lock().unwrap(), 1);
+        assert_eq!(*m.try_lock().unwrap(), 1);
+        assert_eq!(*rw.read().unwrap(), 2);
+        assert_eq!(*rw.try_write().unwrap(), 2);
+        let pair = Arc::new((Mutex::new(false), Condvar::new()));
+        let p = pair.clone();
+        thread::spawn(move || {
+            let _g = p.0.lock().unwrap();
+            p.1.notify_one();
+        });
+        let g = pair.0.lock().unwrap();
+        let (_g, _) = pair.1.wait_timeout(g, std::time::Duration::from_millis(1)).unwrap();
+    });
+}
