@@ -1,5 +1,6 @@
 //! The live allocations, [`Track`](crate::alloc::Track)s and [`Arc`](crate::sync::Arc)s of
-//! the running execution, for loom's leak report at the end of each execution.
+//! the running execution, for loom's leak report at the end of each execution, and its
+//! unfinished [`thread::spawn`](crate::thread::spawn) threads, a deadlock for loom.
 //!
 //! Every logical thread of a pctvb execution runs on the OS thread that runs the execution,
 //! and one OS thread runs one execution at a time, so an OS-thread-local registry reset when
@@ -23,6 +24,9 @@ struct Registry {
     active: bool,
     next: u64,
     live: HashMap<u64, Live>,
+    /// The threads `thread::spawn` started in this execution whose closure has not returned
+    /// (or unwound), by key, with where each was spawned.
+    threads: HashMap<u64, &'static Location<'static>>,
 }
 
 thread_local! {
@@ -36,18 +40,74 @@ pub(crate) fn begin() {
         let mut r = r.borrow_mut();
         r.active = true;
         r.live.clear();
+        r.threads.clear();
     });
     pctvb::__internals::execution::at_end(end_of_execution);
 }
 
 /// pctvb's end-of-execution check: the leak report if objects of the execution are still
 /// live once every thread finished; stops counting either way.
+///
+/// First, as loom: a thread the body spawned that never finished fails the execution. pctvb
+/// ends an execution normally when the body has returned and the threads left wait forever
+/// (as a process exit would end them); loom requires every thread to finish and reports
+/// "deadlock" (a lost wake-up in a thread the body did not join went unreported).
 fn end_of_execution() -> Option<String> {
+    let blocked = unfinished_threads();
     let report = report();
     end();
+    if blocked.is_some() {
+        return blocked;
+    }
     report.map(|r| {
         format!("objects still live when the execution ended (every thread finished):\n{r}")
     })
+}
+
+/// The failure message when threads of [`thread_started`] never finished.
+fn unfinished_threads() -> Option<String> {
+    REGISTRY.with(|r| {
+        let r = r.borrow();
+        if r.threads.is_empty() {
+            return None;
+        }
+        let mut left: Vec<_> = r.threads.iter().collect();
+        left.sort_by_key(|(k, _)| **k);
+        let lines: Vec<String> = left
+            .iter()
+            .map(|(_, at)| format!("  a thread spawned at {at} waits forever"))
+            .collect();
+        Some(format!(
+            "deadlock: the model's body returned, and threads it spawned can never finish \
+             (loom requires every thread to finish: join them, or let them end):\n{}",
+            lines.join("\n")
+        ))
+    })
+}
+
+/// A thread of `thread::spawn` starts (its key for [`thread_finished`]; 0 outside a `model`
+/// body).
+pub(crate) fn thread_started(location: &'static Location<'static>) -> u64 {
+    REGISTRY.with(|r| {
+        let mut r = r.borrow_mut();
+        if !r.active {
+            return 0;
+        }
+        r.next += 1;
+        let key = r.next;
+        r.threads.insert(key, location);
+        key
+    })
+}
+
+/// A thread of [`thread_started`] finished: its closure returned or unwound.
+pub(crate) fn thread_finished(key: u64) {
+    if key == 0 {
+        return;
+    }
+    let _ = REGISTRY.try_with(|r| {
+        r.borrow_mut().threads.remove(&key);
+    });
 }
 
 /// Stops counting (the execution ended, or the run is over after a failing execution).
@@ -56,6 +116,7 @@ pub(crate) fn end() {
         let mut r = r.borrow_mut();
         r.active = false;
         r.live.clear();
+        r.threads.clear();
     })
 }
 

@@ -66,7 +66,9 @@
 //! is a stub whose `new` panics).
 //!
 //! `sync::Mutex`, `RwLock` and `Condvar` are pctvb's wrapped so that, as loom's, they are never
-//! poisoned (their guards are pctvb's).
+//! poisoned (their guards are pctvb's). As in loom, a thread of [`thread::spawn`] that never
+//! finishes (left waiting forever after the model's body returned) fails the execution as a
+//! deadlock; pctvb alone ends such an execution normally, as a process exit would end it.
 //!
 //! The other differences from loom 0.7: [`sync::Notify::wait`] returns spuriously only with
 //! no permit there (loom's may with one too); `Condvar::wait` and `thread::park` may wake

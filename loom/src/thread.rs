@@ -24,7 +24,22 @@ where
     F: FnOnce() -> T + 'static,
     T: 'static,
 {
-    pctvb::__internals::thread::spawn_unsent(f)
+    // Tracked until its closure returns or unwinds: a thread that never finishes fails the
+    // execution at its end, as under loom (see `crate::leaks`).
+    let key = crate::leaks::thread_started(std::panic::Location::caller());
+    pctvb::__internals::thread::spawn_unsent(move || {
+        let _finished = Finished(key);
+        f()
+    })
+}
+
+/// Marks its thread finished when dropped (the closure returned or unwound).
+struct Finished(u64);
+
+impl Drop for Finished {
+    fn drop(&mut self) {
+        crate::leaks::thread_finished(self.0);
+    }
 }
 
 /// loom's `LocalKey`: a key to a value per logical thread, created by `init` on the thread's

@@ -193,3 +193,37 @@ fn locks_are_never_poisoned_as_in_loom() {
         let (_g, _) = pair.1.wait_timeout(g, std::time::Duration::from_millis(1)).unwrap();
     });
 }
+
+/// A thread the body does not join, left waiting forever when the body returns (here it waits
+/// for a notification no one sends): loom requires every thread to finish and reports a
+/// deadlock. pctvb ended such an execution normally, as a process exit would end the thread,
+/// so a lost wake-up in a thread the body did not join went unreported under pctvb-loom.
+#[test]
+#[should_panic(expected = "threads it spawned can never finish")]
+fn a_thread_left_waiting_forever_after_the_body_returns_is_a_deadlock() {
+    loom::model(|| {
+        let pair = Arc::new((Mutex::new(()), Condvar::new()));
+        let p = pair.clone();
+        thread::spawn(move || {
+            let g = p.0.lock().unwrap();
+            drop(p.1.wait(g).unwrap());
+        });
+    });
+}
+
+/// A thread the body does not join that finishes after the body returned: no failure.
+#[test]
+fn a_thread_that_finishes_after_the_body_returns_passes() {
+    loom::model(|| {
+        let pair = Arc::new((Mutex::new(false), Condvar::new()));
+        let p = pair.clone();
+        thread::spawn(move || {
+            let mut ready = p.0.lock().unwrap();
+            while !*ready {
+                ready = p.1.wait(ready).unwrap();
+            }
+        });
+        *pair.0.lock().unwrap() = true;
+        pair.1.notify_one();
+    });
+}
