@@ -72,14 +72,14 @@
 //!
 //! The other differences from loom 0.7: [`sync::Notify::wait`] returns spuriously only with
 //! no permit there (loom's may with one too); `Condvar::wait` and `thread::park` may wake
-//! spuriously (loom's never do; std's may); [`sync::Barrier`] works (loom's panics). `model::Builder`'s `max_branches` counts only
-//! above pctvb's limit of 100,000 scheduling points per execution, which it raises; checkpoint
-//! files and `log` are not honoured (see [`mod@model`]). On Linux with glibc,
-//! `std::time::Instant::now()` inside a model reads the execution's virtual clock (it starts
-//! at the same value in every execution, advances 1 µs per read and does not see real time;
-//! pctvb's guide, section 3a, "Time"), so code that takes deadlines from std's clock times out
-//! by the schedule alone and replays; loom's models read the real clock (elsewhere, so do
-//! pctvb's).
+//! spuriously (loom's never do; std's may); [`sync::Barrier`] works (loom's panics).
+//! `model::Builder`'s `max_branches` counts only above pctvb's limit of 100,000 scheduling
+//! points per execution, which it raises; checkpoint files and `log` are not honoured (see
+//! [`mod@model`]). On Linux with glibc, `std::time::Instant::now()` inside a model reads the
+//! execution's virtual clock (it starts at the same value in every execution, advances 1 µs
+//! per read and does not see real time; pctvb's guide, section 3a, "Time"), so code that
+//! takes deadlines from std's clock times out by the schedule alone and replays; loom's
+//! models read the real clock (elsewhere, so do pctvb's).
 
 #![deny(missing_docs)]
 

@@ -116,7 +116,8 @@ pub fn yield_now() {
 /// sleeps to let another thread finish fails where that thread has not). A sleep with no
 /// progress by another thread since the calling thread's previous sleep or yield polls for a
 /// change that has not come (its own changes, such as a lock taken to read a flag, do not
-/// count): it spins, as [`yield_now`] does, so a loop that sleeps until a flag is set never livelocks.
+/// count): it spins, as [`yield_now`] does, so a loop that sleeps until a flag is set never
+/// livelocks.
 /// When it returns, the execution's clock (what `std::time::Instant::now()` reads there, on
 /// Linux with glibc) has moved forward by at least `duration`. Outside executions, std's
 /// `sleep`.
