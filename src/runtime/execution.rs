@@ -772,20 +772,18 @@ impl Execution {
         location: &'static Location<'static>,
     ) -> (bool, bool) {
         let deadline = time::deadline(timeout);
-        {
+        let (me, before) = {
             let mut st = self.state.borrow_mut();
             st.block_current(on, timeout.is_some());
+            let me = st.current;
             if st.exploring && !st.enabled.is_empty() && st.may_wake_spuriously() {
-                let me = st.current;
                 super::state::insert_sorted(&mut st.enabled, me);
             }
-        }
-        self.schedule(EventKind::Block, on.object(), location);
-        let spurious = {
-            let mut st = self.state.borrow_mut();
-            let me = st.current;
-            std::mem::take(&mut st.threads[me.index()].woke_spuriously)
+            (me, st.threads[me.index()].spurious_at)
         };
+        self.schedule(EventKind::Block, on.object(), location);
+        // Chosen while it waited, it woke spuriously (`State::run_ready` noted when).
+        let spurious = self.state.borrow().threads[me.index()].spurious_at != before;
         if spurious {
             self.schedule(EventKind::SpuriousWakeup, on.object(), location);
             return (false, true);

@@ -561,9 +561,9 @@ impl Races {
     /// execution's first checked access (a cell or an instrumented pointer, `ensure_tracking`)
     /// nothing is tracked, and a program of atomics alone never tracks; a call that only
     /// returned cost about fifteen instructions at every atomic operation (the tracked path's
-    /// register saves).
+    /// register saves). `step` is `t`'s scheduling point of the operation (see
+    /// [`Races::released_at`]).
     #[inline]
-    /// `step` is `t`'s scheduling point of the operation (see [`Races::released_at`]).
     pub(super) fn atomic(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync, step: u64) {
         if self.tracking {
             self.atomic_tracked(t, object, sync, step);

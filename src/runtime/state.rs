@@ -61,13 +61,11 @@ pub(super) struct Thread {
     /// Blocked in a rendezvous send that waits for the receiver to take its message (not for
     /// room): a receipt wakes it, and it is not among the senders a freed slot enables.
     pub(super) awaits_receipt: bool,
-    /// `State::steps` when the thread last woke spuriously from a condition variable's wait or
-    /// a park (`NEVER`: not in this execution): it may again only after another thread's
-    /// progress (`State::may_wake_spuriously`).
+    /// `State::steps` when the thread last woke spuriously from a condition variable's wait,
+    /// a park or a task's wait for a wake-up (`NEVER`: not in this execution): it may again
+    /// only after another thread's progress (`State::may_wake_spuriously`). A wait that finds
+    /// it changed when it returns woke spuriously (`Execution::block_or_wake_spuriously`).
     pub(super) spurious_at: u64,
-    /// The strategy chose the thread while it waited to be woken spuriously (`run_ready`); the
-    /// waiting operation takes the flag when it returns.
-    pub(super) woke_spuriously: bool,
     /// The value the thread's closure returned, until its `JoinHandle` takes it (`join.rs`).
     pub(super) result: Option<ErasedValue>,
     /// Its `JoinHandle` was dropped unjoined: the thread drops its value when it returns it.
@@ -93,7 +91,6 @@ impl Thread {
             reacquire: None,
             awaits_receipt: false,
             spurious_at: NEVER,
-            woke_spuriously: false,
             result: None,
             detached: false,
         }
@@ -617,7 +614,6 @@ impl State {
         if let BlockedOn::Condvar(_) | BlockedOn::Park | BlockedOn::Waker = on {
             // (A waiting task is polled again: a spurious poll.)
             thread.reacquire = None;
-            thread.woke_spuriously = true;
             thread.spurious_at = steps;
             // It wakes ahead of every other thread that could run (the notifier among them):
             // a bug it leads to needs that order, and its shape counts them.
