@@ -67,27 +67,29 @@ fn end_of_execution() -> Option<String> {
 /// The failure message when threads of [`thread_started`] never finished.
 fn unfinished_threads() -> Option<String> {
     REGISTRY.with(|r| {
-        let r = r.borrow();
-        if r.threads.is_empty() {
-            return None;
-        }
-        let mut left: Vec<_> = r.threads.iter().collect();
-        left.sort_by_key(|(k, _)| **k);
-        let lines: Vec<String> = left
-            .iter()
-            .map(|(_, at)| format!("  a thread spawned at {at} waits forever"))
-            .collect();
+        let lines = oldest_first(&r.borrow().threads, |at| {
+            format!("  a thread spawned at {at} waits forever")
+        })?;
         Some(format!(
             "deadlock: the model's body returned, and threads it spawned can never finish \
-             (loom requires every thread to finish: join them, or let them end):\n{}",
-            lines.join("\n")
+             (loom requires every thread to finish: join them, or let them end):\n{lines}"
         ))
     })
 }
 
-/// A thread of `thread::spawn` starts (its key for [`thread_finished`]; 0 outside a `model`
-/// body).
-pub(crate) fn thread_started(location: &'static Location<'static>) -> u64 {
+/// One line per entry of `entries`, oldest (smallest key) first; `None` when it is empty.
+fn oldest_first<V>(entries: &HashMap<u64, V>, line: impl Fn(&V) -> String) -> Option<String> {
+    if entries.is_empty() {
+        return None;
+    }
+    let mut sorted: Vec<_> = entries.iter().collect();
+    sorted.sort_by_key(|(k, _)| **k);
+    Some(sorted.iter().map(|(_, v)| line(v)).collect::<Vec<_>>().join("\n"))
+}
+
+/// Inserts what `insert` puts under a new key while a `model` body runs; the key, or 0
+/// outside one.
+fn with_new_key(insert: impl FnOnce(&mut Registry, u64)) -> u64 {
     REGISTRY.with(|r| {
         let mut r = r.borrow_mut();
         if !r.active {
@@ -95,8 +97,16 @@ pub(crate) fn thread_started(location: &'static Location<'static>) -> u64 {
         }
         r.next += 1;
         let key = r.next;
-        r.threads.insert(key, location);
+        insert(&mut r, key);
         key
+    })
+}
+
+/// A thread of `thread::spawn` starts (its key for [`thread_finished`]; 0 outside a `model`
+/// body).
+pub(crate) fn thread_started(location: &'static Location<'static>) -> u64 {
+    with_new_key(|r, key| {
+        r.threads.insert(key, location);
     })
 }
 
@@ -122,15 +132,8 @@ pub(crate) fn end() {
 
 /// Records a live object; the key to give [`remove`], or 0 outside a `model` body.
 pub(crate) fn add(what: String, location: &'static Location<'static>) -> u64 {
-    REGISTRY.with(|r| {
-        let mut r = r.borrow_mut();
-        if !r.active {
-            return 0;
-        }
-        r.next += 1;
-        let key = r.next;
+    with_new_key(|r, key| {
         r.live.insert(key, Live { what, location });
-        key
     })
 }
 
@@ -163,16 +166,6 @@ pub(crate) fn remove(key: u64) {
 /// The leak report, if objects are still live: one line per object, oldest first.
 fn report() -> Option<String> {
     REGISTRY.with(|r| {
-        let r = r.borrow();
-        if r.live.is_empty() {
-            return None;
-        }
-        let mut live: Vec<_> = r.live.iter().collect();
-        live.sort_by_key(|(k, _)| **k);
-        let lines: Vec<String> = live
-            .iter()
-            .map(|(_, l)| format!("leaked: {} created at {}", l.what, l.location))
-            .collect();
-        Some(lines.join("\n"))
+        oldest_first(&r.borrow().live, |l| format!("leaked: {} created at {}", l.what, l.location))
     })
 }

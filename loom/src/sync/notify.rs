@@ -1,6 +1,6 @@
 use std::fmt;
 
-use pctvb::sync::{Condvar, Mutex};
+use super::{Condvar, Mutex};
 
 /// loom's `Notify`: a one-permit signal. [`Notify::notify`] stores a permit (at most one) and
 /// wakes a waiter; [`Notify::wait`] blocks until a permit is there and consumes it.
@@ -38,7 +38,8 @@ impl Notify {
     /// Stores the permit and wakes one waiting thread.
     #[track_caller]
     pub fn notify(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        // This crate's locks are never poisoned: `unwrap` cannot panic.
+        let mut state = self.state.lock().unwrap();
         state.permit = true;
         drop(state);
         self.signal.notify_one();
@@ -48,9 +49,9 @@ impl Notify {
     /// per `Notify` per execution).
     #[track_caller]
     pub fn wait(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock().unwrap();
         while !state.permit {
-            state = self.signal.wait(state).unwrap_or_else(|e| e.into_inner());
+            state = self.signal.wait(state).unwrap();
             if !state.permit && !state.spurred {
                 // The condition variable woke spuriously: loom's `Notify` may return then.
                 state.spurred = true;
