@@ -21,10 +21,13 @@
 use std::time::{Duration, Instant};
 
 use pctvb::cell::UnsafeCell;
-use pctvb::guarantee::{wilson_interval, z_for_confidence};
 use pctvb::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
 use pctvb::sync::{Arc, Mutex};
 use pctvb::{hint, thread, Config, FailureKind, Report, StrategyKind};
+
+#[path = "common/bounds.rs"]
+mod bounds;
+use bounds::assert_rate_reaches_bound;
 
 const SEED: u64 = 0x5b1d;
 
@@ -321,23 +324,7 @@ fn check_bound(kind: StrategyKind, executions: u64, body: fn()) -> (u64, u64, f6
     if let Some(f) = report.failure() {
         assert_eq!(f.kind, FailureKind::Panic, "{kind:?}: only the bug fails:\n{f}");
     }
-    let bound = report.bound.clone().unwrap_or_else(|| panic!("{kind:?}: no bound"));
-    let p = bound.ln_p().exp();
-    let z = z_for_confidence(0.999).unwrap();
-    let (low, high) = wilson_interval(report.failures, report.executions, z);
-    println!(
-        "{kind:?}: {}/{} = {:.4} [{low:.4}, {high:.4}], bound {bound} = {p:.5}",
-        report.failures,
-        report.executions,
-        report.failures as f64 / report.executions as f64
-    );
-    assert!(
-        p <= high,
-        "{kind:?}: the bound {bound} = {p} exceeds the measured rate {}/{} (99.9% interval \
-         [{low:.5}, {high:.5}])",
-        report.failures,
-        report.executions
-    );
+    let p = assert_rate_reaches_bound(&kind, &report);
     (report.failures, report.executions, p)
 }
 

@@ -15,11 +15,14 @@
 //!
 //! Every run uses the fixed seed [`SEED`].
 
-use pctvb::guarantee::{wilson_interval, z_for_confidence};
 use pctvb::sync::atomic::{AtomicBool, Ordering::*};
 use pctvb::sync::{Arc, Condvar, Mutex};
 use pctvb::{thread, Config, FailureKind, Report, StrategyKind};
 use std::time::Duration;
+
+#[path = "common/bounds.rs"]
+mod bounds;
+use bounds::assert_rate_reaches_bound;
 
 const SEED: u64 = 0x5b_0001;
 
@@ -227,16 +230,8 @@ fn the_if_wait_bug_is_found_at_least_at_the_printed_bound() {
             .iterations(2000)
             .stop_at_first_failure(false)
             .run(condvar_wait_with_if);
-        let bound = report.bound.clone().unwrap_or_else(|| panic!("{kind:?}: no bound"));
-        let p = bound.ln_p().exp();
-        let z = z_for_confidence(0.999).unwrap();
-        let (low, high) = wilson_interval(report.failures, report.executions, z);
-        println!(
-            "{kind:?}: {}/{} [{low:.4}, {high:.4}], bound {bound} = {p:.4}",
-            report.failures, report.executions
-        );
         assert!(report.failures > 0, "{kind:?}");
-        assert!(p <= high, "{kind:?}: the bound {p} exceeds the rate's interval [{low}, {high}]");
+        assert_rate_reaches_bound(&kind, &report);
     }
 }
 
