@@ -188,6 +188,12 @@ pub enum BlockedOn {
 }
 
 impl BlockedOn {
+    /// Whether a wait of this kind may end spuriously (a condition variable's wait, a park, a
+    /// task's wait for a wake-up: `Execution::block_or_wake_spuriously`).
+    pub(crate) fn wakes_spuriously(self) -> bool {
+        matches!(self, BlockedOn::Condvar(_) | BlockedOn::Park | BlockedOn::Waker)
+    }
+
     /// The object waited on, if it is an object.
     pub fn object(self) -> Option<ObjectId> {
         match self {

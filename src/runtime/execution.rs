@@ -1102,10 +1102,10 @@ fn decide(
     // A wait that may end spuriously is a choice at its own block only
     // (`Execution::block_or_wake_spuriously`): passed over there, the thread waits for good.
     if kind == EventKind::Block && chosen != cur {
-        if let Status::Blocked(BlockedOn::Condvar(_) | BlockedOn::Park | BlockedOn::Waker) =
-            st.threads[cur.index()].status
-        {
-            super::state::remove_one_sorted(&mut st.enabled, cur);
+        if let Status::Blocked(on) = st.threads[cur.index()].status {
+            if on.wakes_spuriously() {
+                super::state::remove_one_sorted(&mut st.enabled, cur);
+            }
         }
     }
     // A blocked thread the strategy could choose is a waiter whose lock is available, or one

@@ -611,7 +611,7 @@ impl State {
         let thread = &mut self.threads[id.index()];
         thread.status = Status::Runnable;
         thread.timeout_able = false;
-        if let BlockedOn::Condvar(_) | BlockedOn::Park | BlockedOn::Waker = on {
+        if on.wakes_spuriously() {
             // (A waiting task is polled again: a spurious poll.)
             thread.reacquire = None;
             thread.spurious_at = steps;
