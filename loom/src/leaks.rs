@@ -1,6 +1,7 @@
 //! The live allocations, [`Track`](crate::alloc::Track)s and [`Arc`](crate::sync::Arc)s of
 //! the running execution, for loom's leak report at the end of each execution, and its
-//! unfinished [`thread::spawn`](crate::thread::spawn) threads, a deadlock for loom.
+//! unfinished threads (of [`thread::spawn`](crate::thread::spawn) and
+//! [`thread::Builder`](crate::thread::Builder)), a deadlock for loom.
 //!
 //! Every logical thread of a pctvb execution runs on the OS thread that runs the execution,
 //! and one OS thread runs one execution at a time, so an OS-thread-local registry reset when
@@ -24,8 +25,8 @@ struct Registry {
     active: bool,
     next: u64,
     live: HashMap<u64, Live>,
-    /// The threads `thread::spawn` started in this execution whose closure has not returned
-    /// (or unwound), by key, with where each was spawned.
+    /// The threads `thread::spawn` or `Builder` started in this execution whose closure has
+    /// not returned (or unwound), by key, with where each was spawned.
     threads: HashMap<u64, &'static Location<'static>>,
 }
 
@@ -102,8 +103,8 @@ fn with_new_key(insert: impl FnOnce(&mut Registry, u64)) -> u64 {
     })
 }
 
-/// A thread of `thread::spawn` starts (its key for [`thread_finished`]; 0 outside a `model`
-/// body).
+/// A thread of `thread::spawn` or `Builder::spawn` starts (its key for [`thread_finished`];
+/// 0 outside a `model` body).
 pub(crate) fn thread_started(location: &'static Location<'static>) -> u64 {
     with_new_key(|r, key| {
         r.threads.insert(key, location);

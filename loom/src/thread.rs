@@ -9,7 +9,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 pub use pctvb::thread::{
-    current, panicking, park, yield_now, AccessError, Builder, JoinHandle, Thread, ThreadId,
+    current, panicking, park, yield_now, AccessError, JoinHandle, Thread, ThreadId,
 };
 
 /// Spawns a logical thread of the running execution, as loom's `spawn`: unlike
@@ -31,6 +31,49 @@ where
         let _finished = Finished(key);
         f()
     })
+}
+
+/// Thread factory, as loom's (and std's) `Builder`: a name shown in failure reports; the stack
+/// size is accepted and ignored (every logical thread uses the run's, as under loom). Its
+/// threads are tracked as [`spawn`]'s are: one that never finishes fails the execution.
+#[derive(Debug, Default)]
+pub struct Builder {
+    inner: pctvb::thread::Builder,
+}
+
+impl Builder {
+    /// A builder with no name.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// Names the thread; the name appears in failure reports and `current().name()`.
+    pub fn name(self, name: String) -> Builder {
+        Builder { inner: self.inner.name(name) }
+    }
+
+    /// Accepted for compatibility, as loom's.
+    pub fn stack_size(self, size: usize) -> Builder {
+        Builder { inner: self.inner.stack_size(size) }
+    }
+
+    /// Spawns the thread, as [`spawn`] with std's bounds (as loom's); never fails inside an
+    /// execution.
+    ///
+    /// # Errors
+    /// Outside [`model`](crate::model()), std's error when the OS thread cannot be created.
+    #[track_caller]
+    pub fn spawn<F, T>(self, f: F) -> std::io::Result<JoinHandle<T>>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        let key = crate::leaks::thread_started(std::panic::Location::caller());
+        self.inner.spawn(move || {
+            let _finished = Finished(key);
+            f()
+        })
+    }
 }
 
 /// Marks its thread finished when dropped (the closure returned or unwound).

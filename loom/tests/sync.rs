@@ -211,6 +211,46 @@ fn a_thread_left_waiting_forever_after_the_body_returns_is_a_deadlock() {
     });
 }
 
+/// The same with a thread of `thread::Builder`, which is tracked as `thread::spawn`'s; the
+/// failure names its spawn site.
+#[test]
+fn a_builder_thread_left_waiting_forever_is_a_deadlock_too() {
+    let failure = std::panic::catch_unwind(|| {
+        loom::model(|| {
+            let pair = Arc::new((Mutex::new(()), Condvar::new()));
+            let p = pair.clone();
+            let spawned = thread::Builder::new().name("waiter".into()).spawn(move || {
+                let g = p.0.lock().unwrap();
+                drop(p.1.wait(g).unwrap());
+            });
+            assert!(spawned.is_ok());
+        })
+    })
+    .expect_err("the waiting Builder thread fails the execution");
+    let message = failure
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| failure.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default();
+    assert!(message.contains("threads it spawned can never finish"), "{message}");
+    assert!(message.contains(&format!("spawned at {}", file!())), "{message}");
+}
+
+/// A `Builder` thread the body does not join that finishes after the body returned: no
+/// failure.
+#[test]
+fn a_builder_thread_that_finishes_after_the_body_returned_passes() {
+    loom::model(|| {
+        let count = Arc::new(Mutex::new(0));
+        let c = count.clone();
+        let spawned = thread::Builder::new().stack_size(1 << 16).spawn(move || {
+            *c.lock().unwrap() += 1;
+        });
+        assert!(spawned.is_ok());
+        *count.lock().unwrap() += 1;
+    });
+}
+
 /// A thread the body does not join that finishes after the body returned: no failure.
 #[test]
 fn a_thread_that_finishes_after_the_body_returns_passes() {
