@@ -156,6 +156,20 @@ pub mod __internals {
             })
         }
 
+        /// Makes unlocking a mutex or rwlock a scheduling point (`true`, the default) or not
+        /// (`false`, as loom's unlock) in the current execution; back to the default when the
+        /// next execution starts.
+        ///
+        /// # Panics
+        /// Outside an execution.
+        #[track_caller]
+        pub fn set_unlock_points(on: bool) {
+            crate::runtime::with_execution(
+                "pctvb::__internals::execution::set_unlock_points",
+                |e| e.set_unlock_points(on),
+            )
+        }
+
         /// Turns exploration of the current execution off (`false`) or on again: while it is
         /// off, every scheduling point offers the strategy a single thread, the running one
         /// while it can run (else the enabled thread with the lowest id), so no thread is

@@ -41,6 +41,14 @@
 //! - `checkpoint_file`, `checkpoint_interval` and `log` are not honoured: set to other than
 //!   loom's defaults, each says so once per process on stderr.
 //!
+//! # Unlocks
+//! As in loom, unlocking a `Mutex` or `RwLock` is no scheduling point (under pctvb it is one,
+//! after the release): the other threads see the release from the unlocking thread's next
+//! operation on, which reaches the same interleavings of the threads' operations with fewer
+//! points. A cell's `MutPtr` or `ConstPtr` dropped right after a guard (a struct that holds the
+//! guard before the pointer) ends covered by the unlock, as under loom, where pctvb's point
+//! after the release let the next holder in while the pointer was still live.
+//!
 //! A failing model panics with pctvb's report: the original panic message, the schedule, and
 //! the line that replays that execution.
 
@@ -135,6 +143,8 @@ impl Builder {
             // join finished too (see `crate::leaks`).
             crate::leaks::begin();
             crate::explore::begin(explicit_explore, &run_counts);
+            // As loom's: unlocking is no scheduling point (see the module docs).
+            pctvb::__internals::execution::set_unlock_points(false);
             f();
         });
         // After a failing execution nothing checked the registry: stop counting here.

@@ -164,6 +164,17 @@ impl Execution {
         self.state.borrow_mut().exploring = on;
     }
 
+    /// Makes unlocking a mutex or rwlock in the current execution a scheduling point (`true`,
+    /// the default) or not, as loom's unlock (pctvb-loom's `model`). Without the point, the
+    /// release is seen by the other threads from the unlocking thread's next scheduling point
+    /// on, which no thread passes before the unlocking thread does: the same interleavings of
+    /// the threads' operations, with fewer points. A pointer of a cell dropped right after a
+    /// guard then ends covered by the unlock, as under loom (`Races::release_unlock`). On again
+    /// at the start of every execution.
+    pub(crate) fn set_unlock_points(&self, on: bool) {
+        self.state.borrow_mut().unlock_points = on;
+    }
+
     /// Whether the panic hook prints panics raised in this execution as they happen.
     pub(crate) fn show_panics(&self) -> bool {
         self.show_panics
@@ -309,6 +320,7 @@ impl Execution {
         st.failure = None;
         st.over = false;
         st.exploring = true;
+        st.unlock_points = true;
         st.had_choice = false;
         st.deferred_wait = None;
         st.races.begin(st.gen);

@@ -99,8 +99,9 @@ impl RawMutex {
         if hold.owner.is_execution() {
             with_current(|ex| match ex {
                 Some(ex) if hold.taken_by(ex) => {
-                    self.release_for_wait(ex, hold);
-                    ex.schedule(EventKind::Unlock, Some(hold.object), location);
+                    if self.release_model(ex, hold, true) {
+                        ex.schedule(EventKind::Unlock, Some(hold.object), location);
+                    }
                 }
                 // A guard that outlived its execution (dropped with the execution's leftovers,
                 // or leaked and dropped later): only the data lock is left to release, if no
@@ -144,10 +145,19 @@ impl RawMutex {
     }
 
     /// Releases the mutex in the model and its data lock, without a scheduling point (the
-    /// caller makes one: the unlock's, or the condition variable's block).
+    /// caller makes one: the condition variable's block).
     #[inline(always)]
     pub(super) fn release_for_wait(&self, ex: &Execution, hold: MutexHold) {
-        ex.with_state(|st| {
+        self.release_model(ex, hold, false);
+    }
+
+    /// Releases the mutex in the model and its data lock; for an `unlock`, whether the unlock
+    /// makes its scheduling point (`State::unlock_points`; without one, the release is noted
+    /// for the race detector at the thread's current point, `Races::release_unlock`).
+    #[inline(always)]
+    fn release_model(&self, ex: &Execution, hold: MutexHold, unlock: bool) -> bool {
+        let point = ex.with_state(|st| {
+            let point = st.unlock_points;
             if let Some(ObjectState::Mutex { owner }) =
                 st.objects.get_mut(hold.object.index()).map(|o| &mut o.state)
             {
@@ -155,11 +165,18 @@ impl RawMutex {
                 st.progress();
                 st.refresh_waiters(hold.object);
                 let me = st.current;
-                st.races.release(me, hold.object);
+                if unlock && !point {
+                    let step = st.threads[me.index()].last_step as u64;
+                    st.races.release_unlock(me, hold.object, false, step);
+                } else {
+                    st.races.release(me, hold.object);
+                }
             }
+            point
         });
         // The running execution holds it (it is alive, so nobody stole it).
         self.data.unlock_exclusive_live(hold.owner);
+        point
     }
 
     fn take_data(&self, ex: &Execution, gen: u64, object: ObjectId) -> MutexHold {

@@ -175,10 +175,10 @@ pub(super) struct Races {
     /// Per thread, the instrumented `Drop::drop` calls it is inside (see
     /// `instrument::__rt::dropping`): its accesses there are recorded, not checked.
     in_drop: Vec<u32>,
-    /// Per thread, the scheduling point of its latest releasing atomic operation or fence and
-    /// its epoch before that release ticked it, while no cell access of the thread followed
-    /// (`None` otherwise): a span that ends at that same scheduling point ends covered by the
-    /// release (see [`Races::end_span`]).
+    /// Per thread, the scheduling point of its latest releasing atomic operation, fence or
+    /// unlock without a point of its own and its epoch before that release ticked it, while
+    /// no cell access of the thread followed (`None` otherwise): a span that ends at that same
+    /// scheduling point ends covered by the release (see [`Races::end_span`]).
     released_at: Vec<Option<(u64, u32)>>,
     /// Each thread's clock at its latest release fence (empty: none).
     fence_release: Vec<VClock>,
@@ -387,6 +387,24 @@ impl Races {
     /// `t` releases a read lock of the rwlock `object`: to later writers only.
     pub(super) fn release_read(&mut self, t: ThreadId, object: ObjectId) {
         self.release_into(t, object, |slot| &mut slot.other);
+    }
+
+    /// `t` unlocks the lock `object` (a mutex, or a rwlock it holds for writing, or for
+    /// reading when `read`) with no scheduling point of its own ([`State::unlock_points`] off),
+    /// as [`Races::release`] or [`Races::release_read`]; `step` is `t`'s latest scheduling
+    /// point, so a span of `t` that ends before its next one ends covered by the unlock, as one
+    /// after a releasing atomic operation ([`Races::released_at`]): a guard dropped before the
+    /// pointer beside it, as loom covers it.
+    ///
+    /// [`State::unlock_points`]: super::state::State
+    pub(super) fn release_unlock(&mut self, t: ThreadId, object: ObjectId, read: bool, step: u64) {
+        if self.tracking {
+            let which: fn(&mut Slot) -> &mut VClock =
+                if read { |slot| &mut slot.other } else { |slot| &mut slot.release };
+            let before = self.threads[t.index()].get(t.index());
+            self.release_into_tracked(t, object, which);
+            self.note_release(t.index(), step, before);
+        }
     }
 
     /// `t` joins its clock into the clock `which` picks of `object`'s slot, then starts a new
@@ -703,8 +721,8 @@ impl Races {
     /// pointer dropped right after a release (a guard whose `Drop` publishes the slot, then
     /// drops its pointer field) ends covered by that release; here a release ticks the clock
     /// after it, so the end takes the epoch before the tick when the release (an atomic
-    /// operation or fence) was the thread's latest scheduling point and no cell access came
-    /// after it ([`Races::released_at`]). A use of the pointer after the release
+    /// operation or fence, or an unlock with no point of its own) was at the thread's latest
+    /// scheduling point and no cell access came after it ([`Races::released_at`]). A use of the pointer after the release
     /// ([`Races::span_use`]) was recorded with the later epoch, which the end does not lower,
     /// so a write through the pointer after publishing still races with the reader.
     fn end_span(&mut self, span: &LiveSpan, step: u64, record_end: bool) {

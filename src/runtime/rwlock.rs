@@ -240,7 +240,8 @@ impl RawRwLock {
         }
         with_current(|ex| match ex {
             Some(ex) if ex.generation() == hold.owner.generation() => {
-                ex.with_state(|st| {
+                let point = ex.with_state(|st| {
+                    let point = st.unlock_points;
                     let me = st.current;
                     if let Some(ObjectState::RwLock { writer, readers }) =
                         st.objects.get_mut(hold.object.index()).map(|o| &mut o.state)
@@ -255,11 +256,19 @@ impl RawRwLock {
                         }
                         st.progress();
                         st.refresh_waiters(hold.object);
-                        match mode {
-                            Mode::Write => st.races.release(me, hold.object),
-                            Mode::Read => st.races.release_read(me, hold.object),
+                        if point {
+                            match mode {
+                                Mode::Write => st.races.release(me, hold.object),
+                                Mode::Read => st.races.release_read(me, hold.object),
+                            }
+                        } else {
+                            // No point of its own (`State::unlock_points`): as a mutex's.
+                            let step = st.threads[me.index()].last_step as u64;
+                            let read = mode == Mode::Read;
+                            st.races.release_unlock(me, hold.object, read, step);
                         }
                     }
+                    point
                 });
                 let released = match mode {
                     Mode::Read => self.data.unlock_shared(hold.owner),
@@ -271,7 +280,9 @@ impl RawRwLock {
                 if !released {
                     ex.fail_lock(LockError::Disagreement, VarKind::RwLock, self.site());
                 }
-                ex.schedule(EventKind::RwUnlock, Some(hold.object), location);
+                if point {
+                    ex.schedule(EventKind::RwUnlock, Some(hold.object), location);
+                }
             }
             // A guard that outlived its execution: only the data lock is left to release.
             _ => {

@@ -338,6 +338,9 @@ pub(super) struct State {
     /// Whether scheduling points offer the strategy every enabled thread (true unless
     /// pctvb-loom's `stop_exploring` turned it off: see `Execution::set_exploring`).
     pub(super) exploring: bool,
+    /// Whether unlocking a mutex or rwlock is a scheduling point (true unless pctvb-loom
+    /// turned it off, as loom's unlock is none: see `Execution::set_unlock_points`).
+    pub(super) unlock_points: bool,
     /// Whether a scheduling point of this execution had two or more threads to choose from
     /// (the runner stops a body with one schedule after one execution).
     pub(super) had_choice: bool,
@@ -384,6 +387,7 @@ impl State {
             failure: None,
             over: false,
             exploring: true,
+            unlock_points: true,
             had_choice: false,
             deferred_wait: None,
         }
