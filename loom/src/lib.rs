@@ -30,7 +30,8 @@
 //! - [`model()`], [`model::Builder`]: a [`pctvb::Config`] run; see [`mod@model`] for the
 //!   environment variables (`PCTVB_*`, including `PCTVB_STRATEGY` and `PCTVB_CONFIDENCE`,
 //!   and loom's `LOOM_*`) and the builder fields pctvb honours.
-//! - [`thread`] (but [`thread::LocalKey`], loom's with its hidden fields), [`sync`] (but
+//! - [`thread`] (but [`thread::LocalKey`], loom's with its hidden fields, and
+//!   [`thread::spawn`] and [`thread::Builder`], which track their threads), [`sync`] (but
 //!   [`sync::atomic`], [`sync::Arc`] and [`sync::Notify`]): pctvb's types, re-exported.
 //! - [`sync::Arc`]: loom's `Arc` over std's, with `from_std` and loom's leak report; its
 //!   clones, drops, `get_mut`, `try_unwrap` and `strong_count` are scheduling points, as
@@ -66,9 +67,11 @@
 //! is a stub whose `new` panics).
 //!
 //! `sync::Mutex`, `RwLock` and `Condvar` are pctvb's wrapped so that, as loom's, they are never
-//! poisoned (their guards are pctvb's). As in loom, a thread of [`thread::spawn`] that never
-//! finishes (left waiting forever after the model's body returned) fails the execution as a
-//! deadlock; pctvb alone ends such an execution normally, as a process exit would end it.
+//! poisoned (their guards are pctvb's), and, as loom's, unlocking one is no scheduling point in
+//! a model (see [`mod@model`], "Unlocks"). As in loom, a thread of [`thread::spawn`] or
+//! [`thread::Builder`] that never finishes (left waiting forever after the model's body
+//! returned) fails the execution as a deadlock; pctvb alone ends such an execution normally,
+//! as a process exit would end it.
 //!
 //! The other differences from loom 0.7: [`sync::Notify::wait`] returns spuriously only with
 //! no permit there (loom's may with one too); `Condvar::wait` and `thread::park` may wake
