@@ -519,8 +519,8 @@ fn a_pointer_dropped_right_after_its_guards_unlock_does_not_race() {
         writer.join().unwrap();
     });
     // `loom::model` itself turns the unlock's point off (its 1000 executions, on pctvb's
-    // default seed unless PCTVB_SEED is set: the race was reported in every execution where
-    // the other thread locked second, about half of them).
+    // default seed unless PCTVB_SEED is set; with the point, the race is reported whenever the
+    // writer locks first, as `with_unlock_points_the_pointer_ends_after_the_release` shows).
     loom::model(|| {
         let shared = Arc::new((Mutex::new(()), UnsafeCell::new(0u64)));
         let s = shared.clone();
