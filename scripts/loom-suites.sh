@@ -62,6 +62,7 @@ SUITES=(
   "thingbuf|0.1.6|--cfg loom -C debug-assertions=on|--lib -- thingbuf|LOOM_MAX_PREEMPTIONS=2 LOOM_LOG=loom=trace|.github/workflows/loom.yml of hawkw/thingbuf (its ThingBuf job, cargo test --profile loom --lib -- thingbuf; the loom profile has debug assertions, which its loom build needs to compile; the other jobs' models run over 15 min under loom)"
   "left-right|0.11.8|--cfg loom|--test loom|LOOM_MAX_PREEMPTIONS=3|.github/workflows/safety.yml of jonhoo/left-right (loom job)"
   "parking|2.2.1|--cfg loom|--test loom --features loom|LOOM_MAX_PREEMPTIONS=2|.github/workflows/ci.yml of smol-rs/parking (test job, loom step)"
+  "tokio|1.54.1|--cfg loom --cfg tokio_unstable -C debug-assertions=on|--lib --features full,test-util -- sync::tests|LOOM_MAX_PREEMPTIONS=2 LOOM_MAX_BRANCHES=10000|.github/workflows/loom.yml of tokio-rs/tokio (its loom-sync job, cargo test --lib --release --features full -- --nocapture sync::tests with -Dwarnings, one of the five loom jobs on tokio itself; the others test the runtime. Here without -Dwarnings and --nocapture, and with test-util: in tokio's workspace tokio-test, whose tokio is patched to the local one, turns it on, and the published crate's lib tests need it to compile, \`Builder::start_paused\`)"
 )
 
 # Tests that take deadlines from std's clock (the real clock under loom; pctvb's virtual clock
@@ -140,13 +141,16 @@ standalone() {
 # SHORT_REPEATS while they took under 1 s in all), or until they took REPEAT_BUDGET seconds in
 # all (a suite of a minute is not run five times). Prints, per suite in the order given,
 # "status|median s|min s|max s|runs|tests": status pass, fail (a run failed; with how many of
-# the runs), or timeout; tests from the first failing run, or the first run. Every run's output
+# the runs), or timeout; tests from the first failing run, or the first run (of a killed run,
+# the tests libtest had reported finished, "before the kill"). Every run's output
 # goes to the suite's log, each under a "== run N: binary" line.
 cat > "$OUT/timer.py" <<'PY'
 import os, re, statistics, subprocess, sys, tempfile, threading, time
 
 repeats, short_repeats, budget = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
 result = re.compile(rb"test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed")
+# libtest's line for a test that finished, as it prints it without --nocapture.
+finished = re.compile(rb"(?m)^test \S+ \.\.\. (ok|FAILED)$")
 
 
 class Suite:
@@ -206,6 +210,10 @@ class Suite:
             for p, f in result.findall(text):
                 passed, failed = passed + int(p), failed + int(f)
             if rc is None:
+                # Killed before libtest's summary: count the tests it said had finished.
+                done = finished.findall(text)
+                passed += done.count(b"ok")
+                failed += done.count(b"FAILED")
                 outcome = "timeout"
                 self.log.write(f"\n== killed after {self.timeout:.0f} s\n".encode())
                 break
@@ -213,7 +221,8 @@ class Suite:
                 outcome = "fail"
         self.times.append(total_ns / 1e9)
         self.outcomes.append(outcome)
-        self.counts.append(f"{passed} passed, {failed} failed")
+        self.counts.append(f"{passed} passed, {failed} failed"
+                           + (" before the kill" if outcome == "timeout" else ""))
 
     def line(self):
         if not self.binaries:
@@ -725,16 +734,25 @@ old_failures="$(kept_failures)"
   if [ -n "$old_failures" ]; then
     any=1
     echo "$old_failures"
+    echo
   fi
   for log in "$OUT"/*-pctvb-default.log "$OUT"/*-pctvb-confidence.log "$OUT"/*-pctvb-guarantee-only.log "$OUT"/*-loom.log; do
     [ -f "$log" ] || continue
     ran_log "$(basename "$log" .log)" || continue
-    grep -q "^failures:" "$log" || continue
+    if grep -q "^failures:" "$log"; then
+      start='^---- .* stdout ----$'
+    elif ! grep -q "^test result: ok" "$log" && grep -q "^thread '.*panicked at" "$log"; then
+      # A run that ended before libtest's report (aborted, as loom's does when a destructor
+      # panics while a failed model unwinds; or killed): its first panic, as printed.
+      start="^thread '.*panicked at"
+    else
+      continue
+    fi
     any=1
     echo "\`$(basename "$log" .log)\`: the first failure, as reported:"
     echo
     echo '```'
-    awk '/^---- .* stdout ----$/ {on = 1} on {print; n++} n >= 8 {exit}' "$log"
+    awk -v re="$start" '$0 ~ re {on = 1} on {print; n++} n >= 8 {exit}' "$log"
     echo '```'
     echo
   done
@@ -856,5 +874,25 @@ old_failures="$(kept_failures)"
   echo "  would end the thread, so before this version pctvb-loom passed \`smoke\` (1 of the 2 models"
   echo "  failed). pctvb-loom now fails an execution whose \`thread::spawn\` threads did not all finish"
   echo "  (\`loom/tests/sync.rs\`)."
+  echo "- tokio 1.54.1 runs its CI's loom-sync job, \`sync::tests\`: the loom models of \`tokio::sync\`"
+  echo "  (\`mpsc\`, \`oneshot\`, \`broadcast\`, \`watch\`, \`Notify\`, \`RwLock\`, the semaphore, \`AtomicWaker\`,"
+  echo "  \`SetOnce\`), switched with no source edit (its loom dependency is a"
+  echo "  \`[target.\"cfg(loom)\".dev-dependencies.loom]\` table, with loom's \`futures\` and \`checkpoint\`"
+  echo "  features, which pctvb-loom accepts). Its other loom jobs test the runtime (blocking pool,"
+  echo "  time driver, current-thread and multi-thread schedulers) and are not run here. A loom run"
+  echo "  killed by LOOM_TIMEOUT counts the tests libtest had reported finished (\"before the kill\")."
+  echo "  pctvb-loom does not honour \`LOOM_MAX_BRANCHES=10000\` (it says so once): its own limit of"
+  echo "  100,000 scheduling points per execution applies."
+  echo "- tokio 1.54.1's injected bug is a lost wake-up in \`oneshot\`'s receiver: \`poll_recv\` sets its"
+  echo "  \`RX_TASK_SET\` flag but decides whether the value has come from the state it loaded before,"
+  echo "  not from the one the flag's \`fetch_or\` returns. A value sent between the two is missed, and"
+  echo "  the sender, which saw no task to wake, wakes none: the receiver waits forever. pctvb fails"
+  echo "  the three models where a oneshot's sender may run at that moment (\`loom_oneshot::smoke\` and"
+  echo "  \`changing_rx_task\`, \`loom_notify::notify_waiters_sequential_notified_await\`), reporting a"
+  echo "  task that waits for a wake-up no thread left can give: a lost wake-up, or a deadlock naming"
+  echo "  that wait when another thread is joining the receiver's. loom reports a deadlock in the first"
+  echo "  such model it reaches; the unwinding then drops a loom \`Arc\` in loom's \`block_on\`, whose"
+  echo "  destructor panics again (loom has no active thread after the deadlock), and the test binary"
+  echo "  aborts, so loom's row counts no tests (its first panic is quoted under Failures)."
 } > "$RESULTS"
 echo "wrote $RESULTS" >&2
