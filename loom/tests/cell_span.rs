@@ -484,8 +484,9 @@ fn as_model() {
     pctvb::__internals::execution::set_unlock_points(false);
 }
 
+/// The writer's `Locked` drops its guard, then its pointer; the main thread then (or before)
+/// writes the cell under the lock.
 fn mutex_guard_then_pointer() {
-    as_model();
     let shared = Arc::new((Mutex::new(()), UnsafeCell::new(0u64)));
     let s = shared.clone();
     let writer = thread::spawn(move || {
@@ -502,7 +503,10 @@ fn mutex_guard_then_pointer() {
 
 #[test]
 fn a_pointer_dropped_right_after_its_guards_unlock_does_not_race() {
-    assert_passes(mutex_guard_then_pointer);
+    assert_passes(|| {
+        as_model();
+        mutex_guard_then_pointer();
+    });
     assert_passes(|| {
         as_model();
         let shared = Arc::new((loom::sync::RwLock::new(()), UnsafeCell::new(0u64)));
@@ -521,20 +525,7 @@ fn a_pointer_dropped_right_after_its_guards_unlock_does_not_race() {
     // `loom::model` itself turns the unlock's point off (its 1000 executions, on pctvb's
     // default seed unless PCTVB_SEED is set; with the point, the race is reported whenever the
     // writer locks first, as `with_unlock_points_the_pointer_ends_after_the_release` shows).
-    loom::model(|| {
-        let shared = Arc::new((Mutex::new(()), UnsafeCell::new(0u64)));
-        let s = shared.clone();
-        let writer = thread::spawn(move || {
-            let locked = Locked { _guard: s.0.lock().unwrap(), value: s.1.get_mut() };
-            unsafe { *locked.value.deref() += 1 };
-            drop(locked);
-        });
-        {
-            let _g = shared.0.lock().unwrap();
-            shared.1.with_mut(|v| unsafe { *v += 1 });
-        }
-        writer.join().unwrap();
-    });
+    loom::model(mutex_guard_then_pointer);
 }
 
 /// With unlocks as pctvb's scheduling points (pctvb's own default, outside `loom::model`), the
@@ -544,18 +535,7 @@ fn a_pointer_dropped_right_after_its_guards_unlock_does_not_race() {
 fn with_unlock_points_the_pointer_ends_after_the_release() {
     let report = config(21).iterations(1000).run(|| {
         pctvb::__internals::execution::set_unlock_points(true);
-        let shared = Arc::new((Mutex::new(()), UnsafeCell::new(0u64)));
-        let s = shared.clone();
-        let writer = thread::spawn(move || {
-            let locked = Locked { _guard: s.0.lock().unwrap(), value: s.1.get_mut() };
-            unsafe { *locked.value.deref() += 1 };
-            drop(locked);
-        });
-        {
-            let _g = shared.0.lock().unwrap();
-            shared.1.with_mut(|v| unsafe { *v += 1 });
-        }
-        writer.join().unwrap();
+        mutex_guard_then_pointer();
     });
     let failure = report.failure().expect("the race is found on seed 21");
     assert_eq!(failure.kind, FailureKind::DataRace, "{failure}");
