@@ -390,13 +390,11 @@ impl Races {
     }
 
     /// `t` unlocks the lock `object` (a mutex, or a rwlock it holds for writing, or for
-    /// reading when `read`) with no scheduling point of its own ([`State::unlock_points`] off),
+    /// reading when `read`) with no scheduling point of its own (`State::unlock_points` off),
     /// as [`Races::release`] or [`Races::release_read`]; `step` is `t`'s latest scheduling
     /// point, so a span of `t` that ends before its next one ends covered by the unlock, as one
     /// after a releasing atomic operation ([`Races::released_at`]): a guard dropped before the
     /// pointer beside it, as loom covers it.
-    ///
-    /// [`State::unlock_points`]: super::state::State
     pub(super) fn release_unlock(&mut self, t: ThreadId, object: ObjectId, read: bool, step: u64) {
         if self.tracking {
             let which: fn(&mut Slot) -> &mut VClock =
@@ -722,9 +720,10 @@ impl Races {
     /// drops its pointer field) ends covered by that release; here a release ticks the clock
     /// after it, so the end takes the epoch before the tick when the release (an atomic
     /// operation or fence, or an unlock with no point of its own) was at the thread's latest
-    /// scheduling point and no cell access came after it ([`Races::released_at`]). A use of the pointer after the release
-    /// ([`Races::span_use`]) was recorded with the later epoch, which the end does not lower,
-    /// so a write through the pointer after publishing still races with the reader.
+    /// scheduling point and no cell access came after it ([`Races::released_at`]). A use of
+    /// the pointer after the release ([`Races::span_use`]) was recorded with the later epoch,
+    /// which the end does not lower, so a write through the pointer after publishing still
+    /// races with the reader.
     fn end_span(&mut self, span: &LiveSpan, step: u64, record_end: bool) {
         let ti = span.thread.index();
         let now = self.threads[ti].get(ti);
