@@ -24,13 +24,18 @@ where
     F: FnOnce() -> T + 'static,
     T: 'static,
 {
-    // Tracked until its closure returns or unwinds: a thread that never finishes fails the
-    // execution at its end, as under loom (see `crate::leaks`).
+    pctvb::__internals::thread::spawn_unsent(tracked(f))
+}
+
+/// `f`, tracked until it returns or unwinds: a thread that never finishes fails the execution
+/// at its end, as under loom (see `crate::leaks`). The caller's location names the thread.
+#[track_caller]
+fn tracked<F: FnOnce() -> T, T>(f: F) -> impl FnOnce() -> T {
     let key = crate::leaks::thread_started(std::panic::Location::caller());
-    pctvb::__internals::thread::spawn_unsent(move || {
+    move || {
         let _finished = Finished(key);
         f()
-    })
+    }
 }
 
 /// Thread factory, as loom's (and std's) `Builder`: a name shown in failure reports; the stack
@@ -68,11 +73,7 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let key = crate::leaks::thread_started(std::panic::Location::caller());
-        self.inner.spawn(move || {
-            let _finished = Finished(key);
-            f()
-        })
+        self.inner.spawn(tracked(f))
     }
 }
 

@@ -399,9 +399,7 @@ impl Races {
         if self.tracking {
             let which: fn(&mut Slot) -> &mut VClock =
                 if read { |slot| &mut slot.other } else { |slot| &mut slot.release };
-            let before = self.threads[t.index()].get(t.index());
-            self.release_into_tracked(t, object, which);
-            self.note_release(t.index(), step, before);
+            self.release_into_tracked(t, object, which, Some(step));
         }
     }
 
@@ -411,22 +409,28 @@ impl Races {
     fn release_into(&mut self, t: ThreadId, object: ObjectId, which: fn(&mut Slot) -> &mut VClock) {
         // As in `atomic`: only the check inlined.
         if self.tracking {
-            self.release_into_tracked(t, object, which);
+            self.release_into_tracked(t, object, which, None);
         }
     }
 
+    /// The release itself; `noted`: the thread's scheduling point to note it at (an unlock
+    /// with no point of its own, [`Races::released_at`]), or none.
     #[inline(never)]
     fn release_into_tracked(
         &mut self,
         t: ThreadId,
         object: ObjectId,
         which: fn(&mut Slot) -> &mut VClock,
+        noted: Option<u64>,
     ) {
         let t = t.index();
         let clock = std::mem::take(&mut self.threads[t]);
         which(self.slot(object)).join(&clock);
         self.threads[t] = clock;
-        self.threads[t].tick(t);
+        match noted {
+            Some(step) => tick_noted(&mut self.threads[t], t, step, &mut self.released_at),
+            None => self.threads[t].tick(t),
+        }
     }
 
     /// `t` joins the clock `which` picks of `object`'s slot into its own.
@@ -615,20 +619,9 @@ impl Races {
                 slot.release.copy_from(carried);
             }
             if releases(o) {
-                let before = clock.get(t);
-                clock.tick(t);
-                self.note_release(t, step, before);
+                tick_noted(clock, t, step, &mut self.released_at);
             }
         }
-    }
-
-    /// `t` released at its scheduling point `step`, from epoch `before` (see
-    /// [`Races::released_at`]).
-    fn note_release(&mut self, t: usize, step: u64, before: u32) {
-        if self.released_at.len() <= t {
-            self.released_at.resize(t + 1, None);
-        }
-        self.released_at[t] = Some((step, before));
     }
 
     /// `t` ran a fence with ordering `order`.
@@ -647,12 +640,8 @@ impl Races {
             self.sc_fences.join(&self.threads[t]);
         }
         if releases(order) {
-            let clock = std::mem::take(&mut self.threads[t]);
-            self.fence_release[t].copy_from(&clock);
-            let before = clock.get(t);
-            self.threads[t] = clock;
-            self.threads[t].tick(t);
-            self.note_release(t, step, before);
+            self.fence_release[t].copy_from(&self.threads[t]);
+            tick_noted(&mut self.threads[t], t, step, &mut self.released_at);
         }
     }
 
@@ -682,7 +671,8 @@ impl Races {
         let clock = &self.threads[ti];
         let slot = &mut self.objects[i];
         let race = if unchecked {
-            record(clock, t, &mut slot.write, &mut slot.reads, write, location, step);
+            let epoch = clock.get(ti);
+            record(epoch, t, &mut slot.write, &mut slot.reads, write, location, step);
             None
         } else if let Some((a, wrote)) = open_conflict(slot, ti, write) {
             Some((a, wrote, true))
@@ -751,15 +741,7 @@ impl Races {
         if own.is_some_and(|a| a.epoch > epoch) {
             return;
         }
-        record_epoch(
-            epoch,
-            span.thread,
-            &mut slot.write,
-            &mut slot.reads,
-            span.write,
-            span.location,
-            step,
-        );
+        record_span(slot, span, epoch, step);
     }
 
     /// A use of the open span `span`'s pointer (`ConstPtr`/`MutPtr`'s `deref` or `with`) at its
@@ -769,18 +751,9 @@ impl Races {
     /// span's start (reported there) or inside the span (reported as a conflict with it).
     fn span_use(&mut self, span: &LiveSpan, step: u64) {
         let ti = span.thread.index();
+        let epoch = self.threads[ti].get(ti);
         let i = self.slot_index(span.object);
-        let clock = &self.threads[ti];
-        let slot = &mut self.objects[i];
-        record(
-            clock,
-            span.thread,
-            &mut slot.write,
-            &mut slot.reads,
-            span.write,
-            span.location,
-            step,
-        );
+        record_span(&mut self.objects[i], span, epoch, step);
     }
 
     /// The index range of `spans` whose entries may overlap `start..end`: every entry before
@@ -834,7 +807,8 @@ impl Races {
             }
         };
         let span = &mut self.spans[i];
-        record(&self.threads[ti], t, &mut span.write, &mut span.reads, write, location, step);
+        let epoch = self.threads[ti].get(ti);
+        record(epoch, t, &mut span.write, &mut span.reads, write, location, step);
         None
     }
 
@@ -919,22 +893,28 @@ fn open_conflict(slot: &Slot, ti: usize, write: bool) -> Option<(Access, bool)> 
     others.find_map(|(_, o)| conflicting(o)).or_else(|| slot.open_by.get(ti).and_then(conflicting))
 }
 
-/// Records an access that did not race: a write replaces the last write and the reads (all
-/// of which happen before it), a read replaces its thread's last read.
-fn record(
-    clock: &VClock,
-    t: ThreadId,
-    last_write: &mut Option<Access>,
-    reads: &mut Vec<Option<Access>>,
-    write: bool,
-    location: &'static Location<'static>,
-    step: u64,
-) {
-    record_epoch(clock.get(t.index()), t, last_write, reads, write, location, step);
+/// Records an access of `span` (its use or its end) in its cell's `slot`, at `epoch` of the
+/// span's thread.
+fn record_span(slot: &mut Slot, span: &LiveSpan, epoch: u32, step: u64) {
+    let (t, location) = (span.thread, span.location);
+    record(epoch, t, &mut slot.write, &mut slot.reads, span.write, location, step);
 }
 
-/// [`record`] with the thread's epoch given.
-fn record_epoch(
+/// `t`'s release ticks its `clock` at its scheduling point `step`, noted with the epoch
+/// before the tick in `released_at` (see [`Races::released_at`]).
+fn tick_noted(clock: &mut VClock, t: usize, step: u64, released_at: &mut Vec<Option<(u64, u32)>>) {
+    let before = clock.get(t);
+    clock.tick(t);
+    if released_at.len() <= t {
+        released_at.resize(t + 1, None);
+    }
+    released_at[t] = Some((step, before));
+}
+
+/// Records an access that did not race, at `epoch` of its thread `t`: a write replaces the
+/// last write and the reads (all of which happen before it), a read replaces its thread's
+/// last read.
+fn record(
     epoch: u32,
     t: ThreadId,
     last_write: &mut Option<Access>,
@@ -970,7 +950,7 @@ fn check(
 ) -> Option<(Access, bool)> {
     let race = conflict(clock, last_write, reads, write);
     if race.is_none() {
-        record(clock, t, last_write, reads, write, location, step);
+        record(clock.get(t.index()), t, last_write, reads, write, location, step);
     }
     race
 }
@@ -1035,20 +1015,21 @@ impl Execution {
 
     /// Ends `span`, if it belongs to this execution.
     pub(crate) fn end_span(&self, span: &LiveSpan) {
-        self.with_state(|st| {
-            if st.gen == span.gen && st.races.on && st.races.tracking {
-                let step = st.threads[span.thread.index()].last_step as u64;
-                st.races.end_span(span, step, true);
-            }
-        });
+        self.on_span(span, |races, step| races.end_span(span, step, true));
     }
 
     /// A use of `span`'s pointer (see [`Races::span_use`]), if it belongs to this execution.
     pub(crate) fn use_span(&self, span: &LiveSpan) {
+        self.on_span(span, |races, step| races.span_use(span, step));
+    }
+
+    /// Runs `f` with the detector and the span's thread's latest scheduling point, if `span`
+    /// belongs to this execution and the detector tracks it.
+    fn on_span(&self, span: &LiveSpan, f: impl FnOnce(&mut Races, u64)) {
         self.with_state(|st| {
             if st.gen == span.gen && st.races.on && st.races.tracking {
                 let step = st.threads[span.thread.index()].last_step as u64;
-                st.races.span_use(span, step);
+                f(&mut st.races, step);
             }
         });
     }
