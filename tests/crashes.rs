@@ -83,10 +83,11 @@ fn child_stack_overflow() {
     if !is_child("child_stack_overflow") {
         return;
     }
-    Config::new().name("crashes::overflowing").stack_size(256 * 1024).iterations(5).run(|| {
-        let h = thread::Builder::new().name("deep".into()).spawn(big_frame).unwrap();
-        h.join().unwrap();
-    });
+    let _ =
+        Config::new().name("crashes::overflowing").stack_size(256 * 1024).iterations(5).run(|| {
+            let h = thread::Builder::new().name("deep".into()).spawn(big_frame).unwrap();
+            h.join().unwrap();
+        });
 }
 
 #[cfg(unix)]
@@ -172,7 +173,7 @@ fn child_std_mutex_deadlock() {
     if !is_child("child_std_mutex_deadlock") {
         return;
     }
-    Config::new()
+    let _ = Config::new()
         .name("crashes::std_mutex")
         .watchdog(Duration::from_secs(1))
         .workers(1)
@@ -310,7 +311,7 @@ fn child_panic_in_drop_while_unwinding() {
     if !is_child("child_panic_in_drop_while_unwinding") {
         return;
     }
-    Config::new().name("crashes::double_panic").workers(1).iterations(1000).run(|| {
+    let _ = Config::new().name("crashes::double_panic").workers(1).iterations(1000).run(|| {
         let n = Arc::new(AtomicUsize::new(0));
         let n2 = n.clone();
         let h = thread::spawn(move || {
@@ -358,7 +359,7 @@ fn child_abort_mid_run() {
     // Aborts in the 11th execution where the spawned thread stores before the body loads:
     // which execution that is depends on the schedules, hence on the seed.
     static SEEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    Config::new().name("crashes::abort_mid_run").workers(1).iterations(200).run(|| {
+    let _ = Config::new().name("crashes::abort_mid_run").workers(1).iterations(200).run(|| {
         let x = Arc::new(AtomicUsize::new(0));
         let x2 = x.clone();
         let h = thread::spawn(move || x2.store(1, Ordering::SeqCst));

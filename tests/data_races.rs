@@ -113,7 +113,7 @@ fn a_downgrade_orders_the_writes_before_it_only() {
     };
     no_race(|| body(false));
     let (read_line, write_line) = (line!() - 12, line!() - 6);
-    expect_race(31, 1000, [read_line, write_line], || body(true));
+    let _ = expect_race(31, 1000, [read_line, write_line], || body(true));
 }
 
 /// A pointer's tag bit set with a Release `fetch_or` publishes the data written before it to
@@ -135,7 +135,7 @@ fn a_pointer_tag_set_with_release_publishes_what_was_written_before() {
     };
     no_race(|| body(Ordering::Release));
     let (read_line, write_line) = (line!() - 8, line!() - 5);
-    expect_race(41, 1000, [write_line, read_line], || body(Ordering::Relaxed));
+    let _ = expect_race(41, 1000, [write_line, read_line], || body(Ordering::Relaxed));
 }
 
 #[test]
@@ -386,7 +386,7 @@ fn the_initialization_happens_before_the_waits_it_ends() {
 fn a_write_after_the_initialization_races_with_the_waiters_read() {
     for seed in [21, 22, 23] {
         let (write_line, read_line) = (line!() + 10, line!() + 6);
-        expect_race(seed, 1000, [write_line, read_line], || {
+        let _ = expect_race(seed, 1000, [write_line, read_line], || {
             let shared = Arc::new((OnceLock::new(), Data::default()));
             let s = shared.clone();
             let waiter = thread::spawn(move || {
@@ -447,7 +447,7 @@ fn relaxed_flag_protecting_data_is_a_race() {
     for seed in [1, 2, 3, 4, 5] {
         let write_line = line!() + 10;
         let read_line = line!() + 6;
-        expect_race(seed, 1000, [write_line, read_line], || {
+        let _ = expect_race(seed, 1000, [write_line, read_line], || {
             let shared = Arc::new((AtomicBool::new(false), Data::default()));
             let s = shared.clone();
             let reader = thread::spawn(move || {
@@ -489,7 +489,7 @@ fn missing_lock_is_a_race_and_its_replay_reproduces_it() {
 fn read_before_the_writers_release_store_is_a_race() {
     for seed in [11, 12, 13] {
         let (write_line, read_line) = (line!() + 5, line!() + 9);
-        expect_race(seed, 1000, [write_line, read_line], || {
+        let _ = expect_race(seed, 1000, [write_line, read_line], || {
             let shared = Arc::new((AtomicBool::new(false), Data::default()));
             let s = shared.clone();
             let writer = thread::spawn(move || {
@@ -663,7 +663,7 @@ fn a_release_update_publishes_and_a_relaxed_one_races() {
     };
     no_race(publish(Ordering::Release));
     let (write_line, read_line) = (line!() - 6, line!() - 9);
-    expect_race(1, 1000, [write_line, read_line], publish(Ordering::Relaxed));
+    let _ = expect_race(1, 1000, [write_line, read_line], publish(Ordering::Relaxed));
 }
 
 /// A thread of `Builder::spawn_unchecked` (std 1.82) starts after what its spawner did and
@@ -680,7 +680,7 @@ fn unchecked_threads_are_ordered_by_spawn_and_join() {
     });
     let write_line = line!() + 5;
     let read_line = line!() + 5;
-    expect_race(2, 1000, [write_line, read_line], || {
+    let _ = expect_race(2, 1000, [write_line, read_line], || {
         let data = Data::default();
         // SAFETY: joined before `data` ends.
         let h = unsafe { thread::Builder::new().spawn_unchecked(|| data.write(1)) }.unwrap();

@@ -493,14 +493,26 @@ fn bad_environment_values_are_reported_not_ignored() {
     assert!(error.message().contains("version"), "{error}");
 }
 
+/// A run started inside an execution ends the outer run as one that could not test, whether
+/// the body looks at the inner report or not: ignored, the inner run would pass without
+/// testing anything; asserted, its panic was reported as a bug found (and saved as a
+/// regression).
 #[test]
 fn a_run_inside_a_run_is_an_unsupported_use_not_a_bug() {
-    let report = config().iterations(1).run(|| {
-        let inner = config().iterations(1).run(|| {});
-        assert!(matches!(inner.error(), Some(Error::Unsupported { .. })), "{:?}", inner.error());
-        assert!(inner.error().unwrap().message().contains("nested runs are not supported"));
+    let ignored = config().iterations(3).run(|| {
+        let _ = config().iterations(1).run(|| {});
     });
-    assert!(report.is_ok(), "{:?}", report.failure());
+    let asserted = config().iterations(3).run(|| {
+        config().iterations(1).run(|| {}).assert_ok();
+    });
+    for (what, report) in [("ignored", ignored), ("asserted", asserted)] {
+        assert!(report.failure().is_none(), "{what}: {:?}", report.failure());
+        let error = report.error().unwrap_or_else(|| panic!("{what}: no error"));
+        assert!(matches!(error, Error::Unsupported { .. }), "{what}: {error:?}");
+        assert!(error.message().contains("nested runs are not supported"), "{what}: {error}");
+        assert!(error.message().contains("tests/failures.rs"), "{what}: {error}");
+        assert_eq!(report.executions, 1, "{what}: the run stops at its first execution");
+    }
 }
 
 #[test]

@@ -189,5 +189,5 @@ fn is_a_strategy_without_guarantee() {
 
 #[test]
 fn explores_beside_a_target() {
-    assert_explores_beside_a_target(StrategyKind::Reversal, "reversal", "race reversal");
+    let _ = assert_explores_beside_a_target(StrategyKind::Reversal, "reversal", "race reversal");
 }

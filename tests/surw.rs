@@ -153,7 +153,8 @@ fn the_attribute_takes_the_surw_strategy() {
 fn with_a_target_it_can_be_the_exploring_half_and_only_the_strategy_counts() {
     // A depth bound without a named strategy: the combined strategy, and one search execution in
     // two (and the profiling) for the explorer, here surw, named (the default's).
-    assert_explores_beside_a_target(StrategyKind::Surw, "surw", "the selectively uniform walk");
+    let _ =
+        assert_explores_beside_a_target(StrategyKind::Surw, "surw", "the selectively uniform walk");
 
     // And it finds a bug the explorer's half is there for: figure 4 needs two preemptions, out of
     // reach of the depth-2 strategy in most executions. Fixed seeds 0..5.

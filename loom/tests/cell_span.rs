@@ -89,7 +89,7 @@ fn write_through_a_pointer_taken_before_publishing() {
 #[test]
 fn a_write_through_a_live_mut_ptr_races_with_a_reader_after_the_flag() {
     for seed in [1, 2, 3] {
-        expect_race(seed, MUT_PTR_LINE, write_through_a_pointer_taken_before_publishing);
+        let _ = expect_race(seed, MUT_PTR_LINE, write_through_a_pointer_taken_before_publishing);
     }
 }
 
@@ -114,7 +114,7 @@ fn read_through_a_pointer_after_signalling_done() {
 #[test]
 fn a_write_while_another_threads_const_ptr_is_live_is_a_race() {
     for seed in [4, 5, 6] {
-        expect_race(seed, CONST_PTR_LINE, read_through_a_pointer_after_signalling_done);
+        let _ = expect_race(seed, CONST_PTR_LINE, read_through_a_pointer_after_signalling_done);
     }
 }
 
@@ -139,7 +139,7 @@ fn publish_inside_with_mut() {
 #[test]
 fn with_mut_stays_open_while_its_closure_runs() {
     for seed in [7, 8, 9] {
-        expect_race(seed, WITH_MUT_LINE, publish_inside_with_mut);
+        let _ = expect_race(seed, WITH_MUT_LINE, publish_inside_with_mut);
     }
 }
 
@@ -427,7 +427,7 @@ fn write_through_a_guard_after_its_release() {
 #[test]
 fn a_use_of_the_pointer_after_the_release_races_with_the_reader() {
     for seed in [12, 13, 14] {
-        expect_race(seed, USE_AFTER_RELEASE_LINE, write_through_a_guard_after_its_release);
+        let _ = expect_race(seed, USE_AFTER_RELEASE_LINE, write_through_a_guard_after_its_release);
     }
 }
 
@@ -455,7 +455,7 @@ fn another_cell_access_between_the_release_and_the_end() {
 #[test]
 fn a_cell_access_after_the_release_uncovers_the_pointers_end() {
     for seed in [15, 16, 17] {
-        expect_race(
+        let _ = expect_race(
             seed,
             ACCESS_AFTER_RELEASE_LINE,
             another_cell_access_between_the_release_and_the_end,
@@ -570,6 +570,6 @@ fn a_point_between_the_unlock_and_the_end() {
 #[test]
 fn a_point_after_the_unlock_uncovers_the_pointers_end() {
     for seed in [18, 19, 20] {
-        expect_race(seed, AFTER_UNLOCK_LINE, a_point_between_the_unlock_and_the_end);
+        let _ = expect_race(seed, AFTER_UNLOCK_LINE, a_point_between_the_unlock_and_the_end);
     }
 }

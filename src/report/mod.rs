@@ -139,8 +139,11 @@ pub struct Profile {
     pub notes: Vec<String>,
 }
 
-/// The result of a run.
+/// The result of a run. Must be used: a run whose report is dropped passes whatever it found
+/// (call [`Report::assert_ok`], or look at [`Report::failure`] and [`Report::error`]).
 #[derive(Clone, Debug)]
+#[must_use = "a dropped report hides the bug or error the run found: call `assert_ok()` or \
+              check `failure()` and `error()`"]
 pub struct Report {
     /// The test's name, when known.
     pub name: Option<String>,

@@ -86,10 +86,21 @@ impl Config {
         let started = real_now();
         let at = Location::caller();
         if crate::runtime::in_execution() {
-            let message = "a pctvb run was started inside the execution of another run; nested \
-                           runs are not supported: start the inner run outside the outer body, \
-                           or call the inner body directly";
-            return self.error_report(Error::Unsupported { message: message.into() });
+            // The outer run could not test: its execution ends here, with this error as the
+            // outer run's `Report::error`. Returning an error report to the body instead let a
+            // body that ignored it pass without running its inner test, and one that asserted
+            // it report "found a bug" and save the execution as a regression.
+            let message = format!(
+                "a pctvb run was started inside the execution of another run (at {at}); nested \
+                 runs are not supported: start the inner run outside the outer body, or call \
+                 the inner body directly"
+            );
+            crate::runtime::with_current(|ex| {
+                if let Some(ex) = ex {
+                    ex.fail(crate::runtime::FailureCause::Unsupported { message: message.clone() })
+                }
+            });
+            return self.error_report(Error::Unsupported { message });
         }
         let mut report = match self.resolve() {
             Ok(Plan::Search { seed, budget, kind, mut effective, notes }) => {
