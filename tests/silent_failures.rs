@@ -323,6 +323,25 @@ fn the_explorer_comes_from_the_environment() {
     let (output, text) = run_child(&args, &[("PCTVB_EXPLORER", "pct")]);
     assert!(!output.status.success(), "{text}");
     assert!(text.contains("explorer = \"pct\" is a strategy with a guarantee"), "{text}");
+    // The error names the variable that made the setting: the test's code may be fine.
+    assert!(text.contains("(the environment set PCTVB_EXPLORER=pct: change or unset"), "{text}");
+}
+
+/// A strategy the environment names that cannot reach the test's confidence target is an
+/// error that names the variable, not only the strategy.
+#[test]
+fn a_strategy_from_the_environment_is_named_in_its_error() {
+    let args = ["--exact", "child::fixed_update", "--nocapture"];
+    let env = [("PCTVB_CONFIDENCE", "0.9"), ("PCTVB_STRATEGY", "random")];
+    let (output, text) = run_child(&args, &env);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("the random strategy has no probability bound"), "{text}");
+    assert!(
+        text.contains(
+            "(the environment set PCTVB_STRATEGY=random and PCTVB_CONFIDENCE=0.9: change or unset"
+        ),
+        "{text}"
+    );
 }
 
 #[test]

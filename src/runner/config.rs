@@ -410,7 +410,8 @@ impl Config {
             if !kind.is_priority() {
                 return Err(format!(
                     "the {name} strategy has no probability bound, so a confidence target \
-                     cannot be reached; use a priority strategy (e.g. depth = 2)"
+                     cannot be reached; use a priority strategy (pct, pctvb, threadbound or \
+                     combined; a depth bound with no strategy named runs combined)"
                 ));
             }
             if !(c > 0.0 && c < 1.0) {

@@ -275,6 +275,16 @@ impl Config {
                 Err(error) => return Err(error),
             }
         }
+        // The settings the environment makes that choose the strategy, for its errors: the code
+        // may be fine as written.
+        let from_env: Vec<String> = [
+            overrides.strategy.as_ref().map(|k| format!("PCTVB_STRATEGY={}", k.name())),
+            overrides.explorer.as_ref().map(|k| format!("PCTVB_EXPLORER={}", k.name())),
+            overrides.confidence.map(|c| format!("PCTVB_CONFIDENCE={c}")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
         let mut effective = Box::new(self.clone());
         // PCTVB_STRATEGY replaces the code's strategy unless the code already runs that one
         // (its parameters then stay, e.g. a preemption bound the code set).
@@ -290,7 +300,17 @@ impl Config {
             effective.explorer = Some(kind);
         }
         effective.enumerate = overrides.enumerate.unwrap_or(effective.enumerate);
-        let kind = effective.resolved_strategy().map_err(|e| Error::config("strategy", e))?;
+        let kind = effective.resolved_strategy().map_err(|e| match from_env.as_slice() {
+            [] => Error::config("strategy", e),
+            set => Error::config(
+                "strategy",
+                format!(
+                    "{e} (the environment set {}: change or unset it to run this test as \
+                         its code says)",
+                    set.join(" and ")
+                ),
+            ),
+        })?;
         notes.extend(effective.unused_explorer_settings(&kind, self.explorer.as_ref()));
         let seed = overrides.seed.or(self.seed).unwrap_or_else(fresh_seed);
         // PCTVB_ITERATIONS overrides the code's budget as every PCTVB_* overrides the code,
