@@ -73,6 +73,34 @@ pub mod __private {
 
     pub use crate::replay::CargoTarget;
 
+    /// What a `#[pctvb::test]` function may return: `()`, or a `Result` whose error fails the
+    /// test. Its own trait, not std's `Termination` (whose `report` exits with a code rather
+    /// than failing the execution), so that another return type reads as what to change.
+    #[diagnostic::on_unimplemented(
+        message = "a `#[pctvb::test]` function returns `()` or `Result<(), E>` with `E: Debug`, \
+                   not `{Self}`",
+        label = "this return type",
+        note = "return `Result<(), E>` and let an `Err` fail the test, or assert inside the body"
+    )]
+    pub trait TestOutput {
+        /// Fails the execution (a panic of the test body's thread) if this is an error.
+        #[track_caller]
+        fn check(self);
+    }
+
+    impl TestOutput for () {
+        fn check(self) {}
+    }
+
+    impl<E: std::fmt::Debug> TestOutput for Result<(), E> {
+        #[track_caller]
+        fn check(self) {
+            if let Err(error) = self {
+                panic!("test body returned an error: {error:?}");
+            }
+        }
+    }
+
     /// Runs a `#[pctvb::test]` body. Panics with the failure report if it found a bug, and
     /// with a message that starts "pctvb could not run this test" if it could not test (an
     /// invalid configuration or token, a replay that diverged, an internal error), so the two

@@ -83,7 +83,18 @@ const FORMER_NAMES: &[&str] = &["walk_every"];
 pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let function: ItemFn = syn::parse2(item)?;
     check_signature(&function)?;
-    let (settings, checks) = parse_args(args)?;
+    let (settings, mut checks) = parse_args(args)?;
+    // The return type's check stands beside the function too (the function's own use of it
+    // is compiled only under `cfg(test)`), so another type fails every build with a message
+    // saying what a test may return.
+    if let ReturnType::Type(_, ty) = &function.sig.output {
+        checks.push(quote_spanned! { ty.span() =>
+            const _: fn() = || {
+                fn returns<T: ::pctvb::__private::TestOutput>() {}
+                returns::<#ty>();
+            };
+        });
+    }
 
     let ItemFn { attrs, vis, sig, block } = function;
     // The compile-time checks stand beside the function, not in it: a `#[test]` function is
@@ -109,9 +120,7 @@ pub(crate) fn expand(args: TokenStream, item: TokenStream) -> syn::Result<TokenS
             quote_spanned! { ty.span() =>
                 || {
                     #asyncness fn body() -> #ty #block
-                    if let ::core::result::Result::Err(error) = #call {
-                        ::core::panic!("test body returned an error: {:?}", error);
-                    }
+                    ::pctvb::__private::TestOutput::check(#call);
                 }
             }
         }
