@@ -123,7 +123,10 @@ fn bounded_channel_loses_a_wakeup() {
     let source = include_str!("../examples/bounded_channel_lost_wakeup.rs");
     let not_empty =
         site("bounded_channel_lost_wakeup.rs", source, "not_empty: Condvar::new()", "Condvar::new");
-    let waits = f.message.lines().find(|l| l.contains(&format!("{not_empty} (never notified)")));
+    let waits = f
+        .message
+        .lines()
+        .find(|l| l.contains(&format!("{not_empty} (not notified since it began to wait)")));
     assert!(
         waits.is_some_and(|l| l.contains("waits on Condvar@")),
         "expected a thread waiting on the not_empty Condvar ({not_empty}) in:\n{f}"

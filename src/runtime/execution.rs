@@ -1309,7 +1309,11 @@ fn describe_wait(st: &State, id: ThreadId, on: BlockedOn) -> String {
         }
         BlockedOn::RwRead(o) => format!("waits to read-lock {}", st.describe_object(o)),
         BlockedOn::RwWrite(o) => format!("waits to write-lock {}", st.describe_object(o)),
-        BlockedOn::Condvar(o) => format!("waits on {} (never notified)", st.describe_object(o)),
+        // Not "never notified": a notification before the wait began (a lost wake-up) wakes
+        // nobody, and the report must not deny that it happened.
+        BlockedOn::Condvar(o) => {
+            format!("waits on {} (not notified since it began to wait)", st.describe_object(o))
+        }
         BlockedOn::Barrier(o) => format!("waits at {}", st.describe_object(o)),
         BlockedOn::Join(t) => format!("waits to join {}", st.thread_info(t)),
         BlockedOn::Recv(o) => format!("waits to receive on {}", st.describe_object(o)),
