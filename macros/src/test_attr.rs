@@ -72,6 +72,7 @@ const ARGS: &[ArgSpec] = &[
     ArgSpec { name: "regressions", kind: ArgKind::Regressions, method: "regressions" },
     ArgSpec { name: "time", kind: ArgKind::Duration, method: "time_budget" },
     ArgSpec { name: "enumerate", kind: ArgKind::Bool, method: "enumerate" },
+    ArgSpec { name: "weak_cas_failures", kind: ArgKind::Bool, method: "weak_cas_failures" },
     // The former name of `explore_every`, from when the uniform walk was the only explorer;
     // still accepted (after the others, so the list of valid names leads with the new one).
     ArgSpec { name: "walk_every", kind: ArgKind::Int(IntTy::U64), method: "explore_every" },

@@ -69,9 +69,13 @@ pub(crate) struct Recorded {
     pub(crate) max_steps: Option<u64>,
     /// The thread limit an execution that spawned too many threads ran under.
     pub(crate) max_threads: Option<usize>,
+    /// Weak compare-exchanges could fail spuriously (`Config::weak_cas_failures`): their
+    /// store-conditional points are in the schedule. Absent, they were not.
+    pub(crate) weak_cas_failures: bool,
 }
 
 const RACES_OFF: &str = " [races off]";
+const WEAK_CAS: &str = " [weak cas failures]";
 const MAX_STEPS: &str = " [max_steps ";
 const MAX_THREADS: &str = " [max_threads ";
 
@@ -86,6 +90,9 @@ impl Recorded {
         }
         if let Some(n) = self.max_threads {
             strategy.push_str(&format!("{MAX_THREADS}{n}]"));
+        }
+        if self.weak_cas_failures {
+            strategy.push_str(WEAK_CAS);
         }
         strategy
     }
@@ -102,6 +109,7 @@ impl Recorded {
             races: races_off.then_some(false),
             max_steps: number(strategy, MAX_STEPS),
             max_threads: number(strategy, MAX_THREADS),
+            weak_cas_failures: strategy.contains(WEAK_CAS),
         }
     }
 }
@@ -279,9 +287,14 @@ mod tests {
         let none = Recorded::default();
         assert_eq!(none.tag("surw".into()), "surw");
         assert_eq!(Recorded::read("surw"), none);
-        let all = Recorded { races: Some(false), max_steps: Some(3000), max_threads: Some(8) };
+        let all = Recorded {
+            races: Some(false),
+            max_steps: Some(3000),
+            max_threads: Some(8),
+            weak_cas_failures: true,
+        };
         let text = all.tag("surw".into());
-        assert_eq!(text, "surw [races off] [max_steps 3000] [max_threads 8]");
+        assert_eq!(text, "surw [races off] [max_steps 3000] [max_threads 8] [weak cas failures]");
         assert_eq!(Recorded::read(&text), all);
         // Before an instrument session's tag, which the runner appends after them.
         assert_eq!(Recorded::read(&format!("{text} [instrument: all]")), all);

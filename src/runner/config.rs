@@ -127,6 +127,8 @@ pub struct Config {
     pub(super) read_env: bool,
     pub(super) instrument_tracking: bool,
     pub(super) races: bool,
+    /// Whether `compare_exchange_weak` may fail spuriously ([`Config::weak_cas_failures`]).
+    pub(super) weak_cas_failures: bool,
     /// Whether long failing schedules are written to `target/pctvb/` (`PCTVB_TRACE`).
     pub(super) trace_files: bool,
     /// Whether panics inside executions are printed as they happen (`PCTVB_SHOW_PANICS`).
@@ -232,6 +234,7 @@ impl Config {
             read_env: true,
             instrument_tracking: true,
             races: true,
+            weak_cas_failures: false,
             trace_files: true,
             show_panics: false,
             explore_every: None,
@@ -648,6 +651,22 @@ impl Config {
     /// points; only the check and the clocks are skipped.
     pub fn race_detection(mut self, on: bool) -> Config {
         self.races = on;
+        self
+    }
+
+    /// Whether `compare_exchange_weak` may fail spuriously (default `false`), as Rust allows
+    /// and load-linked/store-conditional hardware (ARM, RISC-V) does: on, a weak
+    /// compare-exchange that finds the value it expects makes a second scheduling point, its
+    /// store-conditional (`store-conditional` in a schedule), and fails spuriously (returns
+    /// `Err` with the value it found) if another thread runs there before it, as a context
+    /// switch between the load and the store loses the reservation. So a spurious failure is
+    /// a preemption of the schedule, counted in the depth and bounded by the guarantee as any
+    /// other; code that assumes one weak call succeeds (no retry loop) fails. A failing
+    /// execution's token records the setting, so its replay takes it. Off, a weak
+    /// compare-exchange is a `compare_exchange`, as under loom and shuttle. Attribute:
+    /// `weak_cas_failures = true`.
+    pub fn weak_cas_failures(mut self, on: bool) -> Config {
+        self.weak_cas_failures = on;
         self
     }
 

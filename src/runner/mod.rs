@@ -418,6 +418,7 @@ impl Config {
                     test: run.token_name.clone(),
                     strategy: replay::Recorded {
                         races: (!run.races).then_some(false),
+                        weak_cas_failures: run.weak_cas_failures,
                         ..Default::default()
                     }
                     .tag(strategy),
@@ -429,6 +430,7 @@ impl Config {
             }),
             clock_base: crate::runtime::ClockBase::now(),
             races: self.races,
+            weak_cas_failures: self.weak_cas_failures,
         }));
         record
     }
@@ -449,6 +451,7 @@ impl Config {
             max_steps: self.max_steps,
             max_threads: self.max_threads,
             races: self.races,
+            weak_cas_failures: self.weak_cas_failures,
             show_panics: self.show_panics,
             run,
         }

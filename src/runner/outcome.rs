@@ -69,9 +69,10 @@ impl Config {
         as_recorded.races = recorded.races.unwrap_or(self.races);
         as_recorded.max_steps = recorded.max_steps.unwrap_or(self.max_steps);
         as_recorded.max_threads = recorded.max_threads.unwrap_or(self.max_threads);
-        if (as_recorded.races, as_recorded.max_steps, as_recorded.max_threads)
-            != (self.races, self.max_steps, self.max_threads)
-        {
+        // On or off as recorded: the store-conditional points are in the schedule or not.
+        as_recorded.weak_cas_failures = recorded.weak_cas_failures;
+        let settings = |c: &Config| (c.races, c.max_steps, c.max_threads, c.weak_cas_failures);
+        if settings(&as_recorded) != settings(self) {
             return as_recorded.replay_one(token, encoded, origin, body, at);
         }
         let strategy =
@@ -119,6 +120,7 @@ impl Config {
             max_steps: out_of_steps.then_some(self.max_steps),
             max_threads: matches!(cause, FailureCause::TooManyThreads { .. })
                 .then_some(self.max_threads),
+            weak_cas_failures: self.weak_cas_failures,
         }
     }
 

@@ -49,6 +49,8 @@ pub(crate) struct RunInfo {
     pub(crate) clock_base: super::time::Base,
     /// Whether the run's executions check for data races, which a token records.
     pub(crate) races: bool,
+    /// Whether weak compare-exchanges may fail spuriously, which a token records.
+    pub(crate) weak_cas_failures: bool,
 }
 
 /// Encodes the replay token of an execution: the run, then (strategy, execution, choices,
@@ -76,6 +78,7 @@ impl RunInfo {
             encode_token: None,
             clock_base: super::time::Base::now(),
             races: true,
+            weak_cas_failures: false,
         }
     }
 

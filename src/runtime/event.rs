@@ -79,6 +79,10 @@ pub enum EventKind {
     /// A `Condvar::wait` or `thread::park` returned with no notification or unpark: a
     /// spurious wake-up, which std allows (see `Execution::block_or_wake_spuriously`).
     SpuriousWakeup,
+    /// The store of a `compare_exchange_weak` that found the value it expected, with
+    /// `Config::weak_cas_failures` on: if another thread runs here first, the
+    /// compare-exchange fails spuriously.
+    StoreConditional,
 }
 
 impl EventKind {
@@ -113,6 +117,7 @@ impl EventKind {
             EventKind::Sleep => "sleep",
             EventKind::Downgrade => "downgrade",
             EventKind::SpuriousWakeup => "spurious-wakeup",
+            EventKind::StoreConditional => "store-conditional",
         }
     }
 
@@ -124,6 +129,7 @@ impl EventKind {
             EventKind::AtomicLoad
                 | EventKind::AtomicStore
                 | EventKind::AtomicRmw
+                | EventKind::StoreConditional
                 | EventKind::CellRead
                 | EventKind::CellWrite
         )

@@ -45,6 +45,8 @@ pub(crate) struct Limits {
     pub(crate) max_threads: usize,
     /// Whether the data-race detector runs (`race.rs`).
     pub(crate) races: bool,
+    /// Whether `compare_exchange_weak` may fail spuriously (`Execution::weak_cas_failures`).
+    pub(crate) weak_cas_failures: bool,
     /// Whether panics inside the execution are printed as they happen (the panic hook).
     pub(crate) show_panics: bool,
     pub(crate) run: Arc<RunInfo>,
@@ -95,6 +97,9 @@ pub(crate) struct Execution {
     watch: Arc<Watch>,
     /// Whether the panic hook prints panics raised in this execution ([`Limits::show_panics`]).
     show_panics: bool,
+    /// Whether a weak compare-exchange makes a store-conditional point at which it may fail
+    /// spuriously ([`Limits::weak_cas_failures`]).
+    weak_cas_failures: bool,
     /// The check to run when this execution ends normally ([`Execution::at_end`]); cleared
     /// when the next execution starts.
     end_check: Cell<Option<EndCheck>>,
@@ -121,6 +126,7 @@ impl Execution {
         let show_panics = limits.show_panics;
         Execution {
             show_panics,
+            weak_cas_failures: limits.weak_cas_failures,
             state: RefCell::new(State::new(
                 strategy,
                 limits.max_steps,
@@ -136,6 +142,39 @@ impl Execution {
             pool: RefCell::new(StackPool::EMPTY),
             ordinal: Cell::new(None),
         }
+    }
+
+    /// Whether a weak compare-exchange may fail spuriously (`Config::weak_cas_failures`): it
+    /// then makes a store-conditional point after finding the value it expects
+    /// ([`Execution::store_conditional`]).
+    pub(crate) fn weak_cas_failures(&self) -> bool {
+        self.weak_cas_failures
+    }
+
+    /// The store-conditional scheduling point of a weak compare-exchange on `object` that found
+    /// the value it expects: whether it holds its reservation, that is, whether no other
+    /// thread ran at the point (a context switch between the load-linked and the
+    /// store-conditional loses it, and the compare-exchange fails spuriously). The point's
+    /// preemption is the spurious failure, so it is counted and bounded as any other.
+    pub(crate) fn store_conditional(
+        &self,
+        handle: &Handle,
+        location: &'static Location<'static>,
+    ) -> bool {
+        let before = {
+            let object = self.object(handle, VarKind::Atomic);
+            let mut st = self.state.borrow_mut();
+            // Another thread's step here changes this one's outcome even if no other thread
+            // accesses the variable: it counts as shared, so variable bounding can put a
+            // preemption here (PCTVB's class covers the spurious failure).
+            let var = st.objects[object.index()].var;
+            st.vars.mark_shared(var);
+            st.steps
+        };
+        self.point(handle, VarKind::Atomic, EventKind::StoreConditional, location);
+        // One step: this thread's own point, chosen to go on. Another thread's run adds its
+        // points (its exit is one).
+        self.state.borrow().steps == before + 1
     }
 
     /// Makes `check` run when the current execution ends normally: after every thread

@@ -367,6 +367,7 @@ mod tests {
             max_steps: 10_000,
             max_threads: 16,
             races: true,
+            weak_cas_failures: false,
             show_panics: false,
             run: Arc::new(RunInfo::anonymous(1 << 20)),
         };
@@ -449,6 +450,7 @@ mod tests {
             max_steps: 1_000,
             max_threads: 4,
             races: true,
+            weak_cas_failures: false,
             show_panics: false,
             run: Arc::new(RunInfo::anonymous(1 << 20)),
         };

@@ -3,7 +3,8 @@
 //! `Ordering` is passed: pctvb explores interleavings, not weak-memory reorderings. The
 //! `Ordering` still matters to the data-race detector: only Release/Acquire (and stronger)
 //! operations and fences order a `pctvb::cell::UnsafeCell`'s accesses (see the guide's "Data
-//! races"). `compare_exchange_weak` never fails spuriously.
+//! races"). `compare_exchange_weak` fails spuriously only with `Config::weak_cas_failures` on
+//! (at a store-conditional point of its own, when another thread runs there).
 
 use std::fmt;
 use std::panic::Location;
@@ -46,6 +47,42 @@ fn access<R: Shown>(
         // Outside executions: the std atomic operation alone.
         None => perform().0,
     })
+}
+
+/// A weak compare-exchange that may fail spuriously, as on load-linked/store-conditional
+/// hardware (`Config::weak_cas_failures`): its usual point, then the load-linked (`load`); a
+/// value other than `current` fails as `compare_exchange` does, with no second point. Then
+/// the store-conditional's point (`Execution::store_conditional`): if another thread ran
+/// there, the reservation is lost and it fails spuriously, returning the value it loaded
+/// and changing nothing; otherwise no thread ran since the load, and `exchange` succeeds.
+fn weak_cas<V: Copy + PartialEq + Shown>(
+    ex: &Execution,
+    handle: &Handle,
+    (current, new): (V, V),
+    (success, failure): (Ordering, Ordering),
+    location: &'static Location<'static>,
+    load: impl FnOnce() -> V,
+    exchange: impl FnOnce() -> Result<V, V>,
+) -> Result<V, V> {
+    let object = point(ex, handle, EventKind::AtomicRmw, location);
+    let found = load();
+    let failed: Result<V, V> = Err(found);
+    // The load-linked is a load, with the failure ordering whatever it found; a successful
+    // store adds the success ordering's edges at its own point.
+    done(ex, object, failed.shown(), AtomicSync::Load(failure), false);
+    if found != current {
+        return failed;
+    }
+    if !ex.store_conditional(handle, location) {
+        // Nothing is recorded at the store-conditional's step: it stored nothing, and its
+        // value is the load-linked's, read before the other threads ran (no new load, so no
+        // edge from what they wrote).
+        return failed;
+    }
+    let result = exchange();
+    debug_assert!(result.is_ok(), "no thread ran since the load-linked found the value");
+    done(ex, object, result.shown(), AtomicSync::Rmw(success), current != new);
+    result
 }
 
 /// The scheduling point of an atomic operation, and the record of what it did: functions of
@@ -200,7 +237,9 @@ macro_rules! atomic_type {
                 })
             }
 
-            /// As `compare_exchange` (never fails spuriously under pctvb).
+            /// As `compare_exchange`, and with
+            /// [`Config::weak_cas_failures`](crate::Config::weak_cas_failures) on, it may fail
+            /// spuriously: if another thread runs at its store-conditional point.
             #[track_caller]
             pub fn compare_exchange_weak(
                 &self,
@@ -209,7 +248,23 @@ macro_rules! atomic_type {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$val, $val> {
-                self.compare_exchange(current, new, success, failure)
+                let location = Location::caller();
+                let weak = with_current(|ex| match ex {
+                    Some(ex) if ex.weak_cas_failures() => Some(weak_cas(
+                        ex,
+                        &self.handle,
+                        (current, new),
+                        (success, failure),
+                        location,
+                        || self.value.load(SC),
+                        || self.value.compare_exchange(current, new, SC, SC),
+                    )),
+                    _ => None,
+                });
+                match weak {
+                    Some(result) => result,
+                    None => self.compare_exchange(current, new, success, failure),
+                }
             }
 
             /// Applies `f` in a compare-exchange loop, as std's `fetch_update` (which std 1.95

@@ -262,6 +262,14 @@ impl VarTable {
         count
     }
 
+    /// Counts the variable as shared in this execution whichever threads access it: its
+    /// accesses do not commute with other threads' steps (a weak compare-exchange's
+    /// store-conditional fails if another thread runs at it, whatever that thread touches), so
+    /// variable bounding must be able to choose it.
+    pub(crate) fn mark_shared(&mut self, var: VarId) {
+        self.shared_now[var.index()] = true;
+    }
+
     /// Starts a new execution's counters.
     pub(crate) fn begin_execution(&mut self) {
         self.accesses.iter_mut().for_each(|a| *a = 0);
