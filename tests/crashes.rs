@@ -30,8 +30,19 @@ fn scratch(name: &str) -> PathBuf {
 /// Runs the child scenario `name` with `env`, records in `target`; returns its output and
 /// how long it took.
 fn run_child(name: &str, target: &Path, env: &[(&str, &str)]) -> (Output, Duration, String) {
+    run_child_with(name, target, env, &["--nocapture"])
+}
+
+/// [`run_child`] with the harness arguments `harness` (`--nocapture`, or none: the harness
+/// then captures the test's output as `cargo test` does, and shows it only if it fails).
+fn run_child_with(
+    name: &str,
+    target: &Path,
+    env: &[(&str, &str)],
+    harness: &[&str],
+) -> (Output, Duration, String) {
     let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args([name, "--exact", "--nocapture", "--test-threads=1"]);
+    command.args([name, "--exact", "--test-threads=1"]).args(harness);
     for (key, _) in std::env::vars() {
         if key.starts_with("PCTVB_") {
             command.env_remove(key);
@@ -404,6 +415,51 @@ fn a_crashed_run_is_reported_by_the_next_run_and_its_seed_reproduces_it() {
     assert!(!after.contains("did not finish"), "{after}");
     let (_, _, after) = run_child("child_no_crash", &target, &[]);
     assert!(!after.contains("did not finish"), "{after}");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+/// Dies (aborts) in its 6th execution (index 5) when `PCTVB_CRASH_ABORT` is set, and passes otherwise:
+/// a `#[pctvb::test]` whose run one process did not finish and the next finishes.
+#[pctvb::test(iterations = 20, regressions = false)]
+fn child_unfinished_note() {
+    static EXECUTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread::spawn(|| {}).join().unwrap();
+    let dies = is_child("child_unfinished_note") && std::env::var_os("PCTVB_CRASH_ABORT").is_some();
+    if dies && EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 5 {
+        std::process::abort();
+    }
+}
+
+/// The note about a run that did not finish reaches the user of the next run, which passes,
+/// under `cargo test`'s captured output: once, on stderr. It went through the harness's
+/// capture, shown only for a failing test, and the run consumed the record anyway, so no
+/// later run said it either.
+#[cfg(unix)]
+#[test]
+fn the_next_passing_run_says_once_that_the_previous_one_did_not_finish() {
+    let target = scratch("unfinished-note");
+    let name = "child_unfinished_note";
+    let one = [("PCTVB_WORKERS", "1")];
+    let dies = [("PCTVB_WORKERS", "1"), ("PCTVB_CRASH_ABORT", "1")];
+    let note = "pctvb: the previous run of `crashes::child_unfinished_note` did not finish: its \
+                process died (a crash, an abort, the watchdog, or a kill) during execution 5 of \
+                the run seeded ";
+    for harness in [&[][..], &["--nocapture"][..]] {
+        let (died, _, stderr) = run_child_with(name, &target, &dies, harness);
+        assert_eq!(signal(&died), Some(6), "{stderr}");
+        let (passed, _, stderr) = run_child_with(name, &target, &one, harness);
+        let stdout = String::from_utf8_lossy(&passed.stdout);
+        assert!(passed.status.success(), "{stdout}\n{stderr}");
+        assert_eq!(stderr.matches(note).count(), 1, "{harness:?}: stderr:\n{stderr}");
+        assert!(stderr.contains("PCTVB_SEED="), "the line that reproduces it:\n{stderr}");
+        // Under --nocapture the passing run's summary (stdout) lists it with the run's other
+        // notes; captured, the harness keeps the summary to itself.
+        let in_summary = usize::from(!harness.is_empty());
+        assert_eq!(stdout.matches(note).count(), in_summary, "{harness:?}: stdout:\n{stdout}");
+        // The record was consumed: the run after says nothing.
+        let (_, _, after) = run_child_with(name, &target, &one, harness);
+        assert!(!after.contains("did not finish"), "{after}");
+    }
     let _ = std::fs::remove_dir_all(&target);
 }
 
