@@ -359,6 +359,54 @@ fn a_panic_during_unwinding_prints_both_panics_and_a_replay_line_that_reproduces
     let _ = std::fs::remove_dir_all(&target);
 }
 
+/// As `child_panic_in_drop_while_unwinding`, after 400,000 scheduling points of two threads
+/// that take turns: a replay token of over 100,000 characters, too long for a command line.
+#[test]
+fn child_long_double_panic() {
+    if !is_child("child_long_double_panic") {
+        return;
+    }
+    let config = Config::new().name("crashes::long_double_panic").workers(1).iterations(1);
+    config.max_steps(1_000_000).run(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let n2 = n.clone();
+        let h = thread::spawn(move || {
+            let _guard = PanicsOnDrop;
+            for _ in 0..100_000 {
+                n2.fetch_add(1, Ordering::SeqCst);
+                thread::yield_now();
+            }
+            panic!("first: the count was already taken");
+        });
+        for _ in 0..100_000 {
+            n.fetch_add(1, Ordering::SeqCst);
+            thread::yield_now();
+        }
+        h.join().unwrap();
+    });
+}
+
+/// The replay line a crash prints reads a token too long for a command line from a file, as
+/// a failure report's does, and reproduces the crash.
+#[test]
+fn a_crashs_replay_line_reads_a_long_token_from_its_file() {
+    let target = scratch("long-double-panic");
+    let (output, _, stderr) = run_child("child_long_double_panic", &target, &[]);
+    assert!(!output.status.success(), "{stderr:.3000}");
+    let value = value_after(&stderr, "replay it:\n    PCTVB_REPLAY=")
+        .unwrap_or_else(|| panic!("no replay line in:\n{stderr:.3000}"));
+    let path = value.strip_prefix('@').unwrap_or_else(|| panic!("inline: {value:.300}"));
+    let token = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let limit = pctvb::__internals::replay::INLINE_LIMIT;
+    assert!(token.trim().len() > limit, "a {}-byte token went to a file", token.trim().len());
+    let (again, _, replayed) =
+        run_child("child_long_double_panic", &target, &[("PCTVB_REPLAY", value)]);
+    assert!(!again.status.success(), "{replayed:.3000}");
+    assert!(replayed.contains("first: the count was already taken"), "{replayed:.3000}");
+    assert!(replayed.contains("second: the destructor saw a broken count"), "{replayed:.3000}");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
 // ---- item 4: a crash loses no schedule -----------------------------------------------------
 
 #[test]
