@@ -129,7 +129,9 @@ pub mod __private {
 pub mod __internals {
     /// Replay tokens.
     pub mod replay {
-        pub use crate::replay::{command_line, decode, encode, CargoTarget, ReplayToken};
+        pub use crate::replay::{
+            command_line, decode, encode, CargoTarget, ReplayToken, INLINE_LIMIT,
+        };
     }
     /// Execution numbering and defaults.
     pub mod runner {

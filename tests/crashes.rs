@@ -30,8 +30,19 @@ fn scratch(name: &str) -> PathBuf {
 /// Runs the child scenario `name` with `env`, records in `target`; returns its output and
 /// how long it took.
 fn run_child(name: &str, target: &Path, env: &[(&str, &str)]) -> (Output, Duration, String) {
+    run_child_with(name, target, env, &["--nocapture"])
+}
+
+/// [`run_child`] with the harness arguments `harness` (`--nocapture`, or none: the harness
+/// then captures the test's output as `cargo test` does, and shows it only if it fails).
+fn run_child_with(
+    name: &str,
+    target: &Path,
+    env: &[(&str, &str)],
+    harness: &[&str],
+) -> (Output, Duration, String) {
     let mut command = Command::new(std::env::current_exe().unwrap());
-    command.args([name, "--exact", "--nocapture", "--test-threads=1"]);
+    command.args([name, "--exact", "--test-threads=1"]).args(harness);
     for (key, _) in std::env::vars() {
         if key.starts_with("PCTVB_") {
             command.env_remove(key);
@@ -349,6 +360,54 @@ fn a_panic_during_unwinding_prints_both_panics_and_a_replay_line_that_reproduces
     let _ = std::fs::remove_dir_all(&target);
 }
 
+/// As `child_panic_in_drop_while_unwinding`, after 400,000 scheduling points of two threads
+/// that take turns: a replay token of over 100,000 characters, too long for a command line.
+#[test]
+fn child_long_double_panic() {
+    if !is_child("child_long_double_panic") {
+        return;
+    }
+    let config = Config::new().name("crashes::long_double_panic").workers(1).iterations(1);
+    config.max_steps(1_000_000).run(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let n2 = n.clone();
+        let h = thread::spawn(move || {
+            let _guard = PanicsOnDrop;
+            for _ in 0..100_000 {
+                n2.fetch_add(1, Ordering::SeqCst);
+                thread::yield_now();
+            }
+            panic!("first: the count was already taken");
+        });
+        for _ in 0..100_000 {
+            n.fetch_add(1, Ordering::SeqCst);
+            thread::yield_now();
+        }
+        h.join().unwrap();
+    });
+}
+
+/// The replay line a crash prints reads a token too long for a command line from a file, as
+/// a failure report's does, and reproduces the crash.
+#[test]
+fn a_crashs_replay_line_reads_a_long_token_from_its_file() {
+    let target = scratch("long-double-panic");
+    let (output, _, stderr) = run_child("child_long_double_panic", &target, &[]);
+    assert!(!output.status.success(), "{stderr:.3000}");
+    let value = value_after(&stderr, "replay it:\n    PCTVB_REPLAY=")
+        .unwrap_or_else(|| panic!("no replay line in:\n{stderr:.3000}"));
+    let path = value.strip_prefix('@').unwrap_or_else(|| panic!("inline: {value:.300}"));
+    let token = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let limit = pctvb::__internals::replay::INLINE_LIMIT;
+    assert!(token.trim().len() > limit, "a {}-byte token went to a file", token.trim().len());
+    let (again, _, replayed) =
+        run_child("child_long_double_panic", &target, &[("PCTVB_REPLAY", value)]);
+    assert!(!again.status.success(), "{replayed:.3000}");
+    assert!(replayed.contains("first: the count was already taken"), "{replayed:.3000}");
+    assert!(replayed.contains("second: the destructor saw a broken count"), "{replayed:.3000}");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
 // ---- item 4: a crash loses no schedule -----------------------------------------------------
 
 #[test]
@@ -405,6 +464,51 @@ fn a_crashed_run_is_reported_by_the_next_run_and_its_seed_reproduces_it() {
     assert!(!after.contains("did not finish"), "{after}");
     let (_, _, after) = run_child("child_no_crash", &target, &[]);
     assert!(!after.contains("did not finish"), "{after}");
+    let _ = std::fs::remove_dir_all(&target);
+}
+
+/// Dies (aborts) in its 6th execution (index 5) when `PCTVB_CRASH_ABORT` is set, and passes otherwise:
+/// a `#[pctvb::test]` whose run one process did not finish and the next finishes.
+#[pctvb::test(iterations = 20, regressions = false)]
+fn child_unfinished_note() {
+    static EXECUTIONS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    thread::spawn(|| {}).join().unwrap();
+    let dies = is_child("child_unfinished_note") && std::env::var_os("PCTVB_CRASH_ABORT").is_some();
+    if dies && EXECUTIONS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 5 {
+        std::process::abort();
+    }
+}
+
+/// The note about a run that did not finish reaches the user of the next run, which passes,
+/// under `cargo test`'s captured output: once, on stderr. It went through the harness's
+/// capture, shown only for a failing test, and the run consumed the record anyway, so no
+/// later run said it either.
+#[cfg(unix)]
+#[test]
+fn the_next_passing_run_says_once_that_the_previous_one_did_not_finish() {
+    let target = scratch("unfinished-note");
+    let name = "child_unfinished_note";
+    let one = [("PCTVB_WORKERS", "1")];
+    let dies = [("PCTVB_WORKERS", "1"), ("PCTVB_CRASH_ABORT", "1")];
+    let note = "pctvb: the previous run of `crashes::child_unfinished_note` did not finish: its \
+                process died (a crash, an abort, the watchdog, or a kill) during execution 5 of \
+                the run seeded ";
+    for harness in [&[][..], &["--nocapture"][..]] {
+        let (died, _, stderr) = run_child_with(name, &target, &dies, harness);
+        assert_eq!(signal(&died), Some(6), "{stderr}");
+        let (passed, _, stderr) = run_child_with(name, &target, &one, harness);
+        let stdout = String::from_utf8_lossy(&passed.stdout);
+        assert!(passed.status.success(), "{stdout}\n{stderr}");
+        assert_eq!(stderr.matches(note).count(), 1, "{harness:?}: stderr:\n{stderr}");
+        assert!(stderr.contains("PCTVB_SEED="), "the line that reproduces it:\n{stderr}");
+        // Under --nocapture the passing run's summary (stdout) lists it with the run's other
+        // notes; captured, the harness keeps the summary to itself.
+        let in_summary = usize::from(!harness.is_empty());
+        assert_eq!(stdout.matches(note).count(), in_summary, "{harness:?}: stdout:\n{stdout}");
+        // The record was consumed: the run after says nothing.
+        let (_, _, after) = run_child_with(name, &target, &one, harness);
+        assert!(!after.contains("did not finish"), "{after}");
+    }
     let _ = std::fs::remove_dir_all(&target);
 }
 

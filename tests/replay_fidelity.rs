@@ -1136,3 +1136,139 @@ fn the_replay_line_run_as_printed_reproduces_the_failure() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// A token too long for a command line.
+// ---------------------------------------------------------------------------------------------
+
+/// Set in the process the test below starts: `long_line_target` runs only there.
+const LONG_VAR: &str = "PCTVB_FIDELITY_LONG";
+const LONG_MARK: &str = "LONG-FAILURE ";
+
+/// Two threads that each wait, yielding, for a flag only the other sets after its own wait: a
+/// livelock in every schedule. The yields switch threads at every step, so the token grows
+/// with `max_steps` (about 3 characters for 4 steps): past 100,000 characters at 200,000.
+fn mutual_wait_livelock() {
+    let flags = Arc::new([AtomicBool::new(false), AtomicBool::new(false)]);
+    let f2 = flags.clone();
+    let h = thread::spawn(move || {
+        while !f2[0].load(SeqCst) {
+            thread::yield_now();
+        }
+        f2[1].store(true, SeqCst);
+    });
+    while !flags[1].load(SeqCst) {
+        thread::yield_now();
+    }
+    flags[0].store(true, SeqCst);
+    h.join().unwrap();
+}
+
+/// Run only in a process `a_token_too_long_for_a_command_line_is_replayed_from_its_file`
+/// starts: searches (or replays, as `PCTVB_REPLAY` says) the livelock with a step limit whose
+/// token is too long for a command line, and prints the failure and its replay line.
+#[test]
+#[ignore = "started by a_token_too_long_for_a_command_line_is_replayed_from_its_file"]
+fn long_line_target() {
+    if std::env::var_os(LONG_VAR).is_none() {
+        return;
+    }
+    let report = Config::new()
+        .name("replay_fidelity::long_line_target")
+        .iterations(1)
+        .max_steps(200_000)
+        .run(mutual_wait_livelock);
+    if let Some(e) = report.error() {
+        println!("FIDELITY-ERROR {e}");
+    }
+    if let Some(f) = report.failure() {
+        let first = f.message.lines().next().unwrap_or("");
+        let steps = f.schedule.len();
+        println!("{LONG_MARK}{:?} execution {} steps {steps}: {first}", f.kind, f.execution);
+        println!("{LINE_MARK}{}", f.replay_command.as_deref().unwrap_or(""));
+        let text = f.to_string();
+        let says = text.contains("is too long for a command line: PCTVB_REPLAY=@<file> reads it");
+        println!("LONG-SAYS-WHY {says}");
+    }
+    println!("FIDELITY-REPLAYED {}", report.replayed);
+}
+
+/// A token longer than the 128 KiB Linux takes for one environment string (`MAX_ARG_STRLEN`)
+/// made a replay line the shell refused ("Argument list too long"): such a token is written
+/// to a file, and the line, short, reads it from there (`PCTVB_REPLAY=@<path>`); run as
+/// printed in a fresh process, it reproduces the failure. A file that is missing or holds no
+/// token is an error naming `PCTVB_REPLAY` and the path.
+#[test]
+fn a_token_too_long_for_a_command_line_is_replayed_from_its_file() {
+    let long = (LONG_VAR.to_string(), "1".to_string());
+    let target = vec!["--exact".to_string(), "long_line_target".to_string()];
+    let seed = ("PCTVB_SEED".to_string(), "7".to_string());
+    let out = run_self(&[long.clone(), seed], &target);
+    let found = out.lines().find(|l| l.starts_with(LONG_MARK));
+    let line = out.lines().find_map(|l| l.strip_prefix(LINE_MARK));
+    let (Some(found), Some(line)) = (found, line) else { panic!("no failure found:\n{out}") };
+    assert!(found.contains("Livelock"), "{found}");
+    let limit = pctvb::__internals::replay::INLINE_LIMIT;
+    assert!(line.len() < 1000, "the line is {} bytes long: {:.300}...", line.len(), line);
+    let path = line
+        .strip_prefix("PCTVB_REPLAY=@")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("the line does not read the token from a file: {line:.300}"));
+    assert!(line.ends_with("-- --exact long_line_target"), "{line}");
+    assert!(out.contains("LONG-SAYS-WHY true"), "the report says why the line has no token");
+    let token = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    assert!(token.trim().len() > limit, "a {}-byte token went to a file", token.trim().len());
+    let decoded = decode(&token).expect("the file holds the token");
+    assert_eq!(decoded.test, "replay_fidelity::long_line_target");
+
+    // Run as printed: the same failure, replayed.
+    let (mut env, args) = parse_line(line);
+    env.push(long.clone());
+    let again = run_self(&env, &args);
+    let replayed = again.lines().find(|l| l.starts_with(LONG_MARK));
+    assert_eq!(replayed, Some(found), "the line did not reproduce the failure:\n{again}");
+    assert!(again.contains("FIDELITY-REPLAYED true"), "{again}");
+
+    // Given to another test that this run does not include, the error's line for the token's
+    // own test reads the file too.
+    let program = (PROGRAM_VAR.to_string(), "atomic_lost_update".to_string());
+    let other = vec!["--exact".to_string(), "line_target".to_string()];
+    let out = run_self(&[program, ("PCTVB_REPLAY".to_string(), format!("@{path}"))], &other);
+    assert!(out.contains("FIDELITY-ERROR PCTVB_REPLAY holds a token recorded for"), "{out:.2000}");
+    let line = out.lines().map(str::trim).find(|l| l.starts_with("PCTVB_REPLAY="));
+    let line = line.unwrap_or_else(|| panic!("no line in the error:\n{out:.2000}"));
+    assert!(line.starts_with("PCTVB_REPLAY=@") && line.len() < 1000, "{line:.300}");
+    assert!(line.ends_with("-- --exact long_line_target"), "{line:.300}");
+
+    // A missing file, and a file without a token: errors naming the variable and the path.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pctvb-long-token-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let garbage = dir.join("garbage.token");
+    std::fs::write(&garbage, "not a token\n").unwrap();
+    let missing = dir.join("missing.token");
+    let unreadable = format!(
+        "names a file to read the replay token from, but cannot read the token file {}: ",
+        missing.display()
+    );
+    for (file, why) in [(&missing, &unreadable[..]), (&garbage, "(the file's text): ")] {
+        let value = format!("@{}", file.display());
+        let env = [long.clone(), ("PCTVB_REPLAY".to_string(), value.clone())];
+        let out = run_self(&env, &target);
+        let error = out.lines().find_map(|l| l.strip_prefix("FIDELITY-ERROR "));
+        let error = error.unwrap_or_else(|| panic!("{value}: no error:\n{out}"));
+        assert!(error.contains(&format!("PCTVB_REPLAY={value}")), "{error}");
+        assert!(error.contains(why), "{error}");
+        assert!(!out.contains(LONG_MARK), "{value} searched:\n{out}");
+        // The same value in code.
+        let report = Config::new().ignore_env().replay(value.clone()).run(mutual_wait_livelock);
+        match report.error() {
+            Some(pctvb::Error::Token { origin, message }) => {
+                assert_eq!(origin, &format!("Config::replay(\"{value}\")"));
+                assert!(message.contains(why), "{message}");
+            }
+            other => panic!("{value} in code: expected a token error, got {other:?}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -18,10 +18,129 @@
 //!   `--exact` name, a renamed test) fails with [`Error::Token`](crate::Error::Token), naming
 //!   the test the token belongs to and the command that replays it: otherwise nothing would
 //!   replay the token and the run would pass as if it had.
+//!
+//! # Tokens too long for a command line
+//!
+//! A token grows with the switches of its execution: a livelock of two threads that yield to
+//! each other switches at every step, and under a raised `max_steps` its token passes the
+//! 128 KiB Linux takes for one argument or environment string (`MAX_ARG_STRLEN`), where the
+//! shell refuses the whole line ("Argument list too long"). A token longer than
+//! [`INLINE_LIMIT`] is therefore written to a file (the runner chooses where: the target
+//! directory's `pctvb/`), and the line reads it from there: `PCTVB_REPLAY=@<path>`, which
+//! `Config::replay("@<path>")` takes too. `@` is no token character, so the two forms never
+//! mix; shorter tokens stay in the line, as they always were.
 
 pub mod token;
 
+use std::path::{Path, PathBuf};
+
 pub use token::{decode, encode, ReplayToken, ENV_VAR};
+
+/// The longest token a replay line carries itself, in bytes; a longer one goes to a file
+/// (see the module documentation). Linux takes at most 128 KiB (131,072 bytes, the final NUL
+/// included) for `PCTVB_REPLAY=<token>`; this leaves room to spare.
+pub const INLINE_LIMIT: usize = 100_000;
+
+/// What starts a `PCTVB_REPLAY` (or `Config::replay`) value that names a file holding the
+/// token rather than the token itself.
+pub const FILE_MARK: char = '@';
+
+/// The largest token file read (2 GiB): more than a token of
+/// [`MAX_CHOICES`](token::MAX_CHOICES) choices, the most [`decode`] accepts, takes (at most 10
+/// bytes a choice, 4/3 of that in base64: about 1.3 GB), so a larger file holds no token
+/// pctvb could replay, and is refused before it fills the memory.
+const MAX_TOKEN_FILE: u64 = 2 << 30;
+
+/// The path of a value that names a token file (`@<path>`, with an optional leading
+/// `PCTVB_REPLAY=` and matching quotes around it, as `decode` takes a token), or `None` for a
+/// value that is meant as the token itself.
+pub(crate) fn token_file(value: &str) -> Option<&str> {
+    let mut text = value.trim();
+    text = text.strip_prefix(&format!("{ENV_VAR}=")).unwrap_or(text);
+    for quote in ['\'', '"'] {
+        if text.len() >= 2 && text.starts_with(quote) && text.ends_with(quote) {
+            text = &text[1..text.len() - 1];
+            break;
+        }
+    }
+    text.strip_prefix(FILE_MARK).map(str::trim)
+}
+
+/// The text of the token file at `path` (named by a `@<path>` value), or what is wrong with
+/// it: no path, no such file, not a regular file (a FIFO would block the read for good, a
+/// device such as `/dev/zero` never end it), larger than any token, or unreadable. A relative
+/// path is read from the current directory, which under `cargo test` is the package's: the
+/// error says which directory that was. The text is not checked here: [`decode`] does that.
+pub(crate) fn read_token_file(path: &str) -> Result<String, String> {
+    if path.is_empty() {
+        return Err(format!(
+            "`{FILE_MARK}` names no file: give the path of the token file after it (the replay \
+             line prints it), or the token itself"
+        ));
+    }
+    let shown = shown_path(Path::new(path));
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read the token file {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("the token file {shown} is not a regular file"));
+    }
+    if meta.len() > MAX_TOKEN_FILE {
+        return Err(format!(
+            "the token file {shown} holds {} bytes, more than any replay token",
+            meta.len()
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read the token file {shown}: {e}"))
+}
+
+/// `path` as an error shows it: a relative one with the directory it was read from.
+fn shown_path(path: &Path) -> String {
+    match std::env::current_dir() {
+        Ok(dir) if path.is_relative() => {
+            format!("{} (relative to {})", path.display(), dir.display())
+        }
+        _ => path.display().to_string(),
+    }
+}
+
+/// Writes `token`, of the test `test` (a full path; empty for an unnamed run), to a file in
+/// `dir` and returns its path. The file is named after the test and a hash of the token, so
+/// every token has its own (a later failure never overwrites the file an earlier line reads)
+/// and writing the same token again changes nothing. It is written whole under a temporary
+/// name and renamed, so a line never reads half a token.
+pub(crate) fn write_token_file(dir: &Path, test: &str, token: &str) -> std::io::Result<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let test = if test.is_empty() { "run" } else { test };
+    let stem: String =
+        test.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
+    let name = format!("{stem}-{:016x}.token", token::fnv1a64(token.as_bytes()));
+    std::fs::create_dir_all(dir)?;
+    let path = std::path::absolute(dir.join(name))?;
+    let text = format!("{token}\n");
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() == text.len() as u64) {
+        return Ok(path);
+    }
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let partial = path.with_extension(format!("token.{}-{n}.partial", std::process::id()));
+    std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, &path)).inspect_err(
+        |_| {
+            let _ = std::fs::remove_file(&partial);
+        },
+    )?;
+    Ok(path)
+}
+
+/// The value `PCTVB_REPLAY=` takes for the token file at `path`: `@<path>`, as one shell word.
+pub(crate) fn file_value(path: &Path) -> String {
+    let value = format!("{FILE_MARK}{}", path.display());
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:=%@".contains(c);
+    if value.chars().all(plain) {
+        value
+    } else {
+        shell_quote(&value)
+    }
+}
 
 /// How a `#[pctvb::test]` binary was built, captured by the attribute at compile time, so the
 /// replay line builds and runs exactly that test again: `cargo test -p <package> <target>
@@ -116,7 +235,9 @@ impl Recorded {
 
 /// The line that re-runs exactly the execution `token` describes, for a test named `test`
 /// (a full path such as `my_crate::tests::lost_update`; the crate segment is dropped because
-/// cargo's test filter does not include it), built as `target` says when known.
+/// cargo's test filter does not include it), built as `target` says when known. `token` is
+/// what `PCTVB_REPLAY=` takes: the token, or `@<path>` of a file holding a token longer than
+/// [`INLINE_LIMIT`] ([`file_value`]).
 ///
 /// ```
 /// use pctvb::__internals::replay::{command_line, CargoTarget};
@@ -136,7 +257,8 @@ impl Recorded {
 /// ```
 pub fn command_line(token: &str, test: Option<&str>, target: Option<&CargoTarget>) -> String {
     let Some(name) = test else {
-        return format!("{ENV_VAR}={token} (or Config::replay(\"{token}\") in code)");
+        // A Rust string literal: a file's value may be quoted for the shell.
+        return format!("{ENV_VAR}={token} (or Config::replay({token:?}) in code)");
     };
     let path = harness_path(name);
     let Some(t) = target else {
@@ -301,6 +423,80 @@ mod tests {
         let off = Recorded { races: Some(false), ..none };
         assert_eq!(Recorded::read(&format!("{} [instrument: all]", off.tag("p".into()))), off);
         assert_eq!(Recorded::read("pct(d=2) [instrument: all]"), none);
+    }
+
+    #[test]
+    fn a_value_names_a_token_file_with_an_at_sign() {
+        assert_eq!(token_file("@/t/x.token"), Some("/t/x.token"));
+        assert_eq!(token_file("  PCTVB_REPLAY=@/t/x.token\n"), Some("/t/x.token"));
+        assert_eq!(token_file("'@/t/a b.token'"), Some("/t/a b.token"));
+        assert_eq!(token_file("PCTVB_REPLAY=\"@rel.token\""), Some("rel.token"));
+        assert_eq!(token_file("@"), Some(""));
+        assert_eq!(token_file("pctvb2-AbC"), None);
+        assert_eq!(token_file("PCTVB_REPLAY=pctvb2-AbC"), None);
+        // As one shell word: quoted only when the path needs it.
+        assert_eq!(file_value(Path::new("/t/x-1_2.token")), "@/t/x-1_2.token");
+        assert_eq!(file_value(Path::new("/my dir/x.token")), "\"@/my dir/x.token\"");
+        assert_eq!(file_value(Path::new("/a$b/x.token")), "'@/a$b/x.token'");
+        assert_eq!(token_file(&file_value(Path::new("/my dir/x.token"))), Some("/my dir/x.token"));
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("pctvb-token-file-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn a_token_file_is_named_after_its_test_and_token_and_read_back() {
+        let dir = scratch("write");
+        let a = write_token_file(&dir, "bank::tests::lost", "pctvb2-A").unwrap();
+        assert!(a.is_absolute(), "{}", a.display());
+        let name = a.file_name().unwrap().to_str().unwrap();
+        assert!(name.starts_with("bank--tests--lost-") && name.ends_with(".token"), "{name}");
+        assert_eq!(read_token_file(a.to_str().unwrap()).unwrap(), "pctvb2-A\n");
+        // The same token, the same file; another token, another file (an earlier line keeps
+        // reading its own).
+        assert_eq!(write_token_file(&dir, "bank::tests::lost", "pctvb2-A").unwrap(), a);
+        let b = write_token_file(&dir, "bank::tests::lost", "pctvb2-B").unwrap();
+        assert_ne!(a, b);
+        assert_eq!(read_token_file(a.to_str().unwrap()).unwrap(), "pctvb2-A\n");
+        let unnamed = write_token_file(&dir, "", "pctvb2-A").unwrap();
+        assert!(unnamed.file_name().unwrap().to_str().unwrap().starts_with("run-"));
+        // Nothing but the token files is left (no partial file).
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_token_file_that_cannot_be_read_says_why() {
+        let dir = scratch("read");
+        std::fs::create_dir_all(&dir).unwrap();
+        let missing = dir.join("missing.token");
+        let err = read_token_file(missing.to_str().unwrap()).unwrap_err();
+        assert!(
+            err.contains(&format!("cannot read the token file {}", missing.display())),
+            "{err}"
+        );
+        let err = read_token_file(dir.to_str().unwrap()).unwrap_err();
+        assert!(err.contains("is not a regular file"), "{err}");
+        assert!(read_token_file("").unwrap_err().contains("names no file"));
+        let err = read_token_file("no-such.token").unwrap_err();
+        assert!(err.contains("no-such.token (relative to "), "{err}");
+        // A FIFO is refused before it is opened: reading it would wait for a writer forever.
+        #[cfg(unix)]
+        {
+            let fifo = dir.join("fifo");
+            let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+            // SAFETY: a NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+            let err = read_token_file(fifo.to_str().unwrap()).unwrap_err();
+            assert!(err.contains("is not a regular file"), "{err}");
+            let err = read_token_file("/dev/zero").unwrap_err();
+            assert!(err.contains("is not a regular file"), "{err}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -63,7 +63,9 @@ pub struct Failure {
     pub location: Option<String>,
     /// The replay token for this execution, when there is one.
     pub token: Option<String>,
-    /// The command line that replays it.
+    /// The command line that replays it: `PCTVB_REPLAY=<token> ...`, or
+    /// `PCTVB_REPLAY=@<file> ...` when the token is too long for a command line and pctvb
+    /// wrote it to that file.
     pub replay_command: Option<String>,
     /// The schedule of the failing execution.
     pub schedule: Vec<ScheduleStep>,
@@ -556,7 +558,19 @@ impl fmt::Display for Failure {
                  OS threads or std locks in the body; see the guide's \"Replaying\")",
                 crate::runtime::UNCONTROLLED_TIME
             )?,
-            (None, Some(cmd)) => writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?,
+            (None, Some(cmd)) => {
+                writeln!(f, "\nTo replay exactly this execution:\n    {cmd}")?;
+                // A token too long for a command line is in a file the line names (the
+                // runner's choice, see `replay`): say why the line has no token.
+                if let Some(token) = self.token.as_deref().filter(|t| !cmd.contains(t.trim())) {
+                    writeln!(
+                        f,
+                        "    (the token, {} characters, is too long for a command line: \
+                         PCTVB_REPLAY=@<file> reads it from that file)",
+                        token.trim().len()
+                    )?;
+                }
+            }
             (None, None) => {}
         }
         Ok(())

@@ -98,7 +98,8 @@ pub(super) enum Budget {
 ///
 /// Environment variables override the configuration, so a command line can change a test
 /// without editing it: `PCTVB_SEED` (decimal or `0x` hex), `PCTVB_ITERATIONS`,
-/// `PCTVB_REPLAY` (a token from a failure report; it applies to the test it was recorded in),
+/// `PCTVB_REPLAY` (a token from a failure report, or `@<path>` of the file a report wrote a
+/// token too long for a command line to; it applies to the test it was recorded in),
 /// `PCTVB_WATCHDOG` (seconds, see [`Config::watchdog`]), `PCTVB_EXPLORER` (a strategy
 /// name, see [`Config::explorer`]) and `PCTVB_ENUMERATE` (`0` or `1`, see
 /// [`Config::enumerate`]). `PCTVB_ITERATIONS` and `PCTVB_CONFIDENCE` together are an
@@ -564,7 +565,10 @@ impl Config {
         self
     }
 
-    /// Replays exactly the execution a token from a failure report describes.
+    /// Replays exactly the execution a token from a failure report describes. `@<path>`
+    /// reads the token from that file, as `PCTVB_REPLAY=@<path>` does: a report prints that
+    /// form for a token too long for a command line (more than 100,000 bytes), which it wrote
+    /// to the file.
     pub fn replay(mut self, token: impl Into<String>) -> Config {
         self.replay = Some(token.into());
         self
@@ -578,10 +582,14 @@ impl Config {
         self
     }
 
+    /// The line that replays `token` in this run's test: `PCTVB_REPLAY=<token>` and the
+    /// command, or `PCTVB_REPLAY=@<file>` for a token too long for a command line (see
+    /// [`line_value`]).
     pub(super) fn replay_line(&self, token: &str) -> String {
+        let value = line_value(self.name.as_deref().unwrap_or(""), token);
         let line = match &self.rerun {
-            Some(cmd) => format!("{}={token} {cmd}", replay::ENV_VAR),
-            None => replay::command_line(token, self.name.as_deref(), self.cargo_target.as_ref()),
+            Some(cmd) => format!("{}={value} {cmd}", replay::ENV_VAR),
+            None => replay::command_line(&value, self.name.as_deref(), self.cargo_target.as_ref()),
         };
         // The detector decides where an execution stops (a race ends it before a later
         // assertion), so a token replays only with the setting it was recorded with: one that
@@ -838,4 +846,21 @@ impl Config {
         self.shard = Some((k, m));
         self
     }
+}
+
+/// What a replay line's `PCTVB_REPLAY=` takes for `token`, of the test `name` (empty for an
+/// unnamed run): the token itself, or for a token longer than [`replay::INLINE_LIMIT`],
+/// `@<path>` of a file holding it, so the line stays short enough to run (see `replay`'s
+/// "Tokens too long for a command line"). The file goes to the target directory's `pctvb/`
+/// with the run's other files, else to the system's temporary directory; only when neither
+/// can be written does the token stay in the line (it is still in the report's
+/// `Failure::token` and the regression file).
+pub(super) fn line_value(name: &str, token: &str) -> String {
+    if token.len() <= replay::INLINE_LIMIT {
+        return token.to_string();
+    }
+    [super::record::target_dir().join("pctvb"), std::env::temp_dir().join("pctvb")]
+        .iter()
+        .find_map(|dir| replay::write_token_file(dir, name, token).ok())
+        .map_or_else(|| token.to_string(), |path| replay::file_value(&path))
 }

@@ -59,8 +59,9 @@ enum Plan {
     Replay {
         token: ReplayToken,
         encoded: String,
-        /// Where the token came from, for errors: `PCTVB_REPLAY` or `Config::replay`.
-        origin: &'static str,
+        /// Where the token came from, for errors: `PCTVB_REPLAY` or `Config::replay`, with
+        /// the file a `@<path>` value named.
+        origin: String,
         /// `PCTVB_WATCHDOG`, in seconds.
         watchdog: Option<u64>,
         /// `PCTVB_RACES`.
@@ -139,7 +140,7 @@ impl Config {
                 }
                 let _pointers = this.races.then(crate::instrument::arm_pointer_checks);
                 this.start_run(token.seed, Some(&encoded));
-                let report = this.replay_one(token, encoded, origin, &body, at);
+                let report = this.replay_one(token, encoded, &origin, &body, at);
                 this.finish_run();
                 report
             }
@@ -244,20 +245,20 @@ impl Config {
             (None, None) => None,
         };
         let mut notes = Vec::new();
-        if let Some((text, origin)) = token_text {
+        if let Some((given, source)) = token_text {
+            let way_out = match source {
+                "Config::replay" => "or drop Config::replay to search again",
+                _ => "or unset it to search again",
+            };
+            let (text, origin) = read_token_file(given, source, way_out)?;
             let token = replay::decode(&text).map_err(|e| {
-                Error::token(
-                    origin,
-                    // The token's error says how to get a good one; only the way out is
-                    // added (saying "copy it again" twice read as a stutter).
-                    format!(
-                        "invalid replay token in {origin}: {e}; {}",
-                        match origin {
-                            "Config::replay" => "or drop Config::replay to search again",
-                            _ => "or unset it to search again",
-                        }
-                    ),
-                )
+                // The token's error says how to get a good one; only the way out is added
+                // (saying "copy it again" twice read as a stutter).
+                let what = match origin != source {
+                    true => format!("{origin} (the file's text)"),
+                    false => origin.clone(),
+                };
+                Error::token(&origin, format!("invalid replay token in {what}: {e}; {way_out}"))
             })?;
             match self.token_for(&token, &text) {
                 Ok(None) => {
@@ -368,7 +369,7 @@ impl Config {
             ))),
             replay::TokenFor::NotSelected => {
                 let line = replay::command_line(
-                    encoded.trim(),
+                    &config::line_value(&token.test, encoded.trim()),
                     Some(&token.test),
                     self.cargo_target.as_ref(),
                 );
@@ -414,7 +415,7 @@ impl Config {
             watchdog: (!self.watchdog.is_zero()).then_some(self.watchdog),
             record: record.clone().map(|r| Box::new(r) as Box<dyn crate::runtime::ExecutionRecord>),
             encode_token: Some(|run, strategy, execution, choices, digest| {
-                replay::encode(&ReplayToken {
+                let token = replay::encode(&ReplayToken {
                     test: run.token_name.clone(),
                     strategy: replay::Recorded {
                         races: (!run.races).then_some(false),
@@ -426,7 +427,9 @@ impl Config {
                     execution,
                     choices,
                     digest,
-                })
+                });
+                // What the crash report's replay line takes: a long token's file.
+                config::line_value(&run.token_name, &token)
             }),
             clock_base: crate::runtime::ClockBase::now(),
             races: self.races,
@@ -455,6 +458,39 @@ impl Config {
             show_panics: self.show_panics,
             run,
         }
+    }
+}
+
+/// The token text a `PCTVB_REPLAY` or `Config::replay` value (`given`, from `source`) gives,
+/// and where it came from, for errors: the value itself, from `source`; or for a `@<path>`
+/// value (a token too long for a command line, see `replay`), the file's text, from
+/// `<source>=@<path>`. A file that cannot be read is an error naming the variable (or
+/// `Config::replay`) and the path, ending with `way_out`.
+fn read_token_file(
+    given: String,
+    source: &'static str,
+    way_out: &str,
+) -> Result<(String, String), Error> {
+    let Some(path) = replay::token_file(&given) else {
+        return Ok((given, source.to_string()));
+    };
+    let origin = match source {
+        "Config::replay" => format!("Config::replay(\"{}{path}\")", replay::FILE_MARK),
+        _ => format!("{source}={}{path}", replay::FILE_MARK),
+    };
+    match replay::read_token_file(path) {
+        // The file ends with a newline; a token given in the line has none.
+        Ok(text) => Ok((text.trim().to_string(), origin)),
+        Err(why) => Err(Error::token(
+            &origin,
+            format!(
+                "{origin} names a file to read the replay token from, but {why}. A failure \
+                 report's replay line names the file pctvb wrote its token to (in the target \
+                 directory's pctvb/, which `cargo clean` empties; a #[pctvb::test] also \
+                 replays the failure from its regression file when it runs again): run that \
+                 line as printed, {way_out}"
+            ),
+        )),
     }
 }
 

@@ -99,12 +99,11 @@ impl Config {
                 return report;
             }
             report.failures = 1;
-            let mut failure =
-                self.failure(&exec, &cause, token.seed, token.execution, outcome.digest);
-            // Keep the token the user passed: it is the one that reproduces this execution.
-            failure.replay_command = Some(self.replay_line(encoded.trim()));
-            failure.token = Some(encoded);
-            report.failure = Some(failure);
+            let found = Found::capture(&exec, cause, token.seed, token.execution, outcome.digest);
+            // Keep the token the user passed: it is the one that reproduces this execution
+            // (a token of the replay strategy would not, and a long one would be written to a
+            // file for nothing).
+            report.failure = Some(self.report_with_token(&found, None, Some(encoded)));
         }
         report
     }
@@ -151,6 +150,17 @@ impl Config {
     /// The failure report of `found`, whose cause is a bug; `minimized` is the original schedule's preemptions and
     /// the replays it took when `found` is the result of minimization.
     pub(super) fn report_found(&self, found: &Found, minimized: Option<(usize, u64)>) -> Failure {
+        self.report_with_token(found, minimized, None)
+    }
+
+    /// [`Config::report_found`], with the replay token `token` when given (a replay's: the
+    /// token it was given), else the token of `found`.
+    fn report_with_token(
+        &self,
+        found: &Found,
+        minimized: Option<(usize, u64)>,
+        token: Option<String>,
+    ) -> Failure {
         let (kind, message, thread, location) = report::explain(&found.cause);
         let captured = &found.captured;
         let label = |t: ThreadId| match captured.threads.get(t.index()).and_then(|i| i.name.clone())
@@ -168,16 +178,18 @@ impl Config {
             label,
         );
         let preemptions = schedule.iter().filter(|s| s.preempted).count();
-        let token = replay::encode(&ReplayToken {
-            test: self.name.clone().unwrap_or_default(),
-            // With the settings the replay must take as recorded.
-            strategy: self.recorded(&found.cause).tag(found.strategy.clone()),
-            seed: found.seed,
-            execution: found.index,
-            choices: captured.choices.clone(),
-            digest: found.digest,
+        let token = token.unwrap_or_else(|| {
+            replay::encode(&ReplayToken {
+                test: self.name.clone().unwrap_or_default(),
+                // With the settings the replay must take as recorded.
+                strategy: self.recorded(&found.cause).tag(found.strategy.clone()),
+                seed: found.seed,
+                execution: found.index,
+                choices: captured.choices.clone(),
+                digest: found.digest,
+            })
         });
-        let replay_command = Some(self.replay_line(&token));
+        let replay_command = Some(self.replay_line(token.trim()));
         let shape = (!captured.trace.is_empty()).then(|| {
             report::measure_shape(
                 &captured.trace,

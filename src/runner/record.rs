@@ -27,6 +27,7 @@
 //! the engine is in (0: none); then, from byte [`TEXT_AT`], the length (a `u64`) and the
 //! bytes of the line that reproduces the run.
 
+use std::io::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -110,8 +111,8 @@ pub(super) struct Record {
     /// directory, or another process runs the same test now).
     mapped: OnceLock<Option<Mapped>>,
     next_slot: AtomicUsize,
-    /// What an earlier run that did not finish left in the file, as said on stderr when the
-    /// file was opened.
+    /// What an earlier run that did not finish left in the file, as said on stderr (past the
+    /// harness's capture) when the file was opened.
     note: OnceLock<String>,
 }
 
@@ -142,7 +143,12 @@ impl Record {
                 let (mapped, unfinished) = Mapped::open(&self.name, self.seed, &self.rerun_line);
                 if let Some(unfinished) = unfinished {
                     let note = unfinished.message(&self.name);
-                    eprintln!("pctvb: {note}");
+                    // Written to the stderr stream itself, past the harness's capture (which
+                    // takes `eprintln!`'s output and shows it only for a failing test): the
+                    // next run usually passes, and it has just consumed the record, so a
+                    // captured note would be lost for good. The report keeps it too, with the
+                    // run's other notes.
+                    let _ = writeln!(std::io::stderr(), "pctvb: {note}");
                     let _ = self.note.set(note);
                 }
                 mapped

@@ -41,8 +41,10 @@ pub(crate) struct RunInfo {
     /// Where the run records the execution it is in (see `runner/record.rs`), if anywhere.
     pub(crate) record: Option<Box<dyn ExecutionRecord>>,
     /// Encodes the replay token of an execution cut short by a crash: (strategy, execution,
-    /// choices, digest) with this run's name and seed. The runner provides it (tokens are
-    /// replay's business, not the engine's); `None` prints the rerun line instead.
+    /// choices, digest) with this run's name and seed, as the replay line takes it (a token
+    /// too long for a command line goes to a file, and the line names the file). The runner
+    /// provides it (tokens are replay's business, not the engine's); `None` prints the rerun
+    /// line instead.
     pub(crate) encode_token: Option<EncodeToken>,
     /// Where the virtual clock starts in each of the run's executions (`time.rs`): the real
     /// clocks when the run started.
@@ -53,8 +55,8 @@ pub(crate) struct RunInfo {
     pub(crate) weak_cas_failures: bool,
 }
 
-/// Encodes the replay token of an execution: the run, then (strategy, execution, choices,
-/// digest).
+/// Encodes the replay token of an execution as [`RunInfo::replay_line`] takes it: the run,
+/// then (strategy, execution, choices, digest).
 pub(crate) type EncodeToken = fn(&RunInfo, String, u64, Vec<u32>, u64) -> String;
 
 impl std::fmt::Debug for RunInfo {
@@ -82,7 +84,7 @@ impl RunInfo {
         }
     }
 
-    /// The replay line for `token`.
+    /// The replay line for `token` (what `PCTVB_REPLAY=` takes: the token, or `@<file>`).
     pub(crate) fn replay_line(&self, token: &str) -> String {
         self.replay_template.replace('\0', token)
     }
