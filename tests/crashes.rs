@@ -368,7 +368,7 @@ fn child_long_double_panic() {
         return;
     }
     let config = Config::new().name("crashes::long_double_panic").workers(1).iterations(1);
-    config.max_steps(1_000_000).run(|| {
+    let _ = config.max_steps(1_000_000).run(|| {
         let n = Arc::new(AtomicUsize::new(0));
         let n2 = n.clone();
         let h = thread::spawn(move || {
