@@ -561,7 +561,12 @@ mod signals {
         match sig {
             libc::SIGSEGV => "SIGSEGV (invalid memory access)",
             libc::SIGBUS => "SIGBUS (invalid memory access)",
-            _ => "SIGABRT (abort: e.g. a heap corruption the allocator detected)",
+            // Rust's own aborts (a panic in a panic hook, a panic while panicking, a failed
+            // allocation) print their cause first: the message must not point elsewhere.
+            _ => {
+                "SIGABRT (abort: the lines above say why when Rust aborted, e.g. a panic while \
+                 panicking; otherwise e.g. a heap corruption the allocator detected)"
+            }
         }
     }
 
