@@ -172,9 +172,10 @@ impl Execution {
             st.steps
         };
         self.point(handle, VarKind::Atomic, EventKind::StoreConditional, location);
-        // One step: this thread's own point, chosen to go on. Another thread's run adds its
-        // points (its exit is one).
-        self.state.borrow().steps == before + 1
+        // At most one step: this thread's own point, chosen to go on, or none when
+        // `#[pctvb::instrument]`'s gating made no point of it (no other thread could run).
+        // Another thread's run adds its points (its exit is one).
+        self.state.borrow().steps <= before + 1
     }
 
     /// Makes `check` run when the current execution ends normally: after every thread
