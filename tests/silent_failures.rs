@@ -62,6 +62,24 @@ mod detector {
     }
 }
 
+/// A child program for `PCTVB_WEAK_CAS`: one weak compare-exchange assumed to succeed.
+mod weak {
+    #[pctvb::test(iterations = 1000, seed = 5, regressions = false)]
+    fn single_weak_call() {
+        if std::env::var_os("PCTVB_SILENT_CHILD").is_none() {
+            return;
+        }
+        use pctvb::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+        let flag = pctvb::sync::Arc::new(AtomicUsize::new(0));
+        let other = pctvb::sync::Arc::new(AtomicUsize::new(0));
+        let o = other.clone();
+        let helper = pctvb::thread::spawn(move || o.store(1, SeqCst));
+        let _ = flag.compare_exchange_weak(0, 1, SeqCst, SeqCst);
+        helper.join().unwrap();
+        assert_eq!(flag.load(SeqCst), 1, "the weak compare-exchange failed spuriously");
+    }
+}
+
 mod targeted {
     /// A test with a confidence target in its attribute.
     #[pctvb::test(confidence = 0.9, regressions = false)]
@@ -160,6 +178,7 @@ fn run_child(args: &[&str], env: &[(&str, &str)]) -> (Output, String) {
         "PCTVB_TRACE",
         "PCTVB_SHOW_PANICS",
         "PCTVB_RACES",
+        "PCTVB_WEAK_CAS",
     ] {
         command.env_remove(var);
     }
@@ -325,6 +344,22 @@ fn the_explorer_comes_from_the_environment() {
     assert!(text.contains("explorer = \"pct\" is a strategy with a guarantee"), "{text}");
     // The error names the variable that made the setting: the test's code may be fine.
     assert!(text.contains("(the environment set PCTVB_EXPLORER=pct: change or unset"), "{text}");
+}
+
+/// `PCTVB_WEAK_CAS=1` turns spurious failures of weak compare-exchanges on for a whole suite;
+/// a value that is no switch is an error naming the variable.
+#[test]
+fn weak_compare_exchange_failures_come_from_the_environment() {
+    let args = ["--exact", "weak::single_weak_call", "--nocapture"];
+    let (output, text) = run_child(&args, &[]);
+    assert!(output.status.success(), "off by default:\n{text}");
+    let (output, text) = run_child(&args, &[("PCTVB_WEAK_CAS", "1")]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("the weak compare-exchange failed spuriously"), "{text}");
+    assert!(text.contains("store-conditional"), "{text}");
+    let (output, text) = run_child(&args, &[("PCTVB_WEAK_CAS", "sometimes")]);
+    assert!(!output.status.success(), "{text}");
+    assert!(text.contains("PCTVB_WEAK_CAS=\"sometimes\" is not a switch"), "{text}");
 }
 
 /// A strategy the environment names that cannot reach the test's confidence target is an

@@ -672,7 +672,8 @@ impl Config {
     /// other; code that assumes one weak call succeeds (no retry loop) fails. A failing
     /// execution's token records the setting, so its replay takes it. Off, a weak
     /// compare-exchange is a `compare_exchange`, as under loom and shuttle. Attribute:
-    /// `weak_cas_failures = true`.
+    /// `weak_cas_failures = true`; `PCTVB_WEAK_CAS=1` turns it on from the command line
+    /// (`PCTVB_WEAK_CAS=0` off), for a whole suite.
     pub fn weak_cas_failures(mut self, on: bool) -> Config {
         self.weak_cas_failures = on;
         self

@@ -22,6 +22,8 @@ pub(super) struct Overrides {
     pub(super) watchdog: Option<u64>,
     /// `PCTVB_RACES`: the data-race detector off (`0`) or on (`1`).
     pub(super) races: Option<bool>,
+    /// `PCTVB_WEAK_CAS`: weak compare-exchanges may fail spuriously (`1`) or not (`0`).
+    pub(super) weak_cas_failures: Option<bool>,
     /// `PCTVB_STRATEGY=<name>`: the strategy, as `strategy = "<name>"` names it.
     pub(super) strategy: Option<super::StrategyKind>,
     /// `PCTVB_CONFIDENCE=<p>`: a confidence target, strictly between 0 and 1.
@@ -46,6 +48,7 @@ pub(super) fn read() -> Result<Overrides, Error> {
         trace_files: switch("PCTVB_TRACE")?,
         watchdog: number("PCTVB_WATCHDOG")?,
         races: switch("PCTVB_RACES")?,
+        weak_cas_failures: switch("PCTVB_WEAK_CAS")?,
         strategy: strategy_named("PCTVB_STRATEGY")?,
         confidence: confidence()?,
         explorer: strategy_named("PCTVB_EXPLORER")?,

@@ -342,6 +342,7 @@ impl Config {
             effective.watchdog = Duration::from_secs(secs);
         }
         effective.races = overrides.races.unwrap_or(self.races);
+        effective.weak_cas_failures = overrides.weak_cas_failures.unwrap_or(self.weak_cas_failures);
         effective.trace_files = overrides.trace_files.unwrap_or(self.trace_files);
         effective.show_panics = overrides.show_panics.unwrap_or(self.show_panics);
         Ok(Plan::Search { seed, budget, kind, effective, notes })
