@@ -1559,7 +1559,14 @@ fn search_config(prog: &Prog, c: u32, v: u32, pruning: bool) -> Config {
         hb_pruning: pruning,
         max_time: None,
     };
-    Config::new().strategy(kind).profile_runs(1).iterations(1_000_000).stop_at_first_failure(false)
+    // A fixed seed: the profiling execution is a random one (see
+    // `the_search_counts_priority_changes_not_switches`).
+    Config::new()
+        .seed(1)
+        .strategy(kind)
+        .profile_runs(1)
+        .iterations(1_000_000)
+        .stop_at_first_failure(false)
 }
 
 /// The outcomes of every execution of `systematic(c, v, n)` (with or without pruning).
@@ -1643,8 +1650,11 @@ fn the_search_counts_priority_changes_not_switches() {
     assert!(!reached(&prog, 1, 1, true).contains(&target));
     assert!(!reached(&prog, 1, 1, false).contains(&target));
     assert!(reached(&prog, 2, 1, true).contains(&target));
+    // A fixed seed: the profiling execution is a random one, which reaches the outcome with
+    // some seeds (seed 16 of 0..40) and then fails the run before the search; CI met one.
     let report = Config::new()
         .ignore_env()
+        .seed(1)
         .strategy(StrategyKind::systematic(1, 1, 4))
         .profile_runs(1)
         .run(|| body(&prog, Some(&target)));
