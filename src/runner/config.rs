@@ -195,6 +195,14 @@ pub const DEFAULT_STACK_SIZE: usize = 2 * 1024 * 1024;
 /// whole test process with a stack overflow before the body did anything, taking the other
 /// tests' results with it; now it could not test, and says so.
 pub const MIN_STACK_SIZE: usize = 64 * 1024;
+/// The largest stack size a run accepts ([`Config::stack_size`]): `isize::MAX` bytes, the
+/// most any mapping or Rust allocation can span. The stack allocator adds a guard page to the
+/// size and rounds it up to whole pages; for a size within two pages of `usize::MAX` that sum
+/// overflowed, and corosensei panicked ("integer overflow while calculating stack size") in a
+/// way that failed the test with no message at all. Below this limit the sum cannot overflow,
+/// and a size the system cannot map is an error that names the setting (see
+/// [`Config::stack_size`]).
+pub const MAX_STACK_SIZE: usize = isize::MAX as usize;
 /// Default time an execution may go without a scheduling point before the watchdog ends the
 /// process ([`Config::watchdog`]).
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
@@ -531,6 +539,11 @@ impl Config {
     /// with a guard page below it; only the pages a thread touches take memory. A thread that
     /// overflows its stack ends the process (as in std), after a message that names the test,
     /// the logical thread and this setting.
+    ///
+    /// At most [`MAX_STACK_SIZE`] (`isize::MAX`; more is the same kind of error). Every
+    /// thread's stack is mapped at this size when it starts: a size the system will not map
+    /// (more address space or memory than it allows) stops the run with an
+    /// [`Error::Config`](crate::Error::Config) that names `stack_size` and its value.
     ///
     /// ```
     /// let report = pctvb::Config::new().stack_size(1).run(|| {});
