@@ -693,12 +693,18 @@ fn min_value(name: &str) -> u64 {
 }
 
 /// The largest value integer argument `name` takes below its type's, with why: pctvb's
-/// `MAX_STACK_SIZE` (`isize::MAX`, on a 64-bit target; the expansion checks the target's) for
-/// `stack_size` (this crate cannot depend on pctvb; `tests/attribute.rs` checks they agree). It
-/// was taken up to the type's maximum, and a stack size of usize::MAX failed the test without
-/// a message.
+/// `MAX_DEPTH` for `depth` and its `MAX_STACK_SIZE` (`isize::MAX`, on a 64-bit target; the
+/// expansion checks the target's) for `stack_size` (this crate cannot depend on pctvb;
+/// `tests/attribute.rs` checks they agree). Both were taken up to the type's maximum, and a
+/// depth of 4294967295 ended the test binary out of memory, a stack size of usize::MAX failed
+/// the test without a message.
 fn max_value(name: &str) -> Option<(u128, &'static str)> {
     match name {
+        "depth" => Some((
+            100,
+            " (pctvb's largest depth: real bugs need depth 2 or 3; beyond 100 no run reaches any \
+             confidence, and each execution's draws grow with the depth)",
+        )),
         "stack_size" => Some((
             i64::MAX as u128,
             " bytes (isize::MAX on a 64-bit target: no stack, as no mapping, can be larger)",
@@ -842,6 +848,9 @@ mod tests {
                 e.contains(&format!("`{name}` takes an integer from 1 to 4294967295 (u32)")),
                 "{e}"
             );
+            if name == "depth" {
+                continue; // at most pctvb's MAX_DEPTH: `limits_below_the_type_are_checked`
+            }
             let args: TokenStream = format!("{name} = 4294967295").parse().unwrap();
             let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
             assert!(out.contains(&format!(". {name} (4294967295u32)")), "{out}");
@@ -894,11 +903,19 @@ mod tests {
         );
     }
 
-    /// `stack_size` above `isize::MAX` (usize::MAX failed the test with no message) is a
-    /// compile error; a stack size a 32-bit target's isize may not hold is checked against the
-    /// target's.
+    /// `depth` above pctvb's `MAX_DEPTH` (4294967295 aborted the test binary, allocating 34 GB
+    /// per execution) and `stack_size` above `isize::MAX` (usize::MAX failed the test with no
+    /// message) are compile errors; a stack size a 32-bit target's isize may not hold is
+    /// checked against the target's.
     #[test]
     fn limits_below_the_type_are_checked() {
+        let e = error("depth = 4294967295");
+        assert!(e.contains("`depth` must be at most 100 (pctvb's largest depth"), "{e}");
+        assert!(error("depth = 101").contains("must be at most 100"));
+        let out = expand("depth = 100".parse().unwrap(), "fn t() {}".parse().unwrap())
+            .unwrap()
+            .to_string();
+        assert!(out.contains(". depth (100u32)"), "{out}");
         let e = error("stack_size = 18446744073709551615");
         assert!(e.contains("`stack_size` must be at most 9223372036854775807 bytes"), "{e}");
         assert!(error("stack_size = 9223372036854775808").contains("must be at most"));

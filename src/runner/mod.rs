@@ -34,7 +34,7 @@ use std::time::Duration;
 use crate::runtime::real_now;
 
 pub use config::{
-    Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, MAX_STACK_SIZE, MIN_STACK_SIZE,
+    Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, MAX_DEPTH, MAX_STACK_SIZE, MIN_STACK_SIZE,
     PROFILE_INDEX_BASE,
 };
 pub use kind::StrategyKind;
