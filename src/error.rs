@@ -28,8 +28,9 @@ use std::fmt;
 #[non_exhaustive]
 pub enum Error {
     /// A configuration value is invalid: a `PCTVB_*` environment variable, a bound the
-    /// strategy does not take, a confidence no number of executions reaches, an unreadable
-    /// regression file.
+    /// strategy does not take or one out of range, a confidence no number of executions
+    /// reaches, an unreadable regression file, or a `stack_size` the system could not allocate
+    /// for a thread.
     Config {
         /// What was wrong, e.g. `PCTVB_SEED`, `strategy`, `confidence` or `regression file`.
         what: String,
@@ -70,7 +71,9 @@ pub enum Error {
         /// What is not supported and what to do instead.
         message: String,
     },
-    /// pctvb itself could not continue, e.g. no memory for a thread's stack.
+    /// pctvb itself could not continue, e.g. a strategy chose a thread that cannot run. (A
+    /// thread's stack that could not be allocated is an [`Error::Config`] naming
+    /// `stack_size`: the size is the run's setting.)
     Internal {
         /// What failed.
         message: String,
@@ -104,9 +107,8 @@ impl fmt::Display for Error {
         match self {
             Error::Internal { message } => write!(
                 f,
-                "pctvb internal error: {message}. This says nothing about the test; if memory \
-                 is short, lower Config::stack_size or max_threads, otherwise please report it to \
-                 pctvb with the test"
+                "pctvb internal error: {message}. This says nothing about the test; please \
+                 report it to pctvb with the test"
             ),
             Error::Strategy { strategy, execution, message } => {
                 write!(f, "{message} (strategy {strategy}, execution {execution})")

@@ -136,7 +136,8 @@ pub mod __internals {
     /// Execution numbering and defaults.
     pub mod runner {
         pub use crate::runner::{
-            DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, MIN_STACK_SIZE, PROFILE_INDEX_BASE,
+            DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, MAX_DEPTH, MAX_STACK_SIZE, MIN_STACK_SIZE,
+            PROFILE_INDEX_BASE,
         };
     }
     /// Strategy limits.

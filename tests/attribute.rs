@@ -129,3 +129,34 @@ fn the_smallest_stack_the_attribute_takes_runs_a_body() {
     let h = pctvb::thread::spawn(|| pctvb::thread::spawn(|| {}).join().unwrap());
     h.join().unwrap();
 }
+
+/// The largest depth the attribute takes (the macro's maximum, which cannot name pctvb's
+/// constant) is pctvb's `MAX_DEPTH`, and runs every strategy with a depth; one more is a
+/// compile error (compile-tests/tests/ui/test_depth_above_the_largest.rs), where depth =
+/// 4294967295 aborted the test binary allocating 34 GB per execution.
+#[pctvb::test(depth = 100, strategy = "pct", iterations = 50, regressions = false)]
+fn the_largest_depth_the_attribute_takes_runs_a_body() {
+    assert_eq!(pctvb::__internals::runner::MAX_DEPTH, 100);
+    programs::fixed_update();
+}
+
+#[pctvb::test(depth = 100, strategy = "systematic", iterations = 50, regressions = false)]
+fn the_largest_depth_runs_the_systematic_search() {
+    programs::fixed_update();
+}
+
+/// The largest stack the attribute takes is pctvb's `MAX_STACK_SIZE` (`isize::MAX`); one more
+/// is a compile error (compile-tests/tests/ui/test_stack_size_too_large.rs). Through `Config`,
+/// `stack_size(usize::MAX)` fails the test with a message that names the setting: the
+/// allocator's overflow panic failed it with none ("test huge_stack ... FAILED", no more).
+#[test]
+#[should_panic(
+    expected = "pctvb could not run this test: stack_size 18446744073709551615 is larger than \
+                any stack can be"
+)]
+fn a_stack_larger_than_any_mapping_says_the_test_could_not_run() {
+    #[cfg(target_pointer_width = "64")]
+    assert_eq!(pctvb::__internals::runner::MAX_STACK_SIZE as u64, i64::MAX as u64);
+    let config = pctvb::Config::new().ignore_env().iterations(5).stack_size(usize::MAX);
+    pctvb::__private::run_test(config, || thread::spawn(|| {}).join().unwrap());
+}

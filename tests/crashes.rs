@@ -177,6 +177,64 @@ fn a_stack_below_the_minimum_could_not_test_and_the_minimum_runs() {
     assert!(failure.message.contains("an increment was lost"), "{}", failure.message);
 }
 
+/// A stack above `MAX_STACK_SIZE` (`isize::MAX`) is refused before any stack is allocated:
+/// `stack_size(usize::MAX)` overflowed the allocator's sum of the size, its guard page and
+/// the rounding to pages, and its panic failed the test with no message at all.
+#[test]
+fn a_stack_larger_than_any_mapping_could_not_test() {
+    let max = pctvb::__internals::runner::MAX_STACK_SIZE;
+    assert_eq!(max, isize::MAX as usize);
+    let spawns = || thread::spawn(|| {}).join().unwrap();
+    for size in [usize::MAX, usize::MAX - 4095, max + 1] {
+        for config in [
+            Config::new().ignore_env().iterations(5).stack_size(size),
+            Config::new().ignore_env().stack_size(size).replay("not a token"),
+        ] {
+            let report = config.run(spawns);
+            assert!(report.failure().is_none());
+            assert_eq!(report.executions, 0, "refused before any execution");
+            match report.error() {
+                Some(pctvb::Error::Config { what, message }) => {
+                    assert_eq!(what, "stack_size");
+                    let named = format!("stack_size {size} is larger than any stack can be");
+                    assert!(message.contains(&named), "{message}");
+                    assert!(message.contains("isize::MAX = 9223372036854775807"), "{message}");
+                }
+                other => {
+                    panic!("stack_size({size}): expected a configuration error, got {other:?}")
+                }
+            }
+        }
+    }
+}
+
+/// A stack the system will not map is the `stack_size` setting's error, with its value, not
+/// an internal error that asks to be reported to pctvb: 1 TiB gave "pctvb internal error:
+/// could not allocate a stack for thread 0 ... please report it". 2^60 bytes is below
+/// `isize::MAX` but beyond any 64-bit address space (57 bits at most), so no system maps it;
+/// 1 TiB, the size reported, fails where the system does not overcommit that much.
+#[test]
+fn a_stack_the_system_will_not_map_names_the_stack_size_setting() {
+    let spawns = || thread::spawn(|| {}).join().unwrap();
+    for size in [1usize << 60, 1 << 40] {
+        let report = Config::new().ignore_env().seed(1).iterations(5).stack_size(size).run(spawns);
+        assert!(report.failure().is_none(), "not a bug: {}", report.summary());
+        match report.error() {
+            Some(pctvb::Error::Config { what, message }) => {
+                assert_eq!(what, "stack_size");
+                assert!(message.contains("the stack of thread 0 could not be allocated"));
+                let named = format!("the stack_size setting asks for {size} bytes");
+                assert!(message.contains(&named), "{message}");
+                assert!(message.contains("use a smaller stack_size"), "{message}");
+                assert!(!report.error().unwrap().to_string().contains("internal"), "{message}");
+            }
+            // Mapped (an overcommitting system): the run tested.
+            None if size == 1 << 40 => assert!(report.is_ok(), "{}", report.summary()),
+            other => panic!("stack_size({size}): expected a configuration error, got {other:?}"),
+        }
+    }
+}
+
 // ---- item 2: the watchdog ------------------------------------------------------------------
 
 #[test]

@@ -287,3 +287,83 @@ fn a_target_on_a_body_with_no_shared_variable_says_why_there_is_no_bound() {
     assert!(text.contains("the search ran the default 1000 executions"), "{text}");
     assert!(!text.contains("invalid v"), "{text}");
 }
+
+/// A depth above `MAX_DEPTH` (100), or one whose `d - 1` changes no execution could have
+/// (more than `max_steps`), could not test, and says so before any execution: `depth =
+/// 4294967295` with PCT or the combined strategy aborted the test binary ("memory allocation of
+/// 34359738352 bytes failed"), and `depth = 1000000` ran 4 executions a second.
+#[test]
+fn a_depth_no_execution_can_use_could_not_test() {
+    let max = pctvb::__internals::runner::MAX_DEPTH;
+    assert_eq!(max, 100);
+    let named = |name: &str| StrategyKind::from_name(name).unwrap();
+    let mut cases: Vec<(Config, &str)> = Vec::new();
+    for name in ["pct", "pctvb", "threadbound", "combined", "systematic"] {
+        for depth in [u32::MAX, 1_000_000, max + 1] {
+            let message = format!("depth = {depth} is above the largest depth pctvb takes, 100");
+            cases.push((config().iterations(50).strategy(named(name)).depth(depth), leak(message)));
+        }
+    }
+    // The strategy's own preemption bound, as `StrategyKind` spells it.
+    let bound = StrategyKind::ThreadBound { threads: 2, preemptions: u32::MAX };
+    cases.push((config().strategy(bound), "preemptions = 4294967295 (depth 4294967296) is above"));
+    let search = StrategyKind::systematic(100, 2, 3);
+    cases.push((config().strategy(search), "preemptions = 100 (depth 101) is above"));
+    // The default strategy with a bound (the combined one), and the attribute's route.
+    cases.push((config().depth(u32::MAX), "depth = 4294967295 is above"));
+    cases.push((config().confidence(0.9).depth(max + 1), "depth = 101 is above"));
+    // More changes than scheduling points an execution may have.
+    cases.push((
+        config().max_steps(10).depth(12),
+        "depth = 12 asks for 11 priority changes per execution, more than the max_steps = 10",
+    ));
+    cases.push((
+        config().max_steps(3).strategy(StrategyKind::systematic(4, 1, 2)),
+        "preemptions = 4 (depth 5) asks for 4 preemptions per execution, more than the \
+         max_steps = 3",
+    ));
+    let started = std::time::Instant::now();
+    for (cfg, needle) in cases {
+        let report = cfg.run(locked_counter);
+        let error = report.error().expect("a config error");
+        assert!(matches!(error, Error::Config { .. }), "{error:?}");
+        assert!(error.message().contains(needle), "{needle}: {error}");
+        assert!(error.message().contains("use a depth of at most"), "{error}");
+        assert!(report.failure().is_none() && report.executions == 0);
+    }
+    assert!(started.elapsed().as_secs() < 5, "refused before any execution ran");
+    // Within the limits, every strategy runs, fast: the largest depth, and d - 1 = max_steps.
+    for name in ["pct", "pctvb", "threadbound", "combined", "systematic"] {
+        let started = std::time::Instant::now();
+        let report = config().iterations(50).strategy(named(name)).depth(max).run(locked_counter);
+        assert!(report.is_ok(), "{name}: {}", report.summary());
+        assert!(started.elapsed().as_secs() < 5, "{name}: {:?}", started.elapsed());
+    }
+    let report = config().iterations(20).max_steps(40).depth(41).run(locked_counter);
+    assert!(report.is_ok(), "{}", report.summary());
+}
+
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
+/// A thread bound up to u32::MAX is the class it says, in the summary of a passing run: the
+/// summary's Lemma 4.1 clause added `t + c` in u32 and panicked ("attempt to add with
+/// overflow") once the run had passed, with thread bounding and the combined strategy.
+#[test]
+fn the_largest_bounds_print_the_summary_of_a_passing_run() {
+    let cases = [
+        (StrategyKind::ThreadBound { threads: u32::MAX, preemptions: 1 }, "<= 4294967295 threads"),
+        (StrategyKind::ThreadBound { threads: u32::MAX - 1, preemptions: 99 }, "<= 4294967294"),
+        (StrategyKind::Combined { depth: 100, vars: u32::MAX, threads: u32::MAX }, "4294967295"),
+        (StrategyKind::Pctvb { depth: 100, vars: u32::MAX }, "<= 2 of the Q=2 shared"),
+    ];
+    for (kind, needle) in cases {
+        let report = config().iterations(50).strategy(kind.clone()).run(locked_counter);
+        assert!(report.is_ok(), "{kind:?}: {:?}", report.error());
+        let summary = report.summary();
+        let statement = report.guarantee.as_ref().expect("a guarantee").to_string();
+        assert!(statement.contains(needle), "{kind:?}: {statement}");
+        assert!(summary.contains(&statement), "{summary}");
+    }
+}

@@ -701,3 +701,39 @@ fn a_shard_without_orders_says_so_and_the_shards_find_the_bug() {
         }
     }
 }
+
+/// A preemption bound beyond `MAX_DEPTH - 1` could not test, at once: `depth = 100000` (the
+/// bound 99,999) spent 20 s walking levels no schedule reached, past a 3 s time budget and 50
+/// iterations, growing with the square of the bound (`depth = 4294967295`: no output in
+/// 30 s). The largest bound runs within both budgets.
+#[test]
+fn an_absurd_preemption_bound_could_not_test_and_the_largest_runs_within_budget() {
+    let budget = std::time::Duration::from_secs(3);
+    let started = std::time::Instant::now();
+    for depth in [u32::MAX, 100_000, 101] {
+        let report = config()
+            .iterations(50)
+            .time_budget(budget)
+            .strategy(StrategyKind::from_name("systematic").unwrap())
+            .depth(depth)
+            .run(correct_counters);
+        let error = report.error().expect("refused");
+        assert!(matches!(error, pctvb::Error::Config { .. }), "{error:?}");
+        let needle = format!("depth = {depth} is above the largest depth pctvb takes, 100");
+        assert!(error.message().contains(&needle), "{error}");
+        assert!(error.message().contains("explores the same schedules"), "{error}");
+        assert_eq!(report.executions, 0);
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "{:?}", started.elapsed());
+    for kind in [StrategyKind::systematic(99, 2, 4), StrategyKind::systematic(99, 2, 2)] {
+        let started = std::time::Instant::now();
+        let report = config()
+            .iterations(50)
+            .time_budget(budget)
+            .strategy(kind.clone())
+            .run(correct_counters);
+        report.assert_ok();
+        assert!(report.executions <= 50, "{kind:?}: {}", report.executions);
+        assert!(started.elapsed() < budget, "{kind:?}: {:?}", started.elapsed());
+    }
+}

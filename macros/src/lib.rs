@@ -26,7 +26,8 @@ mod test_attr;
 /// default without a target.
 /// Unknown or ill-typed arguments are compile errors pointing at them, as is an integer that
 /// does not fit its `Config` parameter's type (`depth`, `vars`, `threads`: u32;
-/// `max_threads`, `stack_size`: usize; the others u64).
+/// `max_threads`, `stack_size`: usize; the others u64) or its range (`depth` at most 100,
+/// pctvb's largest; `stack_size` from 64 KiB to `isize::MAX`).
 #[proc_macro_attribute]
 pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
     match test_attr::expand(args.into(), item.into()) {

@@ -544,6 +544,10 @@ fn setting(
             if v > ty.max() {
                 return Err(range());
             }
+            if let Some((max, why)) = max_value(spec.name).filter(|&(max, _)| v > max) {
+                let error = format!("`{}` must be at most {max}{why}", spec.name);
+                return Err(syn::Error::new(i.span(), error));
+            }
             if v < min {
                 let why = match spec.name {
                     "stack_size" => {
@@ -565,6 +569,22 @@ fn setting(
                 IntTy::U64 => {
                     let v = proc_macro2::Literal::u64_suffixed(v);
                     quote! { .#method(#v) }
+                }
+                // A stack size above i32::MAX may be above a 32-bit target's isize::MAX, the
+                // largest stack (pctvb's MAX_STACK_SIZE): the target decides, as below.
+                IntTy::Usize if spec.name == "stack_size" && v > i32::MAX as u64 => {
+                    let wide = proc_macro2::Literal::u64_suffixed(v);
+                    let message = format!(
+                        "`stack_size` = {v} is larger than any stack can be on this target: it \
+                         takes at most isize::MAX bytes ({} on 32-bit targets)",
+                        i32::MAX
+                    );
+                    checks.push(quote_spanned! { i.span() =>
+                        const _: () = if #wide as u128 > ::core::primitive::isize::MAX as u128 {
+                            ::core::panic!(#message)
+                        };
+                    });
+                    quote! { .#method(#wide as ::core::primitive::usize) }
                 }
                 IntTy::Usize if v <= u64::from(u32::MAX) => {
                     let v = proc_macro2::Literal::usize_suffixed(v as usize);
@@ -679,6 +699,27 @@ fn min_value(name: &str) -> u64 {
         "seed" | "minimize_runs" | "explore_every" | "walk_every" => 0,
         "stack_size" => 64 * 1024,
         _ => 1,
+    }
+}
+
+/// The largest value integer argument `name` takes below its type's, with why: pctvb's
+/// `MAX_DEPTH` for `depth` and its `MAX_STACK_SIZE` (`isize::MAX`, on a 64-bit target; the
+/// expansion checks the target's) for `stack_size` (this crate cannot depend on pctvb;
+/// `tests/attribute.rs` checks they agree). Both were taken up to the type's maximum, and a
+/// depth of 4294967295 ended the test binary out of memory, a stack size of usize::MAX failed
+/// the test without a message.
+fn max_value(name: &str) -> Option<(u128, &'static str)> {
+    match name {
+        "depth" => Some((
+            100,
+            " (pctvb's largest depth: real bugs need depth 2 or 3; beyond 100 no run reaches any \
+             confidence, and each execution's draws grow with the depth)",
+        )),
+        "stack_size" => Some((
+            i64::MAX as u128,
+            " bytes (isize::MAX on a 64-bit target: no stack, as no mapping, can be larger)",
+        )),
+        _ => None,
     }
 }
 
@@ -817,6 +858,9 @@ mod tests {
                 e.contains(&format!("`{name}` takes an integer from 1 to 4294967295 (u32)")),
                 "{e}"
             );
+            if name == "depth" {
+                continue; // at most pctvb's MAX_DEPTH: `limits_below_the_type_are_checked`
+            }
             let args: TokenStream = format!("{name} = 4294967295").parse().unwrap();
             let out = expand(args, "fn t() {}".parse().unwrap()).unwrap().to_string();
             assert!(out.contains(&format!(". {name} (4294967295u32)")), "{out}");
@@ -867,6 +911,36 @@ mod tests {
             out.contains(". max_threads (4294967296u64 as :: core :: primitive :: usize)"),
             "{out}"
         );
+    }
+
+    /// `depth` above pctvb's `MAX_DEPTH` (4294967295 aborted the test binary, allocating 34 GB
+    /// per execution) and `stack_size` above `isize::MAX` (usize::MAX failed the test with no
+    /// message) are compile errors; a stack size a 32-bit target's isize may not hold is
+    /// checked against the target's.
+    #[test]
+    fn limits_below_the_type_are_checked() {
+        let e = error("depth = 4294967295");
+        assert!(e.contains("`depth` must be at most 100 (pctvb's largest depth"), "{e}");
+        assert!(error("depth = 101").contains("must be at most 100"));
+        let out = expand("depth = 100".parse().unwrap(), "fn t() {}".parse().unwrap())
+            .unwrap()
+            .to_string();
+        assert!(out.contains(". depth (100u32)"), "{out}");
+        let e = error("stack_size = 18446744073709551615");
+        assert!(e.contains("`stack_size` must be at most 9223372036854775807 bytes"), "{e}");
+        assert!(error("stack_size = 9223372036854775808").contains("must be at most"));
+        let expanded = |args: &str| {
+            expand(args.parse().unwrap(), "fn t() {}".parse().unwrap()).unwrap().to_string()
+        };
+        let out = expanded("stack_size = 9223372036854775807");
+        let check = "9223372036854775807u64 as u128 > :: core :: primitive :: isize :: MAX";
+        assert!(out.find(check).is_some_and(|c| c < out.find("fn t").unwrap()), "{out}");
+        assert!(out.contains("larger than any stack can be on this target"), "{out}");
+        assert!(out.contains(". stack_size (9223372036854775807u64 as :: core :: primitive"));
+        // Above i32::MAX only (a 32-bit target's isize::MAX); 2 MiB needs no check.
+        assert!(expanded("stack_size = 2147483648").contains("isize :: MAX"));
+        assert!(!expanded("stack_size = 2147483647").contains("isize :: MAX"));
+        assert!(!expanded("stack_size = 2097152").contains(":: MAX"));
     }
 
     #[test]

@@ -74,7 +74,8 @@ impl fmt::Display for GuaranteeStatement {
             // `d - 1` changes at the right points under one in n initial orders. PCT's
             // ordering constraints can count fewer when threads wait (`tests/differential.rs`
             // measured such bugs below the bound), so the sentence says which depth it means.
-            let changes = match self.depth - 1 {
+            // Saturating: the fields are public, and a statement built with depth 0 must print.
+            let changes = match self.depth.saturating_sub(1) {
                 0 => "with no priority change".to_string(),
                 1 => "with 1 priority change at the right point".to_string(),
                 c => format!("with {c} priority changes at the right points"),
@@ -156,11 +157,15 @@ impl GuaranteeStatement {
     /// order of every `t + c` of its `n + c` thread fragments came up.
     fn write_order_coverage(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let c = self.depth.saturating_sub(1);
-        let fragments = self.n + u64::from(c);
-        let m = self.threads + c;
-        if m < 2 || u64::from(m) > fragments {
+        // In u64: `threads` is the caller's bound, up to u32::MAX, and `t + c` overflowed u32
+        // while a passing run's summary was printed. A bound above the threads that ran ends
+        // here (`m > fragments`: no such subset to order); the lemma takes `m` as a u32.
+        let fragments = self.n.saturating_add(u64::from(c));
+        let m = u64::from(self.threads) + u64::from(c);
+        if m < 2 || m > fragments {
             return Ok(());
         }
+        let Ok(m) = u32::try_from(m) else { return Ok(()) };
         let what = format!(
             "every order of every {m} of the {} thread fragments",
             group_thousands(u128::from(fragments))
@@ -175,6 +180,14 @@ impl GuaranteeStatement {
             )
         } else {
             match lemma_4_1_executions(fragments, m, 0.01) {
+                // Saturated: the count is not u64::MAX, only more than a u64 holds (a depth
+                // near the cap gives 10^150 and beyond).
+                Ok(u64::MAX) => write!(
+                    f,
+                    "; Lemma 4.1 needs more than {} executions to draw {what} with probability \
+                     0.99",
+                    group_thousands(u128::from(u64::MAX))
+                ),
                 Ok(needed) => write!(
                     f,
                     "; Lemma 4.1 needs {} to draw {what} with probability 0.99",

@@ -734,3 +734,63 @@ fn thread_bounding_statements_say_what_lemma_4_1_covers() {
     let pct = GuaranteeStatement { strategy: BoundKind::Pct, ..statement(needed) }.to_string();
     assert!(!pct.contains("Lemma 4.1"), "{pct}");
 }
+
+/// Extreme parameters print, never overflow: `threads = 4294967295` with thread bounding
+/// panicked ("attempt to add with overflow", `t + c` in u32) while a passing run's summary
+/// was printed. Every statement and bound takes the extremes of its types.
+#[test]
+fn statements_and_bounds_take_the_extremes_of_their_types() {
+    for strategy in [BoundKind::Pct, BoundKind::Pctvb, BoundKind::ThreadBound, BoundKind::Combined]
+    {
+        for (depth, threads, n) in [
+            (2, u32::MAX, 4),
+            (u32::MAX, u32::MAX, 4),
+            (u32::MAX, 2, u64::MAX),
+            (0, u32::MAX, u64::MAX),
+        ] {
+            let text = GuaranteeStatement {
+                depth,
+                threads,
+                variables: u32::MAX,
+                n,
+                executions: u64::MAX,
+                shared_variables: u64::MAX,
+                max_kq: u64::MAX,
+                k: u64::MAX,
+                ..statement(strategy)
+            }
+            .to_string();
+            assert!(text.contains(&format!("no bug of depth <= {depth}")), "{text}");
+            if strategy.uses_threads() {
+                assert!(text.contains(&format!("<= {threads} thread")), "{text}");
+            }
+        }
+    }
+    // The threads of the run's first report: t + c > n + c, so no subset to order.
+    let text = GuaranteeStatement { threads: u32::MAX, ..statement(BoundKind::ThreadBound) };
+    assert!(!text.to_string().contains("Lemma 4.1"), "{text}");
+    // A count past u64 is said to be one, not printed as u64::MAX.
+    let deep = GuaranteeStatement { depth: 100, executions: 5, ..statement(BoundKind::Combined) };
+    assert!(
+        deep.to_string().contains(
+            "Lemma 4.1 needs more than 18,446,744,073,709,551,615 executions to draw every \
+             order of every 101 of the 102 thread fragments"
+        ),
+        "{deep}"
+    );
+    let kq = [u64::MAX, u64::MAX];
+    for (d, t) in [(u32::MAX, u32::MAX), (2, u32::MAX), (u32::MAX, 1)] {
+        let bounds = [
+            pct_bound(u64::MAX, u64::MAX, d),
+            pctvb_bound(u64::MAX, &kq, 2, d),
+            thread_bound(u64::MAX, d, t),
+            combined_bound(&kq, 2, d, t),
+        ];
+        for bound in bounds {
+            let ln_p = bound.expect("valid parameters").ln_p();
+            assert!(ln_p < 0.0 && ln_p.is_finite(), "d={d}, t={t}: {ln_p}");
+        }
+    }
+    assert_eq!(lemma_4_1_coverage(u64::MAX, u32::MAX, u64::MAX), 0.0);
+    assert_eq!(lemma_4_1_executions(u64::MAX, u32::MAX, 0.01), Ok(u64::MAX));
+}

@@ -96,7 +96,9 @@ impl SystematicReport {
             }
             Some(OrderSet::Random { threads, orders, needed, .. }) => format!(
                 "for {orders} random priority orders of {threads} threads (Lemma 4.1 needs \
-                 {needed} for <= {} threads: no probability guarantee)",
+                 {}{needed} for <= {} threads: no probability guarantee)",
+                // Saturated (a bound near MAX_DEPTH): more than a u64 holds, not u64::MAX.
+                if *needed == u64::MAX { "more than " } else { "" },
                 self.max_threads
             ),
             None => "before any priority order was run".to_string(),

@@ -359,6 +359,7 @@ pub(crate) fn could_not_test(
             message: message.clone(),
         }),
         FailureCause::Internal { message } => Some(Error::Internal { message: message.clone() }),
+        FailureCause::Setting { what, message } => Some(Error::config(*what, message.clone())),
         FailureCause::Unsupported { message } => {
             Some(Error::Unsupported { message: message.clone() })
         }
@@ -485,6 +486,7 @@ pub(crate) fn explain(
         ),
         FailureCause::Strategy { .. }
         | FailureCause::Internal { .. }
+        | FailureCause::Setting { .. }
         | FailureCause::Unsupported { .. } => unreachable!(
             "the runner reports a strategy or internal error as an Error, never as a Failure"
         ),
@@ -602,5 +604,17 @@ mod tests {
         assert!(!error.unwrap().to_string().contains("internal error"));
         let internal = FailureCause::Internal { message: "no stack".to_string() };
         assert!(matches!(could_not_test(&internal, "r", 2), Some(Error::Internal { .. })));
+    }
+
+    /// A setting the runtime could not honour (a stack of the configured `stack_size` that
+    /// could not be mapped) is that setting's configuration error, not an internal one that
+    /// asks to be reported to pctvb.
+    #[test]
+    fn a_setting_cause_is_a_config_error_naming_the_setting() {
+        let message = "the stack of thread 0 could not be allocated".to_string();
+        let cause = FailureCause::Setting { what: "stack_size", message: message.clone() };
+        let error = could_not_test(&cause, "r", 0);
+        assert_eq!(error, Some(Error::Config { what: "stack_size".into(), message }));
+        assert!(!error.unwrap().to_string().contains("internal error"));
     }
 }

@@ -157,7 +157,7 @@ pub struct Config {
     pub(super) run_info: Option<Arc<RunInfo>>,
 }
 
-pub use crate::schedulers::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
+pub use crate::schedulers::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS, MAX_DEPTH};
 /// Default number of profiling executions before a priority strategy's search.
 pub const DEFAULT_PROFILE_RUNS: u64 = 10;
 pub use crate::runtime::PROFILE_INDEX_BASE;
@@ -198,6 +198,14 @@ pub const DEFAULT_STACK_SIZE: usize = 2 * 1024 * 1024;
 /// whole test process with a stack overflow before the body did anything, taking the other
 /// tests' results with it; now it could not test, and says so.
 pub const MIN_STACK_SIZE: usize = 64 * 1024;
+/// The largest stack size a run accepts ([`Config::stack_size`]): `isize::MAX` bytes, the
+/// most any mapping or Rust allocation can span. The stack allocator adds a guard page to the
+/// size and rounds it up to whole pages; for a size within two pages of `usize::MAX` that sum
+/// overflowed, and corosensei panicked ("integer overflow while calculating stack size") in a
+/// way that failed the test with no message at all. Below this limit the sum cannot overflow,
+/// and a size the system cannot map is an error that names the setting (see
+/// [`Config::stack_size`]).
+pub const MAX_STACK_SIZE: usize = isize::MAX as usize;
 /// Default time an execution may go without a scheduling point before the watchdog ends the
 /// process ([`Config::watchdog`]).
 pub const DEFAULT_WATCHDOG: Duration = Duration::from_secs(10);
@@ -402,6 +410,7 @@ impl Config {
         if kind.depth() == Some(0) {
             return Err(format!("{name}: depth must be at least 1"));
         }
+        self.check_depth(&kind)?;
         let (v, t) = kind.vars_threads();
         let bound = kind.guarantee_kind();
         if bound.uses_variables() && v == 0 && kind.depth() > Some(1) {
@@ -505,6 +514,53 @@ impl Config {
         self
     }
 
+    /// Refuses the bug depth `d` of `kind` (`d - 1` priority changes per execution, or for the
+    /// systematic search and thread bounding `d - 1` preemptions) when it is above
+    /// [`MAX_DEPTH`] (see there why) or when no execution could use it: a change takes effect
+    /// at a scheduling point, at most one per point, and an execution has at most
+    /// [`Config::max_steps`] of them. Both used to be taken, and a depth of 4294967295 asked
+    /// 34 GB of every execution and ended the test binary.
+    fn check_depth(&self, kind: &StrategyKind) -> Result<(), String> {
+        let Some((c, preemptions)) = kind.priority_changes() else { return Ok(()) };
+        // In u64: `preemptions` may be u32::MAX, whose depth a u32 does not hold.
+        let (c, d) = (u64::from(c), u64::from(c) + 1);
+        // As the user wrote it: `StrategyKind::systematic(c, ..)` gives preemptions, the
+        // attribute and `Config::depth` a depth.
+        let given = match (self.depth, preemptions) {
+            (None, true) => format!("preemptions = {c} (depth {d})"),
+            _ => format!("depth = {d}"),
+        };
+        let changes = if preemptions { "preemptions" } else { "priority changes" };
+        if d > u64::from(MAX_DEPTH) {
+            let why = if matches!(kind, StrategyKind::Systematic { .. }) {
+                // No bound, but levels.
+                "the search runs every schedule with up to c preemptions level by level, which \
+                 no budget finishes for c in the hundreds, and a bound above the preemptions \
+                 any schedule of the test can have explores the same schedules as that bound"
+            } else {
+                "every bound beyond it is below 1e-155 per execution (no number of executions \
+                 reaches a confidence above 0), and each execution draws d - 1 change points"
+            };
+            return Err(format!(
+                "{given} is above the largest depth pctvb takes, {MAX_DEPTH} ({} {changes} per \
+                 execution): real bugs need depth 2 or 3, {why}; use a depth of at most \
+                 {MAX_DEPTH} (2 or 3 finds most bugs)",
+                MAX_DEPTH - 1
+            ));
+        }
+        if c > self.max_steps {
+            return Err(format!(
+                "{given} asks for {c} {changes} per execution, more than the max_steps = {} \
+                 scheduling points an execution may have: each takes effect at a scheduling \
+                 point, one per point, so no execution could have them all; use a depth of at \
+                 most {} or raise max_steps",
+                self.max_steps,
+                self.max_steps.saturating_add(1)
+            ));
+        }
+        Ok(())
+    }
+
     /// The strategy this run explores with beside a priority strategy ([`Config::explorer`]).
     pub(super) fn explorer_kind(&self) -> StrategyKind {
         self.explorer.clone().unwrap_or(DEFAULT_EXPLORER)
@@ -536,6 +592,11 @@ impl Config {
     /// with a guard page below it; only the pages a thread touches take memory. A thread that
     /// overflows its stack ends the process (as in std), after a message that names the test,
     /// the logical thread and this setting.
+    ///
+    /// At most [`MAX_STACK_SIZE`] (`isize::MAX`; more is the same kind of error). Every
+    /// thread's stack is mapped at this size when it starts: a size the system will not map
+    /// (more address space or memory than it allows) stops the run with an
+    /// [`Error::Config`](crate::Error::Config) that names `stack_size` and its value.
     ///
     /// ```
     /// let report = pctvb::Config::new().stack_size(1).run(|| {});

@@ -317,6 +317,21 @@ impl StrategyKind {
         info.depth(&values)
     }
 
+    /// The priority changes (preemptions) per execution the strategy's bound allows, `c = d -
+    /// 1`, with whether its parameter counts preemptions (the systematic search, thread
+    /// bounding) rather than a depth; `None` for a strategy without a depth. A depth of 0
+    /// counts as 0 changes (the runner refuses it first).
+    pub(super) fn priority_changes(&self) -> Option<(u32, bool)> {
+        let (info, values) = self.parts();
+        if info.takes(Param::Depth) {
+            Some((values.depth.saturating_sub(1), false))
+        } else if info.takes(Param::Preemptions) {
+            Some((values.preemptions, true))
+        } else {
+            None
+        }
+    }
+
     /// Whether change points are placed on variable accesses (the counts that matter are then
     /// the shared variables and their `k_q`, otherwise `k`).
     pub(super) fn bounds_variables(&self) -> bool {

@@ -34,7 +34,8 @@ use std::time::Duration;
 use crate::runtime::real_now;
 
 pub use config::{
-    Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, MIN_STACK_SIZE, PROFILE_INDEX_BASE,
+    Config, DEFAULT_EXPLORE_EVERY, DEFAULT_PROFILE_RUNS, MAX_DEPTH, MAX_STACK_SIZE, MIN_STACK_SIZE,
+    PROFILE_INDEX_BASE,
 };
 pub use kind::StrategyKind;
 
@@ -234,6 +235,21 @@ impl Config {
                     self.stack_size,
                     config::MIN_STACK_SIZE,
                     config::MIN_STACK_SIZE,
+                    config::DEFAULT_STACK_SIZE
+                ),
+            ));
+        }
+        if self.stack_size > config::MAX_STACK_SIZE {
+            return Err(Error::config(
+                "stack_size",
+                format!(
+                    "stack_size {} is larger than any stack can be: a stack is one mapping of \
+                     address space, and no mapping spans more than isize::MAX = {} bytes (the \
+                     allocator's guard page and rounding to pages would overflow); use a size \
+                     the machine can map, e.g. the default {} (2 MiB), or a few MiB for deep \
+                     recursion",
+                    self.stack_size,
+                    config::MAX_STACK_SIZE,
                     config::DEFAULT_STACK_SIZE
                 ),
             ));

@@ -61,8 +61,22 @@ impl StackPool {
     pub(crate) fn take(&mut self) -> std::io::Result<DefaultStack> {
         match self.free.pop() {
             Some(stack) => Ok(stack),
+            // corosensei adds a guard page and rounds up to pages with a checked sum that
+            // panics on overflow (a size within two pages of usize::MAX), and a panic here, on
+            // the host side of an execution, failed the test without a word. The runner
+            // refuses such sizes before any run (`MAX_STACK_SIZE`); this keeps the panic out
+            // for any other caller: no mapping spans more than isize::MAX bytes anyway.
+            None if self.size > isize::MAX as usize => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "larger than any mapping can be (isize::MAX bytes)",
+            )),
             None => DefaultStack::new(self.size),
         }
+    }
+
+    /// The size of the pool's stacks.
+    pub(crate) fn size(&self) -> usize {
+        self.size
     }
 
     /// Returns a stack for reuse.

@@ -246,10 +246,11 @@ impl Execution {
         debug_assert!(coroutines.is_empty());
         // The main thread runs the borrowed test body (not boxed: it outlives the execution),
         // on a coroutine made now, as a spawn makes its thread's.
-        match self.pooled_stack(ThreadId::MAIN) {
+        match self.pooled_stack() {
             Ok(stack) => coroutines.push(Some(self.thread_coroutine(ThreadId::MAIN, stack, body))),
-            Err(message) => {
-                self.state.borrow_mut().failure = Some(FailureCause::Internal { message })
+            Err(e) => {
+                let cause = stack_failure(self.pool.borrow().size(), ThreadId::MAIN, &e);
+                self.state.borrow_mut().failure = Some(cause);
             }
         }
         loop {
@@ -474,21 +475,18 @@ impl Execution {
             }
             ThreadId(st.threads.len() as u32)
         };
-        match self.pooled_stack(next) {
+        match self.pooled_stack() {
             Ok(stack) => (next, stack),
-            Err(message) => self.fail(FailureCause::Internal { message }),
+            Err(e) => self.fail(stack_failure(self.pool.borrow().size(), next, &e)),
         }
     }
 
-    /// A stack from the run's pool for thread `id`, its old contents forgotten by the race
-    /// detector.
+    /// A stack from the run's pool for a new thread, its old contents forgotten by the race
+    /// detector. An error is the allocator's, which the caller turns into the `stack_size`
+    /// setting's failure ([`stack_failure`]) with the thread's id.
     #[inline(always)]
-    fn pooled_stack(&self, id: ThreadId) -> Result<DefaultStack, String> {
-        let stack = self
-            .pool
-            .borrow_mut()
-            .take()
-            .map_err(|e| format!("could not allocate a stack for thread {id}: {e}"))?;
+    fn pooled_stack(&self) -> std::io::Result<DefaultStack> {
+        let stack = self.pool.borrow_mut().take()?;
         let (limit, base) = (stack.limit().get(), stack.base().get());
         // A stack another thread of this execution ran on: its old locals' accesses are not
         // ordered before the new thread's by anything the race detector sees.
@@ -996,6 +994,27 @@ fn register(st: &mut State, handle: &Handle, var_kind: VarKind) -> ObjectId {
     st.by_address.insert(handle.address(), id);
     handle.remember(st.gen, id);
     id
+}
+
+/// Why thread `id`'s stack of `size` bytes could not be mapped (`error`). The size is the
+/// run's `stack_size` setting, the user's own (or its default): a setting the system cannot
+/// honour for this many threads is one the run could not test with, not an internal error
+/// (whose report asks the user to report it to pctvb).
+#[cold]
+fn stack_failure(size: usize, id: ThreadId, error: &std::io::Error) -> FailureCause {
+    let others = match id.index() {
+        0 => String::new(),
+        n => format!(" (the execution's {n} earlier threads have theirs)"),
+    };
+    FailureCause::Setting {
+        what: "stack_size",
+        message: format!(
+            "the stack of thread {id} could not be allocated{others}: the stack_size setting \
+             asks for {size} bytes per logical thread, and the system refused them ({error}); \
+             use a smaller stack_size (the default, 2 MiB, or a few MiB for deep recursion, \
+             suits most tests) or fewer threads (max_threads)"
+        ),
+    }
 }
 
 /// The failure of a data lock's `error` on the object described by `what`. A wait on another

@@ -228,8 +228,12 @@ pub(crate) enum FailureCause {
     TooManyThreads { limit: usize, location: &'static Location<'static> },
     /// The strategy could not continue (e.g. a replay that diverged).
     Strategy { message: String },
-    /// The runtime could not continue (e.g. no memory for a stack).
+    /// The runtime could not continue (e.g. a strategy chose a thread that cannot run).
     Internal { message: String },
+    /// A setting of the run (`what`, e.g. `stack_size`) could not be honoured during an
+    /// execution: a stack of the configured size could not be mapped. The run could not test,
+    /// and the message names the setting, its value and what to do.
+    Setting { what: &'static str, message: String },
     /// The program used pctvb in a way it cannot test, found during an execution (objects
     /// shared between executions that run at once and hold them across each other): the run
     /// could not test, and the message says what to do.
@@ -263,6 +267,7 @@ impl FailureCause {
             }
             FailureCause::Strategy { message } => message.clone(),
             FailureCause::Internal { message } => format!("pctvb internal error: {message}"),
+            FailureCause::Setting { message, .. } => message.clone(),
             FailureCause::Unsupported { message } => message.clone(),
             FailureCause::DataRace { what, .. } => format!("a data race on {what}"),
         }

@@ -116,7 +116,7 @@ pub(crate) use guided::{Blocks, Guided};
 pub use random::Random;
 #[doc(hidden)]
 pub use registry::UnknownStrategy;
-pub use registry::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS};
+pub use registry::{DEFAULT_DEPTH, DEFAULT_THREADS, DEFAULT_VARS, MAX_DEPTH};
 pub(crate) use replay::Replay;
 pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,

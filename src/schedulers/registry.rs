@@ -28,6 +28,23 @@ use crate::guarantee::BoundKind;
 
 /// Default bug depth of the priority strategies: one preemption (`c = 1`).
 pub const DEFAULT_DEPTH: u32 = 2;
+/// The largest bug depth a run accepts: `d - 1 = 99` priority changes per execution (the
+/// systematic search's preemption bound, at most 99, is checked against it as `c + 1`).
+///
+/// Real bugs need depth 2 or 3 (the paper's survey), and a depth far beyond that describes no
+/// class a run can say anything about: a bug of depth `d` needs its `d - 1` changes at `d - 1`
+/// distinct scheduling points (two at one point leave only the last), so every priority
+/// strategy's per-execution bound at depth 100 is below `1/99! < 1e-155` (PCT's `1/k^c` with
+/// `k >= c`, thread bounding's `1/(t+c)!`), and no number of executions reaches a confidence
+/// that rounds above 0. The cost, on the other hand, grows with `d`: each execution of a
+/// priority strategy draws `d - 1` change points and priorities, and the systematic search
+/// keeps `n + c` priorities for each of up to [`MAX_RANDOM_ORDERS`](super::MAX_RANDOM_ORDERS)
+/// random orders and ranks them at every scheduling point. Unchecked, `depth = 4294967295`
+/// asked 34 GB of every execution and ended the test binary, and a systematic bound of
+/// 100,000 spent 20 s walking empty levels past a 3 s budget. The runner also refuses a
+/// depth whose `d - 1` changes exceed [`Config::max_steps`](crate::Config::max_steps), the
+/// scheduling points an execution may have.
+pub const MAX_DEPTH: u32 = 100;
 /// Default variable bound of PCTVB and the combined strategy.
 pub const DEFAULT_VARS: u32 = 1;
 /// Default thread bound of thread bounding and the combined strategy: two threads and the
@@ -148,7 +165,10 @@ impl StrategyInfo {
         if self.takes(Param::Depth) {
             Some(values.depth)
         } else if self.takes(Param::Preemptions) {
-            Some(values.preemptions + 1)
+            // Saturating: `StrategyKind::ThreadBound { preemptions: u32::MAX, .. }` is a value
+            // a caller can build, whose depth a u32 does not hold; the runner asks its depth
+            // before it refuses it (above MAX_DEPTH).
+            Some(values.preemptions.saturating_add(1))
         } else {
             None
         }
