@@ -252,3 +252,46 @@ fn the_systematic_search_interleaves_raw_pointer_accesses_without_a_session_of_t
         .run(|| counter::lost_update(2));
     assert_eq!(replay.failure().expect("the replay fails again").message, failure.message);
 }
+
+/// PCT and thread bounding do not bound variables: they track every instrumented variable,
+/// without gating, for the whole run, so the heap integer's accesses are scheduling points in
+/// every execution their bound counts. Before, they passed over this lost update with a
+/// guarantee (0 failures in 20,000 executions against a printed 1/21): its accesses were no
+/// points at all. The measured rate must reach the printed bound, and a failure's token names
+/// the session, so its replay interleaves the same points.
+#[test]
+fn pct_and_thread_bounding_interleave_instrumented_accesses_at_their_bound() {
+    #[path = "common/bounds.rs"]
+    mod bounds;
+    for kind in [
+        pctvb::StrategyKind::Pct { depth: 2 },
+        pctvb::StrategyKind::ThreadBound { threads: 2, preemptions: 1 },
+    ] {
+        let counting = Config::new()
+            .race_detection(false)
+            .ignore_env()
+            .seed(4)
+            .strategy(kind.clone())
+            .iterations(2000)
+            .stop_at_first_failure(false)
+            .run(|| counter::lost_update(0));
+        assert!(counting.failures > 0, "{kind:?}: the lost update was never interleaved");
+        bounds::assert_rate_reaches_bound(&kind, &counting);
+        let first = Config::new()
+            .race_detection(false)
+            .ignore_env()
+            .seed(4)
+            .strategy(kind.clone())
+            .iterations(2000)
+            .run(|| counter::lost_update(0));
+        let failure = first.failure().expect("found");
+        let strategy = token_strategy(&first);
+        assert!(strategy.ends_with(" [instrument: all]"), "{kind:?}: {strategy}");
+        let replay = Config::new()
+            .race_detection(false)
+            .ignore_env()
+            .replay(failure.token.clone().unwrap())
+            .run(|| counter::lost_update(0));
+        assert_eq!(replay.failure().expect("the replay fails again").message, failure.message);
+    }
+}

@@ -107,6 +107,15 @@ impl Config {
         let priority = kind.is_priority();
         // Variable bounding over `#[pctvb::instrument]`ed code tracks the chosen variables.
         let instrumented = priority && kind.bounds_variables() && self.instrument_tracking;
+        // The other priority strategies (PCT, thread bounding) track every variable, without
+        // gating, for the whole run, as the systematic search does: their bound counts every
+        // scheduling point, so the instrumented accesses must be points in every execution,
+        // or a bug among them would be outside every execution the bound speaks of (PCT and
+        // thread bounding passed with a guarantee over a raw-pointer lost update they could
+        // never interleave). `None` when the user's own session or no instrumented code.
+        let _tracks_all = (priority && !kind.bounds_variables() && self.instrument_tracking)
+            .then(crate::instrument::profiling_session)
+            .flatten();
         // Every `explore_every`-th search execution runs the explorer, which also profiles.
         let explore_every = if priority { self.explore_period() } else { 0 };
         let mut serial = Serial {
@@ -138,6 +147,7 @@ impl Config {
             explore_raises: 0,
             may_hand_over,
             handed_over: None,
+            tracks_all: _tracks_all.is_some(),
         };
         // The explorer while the priority strategy runs, and the other way round.
         let mut parked: Option<Box<dyn Strategy>> = None;
@@ -238,7 +248,7 @@ impl Config {
                         seed,
                         index,
                         outcome.digest,
-                        profiling.is_some(),
+                        profiling.is_some() || search.tracks_all,
                     ));
                     report.failures = 1;
                     // The executions the user paid for: the profiling ones so far.
@@ -376,7 +386,7 @@ impl Config {
                 }
                 report.failures += 1;
                 if report.failure.is_none() {
-                    let f = self.first_failure(
+                    let mut f = self.first_failure(
                         serial,
                         &cause,
                         index,
@@ -384,6 +394,9 @@ impl Config {
                         exploring,
                         &mut follow,
                     );
+                    if search.tracks_all {
+                        self.tag_session(&mut f, None, false);
+                    }
                     report.failure = Some(f);
                 }
                 if self.stop_at_first_failure {
@@ -715,6 +728,9 @@ struct Search<'a> {
     may_hand_over: bool,
     /// The worker count the run went to (the search ended after execution 0).
     handed_over: Option<usize>,
+    /// The run tracks every instrumented variable, without gating, for all its executions (a
+    /// priority strategy that does not bound variables): a failure's token says so.
+    tracks_all: bool,
 }
 
 /// How a serial search ended: with its report, or after execution 0, handing the run over to
