@@ -133,3 +133,60 @@ fn a_bug_that_needs_no_preemption_is_minimized_to_none_on_every_seed() {
     }
     assert!(from_one > 0, "some seed's first failing schedule had a preemption to remove");
 }
+
+/// Memory of no variable, reached through an instrumented raw pointer: the race is named by
+/// its address (the access's `UnsafeCell::get()` here), which is not the same in a replay.
+#[pctvb::instrument(force)]
+mod heap_race {
+    use std::cell::UnsafeCell;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    pub struct Flagged {
+        flag: AtomicBool,
+        data: UnsafeCell<u64>,
+    }
+
+    // SAFETY: shared on purpose; the unsynchronized increment is the race under test.
+    unsafe impl Sync for Flagged {}
+
+    impl Flagged {
+        pub fn new() -> Flagged {
+            Flagged { flag: AtomicBool::new(false), data: UnsafeCell::new(0) }
+        }
+
+        /// A Relaxed "lock" that orders nothing around an increment.
+        pub fn bump(&self) {
+            self.flag.swap(true, Ordering::Relaxed);
+            unsafe { *self.data.get() += 1 };
+            self.flag.store(false, Ordering::Relaxed);
+        }
+    }
+}
+
+fn heap_race_body() {
+    let f = Arc::new(heap_race::Flagged::new());
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let f = f.clone();
+            thread::spawn(move || f.bump())
+        })
+        .collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+/// A race on memory named by its address is minimized like a cell's: the same two sites, at
+/// whatever address the replay allocated. It needs no preemption (one thread's increment,
+/// then the other's: the Relaxed flag orders nothing), and before, no replay ever counted as
+/// the same failure, so the report kept the search's schedule (2 or 3 preemptions).
+#[test]
+fn a_race_on_heap_memory_is_minimized() {
+    for seed in [1, 5, 9] {
+        let report = Config::new().ignore_env().seed(seed).iterations(2000).run(heap_race_body);
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race"));
+        assert_eq!(f.kind, FailureKind::DataRace, "{f}");
+        assert!(f.message.contains("reached through"), "seed {seed}: {f}");
+        assert_eq!(f.preemptions, 0, "seed {seed}: {f}");
+    }
+}
