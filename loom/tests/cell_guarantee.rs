@@ -278,6 +278,22 @@ fn a_guarantee_names_the_cells_it_does_not_count() {
         "{summary}"
     );
     assert!(summary.contains("race-checked, not scheduled"), "{summary}");
+    // Enumerated (the default with a target), the statement is the systematic search's, and
+    // the note is there too.
+    let enumerated = Config::new()
+        .ignore_env()
+        .seed(SEED)
+        .strategy(StrategyKind::Combined { depth: 2, vars: 1, threads: 3 })
+        .confidence(0.9)
+        .run(fixed);
+    assert!(enumerated.systematic.is_some(), "{}", enumerated.summary());
+    assert!(
+        enumerated.summary().contains(
+            "the accesses of 1 UnsafeCell variable are checked for data races, not scheduled"
+        ),
+        "{}",
+        enumerated.summary()
+    );
     // The mutex and the `Arc`'s count: the cell is not among them.
     let shared_sync =
         report.stats.variables.iter().filter(|(i, p)| p.shared && i.kind != VarKind::CheckedCell);

@@ -551,7 +551,11 @@ pub(super) fn default_workers() -> usize {
 /// counts only the objects whose operations are scheduling points, so the sentence names the
 /// class it covers.
 fn unscheduled_cells(report: &Report) -> Option<String> {
-    report.guarantee.as_ref()?;
+    // A statement of either kind: a sampled guarantee, or an enumerated class's (the
+    // systematic search's), whose levels count the same scheduling points.
+    if report.guarantee.is_none() && report.systematic.is_none() {
+        return None;
+    }
     let cells = report
         .stats
         .variables
