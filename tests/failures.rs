@@ -404,6 +404,9 @@ fn too_many_threads_is_a_clear_error() {
     let failure = report.failure().unwrap();
     assert_eq!(failure.kind, FailureKind::TooManyThreads);
     assert!(failure.message.contains("max_threads = 8"), "{}", failure.message);
+    // Eight threads ran, the body's included: the ninth is the one refused.
+    assert!(failure.message.contains("the test body's own thread included"), "{failure}");
+    assert!(failure.message.contains("would make them 9"), "{failure}");
 }
 
 #[test]

@@ -471,9 +471,12 @@ pub(crate) fn explain(
         FailureCause::TooManyThreads { limit, location } => (
             FailureKind::TooManyThreads,
             format!(
-                "the execution spawned more than max_threads = {limit} threads (at {location}); \
-                 raise max_threads (`max_threads = N` in the attribute, or Config::max_threads) \
-                 if the test really needs them"
+                "the execution would have more than max_threads = {limit} threads, the test \
+                 body's own thread included: the spawn at {location} would make them {}; \
+                 raise max_threads (`max_threads = N` in the attribute, Config::max_threads, or \
+                 loom::model::Builder's max_threads under pctvb-loom) if the test really needs \
+                 them",
+                limit + 1
             ),
             None,
             Some(location.to_string()),
