@@ -237,7 +237,7 @@ impl Recorded {
 /// (a full path such as `my_crate::tests::lost_update`; the crate segment is dropped because
 /// cargo's test filter does not include it), built as `target` says when known. `token` is
 /// what `PCTVB_REPLAY=` takes: the token, or `@<path>` of a file holding a token longer than
-/// [`INLINE_LIMIT`] ([`file_value`]).
+/// [`INLINE_LIMIT`] (which the runner writes when it prints a failure).
 ///
 /// ```
 /// use pctvb::__internals::replay::{command_line, CargoTarget};
