@@ -130,7 +130,8 @@ pub mod __internals {
     /// Replay tokens.
     pub mod replay {
         pub use crate::replay::{
-            command_line, decode, encode, CargoTarget, ReplayToken, INLINE_LIMIT,
+            command_line, decode, encode, unreplayed_env_token, CargoTarget, ReplayToken,
+            INLINE_LIMIT,
         };
     }
     /// Execution numbering and defaults.

@@ -9,7 +9,8 @@
 //! in place of its `loom = "0.7"` line. Every `loom::model(|| ...)` then runs pctvb's default
 //! strategy (the selectively uniform random walk, SURW, 1000 executions) instead of loom's exhaustive search,
 //! and a failure panics with pctvb's report: the original panic, the schedule, and a
-//! `PCTVB_REPLAY=...` line that reruns exactly that execution.
+//! `PCTVB_REPLAY=...` line that reruns exactly that execution (with the package, test target
+//! and `RUSTFLAGS` the test binary can tell, see [`mod@model`], "Replay lines").
 //!
 //! ```
 //! use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -94,6 +95,7 @@ pub mod hint;
 pub mod lazy_static;
 mod leaks;
 pub mod model;
+mod rerun;
 pub mod sync;
 pub mod thread;
 
