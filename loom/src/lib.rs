@@ -39,6 +39,9 @@
 //!   loom's branch points (operations on a pctvb atomic that mirrors the count).
 //! - [`sync::atomic`]: newtypes over pctvb's atomics that add loom's inherent `with_mut`,
 //!   `unsync_load` and `compare_and_swap`, and dereference to pctvb's for the rest.
+//!   `unsync_load` (and `into_inner`) and `with_mut` are non-atomic accesses that pctvb's
+//!   race detector checks against the atomic's other accesses as loom does (a data race
+//!   naming the atomic and both accesses), not scheduling points.
 //! - [`cell`]: loom's `UnsafeCell` shape (`get`/`get_mut` returning [`cell::ConstPtr`] and
 //!   [`cell::MutPtr`]) over [`pctvb::cell::UnsafeCell`]: each access is a race check, not a
 //!   scheduling point (as in loom: the synchronising operations decide a race-free
@@ -74,7 +77,9 @@
 //! returned) fails the execution as a deadlock; pctvb alone ends such an execution normally,
 //! as a process exit would end it.
 //!
-//! The other differences from loom 0.7: [`sync::Notify::wait`] returns spuriously only with
+//! The other differences from loom 0.7: an atomic's creation is not checked as a write
+//! against its first accesses (loom's is: an atomic published without synchronization
+//! fails there, here only its non-atomic accesses do); [`sync::Notify::wait`] returns spuriously only with
 //! no permit there (loom's may with one too); `Condvar::wait` and `thread::park` may wake
 //! spuriously (loom's never do; std's may); [`sync::Barrier`] works (loom's panics).
 //! `model::Builder`'s `max_branches` counts only above pctvb's limit of 100,000 scheduling

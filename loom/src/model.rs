@@ -178,6 +178,10 @@ impl Builder {
             crate::explore::begin(explicit_explore, &run_counts);
             // As loom's: unlocking is no scheduling point (see the module docs).
             pctvb::__internals::execution::set_unlock_points(false);
+            // As loom's: `unsync_load` and `with_mut` race with the atomic's other accesses
+            // (see `crate::sync::atomic`); from the first operation on, so that no store goes
+            // unrecorded.
+            pctvb::__internals::execution::check_unsync_atomics();
             f();
         });
         // After a failing execution nothing checked the registry: stop counting here.
