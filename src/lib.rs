@@ -130,7 +130,8 @@ pub mod __internals {
     /// Replay tokens.
     pub mod replay {
         pub use crate::replay::{
-            command_line, decode, encode, CargoTarget, ReplayToken, INLINE_LIMIT,
+            command_line, decode, encode, unreplayed_env_token, CargoTarget, ReplayToken,
+            INLINE_LIMIT,
         };
     }
     /// Execution numbering and defaults.
@@ -143,6 +144,10 @@ pub mod __internals {
     /// Strategy limits.
     pub mod schedulers {
         pub use crate::schedulers::MAX_RANDOM_ORDERS;
+    }
+    /// Non-atomic accesses of atomics, for pctvb-loom's `unsync_load` and `with_mut`.
+    pub mod atomic {
+        pub use crate::sync::atomic::unsync::UnsyncAccess;
     }
     /// Cell accesses that stay open, for pctvb-loom's `ConstPtr`/`MutPtr`.
     pub mod cell {
@@ -198,6 +203,22 @@ pub mod __internals {
             crate::runtime::with_execution(
                 "pctvb::__internals::execution::set_unlock_points",
                 |e| e.set_unlock_points(on),
+            )
+        }
+
+        /// Makes the data-race detector check pctvb-loom's non-atomic accesses of atomics
+        /// (`unsync_load`, `with_mut`, through [`super::atomic::UnsyncAccess`]) against the
+        /// atomics' loads and stores in the current execution, as loom does: called when the
+        /// execution starts, it keeps the detector's clocks from there on. Off again when the
+        /// next execution starts; nothing with the detector off.
+        ///
+        /// # Panics
+        /// Outside an execution.
+        #[track_caller]
+        pub fn check_unsync_atomics() {
+            crate::runtime::with_execution(
+                "pctvb::__internals::execution::check_unsync_atomics",
+                |e| e.check_unsync_atomics(),
             )
         }
 

@@ -9,7 +9,8 @@
 //! in place of its `loom = "0.7"` line. Every `loom::model(|| ...)` then runs pctvb's default
 //! strategy (the selectively uniform random walk, SURW, 1000 executions) instead of loom's exhaustive search,
 //! and a failure panics with pctvb's report: the original panic, the schedule, and a
-//! `PCTVB_REPLAY=...` line that reruns exactly that execution.
+//! `PCTVB_REPLAY=...` line that reruns exactly that execution (with the package, test target
+//! and `RUSTFLAGS` the test binary can tell, see [`mod@model`], "Replay lines").
 //!
 //! ```
 //! use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -38,6 +39,9 @@
 //!   loom's branch points (operations on a pctvb atomic that mirrors the count).
 //! - [`sync::atomic`]: newtypes over pctvb's atomics that add loom's inherent `with_mut`,
 //!   `unsync_load` and `compare_and_swap`, and dereference to pctvb's for the rest.
+//!   `unsync_load` (and `into_inner`) and `with_mut` are non-atomic accesses that pctvb's
+//!   race detector checks against the atomic's other accesses as loom does (a data race
+//!   naming the atomic and both accesses), not scheduling points.
 //! - [`cell`]: loom's `UnsafeCell` shape (`get`/`get_mut` returning [`cell::ConstPtr`] and
 //!   [`cell::MutPtr`]) over [`pctvb::cell::UnsafeCell`]: each access is a race check, not a
 //!   scheduling point (as in loom: the synchronising operations decide a race-free
@@ -73,7 +77,9 @@
 //! returned) fails the execution as a deadlock; pctvb alone ends such an execution normally,
 //! as a process exit would end it.
 //!
-//! The other differences from loom 0.7: [`sync::Notify::wait`] returns spuriously only with
+//! The other differences from loom 0.7: an atomic's creation is not checked as a write
+//! against its first accesses (loom's is: an atomic published without synchronization
+//! fails there, here only its non-atomic accesses do); [`sync::Notify::wait`] returns spuriously only with
 //! no permit there (loom's may with one too); `Condvar::wait` and `thread::park` may wake
 //! spuriously (loom's never do; std's may); [`sync::Barrier`] works (loom's panics).
 //! `model::Builder`'s `max_branches` counts only above pctvb's limit of 100,000 scheduling
@@ -94,6 +100,7 @@ pub mod hint;
 pub mod lazy_static;
 mod leaks;
 pub mod model;
+mod rerun;
 pub mod sync;
 pub mod thread;
 

@@ -51,6 +51,39 @@
 //!
 //! A failing model panics with pctvb's report: the original panic message, the schedule, and
 //! the line that replays that execution.
+//!
+//! # Replay lines
+//! `#[pctvb::test]` captures how its test was built while the crate compiles; `loom::model` is
+//! a function, so its line is made of what the running test binary can tell, e.g. for a test
+//! `plain_model` in `tests/builder.rs` of a crate `bank` run with `RUSTFLAGS="--cfg loom"`:
+//!
+//! ```text
+//! PCTVB_REPLAY=pctvb2-... RUSTFLAGS="--cfg loom" cargo test -p bank --test builder -- --exact plain_model
+//! ```
+//!
+//! - the package (`-p`): `cargo test` runs a test binary with its package's `CARGO_PKG_NAME`;
+//! - the target (`--test`, `--bench`, `--example`, `--bin`, `--lib`): the test binary's file
+//!   name (`<crate>-<hash>`) matched against the package's target files (`tests/<name>.rs`,
+//!   `tests/<name>/main.rs`, the same under `benches/`, `examples/` and `src/bin/`; the
+//!   package's own name for its `src/lib.rs` or `src/main.rs`). A target the manifest names
+//!   otherwise selects none: the line then runs every test target of the package (the failing
+//!   test among them), and the report says so;
+//! - the profile: the binary's directory (`release`: `--release`; a custom profile's:
+//!   `--profile <name>`);
+//! - `RUSTFLAGS`: the value pctvb-loom was compiled under (it is compiled in the same build,
+//!   with the same flags), or `--cfg loom` when none was set but pctvb-loom was built with it
+//!   (flags from `.cargo/config.toml` or `--config`: that `RUSTFLAGS` replaces a config
+//!   file's flags for the command, so add the file's others if the test needs them).
+//!
+//! Not known at run time: the features the failing build enabled and a `--target`. So that a
+//! line that lacks one never passes without replaying (libtest reports `running 0 tests ...
+//! test result: ok` for a test the build does not have), a process of a test binary that uses
+//! pctvb-loom, run with a `PCTVB_REPLAY` token of one of its own tests that its harness
+//! arguments select (no filter, or one that matches the test), fails when no test replayed
+//! the token: exit code 101 and a message that says what to add (`--features`, a `--cfg`, the
+//! profile; `--include-ignored` for an ignored test; a new token for a renamed one). This
+//! check is on Unix; it needs pctvb-loom in the binary, which a build without `--cfg loom`
+//! leaves out (hence the flag in the line).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Once};
@@ -145,6 +178,10 @@ impl Builder {
             crate::explore::begin(explicit_explore, &run_counts);
             // As loom's: unlocking is no scheduling point (see the module docs).
             pctvb::__internals::execution::set_unlock_points(false);
+            // As loom's: `unsync_load` and `with_mut` race with the atomic's other accesses
+            // (see `crate::sync::atomic`); from the first operation on, so that no store goes
+            // unrecorded.
+            pctvb::__internals::execution::check_unsync_atomics();
             f();
         });
         // After a failing execution nothing checked the registry: stop counting here.
@@ -160,7 +197,12 @@ impl Builder {
             panic!("pctvb could not run this model: {error}{notes}");
         }
         if let Some(failure) = report.failure() {
-            panic!("pctvb found a bug in this model:\n{failure}{notes}");
+            // What the replay line could not name (see `crate::rerun`), beside the line.
+            let missing = match crate::rerun::binary().missing.as_deref() {
+                Some(m) if failure.token.is_some() => format!("\npctvb-loom: {m}"),
+                _ => String::new(),
+            };
+            panic!("pctvb found a bug in this model:\n{failure}{notes}{missing}");
         }
         // As `#[pctvb::test]`: what the run covered, shown with `--nocapture`, with what it
         // did not explore.
@@ -238,10 +280,15 @@ impl Builder {
         }
         if let Some(test) = std::thread::current().name().filter(|n| *n != "main") {
             // libtest names a test's thread by its path without the crate; pctvb's name
-            // carries a crate segment, which the replay line drops again.
+            // carries the crate segment a `#[pctvb::test]` of this binary would have (so a
+            // token tells which binary it belongs to), which the replay line drops again. The
+            // line builds and selects this binary as far as the running binary can tell (see
+            // `crate::rerun`): `loom::model` is a function, with no compile-time view of the
+            // user's build, as `#[pctvb::test]` has.
+            let binary = crate::rerun::binary();
             config = config
-                .name(format!("crate::{test}"))
-                .rerun_command(format!("cargo test -- --exact {test}"));
+                .name(format!("{}::{test}", binary.crate_name))
+                .__cargo_target(binary.target.clone());
         }
         Ok((config, confidence.is_some()))
     }

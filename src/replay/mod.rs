@@ -365,6 +365,46 @@ pub(crate) fn harness_selects(path: &str, args: &[String]) -> bool {
     (filters.is_empty() || filters.iter().any(|f| matches(f))) && !skips.iter().any(|s| matches(s))
 }
 
+/// Set when a run of this process takes the `PCTVB_REPLAY` token as its own and replays it
+/// (see [`unreplayed_env_token`]).
+static ENV_TOKEN_REPLAYED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Notes that a run of this process replays the `PCTVB_REPLAY` token (the runner calls it).
+pub(crate) fn note_env_token_replayed() {
+    ENV_TOKEN_REPLAYED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// For pctvb-loom's check when its test binary exits: the test a `PCTVB_REPLAY` token was
+/// recorded in, when that token belongs to this binary (its crate segment is
+/// `binary_crate`, the binary's crate name), this process's harness arguments select its
+/// test, and yet no run of this process replayed it. That is a replay line that ran nothing:
+/// the test is not in this build (a feature or `--cfg` of the failing build missing), is
+/// ignored, or was renamed, and libtest, having run no test, would report success. `None`
+/// otherwise, and when the value is no token this can read (each test that reads it reports
+/// that), or the harness only lists its tests.
+#[doc(hidden)]
+pub fn unreplayed_env_token(binary_crate: &str) -> Option<String> {
+    if ENV_TOKEN_REPLAYED.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    let value = std::env::var(ENV_VAR).ok().filter(|v| !v.trim().is_empty())?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| matches!(a.as_str(), "--list" | "--help" | "-h")) {
+        return None;
+    }
+    let text = match token_file(&value) {
+        Some(path) => read_token_file(path).ok()?,
+        None => value,
+    };
+    let test = decode(text.trim()).ok()?.test;
+    let crate_segment = test.split("::").next().unwrap_or("");
+    (!test.is_empty()
+        && crate_segment == binary_crate
+        && harness_selects(harness_path(&test), &args))
+    .then_some(test)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -278,6 +278,9 @@ impl Config {
             })?;
             match self.token_for(&token, &text) {
                 Ok(None) => {
+                    if source == replay::ENV_VAR {
+                        replay::note_env_token_replayed();
+                    }
                     return Ok(Plan::Replay {
                         token,
                         encoded: text,

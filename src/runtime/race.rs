@@ -42,6 +42,13 @@
 //! Relaxed flag that "protects" data is reported as the race it is on weak hardware, without
 //! modelling weak memory.
 //!
+//! pctvb-loom's atomics also have loom's non-atomic accesses, `unsync_load` (a read) and
+//! `with_mut` (a write), which race as loom's do ([`Races::unsync_atomic`]): an
+//! `unsync_load` with any atomic store it does not follow, a `with_mut` with any access. For
+//! that, an execution that asks for it ([`Races::check_unsync_atomics`], pctvb-loom's models)
+//! keeps clocks from its start and records, per atomic and thread, the latest atomic load and
+//! store; pctvb's own atomics have no such access, and other executions record nothing.
+//!
 //! All state is reused across executions: clocks are cleared, not freed, per-object state
 //! is reset lazily when an object id is first used in a new execution, and the per-range
 //! table is drained when an execution begins (its capacity and read vectors kept for reuse). With the detector off
@@ -89,6 +96,35 @@ pub(crate) struct RaceAccess {
     /// Whether the access was still in progress: a pointer guard of pctvb-loom's
     /// (`ConstPtr`/`MutPtr`) taken at `location` and not yet dropped (see [`LiveSpan`]).
     pub(crate) live: bool,
+    /// What the access was, when "wrote" or "read" does not say it: an atomic's accesses
+    /// ([`AtomicAccess`]).
+    pub(crate) how: Option<AtomicAccess>,
+}
+
+/// An access of an atomic that races with a non-atomic one (pctvb-loom's `unsync_load` and
+/// `with_mut`, see [`Races::unsync_atomic`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AtomicAccess {
+    /// An atomic load (or a failed compare-exchange).
+    Load,
+    /// An atomic store or read-modify-write.
+    Store,
+    /// pctvb-loom's `unsync_load` (and `into_inner`): a non-atomic read.
+    UnsyncLoad,
+    /// pctvb-loom's `with_mut`: a non-atomic write.
+    WithMut,
+}
+
+impl AtomicAccess {
+    /// What the access did, for the report ("thread 1 <did> at ...").
+    fn did(self) -> &'static str {
+        match self {
+            AtomicAccess::Load => "loaded it atomically",
+            AtomicAccess::Store => "stored to it atomically",
+            AtomicAccess::UnsyncLoad => "read it non-atomically (`unsync_load`)",
+            AtomicAccess::WithMut => "wrote it non-atomically (`with_mut`)",
+        }
+    }
 }
 
 /// An access of a cell that stays open until it ends: pctvb-loom's `ConstPtr`/`MutPtr` (and
@@ -131,9 +167,14 @@ struct Slot {
     other: VClock,
     /// A channel's messages in flight: (ticket, sender's clock).
     messages: VecDeque<(u64, VClock)>,
-    /// A cell's last write and, per thread, its last read since.
+    /// A cell's last write and, per thread, its last read since; for an atomic, its last
+    /// `with_mut` and `unsync_load`s (see [`Races::unsync_atomic`]).
     write: Option<Access>,
     reads: Vec<Option<Access>>,
+    /// An atomic's latest store and load per thread, since its last `with_mut`: recorded only
+    /// in an execution that checks non-atomic accesses ([`Races::check_unsync_atomics`]).
+    stores: Vec<Option<Access>>,
+    loads: Vec<Option<Access>>,
     /// How many spans of this cell are open ([`LiveSpan`]), and per thread which: the
     /// checked access pays one branch on `open` while none is.
     open: u32,
@@ -154,6 +195,8 @@ impl Slot {
         }
         self.write = None;
         self.reads.clear();
+        self.stores.clear();
+        self.loads.clear();
         self.open = 0;
         self.open_by.clear();
     }
@@ -169,6 +212,10 @@ pub(super) struct Races {
     /// program (or an execution) that touches no checked cell and no instrumented pointer
     /// pays nothing for the detector.
     tracking: bool,
+    /// Whether atomics' loads and stores are recorded and checked against pctvb-loom's
+    /// non-atomic accesses of them ([`Races::check_unsync_atomics`]); off when an execution
+    /// begins.
+    unsync_atomics: bool,
     gen: u64,
     /// Each thread's clock.
     threads: Vec<VClock>,
@@ -254,7 +301,19 @@ impl Races {
         self.in_drop.clear();
         self.released_at.clear();
         self.tracking = false;
+        self.unsync_atomics = false;
         frees::reset();
+    }
+
+    /// Checks the non-atomic accesses of atomics (pctvb-loom's `unsync_load` and `with_mut`)
+    /// in this execution, from now on; called when it starts, with its `threads` threads. The
+    /// clocks are kept from here (not from the first checked access): an atomic store made
+    /// before that access, unrecorded, would let an `unsync_load` that does not follow it pass.
+    fn check_unsync_atomics(&mut self, threads: usize) {
+        if self.on {
+            self.unsync_atomics = true;
+            self.ensure_tracking(threads);
+        }
     }
 
     /// Starts keeping clocks, at the execution's first checked access: every one of its
@@ -586,12 +645,36 @@ impl Races {
     #[inline]
     pub(super) fn atomic(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync, step: u64) {
         if self.tracking {
-            self.atomic_tracked(t, object, sync, step);
+            self.atomic_tracked(t, object, sync, step, None);
         }
     }
 
+    /// As [`Races::atomic`], in an execution that checks non-atomic accesses of atomics
+    /// ([`Races::check_unsync_atomics`]): the operation, at `location`, is also checked against
+    /// the atomic's `with_mut` (any operation) and `unsync_load`s (a store), as loom checks
+    /// them, and recorded for the later ones. Returns the earlier access it races with.
+    fn atomic_checked(
+        &mut self,
+        t: ThreadId,
+        object: ObjectId,
+        sync: AtomicSync,
+        step: u64,
+        location: &'static Location<'static>,
+    ) -> Option<(Access, AtomicAccess)> {
+        self.ensure_tracking(self.threads.len());
+        self.atomic_tracked(t, object, sync, step, Some(location))
+    }
+
     #[inline(never)]
-    fn atomic_tracked(&mut self, t: ThreadId, object: ObjectId, sync: AtomicSync, step: u64) {
+    fn atomic_tracked(
+        &mut self,
+        t: ThreadId,
+        object: ObjectId,
+        sync: AtomicSync,
+        step: u64,
+        checked: Option<&'static Location<'static>>,
+    ) -> Option<(Access, AtomicAccess)> {
+        let id = t;
         let t = t.index();
         let (load, store) = match sync {
             AtomicSync::Load(o) => (Some(o), None),
@@ -609,6 +692,16 @@ impl Races {
                 self.pending_acquire[t].join(&slot.release);
             }
         }
+        // After the operation's acquire (a read-modify-write's load comes before its store),
+        // before its release ticks the clock: the access's epoch is the one the release
+        // carries to whoever acquires it.
+        let race = match checked {
+            Some(location) => {
+                let me = Access { thread: id.0, epoch: clock.get(t), location, step };
+                atomic_against_unsync(slot, clock, me, load.is_some(), store.is_some())
+            }
+            None => None,
+        };
         if let Some(o) = store {
             let carried = if releases(o) { &*clock } else { &self.fence_release[t] };
             if load.is_some() {
@@ -622,6 +715,51 @@ impl Races {
                 tick_noted(clock, t, step, &mut self.released_at);
             }
         }
+        race
+    }
+
+    /// pctvb-loom's non-atomic access of the atomic `object` by `t` at `location` (its latest
+    /// scheduling point `step`): `unsync_load` (a read) or `with_mut` (`write`), checked as
+    /// loom checks them. A read races with the atomic's last `with_mut` and with any atomic
+    /// store it does not follow (another thread may be storing while it reads); a write with
+    /// every access it does not follow, atomic or not. Two reads, or a read and an atomic
+    /// load, never race. Recorded when it does not race (a write, which follows everything
+    /// recorded, replaces it all). Returns the earlier access it races with.
+    fn unsync_atomic(
+        &mut self,
+        t: ThreadId,
+        object: ObjectId,
+        write: bool,
+        location: &'static Location<'static>,
+        step: u64,
+    ) -> Option<(Access, AtomicAccess)> {
+        self.ensure_tracking(self.threads.len());
+        let ti = t.index();
+        let i = self.slot_index(object);
+        let clock = &self.threads[ti];
+        let slot = &mut self.objects[i];
+        let unordered = |list: &[Option<Access>]| {
+            list.iter().flatten().copied().find(|a| a.epoch > clock.get(a.thread as usize))
+        };
+        let race = match slot.write.filter(|w| w.epoch > clock.get(w.thread as usize)) {
+            Some(w) => Some((w, AtomicAccess::WithMut)),
+            None => unordered(&slot.stores).map(|a| (a, AtomicAccess::Store)),
+        };
+        let race = race.or_else(|| match write {
+            true => unordered(&slot.reads)
+                .map(|a| (a, AtomicAccess::UnsyncLoad))
+                .or_else(|| unordered(&slot.loads).map(|a| (a, AtomicAccess::Load))),
+            false => None,
+        });
+        if race.is_none() {
+            let epoch = clock.get(ti);
+            record(epoch, t, &mut slot.write, &mut slot.reads, write, location, step);
+            if write {
+                slot.stores.clear();
+                slot.loads.clear();
+            }
+        }
+        race
     }
 
     /// `t` ran a fence with ordering `order`.
@@ -893,6 +1031,38 @@ fn open_conflict(slot: &Slot, ti: usize, write: bool) -> Option<(Access, bool)> 
     others.find_map(|(_, o)| conflicting(o)).or_else(|| slot.open_by.get(ti).and_then(conflicting))
 }
 
+/// The check of an atomic operation `me` (a `load`, a `store`, or both) against the atomic's
+/// non-atomic accesses in `slot` (see [`Races::unsync_atomic`]), by the thread whose clock is
+/// `clock`: any operation races with a `with_mut` it does not follow, a store with an
+/// `unsync_load`. Recorded when it does not race, as its thread's latest load or store.
+fn atomic_against_unsync(
+    slot: &mut Slot,
+    clock: &VClock,
+    me: Access,
+    load: bool,
+    store: bool,
+) -> Option<(Access, AtomicAccess)> {
+    let ordered = |a: &Access| a.epoch <= clock.get(a.thread as usize);
+    if let Some(w) = slot.write.filter(|w| !ordered(w)) {
+        return Some((w, AtomicAccess::WithMut));
+    }
+    if store {
+        if let Some(r) = slot.reads.iter().flatten().find(|r| !ordered(r)) {
+            return Some((*r, AtomicAccess::UnsyncLoad));
+        }
+    }
+    let t = me.thread as usize;
+    for (on, list) in [(load, &mut slot.loads), (store, &mut slot.stores)] {
+        if on {
+            if list.len() <= t {
+                list.resize(t + 1, None);
+            }
+            list[t] = Some(me);
+        }
+    }
+    None
+}
+
 /// Records an access of `span` (its use or its end) in its cell's `slot`, at `epoch` of the
 /// span's thread.
 fn record_span(slot: &mut Slot, span: &LiveSpan, epoch: u32, step: u64) {
@@ -1088,9 +1258,17 @@ impl Execution {
             location: earlier.location,
             step: st.own_step(ThreadId(earlier.thread), earlier.step),
             live,
+            how: None,
         };
         let step = st.own_step(cur, step);
-        let second = RaceAccess { thread: st.thread_info(cur), write, location, step, live: false };
+        let second = RaceAccess {
+            thread: st.thread_info(cur),
+            write,
+            location,
+            step,
+            live: false,
+            how: None,
+        };
         let cause = FailureCause::DataRace { what: st.describe_object(object), first, second };
         drop(guard);
         self.fail(cause)
@@ -1124,10 +1302,17 @@ impl Execution {
                 location: earlier.location,
                 step: st.own_step(ThreadId(earlier.thread), earlier.step),
                 live: false,
+                how: None,
             };
             let step = st.own_step(cur, step);
-            let second =
-                RaceAccess { thread: st.thread_info(cur), write, location, step, live: false };
+            let second = RaceAccess {
+                thread: st.thread_info(cur),
+                write,
+                location,
+                step,
+                live: false,
+                how: None,
+            };
             Some((first, second))
         });
         if let Some((first, second)) = race {
@@ -1162,11 +1347,71 @@ impl Execution {
         changed: bool,
     ) {
         // One borrow of the state for the trace, the progress and the detector.
-        self.with_state(|st| {
+        let race = self.with_state(|st| {
             super::execution::note_access(st, value, changed);
             let cur = st.current;
+            let step = st.threads[cur.index()].last_step;
+            // pctvb-loom's model: the operation is recorded where it ran, its trace step's
+            // location (its point was just taken, so the step is there).
+            let checked = match st.races.unsync_atomics {
+                true => st.trace.get(step).map(|s| s.location),
+                false => None,
+            };
+            let Some(location) = checked else {
+                st.races.atomic(cur, object, sync, step as u64);
+                return None;
+            };
+            let (earlier, how) =
+                st.races.atomic_checked(cur, object, sync, step as u64, location)?;
+            let second_how = match sync {
+                AtomicSync::Load(_) => AtomicAccess::Load,
+                AtomicSync::Store(_) | AtomicSync::Rmw(_) => AtomicAccess::Store,
+            };
+            Some(unsync_race(st, object, earlier, how, (location, step as u64, second_how)))
+        });
+        if let Some(cause) = race {
+            self.fail(cause)
+        }
+    }
+
+    /// pctvb-loom's `unsync_load` (a read) or `with_mut` (`write`) of the atomic behind
+    /// `handle`, at `location`: checked against the atomic's other accesses
+    /// ([`Races::unsync_atomic`]), failing the execution on a data race. No scheduling point,
+    /// as loom's are none: when it races with nothing, the synchronising operations (each a
+    /// point) order it after every store, so what it reads is decided by them (the argument of
+    /// [`Execution::begin_span`]). Returns `false` when the detector is off (nothing checked):
+    /// the caller then takes a scheduling point, which is all there is to the access; and in
+    /// an execution that does not check such accesses ([`Races::check_unsync_atomics`]: not
+    /// pctvb-loom's `model`), whose stores went unrecorded.
+    pub(crate) fn unsync_atomic(
+        &self,
+        handle: &Handle,
+        write: bool,
+        location: &'static Location<'static>,
+    ) -> bool {
+        if !self.with_state(|st| st.races.on && st.races.unsync_atomics) {
+            return false;
+        }
+        let object = self.object(handle, VarKind::Atomic);
+        let race = self.with_state(|st| {
+            let cur = st.current;
             let step = st.threads[cur.index()].last_step as u64;
-            st.races.atomic(cur, object, sync, step)
+            let (earlier, how) = st.races.unsync_atomic(cur, object, write, location, step)?;
+            let second_how = if write { AtomicAccess::WithMut } else { AtomicAccess::UnsyncLoad };
+            Some(unsync_race(st, object, earlier, how, (location, step, second_how)))
+        });
+        if let Some(cause) = race {
+            self.fail(cause)
+        }
+        true
+    }
+
+    /// Makes this execution check pctvb-loom's non-atomic accesses of atomics (see
+    /// [`Races::check_unsync_atomics`]); nothing when the detector is off.
+    pub(crate) fn check_unsync_atomics(&self) {
+        self.with_state(|st| {
+            let threads = st.threads.len();
+            st.races.check_unsync_atomics(threads)
         });
     }
 
@@ -1182,10 +1427,45 @@ impl Execution {
     }
 }
 
+/// The failure of a race between an atomic's `earlier` access (`how`) and the current thread's
+/// access `now` (its location, scheduling point and kind), one of them non-atomic.
+fn unsync_race(
+    st: &super::state::State,
+    object: ObjectId,
+    earlier: Access,
+    how: AtomicAccess,
+    now: (&'static Location<'static>, u64, AtomicAccess),
+) -> FailureCause {
+    let (location, step, now_how) = now;
+    let writes = |h: AtomicAccess| matches!(h, AtomicAccess::Store | AtomicAccess::WithMut);
+    let first = RaceAccess {
+        thread: st.thread_info(ThreadId(earlier.thread)),
+        write: writes(how),
+        location: earlier.location,
+        step: st.own_step(ThreadId(earlier.thread), earlier.step),
+        live: false,
+        how: Some(how),
+    };
+    let cur = st.current;
+    let second = RaceAccess {
+        thread: st.thread_info(cur),
+        write: writes(now_how),
+        location,
+        step: st.own_step(cur, step),
+        live: false,
+        how: Some(now_how),
+    };
+    FailureCause::DataRace { what: st.describe_object(object), first, second }
+}
+
 /// The failure message of a data race on `what`.
 pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) -> String {
     let access = |a: &RaceAccess| {
-        let verb = if a.write { "wrote" } else { "read" };
+        let did = match a.how {
+            Some(how) => how.did(),
+            None if a.write => "wrote it",
+            None => "read it",
+        };
         let at = format!("{}:{}", a.location.file(), a.location.line());
         // An access that is no scheduling point of its own (an instrumented pointer access of
         // a variable no session tracks) by a thread that has not reached one yet: no step of
@@ -1195,12 +1475,9 @@ pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) 
             step => format!("step {step}"),
         };
         if a.live {
-            format!(
-                "{} {verb} it through a pointer taken at {at} ({step}) and still live",
-                a.thread
-            )
+            format!("{} {did} through a pointer taken at {at} ({step}) and still live", a.thread)
         } else {
-            format!("{} {verb} it at {at} ({step})", a.thread)
+            format!("{} {did} at {at} ({step})", a.thread)
         }
     };
     if first.live && first.thread == second.thread {
@@ -1212,8 +1489,19 @@ pub(crate) fn race_message(what: &str, first: &RaceAccess, second: &RaceAccess) 
             access(second)
         );
     }
+    let unsync =
+        |a: &RaceAccess| matches!(a.how, Some(AtomicAccess::UnsyncLoad | AtomicAccess::WithMut));
+    // loom's contract for its non-atomic accesses of an atomic, which the fix must meet.
+    let hint = match unsync(first) || unsync(second) {
+        true => {
+            "; `unsync_load` may not run concurrently with a store to the atomic, and \
+             `with_mut` with any access of it: order them (a join, a lock, or a Release store \
+             that an Acquire load reads), or use an atomic load"
+        }
+        false => "",
+    };
     format!(
-        "data race on {what}: {}, {}, with no happens-before between them",
+        "data race on {what}: {}, {}, with no happens-before between them{hint}",
         access(first),
         access(second)
     )
@@ -1296,5 +1584,118 @@ pub(crate) mod frees {
             }
             log.len.set(0);
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The detector of an execution that checks non-atomic accesses of atomics, with `threads`
+    /// threads, each spawned by thread 0 before anything else ran.
+    fn unsync_races(threads: u32) -> Races {
+        let mut races = Races::new(true);
+        races.begin(1);
+        races.check_unsync_atomics(1);
+        for child in 1..threads {
+            races.spawn(ThreadId(0), ThreadId(child));
+        }
+        races
+    }
+
+    /// The atomic every access here is of.
+    fn atomic() -> ObjectId {
+        ObjectId::from_index(0)
+    }
+
+    fn op(races: &mut Races, t: u32, sync: AtomicSync) -> Option<AtomicAccess> {
+        let at = Location::caller();
+        races.atomic_checked(ThreadId(t), atomic(), sync, 0, at).map(|(_, how)| how)
+    }
+
+    fn unsync(races: &mut Races, t: u32, write: bool) -> Option<AtomicAccess> {
+        let at = Location::caller();
+        races.unsync_atomic(ThreadId(t), atomic(), write, at, 0).map(|(_, how)| how)
+    }
+
+    #[test]
+    fn an_unsync_load_races_with_a_store_it_does_not_follow() {
+        let mut r = unsync_races(2);
+        assert_eq!(op(&mut r, 1, AtomicSync::Store(Ordering::Release)), None);
+        assert_eq!(unsync(&mut r, 0, false), Some(AtomicAccess::Store));
+        // The other order: the store finds the read.
+        let mut r = unsync_races(2);
+        assert_eq!(unsync(&mut r, 0, false), None);
+        assert_eq!(
+            op(&mut r, 1, AtomicSync::Store(Ordering::SeqCst)),
+            Some(AtomicAccess::UnsyncLoad)
+        );
+        let mut r = unsync_races(2);
+        assert_eq!(unsync(&mut r, 0, false), None);
+        assert_eq!(
+            op(&mut r, 1, AtomicSync::Rmw(Ordering::AcqRel)),
+            Some(AtomicAccess::UnsyncLoad)
+        );
+    }
+
+    #[test]
+    fn an_unsync_load_after_an_acquire_of_the_store_or_a_join_does_not_race() {
+        let mut r = unsync_races(2);
+        assert_eq!(op(&mut r, 1, AtomicSync::Store(Ordering::Release)), None);
+        assert_eq!(op(&mut r, 0, AtomicSync::Load(Ordering::Acquire)), None);
+        assert_eq!(unsync(&mut r, 0, false), None);
+        // A relaxed load of the store orders nothing.
+        let mut r = unsync_races(2);
+        assert_eq!(op(&mut r, 1, AtomicSync::Store(Ordering::Release)), None);
+        assert_eq!(op(&mut r, 0, AtomicSync::Load(Ordering::Relaxed)), None);
+        assert_eq!(unsync(&mut r, 0, false), Some(AtomicAccess::Store));
+        let mut r = unsync_races(2);
+        assert_eq!(op(&mut r, 1, AtomicSync::Store(Ordering::Relaxed)), None);
+        r.join(ThreadId(0), ThreadId(1));
+        assert_eq!(unsync(&mut r, 0, false), None);
+        // Reads never race with reads, atomic or not.
+        let mut r = unsync_races(3);
+        assert_eq!(unsync(&mut r, 1, false), None);
+        assert_eq!(op(&mut r, 2, AtomicSync::Load(Ordering::Relaxed)), None);
+        assert_eq!(unsync(&mut r, 0, false), None);
+    }
+
+    #[test]
+    fn with_mut_races_with_every_access_it_does_not_follow() {
+        for (earlier, how) in [
+            (AtomicSync::Load(Ordering::Relaxed), AtomicAccess::Load),
+            (AtomicSync::Store(Ordering::Release), AtomicAccess::Store),
+        ] {
+            let mut r = unsync_races(2);
+            assert_eq!(op(&mut r, 1, earlier), None);
+            assert_eq!(unsync(&mut r, 0, true), Some(how));
+            let mut r = unsync_races(2);
+            assert_eq!(op(&mut r, 1, earlier), None);
+            r.join(ThreadId(0), ThreadId(1));
+            assert_eq!(unsync(&mut r, 0, true), None);
+        }
+        let mut r = unsync_races(2);
+        assert_eq!(unsync(&mut r, 1, false), None);
+        assert_eq!(unsync(&mut r, 0, true), Some(AtomicAccess::UnsyncLoad));
+        // And every later access that does not follow it races with it.
+        let mut r = unsync_races(3);
+        assert_eq!(unsync(&mut r, 0, true), None);
+        assert_eq!(op(&mut r, 1, AtomicSync::Load(Ordering::Acquire)), Some(AtomicAccess::WithMut));
+        assert_eq!(unsync(&mut r, 2, false), Some(AtomicAccess::WithMut));
+    }
+
+    #[test]
+    fn without_the_check_atomics_record_nothing() {
+        let mut r = Races::new(true);
+        r.begin(1);
+        r.start_tracking(2);
+        r.atomic(ThreadId(1), atomic(), AtomicSync::Store(Ordering::Relaxed), 0);
+        let slot = &r.objects[0];
+        assert!(slot.stores.is_empty() && slot.loads.is_empty());
+        // The detector off: nothing to check, nothing kept.
+        let mut off = Races::new(false);
+        off.begin(1);
+        off.check_unsync_atomics(1);
+        assert!(!off.unsync_atomics && !off.tracking);
     }
 }

@@ -179,6 +179,34 @@ pub fn spin_loop_hint() {
     })
 }
 
+/// pctvb-loom's non-atomic accesses of pctvb's atomics (re-exported as `__internals::atomic`,
+/// not through this module: they are no part of pctvb's API, whose atomics have none).
+pub(crate) mod unsync {
+    use std::panic::Location;
+
+    /// loom's `unsync_load` and `with_mut` on a pctvb atomic, checked by the data-race
+    /// detector as loom checks them, in an execution that asks for it
+    /// (`__internals::execution::check_unsync_atomics`): a data race when an `unsync_load`
+    /// does not follow an atomic store, or a `with_mut` an access of the atomic. Neither is a
+    /// scheduling point there; with the detector off, or in an execution that does not ask,
+    /// `unsync_load` is a load (a point) and `with_mut` the exclusive access alone.
+    #[doc(hidden)]
+    pub trait UnsyncAccess {
+        /// The atomic's value type.
+        type Value;
+
+        /// Reads the value non-atomically, at `location` (loom's `unsync_load`).
+        fn unsync_load_at(&self, location: &'static Location<'static>) -> Self::Value;
+
+        /// Runs `f` on the value, a non-atomic write at `location` (loom's `with_mut`).
+        fn with_mut_at<R>(
+            &mut self,
+            location: &'static Location<'static>,
+            f: impl FnOnce(&mut Self::Value) -> R,
+        ) -> R;
+    }
+}
+
 /// The operations every atomic type has: construction, load, store, swap, compare-exchange,
 /// `fetch_update`, exclusive access, `Default` and `Debug`. `$default` is the `Default` value.
 macro_rules! atomic_type {
@@ -365,6 +393,39 @@ macro_rules! atomic_type {
             #[track_caller]
             fn from(value: $val) -> Self {
                 Self::new(value)
+            }
+        }
+
+        impl $(<$g>)? unsync::UnsyncAccess for $name $(<$g>)? {
+            type Value = $val;
+
+            fn unsync_load_at(&self, location: &'static Location<'static>) -> $val {
+                let checked = with_current(|ex| {
+                    ex.is_some_and(|ex| ex.unsync_atomic(&self.handle, false, location))
+                });
+                if checked {
+                    self.value.load(SC)
+                } else {
+                    // Not checked (the detector off, an execution that does not ask, or none):
+                    // a load, a scheduling point in an execution.
+                    let relaxed = (Ordering::Relaxed, Ordering::Relaxed);
+                    access(&self.handle, EventKind::AtomicLoad, relaxed, location, || {
+                        (self.value.load(SC), false)
+                    })
+                }
+            }
+
+            fn with_mut_at<R>(
+                &mut self,
+                location: &'static Location<'static>,
+                f: impl FnOnce(&mut $val) -> R,
+            ) -> R {
+                with_current(|ex| {
+                    if let Some(ex) = ex {
+                        ex.unsync_atomic(&self.handle, true, location);
+                    }
+                });
+                f(self.value.get_mut())
             }
         }
 

@@ -1,12 +1,23 @@
 //! `std::sync::atomic`, as loom mocks it: pctvb's atomics (sequentially consistent whatever
 //! `Ordering` is passed), wrapped so they also have loom's inherent methods `with_mut`,
-//! `unsync_load` and `compare_and_swap` (and loom 0.7.3's `try_update` and `update`). loom's
+//! `unsync_load` and `compare_and_swap` (and loom 0.7.3's `try_update` and `update`).
+//!
+//! `unsync_load` (and `into_inner`, loom's is one) and `with_mut` are non-atomic accesses,
+//! checked by pctvb's data-race detector as loom checks them: an `unsync_load` that another
+//! thread's store to the atomic does not happen before, or a `with_mut` that any other access
+//! does not happen before, fails the model with a data race (`pctvb::FailureKind::DataRace`)
+//! naming the atomic (its creation site) and both accesses. Neither is a scheduling point, as
+//! in loom (with the detector off, `PCTVB_RACES=0`, `unsync_load` is a load and one). Unlike
+//! loom's, an atomic's creation is not checked as a write against its first accesses. loom's
 //! other methods (`load`, `fetch_add`, ...) are inherent too, so path calls such as
 //! `AtomicUsize::load(&a, order)` resolve, and delegate to pctvb's (reporting the caller's location as pctvb's do); what loom's atomics do not have
 //! (`get_mut`) is pctvb's, reached through `Deref`.
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::panic::Location;
+
+use pctvb::__internals::atomic::UnsyncAccess;
 
 pub use pctvb::sync::atomic::{compiler_fence, fence, Ordering};
 
@@ -30,25 +41,29 @@ macro_rules! loom_atomic {
             }
 
             /// Runs `f` with exclusive access to the value (loom's replacement for
-            /// `get_mut`); not a scheduling point, since the borrow is exclusive.
+            /// `get_mut`): a non-atomic write, which every earlier access of the atomic must
+            /// happen before (else the model fails with a data race, as loom's does); not a
+            /// scheduling point.
+            #[track_caller]
             pub fn with_mut<R>(&mut self, f: impl FnOnce(&mut $val) -> R) -> R {
-                f(self.0.get_mut())
+                self.0.with_mut_at(Location::caller(), f)
             }
 
-            /// Reads the value without synchronization (loom: the caller promises no thread
-            /// writes it concurrently). Under pctvb it is a load, so it is also a scheduling
-            /// point.
+            /// Reads the value without synchronization: a non-atomic read, which every
+            /// atomic store to it must happen before (else the model fails with a data race,
+            /// as loom's does); not a scheduling point.
             ///
             /// # Safety
             /// As loom's: no other thread may modify the atomic concurrently.
             #[track_caller]
             pub unsafe fn unsync_load(&self) -> $val {
-                self.0.load(Ordering::Relaxed)
+                self.0.unsync_load_at(Location::caller())
             }
 
-            /// Consumes the atomic and returns its value.
+            /// Consumes the atomic and returns its value: an `unsync_load`, as loom's.
+            #[track_caller]
             pub fn into_inner(self) -> $val {
-                self.0.into_inner()
+                self.0.unsync_load_at(Location::caller())
             }
 
             /// Loads the value (pctvb's `load`, here inherent as loom's, so that
