@@ -183,6 +183,52 @@ impl<T> ViaPtr for Target<'_, std::ptr::NonNull<T>> {
     }
 }
 
+// A subslice (`(*p).slots[a..b]`, a probe of a range index) is its elements' bytes.
+impl<T> ViaPtr for Target<'_, *mut [T]> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: self.0.len() * size_of::<T>(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+impl<T> ViaPtr for Target<'_, *const [T]> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: self.0.len() * size_of::<T>(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+// A substring (`(*p).name[a..b]`) is its bytes.
+impl ViaPtr for Target<'_, *mut str> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: (*self.0 as *mut [u8]).len(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+impl ViaPtr for Target<'_, *const str> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: (*self.0 as *const [u8]).len(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
 impl<T: ?Sized> ViaPtr for Target<'_, &T> {
     fn __pctvb_target(&self) -> Probe {
         let r: &T = self.0;
