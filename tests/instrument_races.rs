@@ -521,6 +521,128 @@ mod lost_update {
     }
 }
 
+/// Slots of an array reached through a raw pointer or a `static mut`, indexed by an expression
+/// that is not a plain variable (`[i + 1]`, `[i.0]`, `[self.idx]`, `[i % 4]`): the probe is
+/// the element's address, with the index evaluated once, where the access evaluates it.
+#[pctvb::instrument(force)]
+#[allow(static_mut_refs)]
+mod indexed {
+    use std::sync::Mutex;
+
+    /// Four slots of one heap struct.
+    pub struct Slots {
+        pub slots: [u64; 4],
+    }
+
+    /// A raw pointer that may cross threads.
+    #[derive(Clone, Copy)]
+    pub struct SP(pub *mut Slots);
+    // SAFETY: the threads' accesses are what the tests look at.
+    unsafe impl Send for SP {}
+
+    pub fn new() -> SP {
+        SP(Box::into_raw(Box::new(Slots { slots: [0; 4] })))
+    }
+
+    pub fn slots(p: SP) -> [u64; 4] {
+        unsafe { Box::from_raw(p.0) }.slots
+    }
+
+    /// Writes slot `i + 1`.
+    pub fn write_after(p: SP, i: usize) {
+        unsafe { (*p.0).slots[i + 1] = 1 };
+    }
+
+    /// Reads slot `j + 1`.
+    pub fn read_after(p: SP, j: usize) -> u64 {
+        unsafe { (*p.0).slots[j + 1] }
+    }
+
+    /// Writes slot 1.
+    pub fn write_one(p: SP) {
+        unsafe { (*p.0).slots[1] = 1 };
+    }
+
+    /// An index in a tuple struct.
+    pub struct Index(pub usize);
+
+    /// Writes slot `i.0`.
+    pub fn write_at(p: SP, i: Index) {
+        unsafe { (*p.0).slots[i.0] = 1 };
+    }
+
+    /// A pointer and an index held together.
+    pub struct Cursor {
+        pub p: *mut Slots,
+        pub idx: usize,
+    }
+
+    // SAFETY: as `SP`.
+    unsafe impl Send for Cursor {}
+
+    impl Cursor {
+        /// Writes slot `self.idx`.
+        pub fn write(&self) {
+            unsafe { (*self.p).slots[self.idx] = 1 };
+        }
+    }
+
+    pub static mut TABLE: [u64; 4] = [0; 4];
+
+    /// Increments `TABLE[i % 4]`.
+    pub fn bump(i: usize) {
+        unsafe { TABLE[i % 4] += 1 };
+    }
+
+    /// The sum of `TABLE[i..i + 2]` (a method reads the subslice).
+    pub fn sum_two(i: usize) -> u64 {
+        unsafe { TABLE[i..i + 2].iter().sum() }
+    }
+
+    static SLOT: Mutex<usize> = Mutex::new(2);
+
+    /// Increments the slot the lock holds, under the lock: the guard, a temporary of the index
+    /// expression, lives until the end of the statement.
+    pub fn bump_locked(p: SP) {
+        unsafe { (*p.0).slots[*SLOT.lock().unwrap()] += 1 };
+    }
+
+    /// Writes `v` to the slot `next()` gives.
+    pub fn write_next(p: SP, next: &mut dyn FnMut() -> usize, v: u64) {
+        unsafe { (*p.0).slots[next()] = v };
+    }
+
+    /// Two rows of two cells of one heap struct.
+    pub struct Grid {
+        pub cells: [[u64; 2]; 2],
+    }
+
+    /// Writes `v` to the cell `cells[row()][col()]` of the grid `grid()` points to: a computed
+    /// pointer and two index expressions, each evaluated once, in that order.
+    pub fn write_cell(
+        grid: &mut dyn FnMut() -> *mut Grid,
+        row: &mut dyn FnMut() -> usize,
+        col: &mut dyn FnMut() -> usize,
+        v: u64,
+    ) {
+        unsafe { (*grid()).cells[row()][col()] = v };
+    }
+
+    /// A raw pointer to a grid that may cross threads.
+    #[derive(Clone, Copy)]
+    pub struct GP(pub *mut Grid);
+    // SAFETY: as `SP`.
+    unsafe impl Send for GP {}
+
+    pub fn new_grid() -> GP {
+        GP(Box::into_raw(Box::new(Grid { cells: [[0; 2]; 2] })))
+    }
+
+    pub fn free_grid(g: GP) {
+        drop(unsafe { Box::from_raw(g.0) });
+    }
+}
+
 use std::sync::atomic::Ordering;
 
 const NO_RACE_RUNS: u64 = 2000;
@@ -848,5 +970,204 @@ fn a_tracked_statics_race_names_it_static_in_the_message_and_the_schedule() {
         let in_schedule = format!("write static@instrument_races.rs:{site} ");
         assert_eq!(text.matches(&in_schedule).count(), 2, "seed {seed}: {text}");
         assert!(!text.contains("Heap@"), "seed {seed}: {text}");
+    }
+}
+
+/// Runs `a` and `b` on two threads over one `indexed::Slots`, and frees it.
+fn two_on_slots(a: fn(indexed::SP), b: fn(indexed::SP)) {
+    let p = indexed::new();
+    let ta = pctvb::thread::spawn(move || a(p));
+    let tb = pctvb::thread::spawn(move || b(p));
+    ta.join().unwrap();
+    tb.join().unwrap();
+    indexed::slots(p);
+}
+
+/// Two threads increment `indexed::TABLE[i % 4]`, one with each `i`.
+fn two_bumps(i: usize, j: usize) {
+    let a = pctvb::thread::spawn(move || indexed::bump(i));
+    let b = pctvb::thread::spawn(move || indexed::bump(j));
+    a.join().unwrap();
+    b.join().unwrap();
+}
+
+/// Writes `indexed::Cursor { p, idx }.write()` on two threads, one with each index.
+fn two_cursors(i: usize, j: usize) {
+    let p = indexed::new();
+    let spawn = |idx| {
+        let c = indexed::Cursor { p: p.0, idx };
+        pctvb::thread::spawn(move || c.write())
+    };
+    let (a, b) = (spawn(i), spawn(j));
+    a.join().unwrap();
+    b.join().unwrap();
+    indexed::slots(p);
+}
+
+#[test]
+fn different_slots_indexed_by_expressions_do_not_race() {
+    // Each form wrote different slots on the two threads and was reported as a race: the probe
+    // covered the whole array whenever the index was not a literal or a plain variable. Fixed
+    // seed.
+    let forms: [(&str, fn()); 7] = [
+        ("slots[i + 1], i = 0 and 1", || {
+            two_on_slots(|p| indexed::write_after(p, 0), |p| indexed::write_after(p, 1))
+        }),
+        ("slots[i.0], 0 and 3", || {
+            two_on_slots(
+                |p| indexed::write_at(p, indexed::Index(0)),
+                |p| indexed::write_at(p, indexed::Index(3)),
+            )
+        }),
+        ("(*self.p).slots[self.idx], 1 and 2", || two_cursors(1, 2)),
+        ("slots[1] written, slots[j + 1] read with j = 1", || {
+            two_on_slots(indexed::write_one, |p| {
+                indexed::read_after(p, 1);
+            })
+        }),
+        ("TABLE[i % 4] += 1, i = 1 and 2", || two_bumps(1, 2)),
+        ("slots[next()], 0 and 3", || {
+            two_on_slots(
+                |p| indexed::write_next(p, &mut || 0, 1),
+                |p| indexed::write_next(p, &mut || 3, 1),
+            )
+        }),
+        ("slots[*LOCK.lock().unwrap()] += 1 under the lock", || {
+            two_on_slots(indexed::bump_locked, indexed::bump_locked)
+        }),
+    ];
+    for (what, body) in forms {
+        let report = run(0x0dace, NO_RACE_RUNS, body);
+        if let Some(f) = report.failure() {
+            panic!("{what}: expected no race, got:\n{f}");
+        }
+        assert_eq!(report.executions, NO_RACE_RUNS, "{what}");
+    }
+}
+
+#[test]
+fn the_same_slot_indexed_by_expressions_still_races() {
+    // The element's probe is still a probe: two unordered writes of one slot (different
+    // index values, same slot) race. Fixed seeds 1..=3.
+    let forms: [(&str, fn()); 5] = [
+        ("slots[i + 1], i = 0 twice", || {
+            two_on_slots(|p| indexed::write_after(p, 0), |p| indexed::write_after(p, 0))
+        }),
+        ("slots[i.0] and slots[i + 1] of slot 2", || {
+            two_on_slots(
+                |p| indexed::write_at(p, indexed::Index(2)),
+                |p| indexed::write_after(p, 1),
+            )
+        }),
+        ("(*self.p).slots[self.idx], 3 twice", || two_cursors(3, 3)),
+        ("slots[next()] and slots[1]", || {
+            two_on_slots(|p| indexed::write_next(p, &mut || 1, 1), indexed::write_one)
+        }),
+        ("slots[1] written, slots[j + 1] read with j = 0", || {
+            two_on_slots(indexed::write_one, |p| {
+                indexed::read_after(p, 0);
+            })
+        }),
+    ];
+    for (what, body) in forms {
+        for seed in 1..=3 {
+            let report = run(seed, 1000, body);
+            assert_race(&report, &format!("{what}, seed {seed}"));
+        }
+    }
+    // `TABLE[0]` and `TABLE[4 % 4]`: the static, named as such.
+    for seed in 1..=3 {
+        let report = run(seed, 1000, || two_bumps(0, 4));
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race on TABLE[0]"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        assert!(f.message.starts_with("data race on static@tests/instrument_races.rs:"), "{f}");
+    }
+}
+
+#[test]
+fn an_index_expression_is_evaluated_once_and_in_order() {
+    // Inside an execution, where the race check arms every probe (the race tests show these
+    // probes run): the index's side effects happen once, and the access writes the slot (the
+    // cell) the evaluation gave. The grid's pointer, row and column are each evaluated once, in
+    // that order. One thread: one execution. Fixed seed.
+    let report = config(5).iterations(20).run(|| {
+        let p = indexed::new();
+        let mut calls = 0;
+        let mut next = || {
+            calls += 1;
+            calls
+        };
+        indexed::write_next(p, &mut next, 7);
+        indexed::write_next(p, &mut next, 8);
+        assert_eq!(calls, 2);
+        assert_eq!(indexed::slots(p), [0, 7, 8, 0]);
+
+        let g = indexed::new_grid();
+        let order = std::cell::RefCell::new(Vec::new());
+        let mut grid = || {
+            order.borrow_mut().push("grid");
+            g.0
+        };
+        let mut row = || {
+            order.borrow_mut().push("row");
+            1
+        };
+        let mut col = || {
+            order.borrow_mut().push("col");
+            0
+        };
+        indexed::write_cell(&mut grid, &mut row, &mut col, 5);
+        assert_eq!(*order.borrow(), ["grid", "row", "col"]);
+        assert_eq!(unsafe { (*g.0).cells }, [[0, 0], [5, 0]]);
+        indexed::free_grid(g);
+    });
+    assert!(report.failure().is_none(), "{}", report.summary());
+    assert_eq!(report.executions, 1);
+}
+
+#[test]
+fn cells_of_a_grid_through_a_computed_pointer_are_told_apart() {
+    // The grid's pointer is a call's result and both indices are expressions: the probe reads
+    // the stashed pointer and row. Different cells do not race; the same cell does. Fixed
+    // seeds.
+    fn two_cells(a: (usize, usize), b: (usize, usize)) {
+        let g = indexed::new_grid();
+        let write = move |(r, c): (usize, usize)| {
+            pctvb::thread::spawn(move || {
+                let g = g;
+                indexed::write_cell(&mut || g.0, &mut || r, &mut || c, 1)
+            })
+        };
+        let (ta, tb) = (write(a), write(b));
+        ta.join().unwrap();
+        tb.join().unwrap();
+        indexed::free_grid(g);
+    }
+    assert_no_race(&run(0x0dace, NO_RACE_RUNS, || two_cells((0, 1), (1, 0))));
+    for seed in 1..=3 {
+        let report = run(seed, 1000, || two_cells((1, 1), (1, 1)));
+        assert_race(&report, &format!("seed {seed}"));
+    }
+}
+
+#[test]
+fn a_subslice_indexed_by_a_range_is_its_elements() {
+    // `TABLE[i..i + 2]` read by a method: the probe is the subslice's bytes, neither the whole
+    // array (a false race with a write of another slot) nor nothing (a missed race: a
+    // subslice's pointer was taken for no pointer). Fixed seeds.
+    fn sum_and_bump(sum_from: usize, bump: usize) {
+        let a = pctvb::thread::spawn(move || {
+            indexed::sum_two(sum_from);
+        });
+        let b = pctvb::thread::spawn(move || indexed::bump(bump));
+        a.join().unwrap();
+        b.join().unwrap();
+    }
+    assert_no_race(&run(0x0dace, NO_RACE_RUNS, || sum_and_bump(2, 1)));
+    for seed in 1..=3 {
+        let report = run(seed, 1000, || sum_and_bump(2, 3));
+        let f = report.failure().unwrap_or_else(|| panic!("seed {seed}: no race on TABLE[3]"));
+        assert_eq!(f.kind, FailureKind::DataRace, "seed {seed}: {f}");
+        assert!(f.message.starts_with("data race on static@tests/instrument_races.rs:"), "{f}");
     }
 }

@@ -183,6 +183,52 @@ impl<T> ViaPtr for Target<'_, std::ptr::NonNull<T>> {
     }
 }
 
+// A subslice (`(*p).slots[a..b]`, a probe of a range index) is its elements' bytes.
+impl<T> ViaPtr for Target<'_, *mut [T]> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: self.0.len() * size_of::<T>(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+impl<T> ViaPtr for Target<'_, *const [T]> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: self.0.len() * size_of::<T>(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+// A substring (`(*p).name[a..b]`) is its bytes.
+impl ViaPtr for Target<'_, *mut str> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: (*self.0 as *mut [u8]).len(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
+impl ViaPtr for Target<'_, *const str> {
+    fn __pctvb_target(&self) -> Probe {
+        Probe {
+            addr: *self.0 as *const u8 as usize,
+            size: (*self.0 as *const [u8]).len(),
+            pointer: true,
+            raw: true,
+        }
+    }
+}
+
 impl<T: ?Sized> ViaPtr for Target<'_, &T> {
     fn __pctvb_target(&self) -> Probe {
         let r: &T = self.0;
@@ -337,27 +383,36 @@ fn memory_name(addr: usize, label: &str) -> String {
 }
 
 /// Whether `addr` lies in a file's mapping (the program's or a library's static data), read
-/// off `/proc/self/maps` when a race is reported (Linux; elsewhere: not known, false). Heap
-/// and stacks are anonymous mappings or `[heap]`/`[stack]`.
+/// off `/proc/self/maps` when a race is reported (Linux; elsewhere: not known, false), or in
+/// the anonymous mapping right after one: the zero-initialized statics (`.bss`) past the
+/// file's last page, which the loader maps without the file. Heap and stacks are other
+/// anonymous mappings or `[heap]`/`[stack]`.
 #[cold]
 fn in_static_data(addr: usize) -> bool {
     if !cfg!(target_os = "linux") {
         return false;
     }
     let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else { return false };
-    maps.lines().any(|line| {
+    // The end of the previous line's mapping, if a file's (the lines are sorted by address).
+    let mut file_end = None;
+    for line in maps.lines() {
         let mut fields = line.split_whitespace();
         let range = fields.next().and_then(|r| r.split_once('-'));
-        let Some((start, end)) = range else { return false };
+        let Some((start, end)) = range else { continue };
         let (Ok(start), Ok(end)) =
             (usize::from_str_radix(start, 16), usize::from_str_radix(end, 16))
         else {
-            return false;
+            continue;
         };
         // perms, offset, device, inode, then the path (absent for anonymous memory).
         let path = fields.nth(4);
-        (start..end).contains(&addr) && path.is_some_and(|p| p.starts_with('/'))
-    })
+        let file = path.is_some_and(|p| p.starts_with('/'));
+        if (start..end).contains(&addr) {
+            return file || (path.is_none() && file_end == Some(start));
+        }
+        file_end = file.then_some(end);
+    }
+    false
 }
 
 /// Arms every pointer site (raw-pointer dereferences and pointer functions, `read`/`write`
@@ -606,4 +661,30 @@ fn pop_frame() {
             stack.pop();
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 64 KiB of zeros: `.bss`, most of it past the file's last page, in the anonymous mapping
+    /// after it.
+    static mut ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+    /// Initialized: `.data`, in the file's mapping.
+    static mut DATA: [u8; 4] = [1, 2, 3, 4];
+
+    /// Zero-initialized statics are static data wherever the loader put them, initialized ones
+    /// too; the heap and the stack are not.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn statics_are_static_data_and_the_heap_is_not() {
+        let zeros = &raw const ZEROS as usize;
+        assert!(in_static_data(zeros), "{zeros:#x}");
+        assert!(in_static_data(zeros + (1 << 16) - 1), "{zeros:#x}");
+        assert!(in_static_data(&raw const DATA as usize));
+        let heap = Box::new(0u64);
+        assert!(!in_static_data(&*heap as *const u64 as usize));
+        let local = 0u64;
+        assert!(!in_static_data(&local as *const u64 as usize));
+    }
 }

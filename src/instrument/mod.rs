@@ -88,9 +88,17 @@
 //! - accesses in `const fn` bodies and `const`/`static` initializers get no hook (a hook cannot
 //!   run there; closures written there do get them): the soundness check reports a primitive
 //!   operation there on a tracked variable;
-//! - macros other than std's expression macros (`assert!`, `println!`, `vec!`, ...) are a
-//!   compile error if their arguments mention an access (never a silent skip), and so are
-//!   `macro_rules!` definitions inside the item that do.
+//! - macros other than std's expression macros (`assert!`, `println!`, `vec!`, ...): an
+//!   argument that contains an access the pass would hook (a dereference, in safe code too,
+//!   since the macro may wrap its arguments in `unsafe`; a `static mut` of the item; a method
+//!   named like an operation) is a compile error naming it, and so is a `macro_rules!`
+//!   definition inside the item whose body contains one;
+//! - the body of a macro defined outside the item (a `macro_rules!` elsewhere in the crate,
+//!   another crate's macro): the attribute sees the call's tokens, never what the macro
+//!   expands to, so an access the expansion makes that is not written in the arguments
+//!   (`bump!()` expanding to `unsafe { COUNTER += 1 }`, `*$p = $v` applied to an argument
+//!   `p`) gets no hook: no race check, no scheduling point, no soundness check. No proc macro
+//!   can close this gap; it is the one construct that is not a compile error below.
 //!
 //! Variables created outside annotated code (in the test body, say) are not in the static
 //! table and are never tracked by this module; their primitive operations still schedule as
@@ -155,8 +163,9 @@
 //!
 //! # Compile errors, never silent skips
 //!
-//! Constructs the pass cannot see are errors pointing at them, for example a macro whose
-//! arguments may access shared state:
+//! Constructs the pass cannot see are errors pointing at them (the body of a macro defined
+//! outside the item apart: above), for example a macro whose arguments may access shared
+//! state:
 //!
 //! ```compile_fail
 //! #[pctvb::instrument]

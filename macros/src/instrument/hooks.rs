@@ -15,6 +15,15 @@
 //!   statement, as a plain place is; any other place (`self.slots[i + 1]`) is borrowed,
 //!   `(match &(recv) { r => { hook(r); r } })`, since moving would move out of the place; a
 //!   pointer is `*{ let p = ptr; hook; p }`;
+//! - a dereference or `static mut` under fields and indices (`(*p).a`, `(*p).slots[i]`,
+//!   `TABLE[i % 4]`): the probe is the address of that field or element (`addr_of!`), so the
+//!   race check tells fields and slots apart; the place stays as written (a method may borrow
+//!   it mutably). With literal and path indices it goes where the dereference's would. Any
+//!   other index expression is evaluated once, where the access evaluates it: the last one as
+//!   `[match index { i => { hook(addr_of!(place[i])); i } }]` (a `match`, so its temporaries,
+//!   a lock guard say, live to the end of the statement as they did); earlier ones (a clone)
+//!   and a computed pointer (its pointee's address) are also kept in locals declared before
+//!   the statement, which that hook reads;
 //! - allocation sites: `__rt::alloc(&ARMED[id], &MODULE, id, Box::new(..))`, which records the
 //!   new variable's address range when armed.
 
@@ -44,6 +53,7 @@ pub(crate) fn instrument(
         functions: 0,
         projection: None,
         in_drop: false,
+        stashes: 0,
     };
     h.visit_item_mut(item);
 }
@@ -63,6 +73,8 @@ struct Hooker<'a> {
     projection: Option<TokenStream>,
     /// Whether the impl block being visited implements `Drop`.
     in_drop: bool,
+    /// Stash locals declared so far ([`Hooker::stash`]): the next one's number.
+    stashes: usize,
 }
 
 /// Whether a site gets hook code: when the alias pass found it may access some variable, and
@@ -77,37 +89,44 @@ pub(crate) fn emits_hook(kind: SiteKind, may: &May) -> bool {
     }
 }
 
-/// The base of a chain of field projections and indexing by a literal or a path (through
-/// parentheses), and the chain's projections as tokens (`.a`, `[i]`), innermost first.
-fn projection_base<'e>(e: &'e mut Expr, out: &mut Vec<TokenStream>) -> &'e mut Expr {
-    let projects = match &*e {
-        Expr::Field(_) | Expr::Paren(_) => true,
-        Expr::Index(i) => matches!(&*i.index, Expr::Lit(_) | Expr::Path(_)),
-        _ => false,
-    };
-    if !projects {
+/// One projection of a place's chain, as the probe repeats it.
+enum Step<'e> {
+    /// A field (`.a`), or an index that is a literal or a path (`[1]`, `[i]`, the path cloned:
+    /// the probe must not move it before the access): the probe writes it again.
+    Fixed(TokenStream),
+    /// Any other index expression (`[i + 1]`, `[self.idx]`, `[next()]`): evaluated once, where
+    /// the access evaluates it, and its value is what the probe indexes with.
+    Index(&'e mut Expr),
+}
+
+/// The base of a chain of field projections and indexing (through parentheses), and the
+/// chain's projections, innermost first (`(*p).a[i + 1].b`: `*p`, then `.a`, `[i + 1]`, `.b`).
+fn projection_chain<'e>(e: &'e mut Expr, out: &mut Vec<Step<'e>>) -> &'e mut Expr {
+    if !matches!(e, Expr::Field(_) | Expr::Paren(_) | Expr::Index(_)) {
         return e;
     }
     match e {
         Expr::Field(f) => {
             let member = &f.member;
-            let step = quote!(. #member);
-            let base = projection_base(&mut f.base, out);
+            let step = Step::Fixed(quote!(. #member));
+            let base = projection_chain(&mut f.base, out);
             out.push(step);
             base
         }
-        Expr::Index(i) => {
-            let index = &i.index;
-            // A path index is cloned: the probe must not move it before the access.
+        Expr::Index(syn::ExprIndex { expr, index, .. }) => {
             let step = match &**index {
-                Expr::Lit(_) => quote!([#index]),
-                _ => quote!([::core::clone::Clone::clone(&#index)]),
+                Expr::Lit(_) => Some(quote!([#index])),
+                Expr::Path(_) => Some(quote!([::core::clone::Clone::clone(&#index)])),
+                _ => None,
             };
-            let base = projection_base(&mut i.expr, out);
-            out.push(step);
+            let base = projection_chain(expr, out);
+            out.push(match step {
+                Some(step) => Step::Fixed(step),
+                None => Step::Index(index),
+            });
             base
         }
-        Expr::Paren(p) => projection_base(&mut p.expr, out),
+        Expr::Paren(p) => projection_chain(&mut p.expr, out),
         _ => unreachable!("checked above"),
     }
 }
@@ -129,6 +148,30 @@ fn unparenthesized(mut e: Expr) -> Expr {
         e = *p.expr;
     }
     e
+}
+
+/// `e` as a `match` scrutinee: parenthesized when a struct literal begins it (`S { a }.a`),
+/// which a scrutinee cannot (and only then: parentheses elsewhere draw `unused_parens`).
+fn scrutinee(e: Expr) -> TokenStream {
+    fn struct_first(e: &Expr) -> bool {
+        match e {
+            Expr::Struct(_) => true,
+            Expr::Field(f) => struct_first(&f.base),
+            Expr::MethodCall(m) => struct_first(&m.receiver),
+            Expr::Index(i) => struct_first(&i.expr),
+            Expr::Try(t) => struct_first(&t.expr),
+            Expr::Await(a) => struct_first(&a.base),
+            Expr::Cast(c) => struct_first(&c.expr),
+            Expr::Binary(b) => struct_first(&b.left),
+            Expr::Range(r) => r.start.as_deref().is_some_and(struct_first),
+            _ => false,
+        }
+    }
+    if struct_first(&e) {
+        quote!((#e))
+    } else {
+        quote!(#e)
+    }
 }
 
 /// A place expression that can be borrowed again without side effects or moves.
@@ -344,6 +387,135 @@ impl Hooker<'_> {
         }
     }
 
+    /// Replaces the marker of the dereference or `static mut` site `id` (`inner`, at `base`)
+    /// under the projections `steps`: the probe gives the address of the projected place, and
+    /// the place stays as written (a method may borrow it mutably). With fields and literal or
+    /// path indices only, that is [`Hooker::replace_marker`]'s probe, before the statement or
+    /// in the pointer's block. An index expression (`[i + 1]`, `[self.idx]`, `[next()]`) is
+    /// evaluated where the access evaluates it, exactly once: the last one is bound by a
+    /// `match` (its temporaries, a lock guard say, live as long as they did), probed with its
+    /// value and handed on; an earlier one, and a computed pointer, are also stashed in a
+    /// local declared before the statement, for that probe to read.
+    fn replace_projected(&mut self, id: usize, inner: Expr, base: &mut Expr, steps: Vec<Step<'_>>) {
+        let indices = steps.iter().filter(|s| matches!(s, Step::Index(_))).count();
+        let computed = matches!(&inner, Expr::Unary(u) if !simple_place(&u.expr));
+        // Without a statement there is nowhere to declare a stash: sites are only marked in
+        // function and closure bodies, whose statements all have frames, so this is a guard.
+        // The probe then covers the place up to the first index expression, whose evaluation
+        // it cannot see: coarser (a slot's access conflicts with its neighbours'), never
+        // missed.
+        let no_stash = self.frames.is_empty() && (indices > 1 || computed);
+        if indices == 0 || !self.needs_hook(id) || no_stash {
+            let fixed = steps.iter().map_while(|s| match s {
+                Step::Fixed(t) => Some(t.clone()),
+                Step::Index(_) => None,
+            });
+            self.projection = Some(fixed.collect());
+            *base = self.replace_marker(id, inner);
+            for step in steps {
+                if let Step::Index(index) = step {
+                    self.visit_expr_mut(index);
+                }
+            }
+            return;
+        }
+        let span = self.sites[id].span;
+        // The projected place's base, as the probe writes it.
+        let probe_base = match inner {
+            Expr::Unary(mut u) => {
+                self.visit_expr_mut(&mut u.expr);
+                let operand = (*u.expr).clone();
+                let probe_base = if computed {
+                    // The pointer is evaluated once, where it was; the probe reads the address
+                    // of its pointee (`addr_of!`, no reference: the pointee may be racy).
+                    let stash = self.stash();
+                    let operand = scrutinee(unparenthesized(operand));
+                    *u.expr = syn::parse_quote_spanned! {span=>
+                        (match #operand {
+                            __pctvb_p => {
+                                #stash = {
+                                    #[allow(unused_unsafe)]
+                                    unsafe {
+                                        ::core::ptr::addr_of!(*__pctvb_p)
+                                    }
+                                };
+                                __pctvb_p
+                            }
+                        })
+                    };
+                    quote!((*#stash))
+                } else {
+                    quote!((*(#operand)))
+                };
+                *base = Expr::Unary(u);
+                probe_base
+            }
+            other => {
+                let probe_base = quote!(#other);
+                *base = other;
+                probe_base
+            }
+        };
+        let last = steps.iter().rposition(|s| matches!(s, Step::Index(_)));
+        let mut probe_steps = Vec::new();
+        let mut last_index = None;
+        for (n, step) in steps.into_iter().enumerate() {
+            match step {
+                Step::Fixed(t) => probe_steps.push(t),
+                Step::Index(index) => {
+                    // Its own sites first.
+                    self.visit_expr_mut(index);
+                    if Some(n) == last {
+                        probe_steps.push(quote!([::core::clone::Clone::clone(&__pctvb_i)]));
+                        last_index = Some(index);
+                    } else {
+                        let stash = self.stash();
+                        let value = scrutinee(unparenthesized(index.clone()));
+                        *index = syn::parse_quote_spanned! {span=>
+                            match #value {
+                                __pctvb_v => {
+                                    #stash = ::core::clone::Clone::clone(&__pctvb_v);
+                                    __pctvb_v
+                                }
+                            }
+                        };
+                        probe_steps.push(quote!([::core::clone::Clone::clone(&#stash)]));
+                    }
+                }
+            }
+        }
+        let probe = self.probe(
+            id,
+            quote!(&{
+                #[allow(unused_unsafe)]
+                unsafe {
+                    ::core::ptr::addr_of!(#probe_base #(#probe_steps)*)
+                }
+            }),
+        );
+        if let Some(index) = last_index {
+            let value = scrutinee(unparenthesized(index.clone()));
+            *index = syn::parse_quote_spanned! {span=>
+                match #value { __pctvb_i => { #probe __pctvb_i } }
+            };
+        }
+    }
+
+    /// A fresh local declared (uninitialized, assigned by the access's evaluation) before the
+    /// current statement: a value the place evaluates, which a probe later in the same place
+    /// reads. `mut`: a `while let` condition's statement is the loop, whose every test assigns
+    /// it again.
+    fn stash(&mut self) -> syn::Ident {
+        let name = quote::format_ident!("__pctvb_s{}", self.stashes);
+        self.stashes += 1;
+        let declaration = quote! {
+            #[allow(unused_mut)]
+            let mut #name;
+        };
+        let _placed = self.defer(declaration);
+        name
+    }
+
     /// Runs `f` in a new statement frame; returns the probes it produced.
     fn in_frame(&mut self, f: impl FnOnce(&mut Self)) -> Vec<TokenStream> {
         self.frames.push(Vec::new());
@@ -428,7 +600,8 @@ impl VisitMut for Hooker<'_> {
         for mut stmt in old {
             let probes = self.in_frame(|h| h.visit_stmt_mut(&mut stmt));
             for p in probes {
-                block.stmts.push(syn::Stmt::Expr(syn::parse_quote!(#p), None));
+                // A probe, or a stash's declaration.
+                block.stmts.push(syn::parse_quote!(#p));
             }
             block.stmts.push(stmt);
         }
@@ -445,16 +618,15 @@ impl VisitMut for Hooker<'_> {
         }
         if let Expr::Field(_) | Expr::Index(_) = e {
             // A field or element of a dereference or `static mut` (`(*p).a`, `(*p)[i]`,
-            // `TABLE[1]`): the site's probe gives that place's address, so the race check
-            // tells fields and slots apart.
+            // `TABLE[1]`, `(*p).slots[i + 1]`): the site's probe gives that place's address, so
+            // the race check tells fields and slots apart.
             let mut steps = Vec::new();
-            let base = projection_base(e, &mut steps);
+            let base = projection_chain(e, &mut steps);
             if !steps.is_empty() {
                 if let Some((id, inner @ (Expr::Unary(_) | Expr::Path(_)))) = sites::marker_of(base)
                 {
                     if self.sites[id].kind == SiteKind::Deref {
-                        self.projection = Some(quote!(#(#steps)*));
-                        *base = self.replace_marker(id, inner);
+                        self.replace_projected(id, inner, base, steps);
                         return;
                     }
                 }

@@ -584,6 +584,62 @@ mod tests {
         assert!(out.contains("(match&((*{let__pctvb_p=q();"), "{out}");
     }
 
+    /// An element indexed by an expression that is no literal or path is probed at its own
+    /// address: the index is evaluated once, where the access evaluates it, bound by a `match`
+    /// (its temporaries live as long as they did) and probed with its value. Earlier index
+    /// expressions and a computed pointer are stashed in locals declared before the statement.
+    /// A literal or path index keeps its probe before the statement.
+    #[test]
+    fn an_index_expression_is_evaluated_once_where_the_access_evaluates_it() {
+        let out = norm(
+            expand(
+                quote!(force),
+                quote! {
+                    mod m {
+                        static mut TABLE: [u64; 4] = [0; 4];
+                        fn f(p: *mut S, q: fn() -> *mut S, i: usize) {
+                            unsafe {
+                                (*p).slots[i + 1] = 1;
+                                TABLE[i % 4] += 1;
+                                (*p).slots[K { k: i }.k] = 2;
+                                (*q()).grid[i + 2][i * 3].x = 3;
+                                (*p).slots[i] = 4;
+                            }
+                        }
+                    }
+                },
+            )
+            .unwrap(),
+        );
+        let element = |base: &str| {
+            format!("::core::ptr::addr_of!({base}[::core::clone::Clone::clone(&__pctvb_i)])")
+        };
+        // Bound where the access evaluates it, probed with its value, handed on.
+        assert!(out.contains("(*p).slots[matchi+1{__pctvb_i=>{"), "{out}");
+        assert!(out.contains(&element("(*(p)).slots")), "{out}");
+        assert!(out.contains("__pctvb_i}}]=1;"), "{out}");
+        assert_eq!(out.matches("i+1").count(), 1, "{out}");
+        assert!(out.contains("TABLE[matchi%4{__pctvb_i=>{"), "{out}");
+        assert!(out.contains(&element("TABLE")), "{out}");
+        // A struct literal cannot begin a scrutinee unparenthesized.
+        assert!(out.contains("[match(K{k:i}.k){__pctvb_i=>{"), "{out}");
+        // The computed pointer and the first index are stashed, declared before the statement.
+        let declared = out.find("letmut__pctvb_s0;#[allow(unused_mut)]letmut__pctvb_s1;");
+        let statement = out.find("(*(matchq(){__pctvb_p=>{__pctvb_s0=");
+        assert!(declared.expect(&out) < statement.expect(&out), "{out}");
+        assert!(out.contains(".grid[matchi+2{__pctvb_v=>{__pctvb_s1="), "{out}");
+        assert!(
+            out.contains(
+                "addr_of!((*__pctvb_s0).grid[::core::clone::Clone::clone(&__pctvb_s1)]\
+                 [::core::clone::Clone::clone(&__pctvb_i)].x)"
+            ),
+            "{out}"
+        );
+        // A path index: the probe before the statement, the place as written.
+        let probe = out.find("addr_of!((*(p)).slots[::core::clone::Clone::clone(&i)])");
+        assert!(probe.expect(&out) < out.find("(*p).slots[i]=4;").expect(&out), "{out}");
+    }
+
     /// A site that may access no variable gets no hook.
     #[test]
     fn sites_without_variables_get_no_hook() {

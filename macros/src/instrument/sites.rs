@@ -30,7 +30,9 @@
 //! names are matched without types: a `get` on a `Vec` is a candidate too; the alias pass then
 //! finds it may access no variable of a matching kind, and no hook is emitted.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use std::collections::HashSet;
+
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
@@ -259,19 +261,35 @@ pub(crate) fn split_macro(
     out
 }
 
-/// Whether unparsed tokens could contain an access (a site name, `unsafe`, a `*`, or a marker).
-pub(crate) fn suspicious(tokens: &TokenStream) -> Option<Span> {
-    for tt in tokens.clone() {
-        match &tt {
-            TokenTree::Ident(i) => {
-                let s = i.to_string();
-                if s == "unsafe" || method_kind(&s).is_some() || s == MARKER {
-                    return Some(i.span());
-                }
+/// The first thing in unparsed tokens that could be an access, with its span and what it is:
+/// `unsafe`, a method named like an operation, a marker, a dereference (a `*` in prefix
+/// position: [`deref_star`]), or the name of one of the item's `static mut`s (`static_muts`).
+pub(crate) fn suspicious(
+    tokens: &TokenStream,
+    static_muts: &HashSet<String>,
+) -> Option<(Span, String)> {
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    for (i, tt) in trees.iter().enumerate() {
+        match tt {
+            TokenTree::Ident(id) => {
+                let s = id.to_string();
+                let what = if s == "unsafe" {
+                    "`unsafe` code".to_string()
+                } else if method_kind(&s).is_some() || s == MARKER {
+                    format!("`{s}`, which may access shared state")
+                } else if static_muts.contains(&s) {
+                    format!("`{s}`, a `static mut` of the item")
+                } else {
+                    continue;
+                };
+                return Some((id.span(), what));
+            }
+            TokenTree::Punct(p) if p.as_char() == '*' && deref_star(&trees, i) => {
+                return Some((p.span(), "`*`, a dereference".to_string()));
             }
             TokenTree::Group(g) => {
-                if let Some(s) = suspicious(&g.stream()) {
-                    return Some(s);
+                if let Some(found) = suspicious(&g.stream(), static_muts) {
+                    return Some(found);
                 }
             }
             _ => {}
@@ -279,6 +297,74 @@ pub(crate) fn suspicious(tokens: &TokenStream) -> Option<Span> {
     }
     None
 }
+
+/// Whether the `*` at `trees[i]` is a dereference: in prefix position (first, after an operator
+/// or a block, or after a keyword an expression follows), and neither a raw-pointer type
+/// (`*const`, `*mut`) nor a `macro_rules!` repetition (`$(..)*`, `$(..),*`). A `*` after an
+/// operand (a name, a literal, a parenthesized or bracketed group, `?`) multiplies.
+fn deref_star(trees: &[TokenTree], i: usize) -> bool {
+    let repetition = |j: usize| {
+        j >= 1
+            && matches!(&trees[j], TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis)
+            && matches!(&trees[j - 1], TokenTree::Punct(p) if p.as_char() == '$')
+    };
+    if matches!(trees.get(i + 1), Some(TokenTree::Ident(next)) if next == "const" || next == "mut")
+    {
+        return false;
+    }
+    if (i >= 1 && repetition(i - 1))
+        || (i >= 2 && !matches!(&trees[i - 1], TokenTree::Group(_)) && repetition(i - 2))
+    {
+        return false;
+    }
+    match i.checked_sub(1).map(|j| &trees[j]) {
+        None => true,
+        Some(TokenTree::Punct(p)) => p.as_char() != '?',
+        Some(TokenTree::Group(g)) => g.delimiter() == Delimiter::Brace,
+        Some(TokenTree::Ident(id)) => {
+            matches!(id.to_string().as_str(), "return" | "in" | "match" | "if" | "while" | "break")
+        }
+        Some(TokenTree::Literal(_)) => false,
+    }
+}
+
+/// What a site found in an opaque macro's arguments is, for the error naming it.
+fn describe(site: &Site) -> String {
+    let label = &site.label;
+    match site.kind {
+        SiteKind::Deref if label.starts_with('*') => format!("`{label}`, a dereference"),
+        SiteKind::Deref if label.starts_with("ptr::") => {
+            format!("`{label}`, a read or write through a pointer")
+        }
+        SiteKind::Deref if !label.contains('.') => format!("`{label}`, a `static mut` of the item"),
+        _ => format!("`{label}`, which may access shared state"),
+    }
+}
+
+/// std macros whose arguments are no code that runs (`stringify!`, `concat!`, ...): nothing in
+/// them is an access.
+const INERT_MACROS: &[&str] = &[
+    "stringify",
+    "concat",
+    "env",
+    "option_env",
+    "cfg",
+    "line",
+    "column",
+    "file",
+    "module_path",
+    "compile_error",
+    "include_str",
+    "include_bytes",
+];
+
+/// std macros that take an expression and a pattern (`matches!(e, pat)`) and open no `unsafe`
+/// block: their arguments are checked in the unsafety of the call.
+const PATTERN_MACROS: &[&str] = &["matches", "assert_matches", "debug_assert_matches"];
+
+/// std macros that take the address of a place (`ptr::addr_of!((*p).b)`): the place is no
+/// access, as that of `&raw const` is not; what computes it is checked.
+const ADDRESS_MACROS: &[&str] = &["addr_of", "addr_of_mut"];
 
 /// Macros whose arguments are expressions (split at commas) and are safe to look inside.
 const EXPR_MACROS: &[&str] = &[
@@ -310,7 +396,8 @@ pub(crate) fn is_expr_macro(mac: &syn::Macro) -> bool {
 }
 
 /// Numbers the sites of `item`, wrapping each in a marker. Errors: constructs the pass cannot
-/// see into (macros with unknown arguments that mention access methods or `unsafe`).
+/// see into that contain an access (the arguments of a macro other than the expression macros,
+/// the body of a `macro_rules!` definition).
 pub(crate) fn number(item: &mut Item) -> syn::Result<Vec<Site>> {
     struct StaticMuts(std::collections::HashSet<String>);
     impl<'a> syn::visit::Visit<'a> for StaticMuts {
@@ -444,20 +531,23 @@ impl Numberer {
 
     /// Numbers the sites in a macro call's arguments. The arguments of an expression macro
     /// (`assert!`, `vec!`, ...) are split, visited as expressions and printed back. Any other
-    /// macro's tokens are left as they are, and are a compile error if they may access shared
-    /// state: no pass can see inside them, so such an access would go unhooked.
+    /// macro's tokens are left as they are, and are a compile error if they contain an access
+    /// ([`Numberer::opaque_access`]): no pass can see what the macro expands to, so such an
+    /// access would go unhooked and unchecked.
     fn visit_macro_body(&mut self, mac: &mut syn::Macro) {
         if mac.path.is_ident(MARKER) {
             return;
         }
         if !is_expr_macro(mac) {
-            if let Some(span) = suspicious(&mac.tokens) {
+            if let Some((span, access)) = self.opaque_access(mac) {
                 self.errors.push(syn::Error::new(
                     span,
                     format!(
-                        "pctvb::instrument cannot see inside `{}!`, whose arguments may access \
-                         shared state; move the access out of the macro call (into a local) so \
-                         the alias pass can see it",
+                        "pctvb::instrument cannot see inside `{}!`, and its arguments contain \
+                         {access}: the code the macro expands to would make that access \
+                         without a hook, so no race check or scheduling point would see it; \
+                         write the access out of the macro call (read the value into a local \
+                         first, make a write an assignment of its own)",
                         mac.path.to_token_stream().to_string().replace(' ', "")
                     ),
                 ));
@@ -472,12 +562,14 @@ impl Numberer {
                     e.to_tokens(&mut out);
                 }
                 Err(tokens) => {
-                    if let Some(span) = suspicious(&tokens) {
+                    if let Some((span, access)) = suspicious(&tokens, &self.static_muts) {
                         self.errors.push(syn::Error::new(
                             span,
-                            "pctvb::instrument cannot parse this macro argument as an \
-                             expression, and it may access shared state; bind it to a local \
-                             first",
+                            format!(
+                                "pctvb::instrument cannot parse this macro argument as an \
+                                 expression, and it contains {access}; bind the value to a \
+                                 local first"
+                            ),
                         ));
                     }
                     out.extend(tokens);
@@ -488,6 +580,59 @@ impl Numberer {
             }
         }
         mac.tokens = out;
+    }
+}
+
+impl Numberer {
+    /// The first access among the arguments of a macro the pass cannot see into, with its span
+    /// and what it is. An argument that parses as an expression is numbered by a copy of the
+    /// pass (the same `static mut`s and reborrowed names) in unsafe code, since the macro may
+    /// wrap it in an `unsafe` block (the std pattern macros, `matches!`, open none): any site
+    /// but an allocation is an access, the place of `ptr::addr_of!` apart. Any other argument
+    /// is scanned ([`suspicious`]). The arguments of std macros that run no code
+    /// (`stringify!`, ...) contain none.
+    fn opaque_access(&mut self, mac: &syn::Macro) -> Option<(Span, String)> {
+        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        if INERT_MACROS.contains(&name.as_str()) {
+            return None;
+        }
+        let unsafe_depth = if PATTERN_MACROS.contains(&name.as_str()) {
+            self.unsafe_depth
+        } else {
+            self.unsafe_depth.max(1)
+        };
+        for (piece, _) in split_macro(&mac.tokens) {
+            match piece {
+                Ok(mut e) => {
+                    let mut copy = Numberer {
+                        sites: Vec::new(),
+                        unsafe_depth,
+                        errors: Vec::new(),
+                        static_muts: self.static_muts.clone(),
+                        in_const: false,
+                        kept: false,
+                        reborrows: self.reborrows.clone(),
+                        receiver: false,
+                    };
+                    if ADDRESS_MACROS.contains(&name.as_str()) {
+                        copy.visit_place_only(&mut e);
+                    } else {
+                        copy.visit_expr_mut(&mut e);
+                    }
+                    // An opaque macro nested in the argument: its own error.
+                    self.errors.extend(copy.errors);
+                    if let Some(site) = copy.sites.iter().find(|s| s.kind != SiteKind::Alloc) {
+                        return Some((site.span, describe(site)));
+                    }
+                }
+                Err(tokens) => {
+                    if let Some(found) = suspicious(&tokens, &self.static_muts) {
+                        return Some(found);
+                    }
+                }
+            }
+        }
+        None
     }
 }
 
@@ -708,16 +853,23 @@ impl VisitMut for Numberer {
     }
 
     /// A macro call in item position. A `macro_rules!` definition is an error if its body may
-    /// access shared state (its expansions would be invisible to the passes); other item macros
-    /// (`thread_local!`, ...) go through [`Numberer::visit_macro_body`].
+    /// access shared state (its expansions would be invisible to the passes, as those of a
+    /// macro defined outside the item are); other item macros (`thread_local!`, ...) go
+    /// through [`Numberer::visit_macro_body`].
     fn visit_item_macro_mut(&mut self, m: &mut syn::ItemMacro) {
         if m.mac.path.is_ident("macro_rules") {
-            if let Some(span) = suspicious(&m.mac.tokens) {
+            if let Some((span, access)) = suspicious(&m.mac.tokens, &self.static_muts) {
                 self.errors.push(syn::Error::new(
                     span,
-                    "pctvb::instrument cannot see the accesses inside a `macro_rules!` \
-                     definition; define the macro outside the instrumented item or write the \
-                     accesses out",
+                    format!(
+                        "pctvb::instrument cannot see inside a `macro_rules!` definition, and \
+                         this one's body contains {access}: its expansions would make that \
+                         access without a hook, so no race check or scheduling point would \
+                         see it; write the access out where the macro is called, or make the \
+                         macro a function of the instrumented item (defining it outside the \
+                         item would not help: the attribute checks only the arguments of a \
+                         macro call, never the body it expands to)"
+                    ),
                 ));
             }
             return;
@@ -1165,6 +1317,107 @@ mod tests {
         .unwrap();
         let e = number(&mut item).unwrap_err().to_string();
         assert!(e.contains("cannot see inside `my_macro!`"), "{e}");
+    }
+
+    /// The errors `number` gives an item, joined, or `None`.
+    fn errors(tokens: TokenStream) -> Option<String> {
+        let mut item: Item = syn::parse2(tokens).unwrap();
+        number(&mut item).err().map(|e| e.into_iter().map(|e| e.to_string()).collect())
+    }
+
+    /// A dereference, a `static mut` or a read through a reborrowed reference in an opaque
+    /// macro's arguments is an error naming it, in safe code too (the macro may wrap its
+    /// arguments in `unsafe`); so are a `*` in prefix position and a `static mut` in arguments
+    /// that are no expressions.
+    #[test]
+    fn accesses_in_an_opaque_macros_arguments_are_errors() {
+        for (call, access) in [
+            (quote!(unsafe { set!(*p.0, v) }), "`*p.0`, a dereference"),
+            (quote!(set!(*p.0, v)), "`*p.0`, a dereference"),
+            (quote!(log!(1 + (*p.0).b)), "`*p.0`, a dereference"),
+            (quote!(unsafe { bump!(COUNTER) }), "`COUNTER`, a `static mut` of the item"),
+            (quote!(log!(std::ptr::read(p.0))), "`ptr::read(p.0)`, a read or write through"),
+            (quote!(log!(inner.count)), "`*inner`, a dereference"),
+            (quote!(unsafe { log!(f(&mut *p.0)) }), "`*p.0`, a dereference"),
+            (quote!(unsafe { matches!(*p.0, 0) }), "`*p.0`, a dereference"),
+            (quote!(dsl!(x => *p.0)), "`*`, a dereference"),
+            (quote!(unsafe { ptr::addr_of!((*p.0).slots[*q]) }), "`*q`, a dereference"),
+            (quote!(dsl!(x => COUNTER)), "`COUNTER`, a `static mut` of the item"),
+        ] {
+            let e = errors(quote! {
+                mod m {
+                    static mut COUNTER: u64 = 0;
+                    fn f(p: P, v: u64) {
+                        let inner = unsafe { &*p.0 };
+                        #call;
+                    }
+                }
+            })
+            .unwrap_or_else(|| panic!("no error for {call}"));
+            assert!(e.contains("cannot see inside `"), "{call}: {e}");
+            assert!(e.contains(&format!("its arguments contain {access}")), "{call}: {e}");
+            assert!(e.contains("write the access out of the macro call"), "{call}: {e}");
+        }
+    }
+
+    /// What accesses nothing is no error in an opaque macro's arguments: a borrow or an address
+    /// of a dereference, a multiplication, a raw-pointer type, an allocation, a dereference of
+    /// a reference in safe code under `matches!` (it opens no `unsafe`), and the arguments of
+    /// macros that run no code.
+    #[test]
+    fn opaque_macro_arguments_without_accesses_are_no_errors() {
+        for call in [
+            quote!(unsafe { log!(&*p.0) }),
+            quote!(unsafe { log!(&raw const (*p.0).b) }),
+            quote!(log!(a * b, c as usize * 2)),
+            quote!(log!(p.0 as *const u8)),
+            quote!(log!(Box::new(1))),
+            quote!(matches!(*r, 0 | 1)),
+            quote!(stringify!(*p.0)),
+            quote!(unsafe { std::ptr::addr_of!((*p.0).b) }),
+            quote!(unsafe { ptr::addr_of_mut!((*p.0).slots[i + 1]) }),
+            quote!(dsl!(x => a * b; y: *const u8)),
+        ] {
+            let e = errors(quote! {
+                mod m {
+                    static mut COUNTER: u64 = 0;
+                    fn f(p: P, r: &u64, a: u64, b: u64, c: u8, i: usize) { #call; }
+                }
+            });
+            assert!(e.is_none(), "{call}: {e:?}");
+        }
+    }
+
+    /// A `macro_rules!` definition of the item whose body makes an access is an error naming
+    /// it, which does not recommend defining the macro elsewhere (that is not checked at all);
+    /// repetitions and raw-pointer types are no dereferences.
+    #[test]
+    fn macro_rules_definitions_that_access_are_errors() {
+        for (body, access) in [
+            (quote!(($p:expr, $v:expr) => { *$p = $v }), "`*`, a dereference"),
+            (quote!(() => { unsafe { COUNTER += 1 } }), "`unsafe` code"),
+            (quote!(($n:expr) => { $n.fetch_add(1, Ordering::SeqCst) }), "`fetch_add`"),
+        ] {
+            let e = errors(quote! {
+                mod m {
+                    static mut COUNTER: u64 = 0;
+                    macro_rules! mac { #body }
+                }
+            })
+            .unwrap_or_else(|| panic!("no error for {body}"));
+            assert!(e.contains("cannot see inside a `macro_rules!` definition"), "{e}");
+            assert!(e.contains(&format!("this one's body contains {access}")), "{body}: {e}");
+            assert!(e.contains("make the macro a function of the instrumented item"), "{e}");
+            assert!(e.contains("defining it outside the item would not help"), "{e}");
+        }
+        let e = errors(quote! {
+            mod m {
+                macro_rules! list { ($($x:expr),*) => { vec![$($x * 2),*] } }
+                macro_rules! cast { ($p:expr) => { $p as *const u8 } }
+                macro_rules! sum { ($($x:expr)*) => { 0 $(+ $x)* } }
+            }
+        });
+        assert!(e.is_none(), "{e:?}");
     }
 
     /// Splitting an expression macro's arguments and printing them back gives the same tokens

@@ -36,7 +36,8 @@
 //! - calls through closures or function pointers held in variables, and trait objects: the
 //!   result is ⊤;
 //! - macros other than the std expression macros (`assert!`, `println!`, `vec!`, ...): a compile
-//!   error if their arguments mention an access, otherwise ignored.
+//!   error if their arguments contain an access (the site pass checks), otherwise opaque with
+//!   an empty value; what the body of a macro defined outside the item does is not seen.
 //!
 //! The pass is split by concept:
 //! - [`result`]: what the pass produces (variables, and what each site may access);
