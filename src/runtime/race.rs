@@ -101,6 +101,40 @@ pub(crate) struct RaceAccess {
     pub(crate) how: Option<AtomicAccess>,
 }
 
+impl RaceAccess {
+    /// The earlier access of a race, as the detector recorded it.
+    fn earlier(st: &super::state::State, earlier: &Access, write: bool, live: bool) -> RaceAccess {
+        let thread = ThreadId(earlier.thread);
+        RaceAccess {
+            thread: st.thread_info(thread),
+            write,
+            location: earlier.location,
+            step: st.own_step(thread, earlier.step),
+            live,
+            how: None,
+        }
+    }
+
+    /// The current thread's access at `location`, made at or after its scheduling point
+    /// `step`.
+    fn current(
+        st: &super::state::State,
+        write: bool,
+        location: &'static Location<'static>,
+        step: u64,
+    ) -> RaceAccess {
+        let cur = st.current;
+        RaceAccess {
+            thread: st.thread_info(cur),
+            write,
+            location,
+            step: st.own_step(cur, step),
+            live: false,
+            how: None,
+        }
+    }
+}
+
 /// An access of an atomic that races with a non-atomic one (pctvb-loom's `unsync_load` and
 /// `with_mut`, see [`Races::unsync_atomic`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1252,23 +1286,8 @@ impl Execution {
         else {
             return open.then_some(LiveSpan { gen: st.gen, object, thread: cur, write, location });
         };
-        let first = RaceAccess {
-            thread: st.thread_info(ThreadId(earlier.thread)),
-            write: earlier_wrote,
-            location: earlier.location,
-            step: st.own_step(ThreadId(earlier.thread), earlier.step),
-            live,
-            how: None,
-        };
-        let step = st.own_step(cur, step);
-        let second = RaceAccess {
-            thread: st.thread_info(cur),
-            write,
-            location,
-            step,
-            live: false,
-            how: None,
-        };
+        let first = RaceAccess::earlier(st, &earlier, earlier_wrote, live);
+        let second = RaceAccess::current(st, write, location, step);
         let cause = FailureCause::DataRace { what: st.describe_object(object), first, second };
         drop(guard);
         self.fail(cause)
@@ -1296,24 +1315,8 @@ impl Execution {
             st.races.ensure_tracking(st.threads.len());
             let (earlier, earlier_wrote) =
                 st.races.addr_access(cur, addr, size, write, location, step)?;
-            let first = RaceAccess {
-                thread: st.thread_info(ThreadId(earlier.thread)),
-                write: earlier_wrote,
-                location: earlier.location,
-                step: st.own_step(ThreadId(earlier.thread), earlier.step),
-                live: false,
-                how: None,
-            };
-            let step = st.own_step(cur, step);
-            let second = RaceAccess {
-                thread: st.thread_info(cur),
-                write,
-                location,
-                step,
-                live: false,
-                how: None,
-            };
-            Some((first, second))
+            let first = RaceAccess::earlier(st, &earlier, earlier_wrote, false);
+            Some((first, RaceAccess::current(st, write, location, step)))
         });
         if let Some((first, second)) = race {
             self.fail(FailureCause::DataRace { what: what(), first, second })
@@ -1438,22 +1441,11 @@ fn unsync_race(
 ) -> FailureCause {
     let (location, step, now_how) = now;
     let writes = |h: AtomicAccess| matches!(h, AtomicAccess::Store | AtomicAccess::WithMut);
-    let first = RaceAccess {
-        thread: st.thread_info(ThreadId(earlier.thread)),
-        write: writes(how),
-        location: earlier.location,
-        step: st.own_step(ThreadId(earlier.thread), earlier.step),
-        live: false,
-        how: Some(how),
-    };
-    let cur = st.current;
+    let first =
+        RaceAccess { how: Some(how), ..RaceAccess::earlier(st, &earlier, writes(how), false) };
     let second = RaceAccess {
-        thread: st.thread_info(cur),
-        write: writes(now_how),
-        location,
-        step: st.own_step(cur, step),
-        live: false,
         how: Some(now_how),
+        ..RaceAccess::current(st, writes(now_how), location, step)
     };
     FailureCause::DataRace { what: st.describe_object(object), first, second }
 }
