@@ -267,7 +267,8 @@ cat > "$OUT/explain.py" <<'PY'
 import re, sys
 
 pctvb_log, loom_log, crate = sys.argv[1], sys.argv[2], sys.argv[3]
-summary = re.compile(r"pctvb: crate::(\S+) (?:passed|FAILED) ([0-9]+) executions? in [0-9.]+s \(([0-9]+)/s; .*?up to ([0-9]+) threads?, ([0-9]+) scheduling points?")
+# The run's name: the test binary's crate (`crate` before pctvb-loom named it), then the test.
+summary = re.compile(r"pctvb: [A-Za-z0-9_]+::(\S+) (?:passed|FAILED) ([0-9]+) executions? in [0-9.]+s \(([0-9]+)/s; .*?up to ([0-9]+) threads?, ([0-9]+) scheduling points?")
 guarantee = re.compile(r"^pctvb: guarantee: .*\(([0-9,]+) executions; n=([0-9]+), k_q <= ([0-9]+);")
 bound = re.compile(r"^pctvb: per-execution bound: p >= \S+ \(1 in ([0-9,]+)\).*?sum k_q = ([0-9]+)")
 shared = re.compile(r"^pctvb: [0-9]+ variables?, [0-9]+ shared \(Q=([0-9]+)\)")
