@@ -150,82 +150,54 @@ pub trait ViaAny {
     fn __pctvb_target(&self) -> Probe;
 }
 
+impl Probe {
+    /// The pointee of a raw pointer: `size` bytes at `addr`.
+    fn raw(addr: *const u8, size: usize) -> Probe {
+        Probe { addr: addr as usize, size, pointer: true, raw: true }
+    }
+}
+
 impl<T> ViaPtr for Target<'_, *mut T> {
     fn __pctvb_target(&self) -> Probe {
-        Probe {
-            addr: *self.0 as *const u8 as usize,
-            size: size_of::<T>(),
-            pointer: true,
-            raw: true,
-        }
+        Probe::raw(*self.0 as *const u8, size_of::<T>())
     }
 }
 
 impl<T> ViaPtr for Target<'_, *const T> {
     fn __pctvb_target(&self) -> Probe {
-        Probe {
-            addr: *self.0 as *const u8 as usize,
-            size: size_of::<T>(),
-            pointer: true,
-            raw: true,
-        }
+        Probe::raw(*self.0 as *const u8, size_of::<T>())
     }
 }
 
 impl<T> ViaPtr for Target<'_, std::ptr::NonNull<T>> {
     fn __pctvb_target(&self) -> Probe {
-        Probe {
-            addr: self.0.as_ptr() as *const u8 as usize,
-            size: size_of::<T>(),
-            pointer: true,
-            raw: true,
-        }
+        Probe::raw(self.0.as_ptr() as *const u8, size_of::<T>())
     }
 }
 
 // A subslice (`(*p).slots[a..b]`, a probe of a range index) is its elements' bytes.
 impl<T> ViaPtr for Target<'_, *mut [T]> {
     fn __pctvb_target(&self) -> Probe {
-        Probe {
-            addr: *self.0 as *const u8 as usize,
-            size: self.0.len() * size_of::<T>(),
-            pointer: true,
-            raw: true,
-        }
+        Probe::raw(*self.0 as *const u8, self.0.len() * size_of::<T>())
     }
 }
 
 impl<T> ViaPtr for Target<'_, *const [T]> {
     fn __pctvb_target(&self) -> Probe {
-        Probe {
-            addr: *self.0 as *const u8 as usize,
-            size: self.0.len() * size_of::<T>(),
-            pointer: true,
-            raw: true,
-        }
+        Probe::raw(*self.0 as *const u8, self.0.len() * size_of::<T>())
     }
 }
 
 // A substring (`(*p).name[a..b]`) is its bytes.
 impl ViaPtr for Target<'_, *mut str> {
     fn __pctvb_target(&self) -> Probe {
-        Probe {
-            addr: *self.0 as *const u8 as usize,
-            size: (*self.0 as *mut [u8]).len(),
-            pointer: true,
-            raw: true,
-        }
+        Probe::raw(*self.0 as *const u8, (*self.0 as *mut [u8]).len())
     }
 }
 
 impl ViaPtr for Target<'_, *const str> {
     fn __pctvb_target(&self) -> Probe {
-        Probe {
-            addr: *self.0 as *const u8 as usize,
-            size: (*self.0 as *const [u8]).len(),
-            pointer: true,
-            raw: true,
-        }
+        Probe::raw(*self.0 as *const u8, (*self.0 as *const [u8]).len())
     }
 }
 
