@@ -111,9 +111,7 @@ fn shown_path(path: &Path) -> String {
 pub(crate) fn write_token_file(dir: &Path, test: &str, token: &str) -> std::io::Result<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static WRITES: AtomicU64 = AtomicU64::new(0);
-    let test = if test.is_empty() { "run" } else { test };
-    let stem: String =
-        test.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect();
+    let stem = crate::runner::file_name(if test.is_empty() { "run" } else { test });
     let name = format!("{stem}-{:016x}.token", token::fnv1a64(token.as_bytes()));
     std::fs::create_dir_all(dir)?;
     let path = std::path::absolute(dir.join(name))?;

@@ -227,17 +227,10 @@ impl Config {
     /// unnamed runs (of one process, or of several) do not overwrite each other's files.
     fn write_trace(&self, found: &Found, schedule: &[report::ScheduleStep]) -> Option<String> {
         let dir = super::record::target_dir().join("pctvb");
-        let unnamed;
-        let name: String = match self.name.as_deref() {
-            Some(name) => name,
-            None => {
-                unnamed = format!("run-seed{:x}-pid{}", found.seed, std::process::id());
-                &unnamed
-            }
-        }
-        .chars()
-        .map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' })
-        .collect();
+        let name = super::file_name(&match self.name.as_deref() {
+            Some(name) => name.to_string(),
+            None => format!("run-seed{:x}-pid{}", found.seed, std::process::id()),
+        });
         let path = dir.join(format!("{name}-execution-{}.txt", found.index));
         overwrite(&dir, &path, report::full_text(schedule).as_bytes()).ok()?;
         Some(path.display().to_string())

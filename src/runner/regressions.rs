@@ -151,8 +151,9 @@ fn default_path(
     Some(path.join(format!("{}.txt", file_name(name))))
 }
 
-/// `text` with every character but letters, digits and `_` made `-`.
-fn file_name(text: &str) -> String {
+/// `text` with every character but letters, digits and `_` made `-`: a test's name as part of
+/// a file's (regression files, run records, trace and token files).
+pub(crate) fn file_name(text: &str) -> String {
     text.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect()
 }
 
