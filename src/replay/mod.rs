@@ -103,6 +103,12 @@ fn shown_path(path: &Path) -> String {
     }
 }
 
+/// `text` with every character but letters, digits and `_` made `-`: a test's name as part of
+/// a file's (token files here; the runner's regression files, run records and trace files).
+pub(crate) fn file_name(text: &str) -> String {
+    text.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect()
+}
+
 /// Writes `token`, of the test `test` (a full path; empty for an unnamed run), to a file in
 /// `dir` and returns its path. The file is named after the test and a hash of the token, so
 /// every token has its own (a later failure never overwrites the file an earlier line reads)
@@ -111,7 +117,7 @@ fn shown_path(path: &Path) -> String {
 pub(crate) fn write_token_file(dir: &Path, test: &str, token: &str) -> std::io::Result<PathBuf> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static WRITES: AtomicU64 = AtomicU64::new(0);
-    let stem = crate::runner::file_name(if test.is_empty() { "run" } else { test });
+    let stem = file_name(if test.is_empty() { "run" } else { test });
     let name = format!("{stem}-{:016x}.token", token::fnv1a64(token.as_bytes()));
     std::fs::create_dir_all(dir)?;
     let path = std::path::absolute(dir.join(name))?;

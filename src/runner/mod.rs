@@ -21,7 +21,6 @@ mod parallel;
 mod progress;
 mod record;
 mod regressions;
-pub(crate) use regressions::file_name;
 mod search;
 mod speed_hint;
 mod systematic;

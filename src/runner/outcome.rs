@@ -227,7 +227,7 @@ impl Config {
     /// unnamed runs (of one process, or of several) do not overwrite each other's files.
     fn write_trace(&self, found: &Found, schedule: &[report::ScheduleStep]) -> Option<String> {
         let dir = super::record::target_dir().join("pctvb");
-        let name = super::file_name(&match self.name.as_deref() {
+        let name = crate::replay::file_name(&match self.name.as_deref() {
             Some(name) => name.to_string(),
             None => format!("run-seed{:x}-pid{}", found.seed, std::process::id()),
         });

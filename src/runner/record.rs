@@ -92,7 +92,7 @@ pub(super) fn target_dir() -> std::path::PathBuf {
 #[cfg(unix)]
 fn path_for(name: &str) -> std::path::PathBuf {
     let target = target_dir();
-    target.join("pctvb").join(super::file_name(name)).join("current-execution")
+    target.join("pctvb").join(crate::replay::file_name(name)).join("current-execution")
 }
 
 /// A named run's record: the file is opened at the start of the run's second execution (see

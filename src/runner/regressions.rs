@@ -148,13 +148,7 @@ fn default_path(
     if let Some(target) = target.and_then(target_dir) {
         path.push(target);
     }
-    Some(path.join(format!("{}.txt", file_name(name))))
-}
-
-/// `text` with every character but letters, digits and `_` made `-`: a test's name as part of
-/// a file's (regression files, run records, trace and token files).
-pub(crate) fn file_name(text: &str) -> String {
-    text.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '-' }).collect()
+    Some(path.join(format!("{}.txt", crate::replay::file_name(name))))
 }
 
 /// The directory of a cargo target's regression files: `--lib` -> `lib`, `--bin app` ->
@@ -162,7 +156,7 @@ pub(crate) fn file_name(text: &str) -> String {
 fn target_dir(selection: &str) -> Option<String> {
     let words: Vec<&str> =
         selection.split_whitespace().map(|w| w.trim_start_matches('-')).collect();
-    (!words.is_empty()).then(|| file_name(&words.join("-")))
+    (!words.is_empty()).then(|| crate::replay::file_name(&words.join("-")))
 }
 
 /// The saved tokens of `path` (none if it does not exist).
