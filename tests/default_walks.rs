@@ -239,3 +239,27 @@ fn a_token_of_the_uniform_walk_default_still_replays() {
         }
     }
 }
+
+#[test]
+fn a_default_run_ends_before_its_explorer_starts_fuzzing() {
+    // A run of the default length (1,000 executions: 10 profiling ones, which revfuzz runs,
+    // then revfuzz in one search execution in two) gives revfuzz 495 search executions; its
+    // fuzzing starts after 500, so such a run is race reversal's throughout, and the coverage
+    // only the fuzzing reads is never computed (src/schedulers/greybox.rs). A longer one
+    // fuzzes. Fixed seed.
+    let fuzzing = |report: &pctvb::Report| {
+        report.notes.iter().find(|n| n.contains("schedule fuzzing")).cloned().unwrap_or_default()
+    };
+    let report = default_target(3).run(fixed_update);
+    assert!(report.is_ok(), "{}", report.summary());
+    assert_eq!(report.executions, 1000);
+    let note = fuzzing(&report);
+    assert!(
+        note.ends_with("schedule fuzzing: not started (it starts after 500 search executions)"),
+        "{note}"
+    );
+    let longer = default_target(3).iterations(1100).run(fixed_update);
+    assert!(longer.is_ok(), "{}", longer.summary());
+    let note = fuzzing(&longer);
+    assert!(note.contains("executions followed a kept schedule"), "{note}");
+}

@@ -165,7 +165,8 @@ pub use crate::runtime::PROFILE_INDEX_BASE;
 /// one of its explorer ([`Config::explore_every`]).
 pub const DEFAULT_EXPLORE_EVERY: u64 = 2;
 /// The explorer beside a priority strategy in a run that names none ([`Config::explorer`]):
-/// revfuzz, race reversal's first 500 executions then schedule fuzzing. Measured on the
+/// revfuzz, race reversal's first 500 search executions then schedule fuzzing (a run of the
+/// default length gives it 495: it never fuzzes, and never pays for the coverage). Measured on the
 /// corpus (docs/RESULTS.md, "Expected cost with restarts"), the default with a target paid
 /// less with race reversal as its exploring half than with SURW, and with SURW less than
 /// with the uniform walk; revfuzz's executions are reversal's up to 500, so the bugs reversal

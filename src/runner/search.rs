@@ -229,7 +229,7 @@ impl Config {
         for i in 0..self.profile_runs {
             let index = PROFILE_INDEX_BASE + i;
             // Profiling runs the explorer's first executions (or naive random ones).
-            exec.set_ordinal(i);
+            exec.set_ordinal(i, true);
             let outcome = exec.run_one(pool, seed, index, body, at);
             record_size(&mut report.stats, outcome.threads, outcome.steps);
             if let Some(cause) = outcome.failure {
@@ -357,7 +357,7 @@ impl Config {
             if exploring {
                 swap_strategy(exec, parked);
                 // The explorer ran the profiling executions before its search ones.
-                exec.set_ordinal(self.profile_runs + search.explorations);
+                exec.set_ordinal(self.profile_runs + search.explorations, false);
                 search.explorations += 1;
             }
             let outcome =

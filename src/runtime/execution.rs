@@ -109,9 +109,9 @@ pub(crate) struct Execution {
     /// The run's stacks, lent by the caller of [`Execution::run_one`] while an execution
     /// runs: a spawn takes its thread's stack from them, a finished thread gives it back.
     pool: RefCell<StackPool>,
-    /// The next execution's [`ExecutionStart::ordinal`] when it is not its index
-    /// ([`Execution::set_ordinal`]); taken when it starts.
-    ordinal: Cell<Option<u64>>,
+    /// The next execution's [`ExecutionStart::ordinal`] when it is not its index, and
+    /// whether it profiles ([`Execution::set_ordinal`]); taken when it starts.
+    ordinal: Cell<Option<(u64, bool)>>,
 }
 
 /// A check of an execution's end state (pctvb-loom's leak report): the message of the
@@ -188,10 +188,11 @@ impl Execution {
 
     /// Tells the strategy that the next execution is its `ordinal`-th of the run (from 0;
     /// [`ExecutionStart::ordinal`]), for a run whose strategies take turns (the explorer
-    /// beside a priority strategy, profiling before it). Without it, an execution's ordinal is
-    /// its index, as in a run of one strategy.
-    pub(crate) fn set_ordinal(&self, ordinal: u64) {
-        self.ordinal.set(Some(ordinal));
+    /// beside a priority strategy, profiling before it), and whether it is a profiling
+    /// execution ([`ExecutionStart::profiling`]). Without it, an execution's ordinal is its
+    /// index, as in a run of one strategy, and it does not profile.
+    pub(crate) fn set_ordinal(&self, ordinal: u64, profiling: bool) {
+        self.ordinal.set(Some((ordinal, profiling)));
     }
 
     /// Turns exploration of the current execution off or on again (pctvb-loom's
@@ -368,12 +369,14 @@ impl Execution {
         st.rng = ScheduleRng::seed_from_u64(seed);
         st.rng.set_stream(index);
         st.vars.begin_execution();
+        let (ordinal, profiling) = self.ordinal.take().unwrap_or((index, false));
         let start = ExecutionStart {
             max_threads: self.seen_threads.get(),
             max_steps: self.seen_steps.get(),
             vars: st.vars.infos(),
             profiles: st.vars.profiles(),
-            ordinal: self.ordinal.take().unwrap_or(index),
+            ordinal,
+            profiling,
         };
         st.strategy.begin_execution(&start, &mut st.rng);
     }

@@ -80,6 +80,22 @@
 //! the trace where two cost 1.6-2.6% more time on the bench's work-stealing deque and
 //! producer/consumer. Nothing allocates once the per-thread table has grown, but a kept
 //! schedule.
+//!
+//! Until the fuzzing starts nothing reads the coverage, so it waits: each execution's steps
+//! are kept as the pass needs them (a feature hash, the thread, the choice; 16 bytes a step,
+//! at most [`DEFERRED_MAX`] steps, past which the coverage catches up and is computed as
+//! executions end), and the first execution that may fuzz covers them in the order they
+//! ran, which sets the same bits and keeps the same schedules in the same order as covering
+//! each as it ended (`coverage_deferred_until_the_fuzzing_starts_keeps_what_eager_coverage_keeps`,
+//! and `tests/schedule_fingerprints.rs`, which runs past the start). A run that ends before
+//! never covers: a run of the default length (1,000 executions), whose explorer runs 10
+//! profiling executions and 495 of the search, is race reversal's throughout, since the
+//! profiling ones do not count towards [`REVERSAL_FIRST`] (`ExecutionStart::profiling`).
+//! Measured with callgrind (`corpus/examples/strategy_instructions.rs`, `default`, 1,000
+//! executions): 5.8% fewer instructions per execution of the default on ws_deque, 3.4% on
+//! producer/consumer; skipping the coverage with no copy would save 3.2% / 2.4% more. When
+//! profiling executions counted, a default run's explorer fuzzed its last 5 executions, so the
+//! deferral only added its copies (CHANGELOG).
 
 use rand::RngExt;
 
@@ -103,7 +119,8 @@ pub(crate) const FRESH_ONE_IN: u32 = 4;
 pub(crate) const SURW_FIRST: u64 = 500;
 /// Half of the other executions extend one of this many latest kept schedules.
 pub(crate) const RECENT: usize = 8;
-/// `revfuzz`: its first executions, all fresh (race reversal's alone). Measured on the corpus
+/// `revfuzz`: its first search executions, all fresh (race reversal's alone; profiling ones
+/// before them are fresh too and do not count: see the module docs' cost). Measured on the corpus
 /// (the guide's strategy section): after 250, 500 or 1000 of them the default with a target
 /// finds SafeStack as often (17 of 20 trials) and the other programs cost the same as with
 /// race reversal alone but for two of 100 threads or a recycled slot pool, whose bugs
@@ -122,6 +139,9 @@ pub(crate) const REVERSAL_RECENT: usize = 32;
 const CORPUS_MAX: usize = 4096;
 /// Most choices kept over the corpus (16 MiB of `u32`s).
 const CHOICES_MAX: usize = 1 << 22;
+/// Most deferred steps (16 bytes each: 16 MiB); past them the coverage catches up and is
+/// computed as executions end.
+const DEFERRED_MAX: usize = 1 << 20;
 /// Values in `-VALUE_EXACT..VALUE_EXACT` are features exactly; the others are one bucket.
 const VALUE_EXACT: i64 = 64;
 
@@ -135,19 +155,26 @@ pub(crate) struct Greybox {
     corpus: Vec<Box<[u32]>>,
     /// Choices over the corpus.
     kept_choices: usize,
-    /// The ended execution's choices, when it is kept (read from its trace).
-    choices: Vec<u32>,
+    /// Before the fuzzing starts, the steps of the executions that ended, as the coverage
+    /// needs them: they are covered, in order, when it starts ([`Greybox::catch_up`]), so a
+    /// run that ends before (a default run's explorer) never computes its coverage.
+    deferred: Vec<Deferred>,
+    /// Where each execution's steps end in `deferred`.
+    deferred_ends: Vec<usize>,
+    /// The coverage is computed as each execution ends: the fuzzing has started, or the
+    /// deferred steps reached [`DEFERRED_MAX`].
+    eager: bool,
     /// The kept schedule this execution follows, and up to which step.
     prefix: Option<(usize, usize)>,
-    /// The ended execution set a new bit.
-    found_new: bool,
     /// Per thread, while a trace is read: the feature of the operation it announced at its
     /// latest step, and the features of its previous two operations (0: none).
     last: Vec<Prev>,
     /// The walk past the prefix (the selectively uniform walk, SURW); it sees every decision,
     /// the followed ones included, so its counts stay right.
     walk: Surw,
-    /// Executions begun in this run.
+    /// Search executions begun in this run: the profiling ones, which a run that explores
+    /// beside a priority strategy gives its explorer first, run as fresh ones and do not
+    /// count ([`ExecutionStart::profiling`]).
     executions: u64,
     /// `revfuzz`: race reversal, which runs the fresh executions (from its own execution 0 on,
     /// so it learns from every fresh execution); `walk` then runs only past a kept prefix.
@@ -164,9 +191,10 @@ impl Default for Greybox {
             seen: Box::new([0; MAP_BITS / 64]),
             corpus: Vec::new(),
             kept_choices: 0,
-            choices: Vec::new(),
+            deferred: Vec::new(),
+            deferred_ends: Vec::new(),
+            eager: false,
             prefix: None,
-            found_new: false,
             last: Vec::new(),
             walk: Surw::new(),
             executions: 0,
@@ -224,17 +252,38 @@ const SAME_THREAD: u64 = 1;
 const TWO_BACK: u64 = 2;
 const SWITCH: u64 = 3;
 
+/// One step of an execution whose coverage waits for the fuzzing to start: what the coverage
+/// needs of it.
+#[derive(Clone, Copy, Debug)]
+struct Deferred {
+    /// The feature of the operation its thread announced ([`announced`]).
+    announced: u64,
+    thread: u32,
+    /// The thread chosen there (the kept schedule's entry).
+    chosen: u32,
+}
+
+/// The feature of the operation `step`'s thread announced: its call site and the value the
+/// operation read or wrote. Line and column, not the `Location`'s address: addresses differ
+/// between processes, and a seed must give the same run in each. `| 1`: never 0, which means
+/// "none".
+#[inline(always)]
+fn announced(step: &Step) -> u64 {
+    let loc = step.location;
+    let site = mix(mix(loc.line() as u64, loc.column() as u64), step.kind as u64);
+    mix(site, value_bucket(step.value)) | 1
+}
+
 impl Greybox {
-    /// Sets the bits of the ended execution's operations, from the steps of its trace that
-    /// asked for a choice ([`asked`]): at each, those of the operation its thread completed
-    /// last (the one it announced at its previous scheduling point), if it has one.
-    /// `also` sees each step first (race reversal's pairs, in revfuzz's fresh executions): one
-    /// read of the trace for both.
+    /// Sets the bits of one execution's operations, from its steps that asked for a choice
+    /// ([`asked`]), each given as its thread and the feature it announced: at each, those of
+    /// the operation its thread completed last (the one it announced at its previous
+    /// scheduling point), if it has one. Whether a bit was new.
     #[inline(always)]
-    fn observe_steps(&mut self, decided: &[Step], mut also: impl FnMut(&Step)) {
+    fn cover_steps(&mut self, steps: impl Iterator<Item = (usize, u64)>) -> bool {
         // Locals, not fields, in the loop: the map's writes would make the compiler reload
         // them at every step.
-        let Greybox { seen, last, found_new, .. } = self;
+        let Greybox { seen, last, .. } = self;
         let seen: &mut [u64; MAP_BITS / 64] = seen;
         last.clear();
         // The feature of the operation completed last, by any thread, and that thread.
@@ -242,15 +291,7 @@ impl Greybox {
         let mut new = false;
         // One pass: each step's feature waits in its thread's entry until the thread's next
         // step completes it (a first pass of features into a table cost more instructions).
-        for s in decided {
-            also(s);
-            let loc = s.location;
-            // Line and column, not the `Location`'s address: addresses differ between
-            // processes, and a seed must give the same run in each. `| 1`: never 0, which
-            // means "none".
-            let site = mix(mix(loc.line() as u64, loc.column() as u64), s.kind as u64);
-            let announced = mix(site, value_bucket(s.value)) | 1;
-            let t = s.thread.index();
+        for (t, announced) in steps {
             if last.len() <= t {
                 last.resize(t + 1, Prev::NONE);
             }
@@ -269,7 +310,57 @@ impl Greybox {
             thread.features = [feature, prev];
             (other, by) = (feature, t as u32);
         }
-        *found_new |= new;
+        new
+    }
+
+    /// Reads the ended execution's steps that asked for a choice (`decided`), `also` seeing
+    /// each first (race reversal's pairs, in revfuzz's fresh executions): one read of the
+    /// trace for both. Once the coverage is eager, its bits are set and the schedule kept if
+    /// one was new; before, the steps wait in `deferred`.
+    #[inline(always)]
+    fn observe_steps(&mut self, decided: &[Step], mut also: impl FnMut(&Step)) {
+        if !self.eager && self.deferred.len() + decided.len() > DEFERRED_MAX {
+            self.catch_up();
+        }
+        if self.eager {
+            let steps = decided.iter().map(|s| {
+                also(s);
+                (s.thread.index(), announced(s))
+            });
+            if self.cover_steps(steps) {
+                self.keep(decided.iter().map(|s| s.chosen.0));
+            }
+            return;
+        }
+        self.deferred.extend(decided.iter().map(|s| {
+            also(s);
+            Deferred { announced: announced(s), thread: s.thread.0, chosen: s.chosen.0 }
+        }));
+        self.deferred_ends.push(self.deferred.len());
+    }
+
+    /// Covers the deferred executions in the order they ran, keeping those that set a new
+    /// bit, as if each had been covered as it ended (the same bits, the same kept schedules
+    /// in the same order); the coverage is eager from then on.
+    fn catch_up(&mut self) {
+        let deferred = std::mem::take(&mut self.deferred);
+        let mut from = 0;
+        for end in std::mem::take(&mut self.deferred_ends) {
+            let steps = &deferred[from..end];
+            if self.cover_steps(steps.iter().map(|d| (d.thread as usize, d.announced))) {
+                self.keep(steps.iter().map(|d| d.chosen));
+            }
+            from = end;
+        }
+        self.eager = true;
+    }
+
+    /// Keeps a schedule that reached something new, unless the corpus is full.
+    fn keep(&mut self, choices: impl ExactSizeIterator<Item = u32>) {
+        if self.corpus.len() < CORPUS_MAX && self.kept_choices + choices.len() <= CHOICES_MAX {
+            self.kept_choices += choices.len();
+            self.corpus.push(choices.collect());
+        }
     }
 }
 
@@ -298,17 +389,19 @@ impl Strategy for Greybox {
         if !over_reversal {
             self.walk.begin_execution(start, rng);
         }
-        self.choices.clear();
-        self.found_new = false;
         self.prefix = None;
-        let n = self.corpus.len();
-        self.executions += 1;
+        self.executions += u64::from(!start.profiling);
         // The first `SURW_FIRST` executions are SURW's alone (observed, and kept when new);
         // then one in `FRESH_ONE_IN` is.
         let (first, fresh_one_in) = match over_reversal {
             false => (SURW_FIRST, FRESH_ONE_IN),
             true => (REVERSAL_FIRST, REVERSAL_FRESH_ONE_IN),
         };
+        // The fuzzing starts: it needs the corpus of every execution so far.
+        if self.executions > first && !self.eager {
+            self.catch_up();
+        }
+        let n = self.corpus.len();
         if n > 0 && self.executions > first && rng.random_range(0..fresh_one_in) != 0 {
             let entry = if over_reversal {
                 n - 1 - rng.random_range(0..n.min(REVERSAL_RECENT))
@@ -374,10 +467,6 @@ impl Strategy for Greybox {
                 self.observe_steps(decided, |_| {});
             }
         }
-        if self.found_new {
-            self.choices.clear();
-            self.choices.extend(decided.iter().map(|s| s.chosen.0));
-        }
     }
 
     fn end_execution(&mut self, digest: u64, steps: u64) -> Result<(), StrategyError> {
@@ -385,18 +474,17 @@ impl Strategy for Greybox {
             Some(reversal) if self.by_reversal => reversal.end_execution(digest, steps)?,
             _ => self.walk.end_execution(digest, steps)?,
         }
-        if self.found_new
-            && self.corpus.len() < CORPUS_MAX
-            && self.kept_choices + self.choices.len() <= CHOICES_MAX
-        {
-            self.kept_choices += self.choices.len();
-            self.corpus.push(self.choices.as_slice().into());
-        }
         Ok(())
     }
 
     fn summary(&self) -> Option<String> {
         let reversal = self.reversal.as_ref()?.summary()?;
+        if self.executions <= REVERSAL_FIRST {
+            return Some(format!(
+                "{reversal}; schedule fuzzing: not started (it starts after {REVERSAL_FIRST} \
+                 search executions)"
+            ));
+        }
         Some(format!(
             "{reversal}; schedule fuzzing: {} executions followed a kept schedule, {} kept",
             self.followed,
@@ -442,7 +530,14 @@ mod tests {
     }
 
     fn start() -> ExecutionStart<'static> {
-        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[], ordinal: 0 }
+        ExecutionStart {
+            max_threads: 1,
+            max_steps: 0,
+            vars: &[],
+            profiles: &[],
+            ordinal: 0,
+            profiling: false,
+        }
     }
 
     /// `g`'s choice at scheduling point `step` among `enabled`.
@@ -555,48 +650,151 @@ mod tests {
         g.end_execution(0, trace.len() as u64).unwrap();
     }
 
+    /// Whether `g` kept the ended execution's schedule (its corpus grew by one).
+    fn kept(g: &mut Greybox, trace: &[Step], r: &mut ScheduleRng) -> bool {
+        let before = g.corpus.len();
+        ended(g, trace, r);
+        g.corpus.len() > before
+    }
+
     #[test]
     fn only_executions_with_new_coverage_are_kept() {
-        let mut g = Greybox::default();
+        // Covered as each execution ends (as once the fuzzing has started).
+        let mut g = Greybox { eager: true, ..Greybox::default() };
         let mut r = rng();
         // Thread 0 reads 1 then 2 while thread 1 reads 1: each operation is seen at its
         // thread's next step, so the last step of each thread adds nothing.
         let trace = [step(0, 1, 1), step(1, 1, 0), step(0, 2, 0), step(0, 5, 1), step(1, 7, 1)];
-        ended(&mut g, &trace, &mut r);
-        assert!(g.found_new);
-        assert_eq!(g.corpus.len(), 1);
+        assert!(kept(&mut g, &trace, &mut r));
         assert_eq!(&*g.corpus[0], [1, 0, 0, 1, 1].as_slice());
         // The same operations again: nothing new, not kept.
-        ended(&mut g, &trace, &mut r);
-        assert!(!g.found_new);
+        assert!(!kept(&mut g, &trace, &mut r));
         // Only the values of operations that are followed by a step count: the last ones'
         // differ, nothing new.
         let mut last_differ = trace;
         last_differ[3].value = Some(Value::Signed(6));
         last_differ[4].value = Some(Value::Signed(8));
-        ended(&mut g, &last_differ, &mut r);
-        assert!(!g.found_new);
+        assert!(!kept(&mut g, &last_differ, &mut r));
         // Symmetric threads (ids swapped) are the same behaviour.
         let swapped = trace.map(|s| Step { thread: ThreadId(1 - s.thread.0), ..s });
-        ended(&mut g, &swapped, &mut r);
-        assert!(!g.found_new);
+        assert!(!kept(&mut g, &swapped, &mut r));
         // A value an operation read that no execution read there: new, kept.
         let mut other = trace;
         other[2].value = Some(Value::Signed(3));
-        ended(&mut g, &other, &mut r);
-        assert!(g.found_new);
+        assert!(kept(&mut g, &other, &mut r));
         assert_eq!(g.corpus.len(), 2);
         // A last step at which the execution ended with no thread to run asked no choice:
         // it observes nothing and is not in the kept schedule.
         let mut stuck = other.to_vec();
         stuck[2].value = Some(Value::Signed(4));
         stuck.push(Step { waits: true, chosen: ThreadId(0), ..step(0, 9, 0) });
-        ended(&mut g, &stuck, &mut r);
+        assert!(kept(&mut g, &stuck, &mut r));
         assert_eq!(&*g.corpus[2], [1, 0, 0, 1, 1].as_slice());
         stuck.last_mut().unwrap().thread = ThreadId(1);
         stuck.last_mut().unwrap().chosen = ThreadId(1);
-        ended(&mut g, &stuck, &mut r);
-        assert!(!g.found_new, "thread 1's read of 7, now followed by a step, is not seen");
+        assert!(!kept(&mut g, &stuck, &mut r), "thread 1's read of 7, now followed by a step");
+    }
+
+    /// Random traces of up to 3 threads over 2 call sites and values 0-7 (so that later
+    /// ones repeat earlier coverage), some ending with no thread to run.
+    fn random_traces(n: usize, r: &mut ScheduleRng) -> Vec<Vec<Step>> {
+        let sites = [site(), site()];
+        (0..n)
+            .map(|_| {
+                let len = r.random_range(1..12);
+                let mut trace: Vec<Step> = (0..len)
+                    .map(|_| Step {
+                        location: sites[r.random_range(0..2)],
+                        ..step(r.random_range(0..3), r.random_range(0..8), r.random_range(0..3))
+                    })
+                    .collect();
+                if r.random_range(0..4) == 0 {
+                    let last = trace.last_mut().unwrap();
+                    (last.waits, last.chosen) = (true, last.thread);
+                }
+                trace
+            })
+            .collect()
+    }
+
+    #[test]
+    fn coverage_deferred_until_the_fuzzing_starts_keeps_what_eager_coverage_keeps() {
+        // Fixed seed. The same traces covered as each ends, and deferred: until the fuzzing
+        // starts nothing is covered or kept; once it starts, the map and the corpus (which
+        // schedules, in which order) are those of eager coverage.
+        let traces = random_traces(300, &mut rng());
+        let mut eager = Greybox { eager: true, ..Greybox::default() };
+        let mut deferred = Greybox::default();
+        let (mut r1, mut r2) = (rng(), rng());
+        for trace in &traces {
+            ended(&mut eager, trace, &mut r1);
+            ended(&mut deferred, trace, &mut r2);
+        }
+        assert!(eager.corpus.len() > 10, "{}", eager.corpus.len());
+        assert!(deferred.corpus.is_empty() && deferred.seen.iter().all(|&w| w == 0));
+        assert_eq!(deferred.deferred_ends.len(), traces.len());
+        // The executions up to SURW_FIRST, then the first that may fuzz catches up.
+        for _ in traces.len() as u64..=SURW_FIRST {
+            deferred.begin_execution(&start(), &mut r2);
+            deferred.end_execution(0, 0).unwrap();
+        }
+        assert!(deferred.eager && deferred.deferred.is_empty());
+        assert_eq!(deferred.corpus, eager.corpus);
+        assert_eq!(deferred.kept_choices, eager.kept_choices);
+        assert!(deferred.seen.iter().eq(eager.seen.iter()));
+        // From then on the coverage is eager: a new schedule is kept as it ends.
+        let mut other = traces[0].clone();
+        other[0].value = Some(Value::Signed(40));
+        other.push(step(0, 41, 0));
+        assert!(kept(&mut deferred, &other, &mut r2));
+    }
+
+    #[test]
+    fn deferred_steps_past_their_limit_are_covered_at_once() {
+        let mut g = Greybox::default();
+        let mut r = rng();
+        let trace = [step(0, 1, 1), step(1, 1, 0), step(0, 2, 0)];
+        // A long execution of thread 0 reading 9 again and again, deferred.
+        let long = step(0, 9, 0);
+        g.deferred.resize(
+            DEFERRED_MAX - 2,
+            Deferred { announced: announced(&long), thread: 0, chosen: 0 },
+        );
+        g.deferred_ends.push(g.deferred.len());
+        // Three more steps would pass the limit: everything is covered, this one too.
+        ended(&mut g, &trace, &mut r);
+        assert!(g.eager && g.deferred.is_empty() && g.deferred_ends.is_empty());
+        assert_eq!(g.corpus.len(), 2, "the long execution's schedule, then this one's");
+        assert_eq!(&*g.corpus[1], [1, 0, 0].as_slice());
+    }
+
+    #[test]
+    fn profiling_executions_do_not_count_towards_the_first_executions() {
+        let mut g = Greybox::over_reversal();
+        g.corpus.push(vec![0; 3].into());
+        let mut r = rng();
+        let profiling = ExecutionStart { profiling: true, ..start() };
+        for _ in 0..10 {
+            g.begin_execution(&profiling, &mut r);
+            assert!(g.by_reversal && g.prefix.is_none());
+            g.end_execution(0, 0).unwrap();
+        }
+        for _ in 0..REVERSAL_FIRST {
+            g.begin_execution(&start(), &mut r);
+            assert!(g.by_reversal && g.prefix.is_none());
+            g.end_execution(0, 0).unwrap();
+        }
+        assert!(!g.eager, "the fuzzing has not started");
+        let followed = (0..50)
+            .filter(|_| {
+                g.begin_execution(&start(), &mut r);
+                g.end_execution(0, 0).unwrap();
+                g.prefix.is_some()
+            })
+            .count();
+        assert!(g.eager);
+        // 7 in 8 follow the kept schedule: 44 expected of 50 (the seed is fixed).
+        assert!(followed > 30, "{followed}");
     }
 
     #[test]

@@ -168,6 +168,12 @@ pub(crate) struct ExecutionStart<'a> {
     /// strategy whose executions depend on earlier ones of the run only through execution 0
     /// may spread its choices over executions by it and stay reproducible by index.
     pub ordinal: u64,
+    /// A profiling execution: one that measures the program for a priority strategy before
+    /// its search, run by the explorer (or a naive random walk). It counts among the
+    /// explorer's executions (`ordinal`), but not towards the search's phases that depend on
+    /// how many executions came before (greybox's and revfuzz's first executions, after
+    /// which the fuzzing starts).
+    pub profiling: bool,
 }
 
 /// Why a strategy could not continue; fails the execution with this message.

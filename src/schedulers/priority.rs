@@ -348,7 +348,14 @@ mod tests {
     }
 
     fn start<'a>(n: usize, k: u64, profiles: &'a [VarProfile]) -> ExecutionStart<'a> {
-        ExecutionStart { max_threads: n, max_steps: k, vars: &[], profiles, ordinal: 0 }
+        ExecutionStart {
+            max_threads: n,
+            max_steps: k,
+            vars: &[],
+            profiles,
+            ordinal: 0,
+            profiling: false,
+        }
     }
 
     fn profile(max_accesses: u64, shared: bool) -> VarProfile {

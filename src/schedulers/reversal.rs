@@ -519,7 +519,14 @@ mod tests {
     }
 
     fn start() -> ExecutionStart<'static> {
-        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[], ordinal: 0 }
+        ExecutionStart {
+            max_threads: 1,
+            max_steps: 0,
+            vars: &[],
+            profiles: &[],
+            ordinal: 0,
+            profiling: false,
+        }
     }
 
     /// The steps of the current execution, as the engine's trace holds them.

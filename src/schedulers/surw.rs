@@ -924,7 +924,14 @@ mod tests {
 
     /// The start of SURW's execution `ordinal` of a run.
     fn start(ordinal: u64) -> ExecutionStart<'static> {
-        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[], ordinal }
+        ExecutionStart {
+            max_threads: 1,
+            max_steps: 0,
+            vars: &[],
+            profiles: &[],
+            ordinal,
+            profiling: false,
+        }
     }
 
     /// An event of `kind`, on object `object` of variable `var` if given.

@@ -567,7 +567,14 @@ mod tests {
     }
 
     fn start() -> ExecutionStart<'static> {
-        ExecutionStart { max_threads: 1, max_steps: 0, vars: &[], profiles: &[], ordinal: 0 }
+        ExecutionStart {
+            max_threads: 1,
+            max_steps: 0,
+            vars: &[],
+            profiles: &[],
+            ordinal: 0,
+            profiling: false,
+        }
     }
 
     /// A scheduling point of `current` at step 0 with no other pending operations.
