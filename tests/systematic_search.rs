@@ -4,6 +4,8 @@
 
 #[path = "common/paper_figures.rs"]
 mod paper_figures;
+#[path = "common/replays.rs"]
+mod replays;
 
 use paper_figures::{figure_10, figure_12, figure_2_bystanders, figure_3, figure_4};
 use pctvb::report::OrderSet;
@@ -462,6 +464,12 @@ fn a_bug_beyond_the_bounds_found_by_profiling_is_reported_as_such() {
     assert_eq!(sys.found_at, None);
     assert!(sys.complete);
     assert!(sys.notes.iter().any(|n| n.contains("outside the bounds searched")), "{sys}");
+    // Reported as every other failure: minimized (its random schedule had needless
+    // preemptions) and replayable from its token.
+    let failure = report.failure().unwrap();
+    assert!(failure.minimized_from.is_some_and(|from| from > failure.preemptions), "{failure}");
+    assert!(failure.preemptions <= 2, "{failure}");
+    replays::assert_token_replays(config, figure_3, failure);
 }
 
 /// `z` is touched by a second thread only after `t1` is preempted between its two stores to

@@ -8,6 +8,7 @@ use std::collections::HashSet;
 use std::panic::Location;
 
 use super::config::{Budget, PROFILE_INDEX_BASE};
+use super::outcome::Found;
 use super::progress::Progress;
 use super::{Config, StrategyKind};
 use crate::report::{Report, SearchShard, SystematicReport};
@@ -133,7 +134,8 @@ impl Config {
         };
 
         // Profiling (random choices): the threads the priority orders order, and the variables
-        // that are shared. A failure found here is kept in case the search does not find one;
+        // that are shared. A failure found here is kept in case the search does not find one
+        // (and minimized if it is reported: a random schedule has many needless preemptions);
         // a search with an explorer between its executions (a confidence target's
         // enumeration, which runs only when the run stops at its first failure) stops at this
         // one, minimized as the explorer's are, since what its user waits for is the bug, not
@@ -141,6 +143,7 @@ impl Config {
         debug_assert!(interleave.is_none() || self.stop_at_first_failure);
         let stop_at_profile_failure = interleave.is_some();
         let mut profile_failure = None;
+        let mut profile_found = None;
         let profile_runs = self.profile_runs.max(1);
         let mut profiled = 0;
         for i in 0..profile_runs {
@@ -168,8 +171,8 @@ impl Config {
                     ));
                     break;
                 }
-                if profile_failure.is_none() {
-                    profile_failure = Some(failure(&exec, &cause, index, outcome.digest));
+                if profile_found.is_none() {
+                    profile_found = Some(Found::capture(&exec, cause, seed, index, outcome.digest));
                 }
             } else if !exec.had_choice() {
                 // No point had two threads that could run: every execution repeats this one,
@@ -302,6 +305,13 @@ impl Config {
         }
         let mut profile_note = None;
         if report.failure.is_none() && report.error.is_none() {
+            let profile_failure = profile_failure.or_else(|| {
+                let mut f = self.minimize_found(&exec, &mut pool, body, at, profile_found?);
+                if session.is_some() {
+                    self.tag_session(&mut f, None, false);
+                }
+                Some(f)
+            });
             if let Some(f) = profile_failure {
                 report.failures += 1;
                 report.failure = Some(f);
