@@ -530,14 +530,7 @@ mod tests {
     }
 
     fn start() -> ExecutionStart<'static> {
-        ExecutionStart {
-            max_threads: 1,
-            max_steps: 0,
-            vars: &[],
-            profiles: &[],
-            ordinal: 0,
-            profiling: false,
-        }
+        ExecutionStart::FIRST
     }
 
     /// `g`'s choice at scheduling point `step` among `enabled`.

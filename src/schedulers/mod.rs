@@ -176,6 +176,19 @@ pub(crate) struct ExecutionStart<'a> {
     pub profiling: bool,
 }
 
+#[cfg(test)]
+impl ExecutionStart<'static> {
+    /// Tests: a run's first execution, one thread and no step seen before, no profiling.
+    pub(crate) const FIRST: ExecutionStart<'static> = ExecutionStart {
+        max_threads: 1,
+        max_steps: 0,
+        vars: &[],
+        profiles: &[],
+        ordinal: 0,
+        profiling: false,
+    };
+}
+
 /// Why a strategy could not continue; fails the execution with this message.
 ///
 /// A boxed `str`, not a `String`: `Result<ThreadId, StrategyError>` is then 16 bytes and

@@ -348,14 +348,7 @@ mod tests {
     }
 
     fn start<'a>(n: usize, k: u64, profiles: &'a [VarProfile]) -> ExecutionStart<'a> {
-        ExecutionStart {
-            max_threads: n,
-            max_steps: k,
-            vars: &[],
-            profiles,
-            ordinal: 0,
-            profiling: false,
-        }
+        ExecutionStart { max_threads: n, max_steps: k, profiles, ..ExecutionStart::FIRST }
     }
 
     fn profile(max_accesses: u64, shared: bool) -> VarProfile {

@@ -519,14 +519,7 @@ mod tests {
     }
 
     fn start() -> ExecutionStart<'static> {
-        ExecutionStart {
-            max_threads: 1,
-            max_steps: 0,
-            vars: &[],
-            profiles: &[],
-            ordinal: 0,
-            profiling: false,
-        }
+        ExecutionStart::FIRST
     }
 
     /// The steps of the current execution, as the engine's trace holds them.

@@ -924,14 +924,7 @@ mod tests {
 
     /// The start of SURW's execution `ordinal` of a run.
     fn start(ordinal: u64) -> ExecutionStart<'static> {
-        ExecutionStart {
-            max_threads: 1,
-            max_steps: 0,
-            vars: &[],
-            profiles: &[],
-            ordinal,
-            profiling: false,
-        }
+        ExecutionStart { ordinal, ..ExecutionStart::FIRST }
     }
 
     /// An event of `kind`, on object `object` of variable `var` if given.

@@ -567,14 +567,7 @@ mod tests {
     }
 
     fn start() -> ExecutionStart<'static> {
-        ExecutionStart {
-            max_threads: 1,
-            max_steps: 0,
-            vars: &[],
-            profiles: &[],
-            ordinal: 0,
-            profiling: false,
-        }
+        ExecutionStart::FIRST
     }
 
     /// A scheduling point of `current` at step 0 with no other pending operations.
