@@ -44,6 +44,20 @@ impl Config {
         tracked_all: bool,
     ) -> Failure {
         let found = Found::capture(exec, cause.clone(), seed, index, digest);
+        self.minimized_found(exec, pool, body, at, found, tracked_all)
+    }
+
+    /// [`Config::minimized_failure`] of a failure captured earlier (`found`), whose execution
+    /// is no longer `exec`'s last.
+    pub(super) fn minimized_found(
+        &self,
+        exec: &Execution,
+        pool: &mut StackPool,
+        body: &dyn Fn(),
+        at: &'static Location<'static>,
+        found: Found,
+        tracked_all: bool,
+    ) -> Failure {
         let mut f = self.minimize_found(exec, pool, body, at, found);
         if tracked_all {
             self.tag_session(&mut f, None, false);

@@ -306,11 +306,8 @@ impl Config {
         let mut profile_note = None;
         if report.failure.is_none() && report.error.is_none() {
             let profile_failure = profile_failure.or_else(|| {
-                let mut f = self.minimize_found(&exec, &mut pool, body, at, profile_found?);
-                if session.is_some() {
-                    self.tag_session(&mut f, None, false);
-                }
-                Some(f)
+                let found = profile_found?;
+                Some(self.minimized_found(&exec, &mut pool, body, at, found, session.is_some()))
             });
             if let Some(f) = profile_failure {
                 report.failures += 1;
