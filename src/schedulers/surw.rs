@@ -887,6 +887,11 @@ impl Strategy for Surw {
         }
     }
 
+    /// Inlined where a caller names `Surw` (race reversal's walk, in the default's explorer),
+    /// so its frame is not one more on every decision: callgrind
+    /// (`corpus/examples/strategy_instructions.rs`, the default, 1,000 executions) counted
+    /// 1.6% fewer instructions on ws_deque, 1.0-1.2% on producer/consumer and the counters.
+    #[inline]
     fn choose(
         &mut self,
         decision: &Decision<'_>,
