@@ -129,6 +129,18 @@ impl Config {
             Budget::Iterations(n) => n,
             Budget::Confidence(_) => 0,
         };
+        // A number of executions bounds the first strategy's: all of them, or the explorer's
+        // share, at most one in `explore_every` (`explores`). A confidence target's plan may
+        // grow, so it tells nothing. The profiling executions the explorer runs first do not
+        // count (`ExecutionStart::profiling`).
+        let most = match (priority, explore_every) {
+            (false, _) => Some(planned),
+            (true, 0) => None,
+            (true, every) => Some(planned / every),
+        };
+        if let (Budget::Iterations(_), Some(most)) = (budget, most) {
+            serial.exec.strategy_runs_at_most(most);
+        }
         // The explorer by the name `strategy = "..."` takes, so the description says what ran.
         let describe = match explore_every {
             0 => kind.build().describe(),
@@ -1055,6 +1067,21 @@ mod tests {
         let ahead = |n: usize| runs[..n].iter().filter(|&&e| e).count() as i64 - n as i64 / 2;
         assert_eq!(ahead(5_000), EXPLORER_LEAD as i64);
         assert!(runs[10_000 - 2 * EXPLORER_LEAD as usize..].iter().all(|&e| !e));
+    }
+
+    #[test]
+    fn a_number_of_executions_gives_the_explorer_at_most_one_in_every() {
+        // What `search_serial` tells the explorer (`Strategy::runs_at_most`): a run of `n`
+        // executions, planned (`total = n`) or a shard's (`total = 0`), explores at most
+        // `n / every` times; greybox skips its coverage on it, so it must hold for every `n`.
+        for every in 1..=5 {
+            for n in 0..400 {
+                for total in [n, 0] {
+                    let explored = explorer_runs(n, every, total).iter().filter(|&&e| e).count();
+                    assert!(explored as u64 <= n / every, "{n} runs, one in {every}, plan {total}");
+                }
+            }
+        }
     }
 
     #[test]

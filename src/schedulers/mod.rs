@@ -260,6 +260,12 @@ pub(crate) trait Strategy {
     /// coverage): reading the trace once at the end costs less than looking at every point.
     fn observe_trace(&mut self, _trace: &[Step]) {}
 
+    /// The most search executions the run can give this strategy (profiling ones aside), told
+    /// before the first when the run's budget fixes it (a number of executions, not a
+    /// confidence target); never told means unknown. A strategy may then skip learning that
+    /// only later executions would use (greybox's coverage, read once its fuzzing starts).
+    fn runs_at_most(&mut self, _executions: u64) {}
+
     /// Called after each execution that ran to its end, with the digest of its event sequence
     /// and its number of scheduling points; an error fails the execution.
     fn end_execution(&mut self, _digest: u64, _steps: u64) -> Result<(), StrategyError> {
