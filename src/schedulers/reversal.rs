@@ -362,7 +362,7 @@ impl Reversal {
 
     /// Notes that `chosen` runs its announced operation, as the trace is read: the pairs it
     /// makes with the object's previous accesses.
-    #[inline]
+    #[inline(always)]
     fn pairs_of(&mut self, chosen: ThreadId) {
         let Some(&Announced { object, key, reads }) = self.announced.get(chosen.index()) else {
             return;
