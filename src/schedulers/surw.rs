@@ -408,7 +408,17 @@ impl Surw {
 
     /// Registers the threads `decision.enabled` names that this execution has not seen (each
     /// just spawned by the current thread), as the walk does.
+    #[inline(always)]
     fn register_new_threads(&mut self, decision: &Decision<'_>, rng: &mut ScheduleRng) {
+        if decision.enabled.last().is_some_and(|t| self.threads.len() <= t.index()) {
+            self.register_new_threads_now(decision, rng);
+        }
+    }
+
+    /// [`Surw::register_new_threads`] once a new thread is enabled: out of line (once per
+    /// thread and execution).
+    #[inline(never)]
+    fn register_new_threads_now(&mut self, decision: &Decision<'_>, rng: &mut ScheduleRng) {
         let Some(&newest) = decision.enabled.last() else { return };
         let cur = decision.current.index();
         while self.threads.len() <= newest.index() {
@@ -440,6 +450,9 @@ impl Surw {
     }
 
     /// Execution 0: the walk's naive choice, and the counts of the chosen thread's access.
+    /// Out of line (once per run): see [`Surw::choose_learning_or_selective`].
+    #[cold]
+    #[inline(never)]
     fn learn(
         &mut self,
         decision: &Decision<'_>,
@@ -590,6 +603,25 @@ impl Surw {
         if self.bits_hold(enabled) {
             return self.choose_by_bits(decision, rng, given);
         }
+        self.choose_general(decision, rng, given)
+    }
+
+    /// The selective choice with an enabled thread from 64 on (or, in tests, any): each
+    /// enabled thread's pending operation is looked up. Out of line, so that the choice of
+    /// nearly every decision ([`Surw::choose_by_bits`]) does not carry its frame; with
+    /// execution 0's learning and the registration of new threads also out of line, the
+    /// selective choice's code fell from about 2,300 instructions to 900 and its stack frame
+    /// from 264 bytes to 168. Callgrind (`corpus/examples/strategy_instructions.rs`, the
+    /// default, 1,000 executions): 0.6% fewer instructions on ws_deque (59,110 to 58,747 per
+    /// execution), 0.2-0.8% on producer/consumer and the counters; the same schedules.
+    #[inline(never)]
+    fn choose_general(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+        given: Option<ThreadId>,
+    ) -> Result<ThreadId, StrategyError> {
+        let enabled = decision.enabled;
         // Candidates: the threads at an uninteresting operation, and the intended thread.
         // Whether each enabled thread waits for the intention is looked up once per decision,
         // into a bit per enabled position (the pick below then counts bits, not threads); a
