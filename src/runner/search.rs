@@ -119,7 +119,7 @@ impl Config {
         // Every `explore_every`-th search execution runs the explorer, which also profiles.
         let explore_every = if priority { self.explore_period() } else { 0 };
         let mut serial = Serial {
-            exec: self.first_execution(&kind, explore_every),
+            exec: self.first_execution(&kind, explore_every, budget),
             pool: StackPool::new(self.stack_size),
             body,
             at,
@@ -129,18 +129,6 @@ impl Config {
             Budget::Iterations(n) => n,
             Budget::Confidence(_) => 0,
         };
-        // A number of executions bounds the first strategy's: all of them, or the explorer's
-        // share, at most one in `explore_every` (`explores`). A confidence target's plan may
-        // grow, so it tells nothing. The profiling executions the explorer runs first do not
-        // count (`ExecutionStart::profiling`).
-        let most = match (priority, explore_every) {
-            (false, _) => Some(planned),
-            (true, 0) => None,
-            (true, every) => Some(planned / every),
-        };
-        if let (Budget::Iterations(_), Some(most)) = (budget, most) {
-            serial.exec.strategy_runs_at_most(most);
-        }
         // The explorer by the name `strategy = "..."` takes, so the description says what ran.
         let describe = match explore_every {
             0 => kind.build().describe(),
@@ -199,13 +187,29 @@ impl Config {
     /// The engine a serial search starts with. A priority strategy profiles first, under a
     /// random strategy (the explorer when the run explores, naive random otherwise), which
     /// [`start_strategy`] replaces after profiling; other strategies start as themselves.
-    fn first_execution(&self, kind: &StrategyKind, explore_every: u64) -> Execution {
+    fn first_execution(
+        &self,
+        kind: &StrategyKind,
+        explore_every: u64,
+        budget: Budget,
+    ) -> Execution {
         let priority = kind.is_priority();
-        let first: Box<dyn Strategy> = match (priority, explore_every) {
+        let mut first: Box<dyn Strategy> = match (priority, explore_every) {
             (false, _) => kind.build(),
             (true, 0) => Box::new(Random),
             (true, _) => self.explorer_kind().build(),
         };
+        // A number of executions bounds the strategy's search executions: all of them, or the
+        // explorer's share, at most one in `explore_every` (`explores`). A confidence target's
+        // plan may grow, so it tells nothing. The profiling executions the explorer runs first
+        // do not count (`ExecutionStart::profiling`).
+        if let Budget::Iterations(n) = budget {
+            match (priority, explore_every) {
+                (false, _) => first.runs_at_most(n),
+                (true, 0) => {}
+                (true, every) => first.runs_at_most(n / every),
+            }
+        }
         let exec = Execution::new(first, self.limits());
         if priority {
             // One registry: the static pass's variables enter the run's table first, so the

@@ -918,12 +918,6 @@ impl Execution {
         std::mem::replace(&mut self.state.borrow_mut().strategy, strategy)
     }
 
-    /// Tells the installed strategy the most search executions the run can give it
-    /// ([`Strategy::runs_at_most`]).
-    pub(crate) fn strategy_runs_at_most(&self, executions: u64) {
-        self.state.borrow_mut().strategy.runs_at_most(executions);
-    }
-
     /// Enters the variable of kind `kind` created at `site` in the run's table.
     pub(crate) fn intern_var(&self, site: &'static Location<'static>, kind: VarKind) {
         self.state.borrow_mut().vars.intern(site, kind);
