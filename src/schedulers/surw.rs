@@ -87,9 +87,11 @@
 //! (whether it waits for the intention, kept as a bit per thread); the choice then takes a bit
 //! per enabled thread, a pending-operation lookup only for a thread whose latest point was a
 //! `Block` (what it waits for may have changed since), and a weighted draw over the enabled
-//! threads when an intention is drawn. Past 64 threads, one pass over the enabled threads
-//! looks up each one's pending operation and its variable (by object id, in a table this
-//! execution filled). No allocation once the tables have grown in the run's first executions.
+//! threads when an intention is drawn. The bits are one word while every enabled thread is
+//! below 64, and a word per 64 threads beyond; with a hundred threads a decision is a pass over
+//! the enabled threads' ids and a few word operations, where looking up every enabled thread's
+//! pending operation cost about three times as much. No allocation once the tables have grown in
+//! the run's first executions.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -224,8 +226,9 @@ pub struct Surw {
     sharing: Vec<(u32, bool)>,
     /// Spawned threads' identities (the walk's).
     spawn_keys: SpawnKeys,
-    /// Scratch for `choose`: a bit per enabled thread, set if it waits for the intention, 64
-    /// to a word (kept between decisions so that a decision does not allocate).
+    /// Scratch for [`Surw::choose_by_words`]: the enabled threads' bits and the waiting ones',
+    /// 64 threads to a word (kept between decisions so that a decision does not allocate).
+    on_words: Vec<u64>,
     waiting: Vec<u64>,
     /// Selective executions, threads 0 to 63: a bit per thread that waits for the intention
     /// (its estimate lasts and its announced operation accesses a selected variable), as of
@@ -239,6 +242,10 @@ pub struct Surw {
     /// changes without a point of its own (a notified condition variable's waiter waits for
     /// its mutex), so it is looked up at every decision, as without the bits.
     blocked: u64,
+    /// [`Surw::waits`] and [`Surw::blocked`] for the threads from 64 on, a word of 64 threads
+    /// each (word `i`: threads `64 (i + 1)` to `64 (i + 2) - 1`), grown as threads announce.
+    waits_beyond: Vec<u64>,
+    blocked_beyond: Vec<u64>,
     /// Tests: every decision takes the general path (the bits' path must choose as it does).
     #[cfg(test)]
     general_only: bool,
@@ -299,10 +306,12 @@ fn waits_for_intention(
 }
 
 /// The position of the `pick`-th candidate (from 0) among `n` enabled threads: the threads
-/// whose bit in `waiting` is clear, and the `intended` position. A word of 64 positions at a
+/// whose bit in `waiting` is clear, and the `intended` position (for the reference choice,
+/// [`Surw::choose_general`]). A word of 64 positions at a
 /// time; the last word needs no count (the pick is in it), so up to 64 enabled threads count
 /// no bits (`count_ones` is no single instruction on baseline x86-64), and one word needs no
 /// loop.
+#[cfg(test)]
 #[inline]
 fn nth_candidate(waiting: &[u64], n: usize, intended: Option<usize>, mut pick: usize) -> usize {
     if let [word] = *waiting {
@@ -334,6 +343,25 @@ fn nth_bit(mut bits: u64, pick: usize) -> Option<usize> {
         bits &= bits.wrapping_sub(1);
     }
     (bits != 0).then(|| bits.trailing_zeros() as usize)
+}
+
+/// Sets `words` to the bits of the threads of `enabled` (sorted), 64 threads to a word, up to
+/// the word of the last one. A word is built in a register while the ids stay in it (they
+/// come sorted), not by a read and a write of the table per thread: 5 instructions a thread
+/// instead of 11, in a pass that a decision among 100 enabled threads makes over all of them.
+fn words_of(enabled: &[ThreadId], words: &mut Vec<u64>) {
+    words.clear();
+    let mut word = 0u64;
+    for &t in enabled {
+        let i = t.index();
+        while words.len() < i / 64 {
+            words.push(std::mem::take(&mut word));
+        }
+        word |= 1 << (i % 64);
+    }
+    if !enabled.is_empty() {
+        words.push(word);
+    }
 }
 
 /// Draws the intended thread among `enabled`, but for `except`, by weight (each thread's
@@ -382,9 +410,12 @@ impl Surw {
             learning: Vec::new(),
             sharing: Vec::new(),
             spawn_keys: SpawnKeys::default(),
+            on_words: Vec::new(),
             waiting: Vec::new(),
             waits: 0,
             blocked: 0,
+            waits_beyond: Vec::new(),
+            blocked_beyond: Vec::new(),
             #[cfg(test)]
             general_only: false,
             loops: Some(WriteLoops::default()),
@@ -603,18 +634,20 @@ impl Surw {
         if self.bits_hold(enabled) {
             return self.choose_by_bits(decision, rng, given);
         }
-        self.choose_general(decision, rng, given)
+        #[cfg(test)]
+        if self.general_only {
+            return self.choose_general(decision, rng, given);
+        }
+        self.choose_by_words(decision, rng, given)
     }
 
-    /// The selective choice with an enabled thread from 64 on (or, in tests, any): each
-    /// enabled thread's pending operation is looked up. Out of line, so that the choice of
-    /// nearly every decision ([`Surw::choose_by_bits`]) does not carry its frame; with
-    /// execution 0's learning and the registration of new threads also out of line, the
-    /// selective choice's code fell from about 2,300 instructions to 900 and its stack frame
-    /// from 264 bytes to 168. Callgrind (`corpus/examples/strategy_instructions.rs`, the
-    /// default, 1,000 executions): 0.6% fewer instructions on ws_deque (59,110 to 58,747 per
-    /// execution), 0.2% on producer/consumer (24,935 to 24,887); the same schedules.
-    #[inline(never)]
+    /// The selective choice as the module docs define it, in one pass over the enabled
+    /// threads that looks up each one's pending operation: the reference the choices from the
+    /// bits ([`Surw::choose_by_bits`], [`Surw::choose_by_words`]) are held to
+    /// (`the_bits_choose_as_the_general_path`, `the_words_choose_as_the_general_path`). A run
+    /// never takes it: the lookups made a decision among 100 enabled threads cost about 2,000
+    /// instructions.
+    #[cfg(test)]
     fn choose_general(
         &mut self,
         decision: &Decision<'_>,
@@ -697,11 +730,13 @@ impl Surw {
 
     /// Notes whether the current thread, at the operation it announces, waits for the
     /// intention ([`Surw::waits`]), and whether that operation is a `Block`
-    /// ([`Surw::blocked`]); threads from 64 on are left to the general choice.
+    /// ([`Surw::blocked`]); for threads from 64 on, in the words beyond
+    /// ([`Surw::announce_beyond`]).
     #[inline]
     fn announce(&mut self, decision: &Decision<'_>) {
         let c = decision.current.index();
         if c >= 64 {
+            self.announce_beyond(decision);
             return;
         }
         let waits = waits_for_intention(
@@ -715,6 +750,30 @@ impl Surw {
         let clear = !(1u64 << c);
         self.waits = self.waits & clear | u64::from(waits) << c;
         self.blocked = self.blocked & clear | u64::from(blocked) << c;
+    }
+
+    /// [`Surw::announce`] for a current thread from 64 on: out of line, so that the
+    /// announcement of the first 64 threads (every thread of most programs) stays as small.
+    #[cold]
+    #[inline(never)]
+    fn announce_beyond(&mut self, decision: &Decision<'_>) {
+        let c = decision.current.index();
+        let waits = waits_for_intention(
+            &self.threads,
+            &self.object_var,
+            &self.selected,
+            decision,
+            decision.current,
+        );
+        let blocked = decision.event.kind == EventKind::Block;
+        let word = c / 64 - 1;
+        if self.waits_beyond.len() <= word {
+            self.waits_beyond.resize(word + 1, 0);
+            self.blocked_beyond.resize(word + 1, 0);
+        }
+        let (bit, clear) = (c % 64, !(1u64 << (c % 64)));
+        self.waits_beyond[word] = self.waits_beyond[word] & clear | u64::from(waits) << bit;
+        self.blocked_beyond[word] = self.blocked_beyond[word] & clear | u64::from(blocked) << bit;
     }
 
     /// Whether the choice can take [`Surw::choose_by_bits`]: every enabled thread is below 64
@@ -808,6 +867,107 @@ impl Surw {
         Ok(chosen)
     }
 
+    /// [`Surw::choose_by_bits`] when an enabled thread is 64 or above (a hundred threads
+    /// contending for a lock): the same rule a word of 64 threads at a time, over the bits
+    /// [`Surw::announce`] keeps for the first 64 threads and in the words beyond for the others,
+    /// so a decision looks up the pending operation of no thread but those whose latest point
+    /// was a `Block`, as for fewer threads. Measured with callgrind
+    /// (`corpus/examples/strategy_instructions.rs twostage surw 20`, 100 threads contending
+    /// for two mutexes): the choice fell from 1.08M instructions per execution (a lookup per
+    /// enabled thread) to 0.37M, the whole run from 48.9M instructions to 35.2M; the same
+    /// schedules. `the_words_choose_as_the_general_path` holds it to the reference choice.
+    #[inline(never)]
+    fn choose_by_words(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+        given: Option<ThreadId>,
+    ) -> Result<ThreadId, StrategyError> {
+        let enabled = decision.enabled;
+        let mut on = std::mem::take(&mut self.on_words);
+        let mut waiting = std::mem::take(&mut self.waiting);
+        words_of(enabled, &mut on);
+        waiting.clear();
+        for (w, &on_w) in on.iter().enumerate() {
+            let (waits, blocked) = match w {
+                0 => (self.waits, self.blocked),
+                _ => (
+                    self.waits_beyond.get(w - 1).copied().unwrap_or(0),
+                    self.blocked_beyond.get(w - 1).copied().unwrap_or(0),
+                ),
+            };
+            let mut word = on_w & waits;
+            let mut blocked = on_w & blocked;
+            while blocked != 0 {
+                let t = ThreadId((w * 64) as u32 + blocked.trailing_zeros());
+                blocked &= blocked - 1;
+                if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t)
+                {
+                    word |= 1 << (t.index() % 64);
+                }
+            }
+            waiting.push(word);
+        }
+        let bit = |words: &[u64], t: ThreadId| {
+            words.get(t.index() / 64).is_some_and(|w| w >> (t.index() % 64) & 1 != 0)
+        };
+        if !self.intended.is_some_and(|t| bit(&on, t)) {
+            // Not enabled (it blocked): dropped.
+            self.intended = None;
+        }
+        let ready = waiting.iter().any(|&w| w != 0);
+        if ready && self.intended.is_none() {
+            self.intended = draw_intended(&self.threads, enabled, None, rng).map(|(t, _)| t);
+            self.intended_at = decision.step;
+        }
+        let mut intended_ready = self.intended.is_some_and(|t| bit(&waiting, t));
+        // As in the general choice: past the patience, another waiting thread gets it.
+        if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
+            self.intended =
+                draw_intended(&self.threads, enabled, self.intended, rng).map(|(t, _)| t);
+            self.intended_at = decision.step;
+            intended_ready = self.intended.is_some_and(|t| bit(&waiting, t));
+        }
+        let chosen = match given {
+            Some(given) if bit(&on, given) => Ok(given),
+            Some(given) => Err(StrategyError::new(format!(
+                "surw was given thread {given:?}, which cannot run"
+            ))),
+            None => {
+                // The candidates, in `on`: the threads not waiting, and the intended one if it
+                // is at its event.
+                for (c, &w) in on.iter_mut().zip(&waiting) {
+                    *c &= !w;
+                }
+                if let Some(t) = self.intended.filter(|_| intended_ready) {
+                    on[t.index() / 64] |= 1 << (t.index() % 64);
+                }
+                let count: usize = on.iter().map(|w| w.count_ones() as usize).sum();
+                let mut pick = if count <= 1 { 0 } else { rng.random_range(0..count) };
+                let mut chosen = enabled[0];
+                for (w, &word) in on.iter().enumerate() {
+                    let n = word.count_ones() as usize;
+                    if pick < n {
+                        chosen =
+                            nth_bit(word, pick).map_or(chosen, |b| ThreadId((w * 64 + b) as u32));
+                        break;
+                    }
+                    pick -= n;
+                }
+                Ok(chosen)
+            }
+        };
+        let selected = chosen.as_ref().is_ok_and(|&c| {
+            bit(&waiting, c)
+                || (self.threads.get(c.index()).is_none_or(|t| t.left() == 0)
+                    && selected_access(&self.object_var, &self.selected, decision, c))
+        });
+        (self.on_words, self.waiting) = (on, waiting);
+        let chosen = chosen?;
+        self.ran(chosen, selected);
+        Ok(chosen)
+    }
+
     /// Accounts for `chosen`'s operation once it is chosen: an access to a selected variable
     /// (`selected`) counts among the thread's, and spends the intention if it was the
     /// intended thread's.
@@ -893,6 +1053,8 @@ impl Strategy for Surw {
         self.object_var.clear();
         self.intended = None;
         (self.waits, self.blocked) = (0, 0);
+        self.waits_beyond.clear();
+        self.blocked_beyond.clear();
         // The first execution after learning walks (see `FIRST_WALKS`); selective
         // executions count from the next.
         let ordinal = start.ordinal.saturating_sub(FIRST_WALKS);
@@ -1191,16 +1353,33 @@ mod tests {
     /// run ([`FakePending`]). Fixed seeds.
     #[test]
     fn the_bits_choose_as_the_general_path() {
+        bits_choose_as_the_general_path([0, 1, 2, 3, 4, 5]);
+    }
+
+    /// [`Surw::choose_by_words`] is the general choice too: the same script, its six threads
+    /// spread over four words of 64 (ids 1, 63, 64, 127, 130 and 200: one decision's enabled
+    /// threads may all be beyond the first word, or span several).
+    #[test]
+    fn the_words_choose_as_the_general_path() {
+        bits_choose_as_the_general_path([1, 63, 64, 127, 130, 200]);
+    }
+
+    /// The test of [`Surw::choose_by_bits`] and [`Surw::choose_by_words`] against
+    /// [`Surw::choose_general`], with the script's six threads at thread ids `ids`
+    /// (increasing).
+    fn bits_choose_as_the_general_path(ids: [u32; 6]) {
         use crate::runtime::FakePending;
         let mut fast = Surw::new();
         fast.mode = Mode::Selective;
         fast.selected = vec![0];
         // Object 0 (and the mutex 2) are of the selected variable 0, object 1 of variable 1.
         fast.object_var = vec![0, 1, 0];
-        // Threads 4 and 5 outlive their estimates early (then their accesses run as if
-        // uninteresting); the others keep waiting at theirs.
-        for t in 0..6u64 {
-            fast.threads.push(ThreadState::new(t, None, if t < 4 { 5000 } else { 20 }, 0));
+        // The fifth and sixth threads outlive their estimates early (then their accesses run as
+        // if uninteresting); the others keep waiting at theirs. Ids the script does not use
+        // are threads that never run.
+        for t in 0..=ids[5] {
+            let estimate = if ids[..4].contains(&t) { 5000 } else { 20 };
+            fast.threads.push(ThreadState::new(t as u64, None, estimate, 0));
         }
         let mut general = fast.clone();
         general.general_only = true;
@@ -1212,11 +1391,14 @@ mod tests {
             event(EventKind::Yield, None),
         ];
         let mut fake = FakePending::default();
-        let (mut current, mut waits_seen, mut blocked_waiting) = (0u32, 0, 0);
+        let (mut current, mut waits_seen, mut blocked_waiting) = (ids[0], 0, 0);
         for step in 0..5000u64 {
             let e = &events[script.random_range(0..events.len())];
-            let mut enabled: Vec<ThreadId> =
-                (0..6).filter(|_| script.random_range(0..3) != 0).map(ThreadId).collect();
+            let mut enabled: Vec<ThreadId> = ids
+                .iter()
+                .filter(|_| script.random_range(0..3) != 0)
+                .map(|&t| ThreadId(t))
+                .collect();
             if enabled.is_empty() {
                 enabled.push(ThreadId(current));
             }
@@ -1235,7 +1417,8 @@ mod tests {
             let b = general.choose_given(&d, &mut r2, given).unwrap();
             assert_eq!(a, b, "step {step}");
             assert_eq!(fast.intended, general.intended, "step {step}");
-            waits_seen += usize::from(fast.waits != 0);
+            let waiting = fast.waits != 0 || fast.waits_beyond.iter().any(|&w| w != 0);
+            waits_seen += usize::from(waiting);
             fake.announce(ThreadId(current), e.kind, e.object);
             if e.kind == EventKind::Block && script.random_range(0..2) == 0 {
                 // Notified: it now waits for the mutex 2, of the selected variable.
@@ -1247,6 +1430,20 @@ mod tests {
         assert_eq!(r1.random_range(0..u64::MAX), r2.random_range(0..u64::MAX), "same draws");
         // The script met what it is for.
         assert!(waits_seen > 1000 && blocked_waiting > 200, "{waits_seen} {blocked_waiting}");
+        // A thread the general choice refuses, the words refuse too.
+        let last = ThreadId(ids[5]);
+        let d = Decision {
+            enabled: &[ThreadId(ids[0]), last],
+            current: last,
+            current_enabled: true,
+            event: &events[0],
+            step: 5000,
+            var_access: 0,
+            pending: fake.pending(),
+        };
+        let absent = Some(ThreadId(ids[5] + 1));
+        assert!(fast.choose_given(&d, &mut r1, absent).is_err());
+        assert!(general.choose_given(&d, &mut r2, absent).is_err());
     }
 
     #[test]
