@@ -2,12 +2,24 @@
 # Regenerates docs/RESULTS-runtime.md from the criterion benchmark `benches/runtime.rs` (the
 # workspace package pctvb-benches; criterion writes to $CARGO_TARGET_DIR/criterion, by default
 # the workspace's target/criterion, and this script reads it from there).
-# Usage: scripts/bench-results.sh   (takes about six minutes on a 2-core machine)
+# It then times the default against shuttle on the same four bug-free programs in alternating
+# runs (scripts/vs-shuttle.sh, which writes vs-shuttle/PROGRAM.json in the target directory):
+# criterion measures one tool after the other, and on a shared machine the load moves between
+# them.
+# Usage: scripts/bench-results.sh   (takes about ten minutes on a 2-core machine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo bench -p pctvb-benches --bench runtime -- --warm-up-time 2 --measurement-time 5 >/dev/null
+# The runs and rounds of the alternating comparison (VS_SHUTTLE_RUNS / VS_SHUTTLE_ROUNDS, for a
+# quick check of this script): 1,000 executions per run, as the criterion rows.
+vs_runs=${VS_SHUTTLE_RUNS:-20}
+vs_rounds=${VS_SHUTTLE_ROUNDS:-15}
+for program in counter atomic prodcons ws; do
+    rm -f "${CARGO_TARGET_DIR:-target}/vs-shuttle/$program.json"
+    scripts/vs-shuttle.sh "$program" 1000 "$vs_runs" "$vs_rounds" >/dev/null
+done
 python3 - <<'PY'
-import json, os, platform, subprocess, datetime
+import json, os, platform, statistics, subprocess, datetime
 
 def mean_ns(path):
     target = os.environ.get("CARGO_TARGET_DIR", "target")
@@ -130,6 +142,40 @@ if parallel < pctvb or uniform_parallel < uniform:
         "Here an `all cores` row is below its one-OS-thread row: the cores were not free (see the",
         "load average), so those rows measure the machine's load more than pctvb's parallel runs.",
     ]
+# The alternating comparison (scripts/vs-shuttle.sh), per program: the same configurations as
+# the criterion rows above, each round running all four tools in a rotating order.
+vs_names = {"counter": "counter", "atomic": "atomic_counter", "prodcons": "prodcons_fixed",
+            "ws": "ws_deque_fixed"}
+shuttle_names = {"shuttle-random": "random", "shuttle-urw": "URW", "shuttle-pct": "PCT"}
+target = os.environ.get("CARGO_TARGET_DIR", "target")
+vs = [json.load(open(os.path.join(target, "vs-shuttle", f"{p}.json"))) for p in vs_names]
+first = vs[0]
+lines += [
+    "",
+    "## The same four programs in alternating runs",
+    "",
+    "`scripts/vs-shuttle.sh PROGRAM 1000 RUNS ROUNDS` (run by this script, "
+    f"{first['runs']} runs of {first['executions']} executions per invocation, {first['rounds']} "
+    "rounds): each round runs pctvb's default and shuttle's three schedulers once each, one",
+    "after the other in an order that rotates from round to round, pinned to one core, so a load",
+    "that changes during the measurement weighs on all four alike; criterion above measures each",
+    "for several seconds in turn. The ratios are of medians over the rounds, and per round (in",
+    "brackets: the median and the range of the rounds' ratios). pctvb's rate counts its 10",
+    "profiling executions, as criterion's does.",
+    "",
+    "| program | pctvb default | shuttle random / URW / PCT | vs shuttle's fastest (bar: >= 3) | vs shuttle URW |",
+    "|---|---:|---:|---:|---:|",
+]
+for v in vs:
+    m = v["medians"]
+    fastest = shuttle_names[v["fastest"]]
+    f, u = v["vs_fastest"], v["vs_urw"]
+    per = lambda r: f"{statistics.median(r):.2f}x, {r[0]:.2f}x-{r[-1]:.2f}x"
+    lines.append(
+        f"| {vs_names[v['program']]} | {m['default']:,.0f}/s | {m['shuttle-random']:,.0f} / "
+        f"{m['shuttle-urw']:,.0f} / {m['shuttle-pct']:,.0f}/s | {f['medians']:.2f}x against "
+        f"{fastest} ({per(f['per_round'])}) | {u['medians']:.2f}x ({per(u['per_round'])}) |"
+    )
 with open("docs/RESULTS-runtime.md", "w") as f:
     f.write("\n".join(lines) + "\n")
 print("\n".join(lines))

@@ -15,7 +15,9 @@
 # on a shared machine the load moves between the two by as much as 10%. Here each round runs
 # all four, in an order that rotates from round to round, and the ratio is taken per round
 # (pctvb's rate over the fastest of shuttle's three in the same round) as well as over the
-# medians.
+# medians, against shuttle's fastest and against its URW. The numbers also go to
+# vs-shuttle/PROGRAM.json in the target directory ($CARGO_TARGET_DIR, or target/), which
+# scripts/bench-results.sh reads into docs/RESULTS-runtime.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 4 ]; then
@@ -29,15 +31,16 @@ for n in "$executions" "$runs" "$rounds"; do
     esac
 done
 cargo build -q --release -p pctvb-corpus --example strategy_instructions
-bin=target/release/examples/strategy_instructions
+target=${CARGO_TARGET_DIR:-target}
+bin=$target/release/examples/strategy_instructions
 sides=(default shuttle-random shuttle-urw shuttle-pct)
 # One short run of each first, its errors shown.
 source scripts/timing-common.sh
 for side in "${sides[@]}"; do
     check_run "$bin" "$program" "$side"
 done
-mkdir -p target/vs-shuttle
-rates=target/vs-shuttle/rates.txt
+mkdir -p "$target/vs-shuttle"
+rates=$target/vs-shuttle/rates.txt
 : >"$rates"
 for round in $(seq "$rounds"); do
     for k in 0 1 2 3; do
@@ -48,9 +51,10 @@ for round in $(seq "$rounds"); do
         echo "$round $side $per_run $ns" >>"$rates"
     done
 done
-python3 - "$rates" "$program" "$runs" <<'PY'
-import statistics, sys
+python3 - "$rates" "$program" "$runs" "$executions" "$rounds" "$target" <<'PY'
+import json, statistics, sys
 path, program, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+executions, rounds, target = int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 by_side, by_round = {}, {}
 for line in open(path):
     rnd, side, per_run, ns = line.split()
@@ -69,4 +73,18 @@ per_round = sorted(r["default"] / max(r[s] for s in shuttle) for r in by_round.v
 print(f"{program}: pctvb default / shuttle's fastest ({names[fastest]}), medians: "
       f"{over_medians:.2f}x; per round (against the fastest of the three in that round): "
       f"median {statistics.median(per_round):.2f}x, range {per_round[0]:.2f}x-{per_round[-1]:.2f}x")
+# Against URW alone: the baseline issue #18's title names.
+urw_rounds = sorted(r["default"] / r["shuttle-urw"] for r in by_round.values())
+over_urw = statistics.median(by_side["default"]) / statistics.median(by_side["shuttle-urw"])
+print(f"{program}: pctvb default / shuttle URW, medians: {over_urw:.2f}x; per round: median "
+      f"{statistics.median(urw_rounds):.2f}x, range {urw_rounds[0]:.2f}x-{urw_rounds[-1]:.2f}x")
+summary = {
+    "program": program, "executions": executions, "runs": runs, "rounds": rounds,
+    "medians": {side: statistics.median(rates) for side, rates in by_side.items()},
+    "fastest": fastest,
+    "vs_fastest": {"medians": over_medians, "per_round": per_round},
+    "vs_urw": {"medians": over_urw, "per_round": urw_rounds},
+}
+with open(f"{target}/vs-shuttle/{program}.json", "w") as f:
+    json.dump(summary, f, indent=1)
 PY
