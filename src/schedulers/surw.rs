@@ -739,14 +739,7 @@ impl Surw {
             self.announce_beyond(decision);
             return;
         }
-        let waits = waits_for_intention(
-            &self.threads,
-            &self.object_var,
-            &self.selected,
-            decision,
-            decision.current,
-        );
-        let blocked = decision.event.kind == EventKind::Block;
+        let (waits, blocked) = self.announced(decision);
         let clear = !(1u64 << c);
         self.waits = self.waits & clear | u64::from(waits) << c;
         self.blocked = self.blocked & clear | u64::from(blocked) << c;
@@ -758,14 +751,7 @@ impl Surw {
     #[inline(never)]
     fn announce_beyond(&mut self, decision: &Decision<'_>) {
         let c = decision.current.index();
-        let waits = waits_for_intention(
-            &self.threads,
-            &self.object_var,
-            &self.selected,
-            decision,
-            decision.current,
-        );
-        let blocked = decision.event.kind == EventKind::Block;
+        let (waits, blocked) = self.announced(decision);
         let word = c / 64 - 1;
         if self.waits_beyond.len() <= word {
             self.waits_beyond.resize(word + 1, 0);
@@ -774,6 +760,20 @@ impl Surw {
         let (bit, clear) = (c % 64, !(1u64 << (c % 64)));
         self.waits_beyond[word] = self.waits_beyond[word] & clear | u64::from(waits) << bit;
         self.blocked_beyond[word] = self.blocked_beyond[word] & clear | u64::from(blocked) << bit;
+    }
+
+    /// The current thread's bits as it announces its operation: whether it waits for the
+    /// intention, and whether the operation is a `Block`.
+    #[inline(always)]
+    fn announced(&self, decision: &Decision<'_>) -> (bool, bool) {
+        let waits = waits_for_intention(
+            &self.threads,
+            &self.object_var,
+            &self.selected,
+            decision,
+            decision.current,
+        );
+        (waits, decision.event.kind == EventKind::Block)
     }
 
     /// Whether the choice can take [`Surw::choose_by_bits`]: every enabled thread is below 64
