@@ -307,10 +307,9 @@ fn waits_for_intention(
 
 /// The position of the `pick`-th candidate (from 0) among `n` enabled threads: the threads
 /// whose bit in `waiting` is clear, and the `intended` position (for the reference choice,
-/// [`Surw::choose_general`]). A word of 64 positions at a
-/// time; the last word needs no count (the pick is in it), so up to 64 enabled threads count
-/// no bits (`count_ones` is no single instruction on baseline x86-64), and one word needs no
-/// loop.
+/// [`Surw::choose_general`]). A word of 64 positions at a time; the last word needs no count
+/// (the pick is in it), so up to 64 enabled threads count no bits (`count_ones` is no single
+/// instruction on baseline x86-64), and one word needs no loop.
 #[cfg(test)]
 #[inline]
 fn nth_candidate(waiting: &[u64], n: usize, intended: Option<usize>, mut pick: usize) -> usize {
@@ -1431,7 +1430,7 @@ mod tests {
         assert_eq!(r1.random_range(0..u64::MAX), r2.random_range(0..u64::MAX), "same draws");
         // The script met what it is for.
         assert!(waits_seen > 1000 && blocked_waiting > 200, "{waits_seen} {blocked_waiting}");
-        // A thread the general choice refuses, the words refuse too.
+        // A thread the general choice refuses, the bits (or the words) refuse too.
         let last = ThreadId(ids[5]);
         let d = Decision {
             enabled: &[ThreadId(ids[0]), last],
