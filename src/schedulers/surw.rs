@@ -824,25 +824,10 @@ impl Surw {
                 waiting |= 1 << t.index();
             }
         }
-        if !self.intended.is_some_and(is_on) {
-            // Not enabled (it blocked): dropped.
-            self.intended = None;
-        }
-        let ready = waiting != 0;
-        if ready && self.intended.is_none() {
-            self.intended = draw_intended(&self.threads, enabled, None, rng).map(|(t, _)| t);
-            self.intended_at = decision.step;
-        }
         // The intended thread is enabled (a drawn one is), so below 64.
+        let waits = |t: ThreadId| 1u64 << t.index() & waiting != 0;
+        let intended_ready = self.intend(decision, rng, waiting != 0, is_on, waits);
         let intended_bit = |s: &Surw| s.intended.map_or(0, |t| 1u64 << t.index());
-        let mut intended_ready = intended_bit(self) & waiting != 0;
-        // As in the general choice: past the patience, another waiting thread gets it.
-        if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
-            self.intended =
-                draw_intended(&self.threads, enabled, self.intended, rng).map(|(t, _)| t);
-            self.intended_at = decision.step;
-            intended_ready = intended_bit(self) & waiting != 0;
-        }
         let chosen = match given {
             Some(given) if is_on(given) => given,
             Some(given) => {
@@ -911,23 +896,9 @@ impl Surw {
         let bit = |words: &[u64], t: ThreadId| {
             words.get(t.index() / 64).is_some_and(|w| w >> (t.index() % 64) & 1 != 0)
         };
-        if !self.intended.is_some_and(|t| bit(&on, t)) {
-            // Not enabled (it blocked): dropped.
-            self.intended = None;
-        }
         let ready = waiting.iter().any(|&w| w != 0);
-        if ready && self.intended.is_none() {
-            self.intended = draw_intended(&self.threads, enabled, None, rng).map(|(t, _)| t);
-            self.intended_at = decision.step;
-        }
-        let mut intended_ready = self.intended.is_some_and(|t| bit(&waiting, t));
-        // As in the general choice: past the patience, another waiting thread gets it.
-        if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
-            self.intended =
-                draw_intended(&self.threads, enabled, self.intended, rng).map(|(t, _)| t);
-            self.intended_at = decision.step;
-            intended_ready = self.intended.is_some_and(|t| bit(&waiting, t));
-        }
+        let intended_ready =
+            self.intend(decision, rng, ready, |t| bit(&on, t), |t| bit(&waiting, t));
         let chosen = match given {
             Some(given) if bit(&on, given) => Ok(given),
             Some(given) => Err(StrategyError::new(format!(
@@ -966,6 +937,40 @@ impl Surw {
         let chosen = chosen?;
         self.ran(chosen, selected);
         Ok(chosen)
+    }
+
+    /// The intention rule of the choices from bits ([`Surw::choose_by_bits`],
+    /// [`Surw::choose_by_words`]), as the general choice applies it: an intended thread that is
+    /// not enabled (`is_on`) is dropped; when a thread waits for the intention (`ready`) and
+    /// none is intended, one is drawn by weight; past the patience with others waiting, it is
+    /// drawn again among them. Returns whether the intended thread is at its interesting event
+    /// (`waits`). Always inlined, so each path keeps its own bit tests.
+    #[inline(always)]
+    fn intend(
+        &mut self,
+        decision: &Decision<'_>,
+        rng: &mut ScheduleRng,
+        ready: bool,
+        is_on: impl Fn(ThreadId) -> bool,
+        waits: impl Fn(ThreadId) -> bool,
+    ) -> bool {
+        if !self.intended.is_some_and(&is_on) {
+            // Not enabled (it blocked): dropped.
+            self.intended = None;
+        }
+        let enabled = decision.enabled;
+        if ready && self.intended.is_none() {
+            self.intended = draw_intended(&self.threads, enabled, None, rng).map(|(t, _)| t);
+            self.intended_at = decision.step;
+        }
+        let mut intended_ready = self.intended.is_some_and(&waits);
+        if ready && !intended_ready && decision.step.saturating_sub(self.intended_at) >= PATIENCE {
+            self.intended =
+                draw_intended(&self.threads, enabled, self.intended, rng).map(|(t, _)| t);
+            self.intended_at = decision.step;
+            intended_ready = self.intended.is_some_and(&waits);
+        }
+        intended_ready
     }
 
     /// Accounts for `chosen`'s operation once it is chosen: an access to a selected variable
