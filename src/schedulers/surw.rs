@@ -242,10 +242,9 @@ pub struct Surw {
     /// changes without a point of its own (a notified condition variable's waiter waits for
     /// its mutex), so it is looked up at every decision, as without the bits.
     blocked: u64,
-    /// [`Surw::waits`] and [`Surw::blocked`] for the threads from 64 on, a word of 64 threads
-    /// each (word `i`: threads `64 (i + 1)` to `64 (i + 2) - 1`), grown as threads announce.
-    waits_beyond: Vec<u64>,
-    blocked_beyond: Vec<u64>,
+    /// [`Surw::waits`] and [`Surw::blocked`] for the threads from 64 on, a pair of words per 64
+    /// threads (pair `i`: threads `64 (i + 1)` to `64 (i + 2) - 1`), grown as threads announce.
+    beyond: Vec<(u64, u64)>,
     /// Tests: every decision takes the general path (the bits' path must choose as it does).
     #[cfg(test)]
     general_only: bool,
@@ -414,8 +413,7 @@ impl Surw {
             waiting: Vec::new(),
             waits: 0,
             blocked: 0,
-            waits_beyond: Vec::new(),
-            blocked_beyond: Vec::new(),
+            beyond: Vec::new(),
             #[cfg(test)]
             general_only: false,
             loops: Some(WriteLoops::default()),
@@ -753,13 +751,13 @@ impl Surw {
         let c = decision.current.index();
         let (waits, blocked) = self.announced(decision);
         let word = c / 64 - 1;
-        if self.waits_beyond.len() <= word {
-            self.waits_beyond.resize(word + 1, 0);
-            self.blocked_beyond.resize(word + 1, 0);
+        if self.beyond.len() <= word {
+            self.beyond.resize(word + 1, (0, 0));
         }
         let (bit, clear) = (c % 64, !(1u64 << (c % 64)));
-        self.waits_beyond[word] = self.waits_beyond[word] & clear | u64::from(waits) << bit;
-        self.blocked_beyond[word] = self.blocked_beyond[word] & clear | u64::from(blocked) << bit;
+        let (w, b) = &mut self.beyond[word];
+        *w = *w & clear | u64::from(waits) << bit;
+        *b = *b & clear | u64::from(blocked) << bit;
     }
 
     /// The current thread's bits as it announces its operation: whether it waits for the
@@ -876,10 +874,7 @@ impl Surw {
         for (w, &on_w) in on.iter().enumerate() {
             let (waits, blocked) = match w {
                 0 => (self.waits, self.blocked),
-                _ => (
-                    self.waits_beyond.get(w - 1).copied().unwrap_or(0),
-                    self.blocked_beyond.get(w - 1).copied().unwrap_or(0),
-                ),
+                _ => self.beyond.get(w - 1).copied().unwrap_or((0, 0)),
             };
             let mut word = on_w & waits;
             let mut blocked = on_w & blocked;
@@ -1058,8 +1053,7 @@ impl Strategy for Surw {
         self.object_var.clear();
         self.intended = None;
         (self.waits, self.blocked) = (0, 0);
-        self.waits_beyond.clear();
-        self.blocked_beyond.clear();
+        self.beyond.clear();
         // The first execution after learning walks (see `FIRST_WALKS`); selective
         // executions count from the next.
         let ordinal = start.ordinal.saturating_sub(FIRST_WALKS);
@@ -1422,7 +1416,7 @@ mod tests {
             let b = general.choose_given(&d, &mut r2, given).unwrap();
             assert_eq!(a, b, "step {step}");
             assert_eq!(fast.intended, general.intended, "step {step}");
-            let waiting = fast.waits != 0 || fast.waits_beyond.iter().any(|&w| w != 0);
+            let waiting = fast.waits != 0 || fast.beyond.iter().any(|&(w, _)| w != 0);
             waits_seen += usize::from(waiting);
             fake.announce(ThreadId(current), e.kind, e.object);
             if e.kind == EventKind::Block && script.random_range(0..2) == 0 {
