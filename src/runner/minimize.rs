@@ -48,7 +48,7 @@ impl Config {
     }
 
     /// [`Config::minimized_failure`] of a failure captured earlier (`found`), whose execution
-    /// is no longer `exec`'s last.
+    /// need no longer be `exec`'s last: minimized first (when allowed) with replays on `exec`.
     pub(super) fn minimized_found(
         &self,
         exec: &Execution,
@@ -57,22 +57,6 @@ impl Config {
         at: &'static Location<'static>,
         found: Found,
         tracked_all: bool,
-    ) -> Failure {
-        let mut f = self.minimize_found(exec, pool, body, at, found);
-        if tracked_all {
-            self.tag_session(&mut f, None, false);
-        }
-        f
-    }
-
-    /// The report of `found`, minimized first (when allowed) with replays on `exec`.
-    pub(super) fn minimize_found(
-        &self,
-        exec: &Execution,
-        pool: &mut StackPool,
-        body: &dyn Fn(),
-        at: &'static Location<'static>,
-        found: Found,
     ) -> Failure {
         let (best, minimized) = if self.minimize_runs == 0 || !minimizable(&found.cause) {
             (found, None)
@@ -83,6 +67,9 @@ impl Config {
         };
         let mut failure = self.report_found(&best, minimized);
         failure.replay_diverges = self.check_replay(exec, pool, body, at, &best);
+        if tracked_all {
+            self.tag_session(&mut failure, None, false);
+        }
         failure
     }
 

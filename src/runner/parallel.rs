@@ -182,7 +182,7 @@ impl Config {
             report.failures = 1;
             let exec = Execution::new(Box::new(Random), self.limits());
             let mut pool = StackPool::new(self.stack_size);
-            report.failure = Some(self.minimize_found(&exec, &mut pool, body, at, found));
+            report.failure = Some(self.minimized_found(&exec, &mut pool, body, at, found, false));
         }
         report
     }
