@@ -155,13 +155,10 @@ struct Record {
     descendants: Vec<(u32, u64)>,
 }
 
-/// Sum of the counts of `counts` (sorted by variable) over the `selected` variables.
-fn sum_over(counts: &[(u32, u64)], selected: &[u32]) -> u64 {
-    selected
-        .iter()
-        .filter_map(|v| counts.binary_search_by_key(v, |&(x, _)| x).ok())
-        .map(|i| counts[i].1)
-        .sum()
+/// The count of variable `var` in `counts` (sorted by variable): 0 if absent, and for
+/// [`NO_VAR`] (no selection).
+fn count_of(counts: &[(u32, u64)], var: u32) -> u64 {
+    counts.binary_search_by_key(&var, |&(x, _)| x).map_or(0, |i| counts[i].1)
 }
 
 /// Adds `n` to variable `var`'s count in `counts` (kept sorted).
@@ -200,8 +197,10 @@ pub struct Surw {
     records: HashMap<u64, Record, BuildHasherDefault<KeyHasher>>,
     /// Variables two or more threads accessed in execution 0 (sorted).
     shared: Vec<u32>,
-    /// This execution's selected variables.
-    selected: Vec<u32>,
+    /// This execution's selected variable ([`NO_VAR`]: none, in the walk's executions). One
+    /// variable, as the corpus measured best (see [`Surw::select`]): a single compare at the
+    /// decisions that ask whether an operation is interesting.
+    selected: u32,
     /// Mixed into the order of each round of selections: the digest of execution 0, the
     /// same in every worker of a parallel run.
     salt: u64,
@@ -274,19 +273,16 @@ fn pending_var(object_var: &[u32], decision: &Decision<'_>, thread: ThreadId) ->
     }
 }
 
-/// Whether `thread`'s pending operation accesses one of the `selected` variables.
+/// Whether `thread`'s pending operation accesses the `selected` variable.
 #[inline]
-#[allow(clippy::manual_contains)] // see the comment in the body
 fn selected_access(
     object_var: &[u32],
-    selected: &[u32],
+    selected: u32,
     decision: &Decision<'_>,
     thread: ThreadId,
 ) -> bool {
     let var = pending_var(object_var, decision, thread);
-    // A loop, not `contains`: the selection is one variable or a few, which `contains`'s
-    // chunked search for long slices only slows.
-    var != NO_VAR && selected.iter().any(|&s| s == var)
+    var != NO_VAR && var == selected
 }
 
 /// Whether `thread` still has an estimated interesting event and its pending operation is
@@ -296,7 +292,7 @@ fn selected_access(
 fn waits_for_intention(
     threads: &[ThreadState],
     object_var: &[u32],
-    selected: &[u32],
+    selected: u32,
     decision: &Decision<'_>,
     thread: ThreadId,
 ) -> bool {
@@ -398,7 +394,7 @@ impl Surw {
             mode: Mode::Learn,
             records: HashMap::default(),
             shared: Vec::new(),
-            selected: Vec::new(),
+            selected: NO_VAR,
             salt: 0,
             round: Vec::new(),
             default_own: 0,
@@ -428,7 +424,7 @@ impl Surw {
 
     fn add_thread(&mut self, key: u64, parent: Option<u32>) -> u64 {
         let (own, descendants) = match self.records.get(&key) {
-            Some(r) => (sum_over(&r.own, &self.selected), sum_over(&r.descendants, &self.selected)),
+            Some(r) => (count_of(&r.own, self.selected), count_of(&r.descendants, self.selected)),
             None => (self.default_own, 0),
         };
         self.threads.push(ThreadState::new(key, parent, own, descendants));
@@ -676,7 +672,7 @@ impl Surw {
             if self.intended == Some(t) {
                 intended_pos = Some(i);
             }
-            if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t) {
+            if waits_for_intention(&self.threads, &self.object_var, self.selected, decision, t) {
                 waiting[i / 64] |= 1 << (i % 64);
                 waiting_threads += 1;
             }
@@ -721,7 +717,7 @@ impl Surw {
         // not; past its estimate, look.
         let selected = waits(chosen_at)
             || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
-                && selected_access(&self.object_var, &self.selected, decision, chosen));
+                && selected_access(&self.object_var, self.selected, decision, chosen));
         self.ran(chosen, selected);
         Ok(chosen)
     }
@@ -767,7 +763,7 @@ impl Surw {
         let waits = waits_for_intention(
             &self.threads,
             &self.object_var,
-            &self.selected,
+            self.selected,
             decision,
             decision.current,
         );
@@ -818,7 +814,7 @@ impl Surw {
         while blocked != 0 {
             let t = ThreadId(blocked.trailing_zeros());
             blocked &= blocked - 1;
-            if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t) {
+            if waits_for_intention(&self.threads, &self.object_var, self.selected, decision, t) {
                 waiting |= 1 << t.index();
             }
         }
@@ -845,7 +841,7 @@ impl Surw {
         // thread past its estimate may be at one too.
         let selected = waiting >> chosen.index() & 1 != 0
             || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
-                && selected_access(&self.object_var, &self.selected, decision, chosen));
+                && selected_access(&self.object_var, self.selected, decision, chosen));
         self.ran(chosen, selected);
         Ok(chosen)
     }
@@ -881,7 +877,7 @@ impl Surw {
             while blocked != 0 {
                 let t = ThreadId((w * 64) as u32 + blocked.trailing_zeros());
                 blocked &= blocked - 1;
-                if waits_for_intention(&self.threads, &self.object_var, &self.selected, decision, t)
+                if waits_for_intention(&self.threads, &self.object_var, self.selected, decision, t)
                 {
                     word |= 1 << (t.index() % 64);
                 }
@@ -926,7 +922,7 @@ impl Surw {
         let selected = chosen.as_ref().is_ok_and(|&c| {
             bit(&waiting, c)
                 || (self.threads.get(c.index()).is_none_or(|t| t.left() == 0)
-                    && selected_access(&self.object_var, &self.selected, decision, c))
+                    && selected_access(&self.object_var, self.selected, decision, c))
         });
         (self.on_words, self.waiting) = (on, waiting);
         let chosen = chosen?;
@@ -1000,7 +996,7 @@ impl Surw {
         rng: &mut ScheduleRng,
     ) -> ThreadId {
         let left = self.threads.get(only.index()).map_or(0, |t| t.left());
-        let interesting = selected_access(&self.object_var, &self.selected, decision, only);
+        let interesting = selected_access(&self.object_var, self.selected, decision, only);
         if self.intended != Some(only) {
             // Not enabled (it blocked): dropped.
             self.intended = None;
@@ -1036,9 +1032,8 @@ impl Surw {
         for i in (1..self.round.len()).rev() {
             self.round.swap(i, order.random_range(0..=i));
         }
-        self.selected.clear();
-        self.selected.push(self.round[(slot % k) as usize]);
-        let sum: u64 = self.records.values().map(|r| sum_over(&r.own, &self.selected)).sum();
+        self.selected = self.round[(slot % k) as usize];
+        let sum: u64 = self.records.values().map(|r| count_of(&r.own, self.selected)).sum();
         self.default_own = sum.div_ceil(self.records.len().max(1) as u64);
     }
 }
@@ -1069,7 +1064,7 @@ impl Strategy for Surw {
         };
         match self.mode {
             Mode::Learn | Mode::Walk => {
-                self.selected.clear();
+                self.selected = NO_VAR;
                 self.walk.begin_execution(start, rng);
             }
             Mode::Selective => self.select(ordinal),
@@ -1211,7 +1206,7 @@ mod tests {
             ordinal += 1;
             assert!(ordinal < 22, "no selective execution");
         }
-        assert_eq!(s.selected, vec![0], "the one shared variable");
+        assert_eq!(s.selected, 0, "the one shared variable");
         // Main stood for its children's 3 accesses to x and handed them over at the spawns.
         let states: Vec<_> = s.threads.iter().map(|t| (t.own, t.descendants, t.done)).collect();
         assert_eq!(states, vec![(0, 3, 0), (2, 0, 2), (1, 0, 1)]);
@@ -1231,8 +1226,8 @@ mod tests {
             let mut order = Vec::new();
             for slot in round * 3..round * 3 + 3 {
                 s.select(slot);
-                assert_eq!(s.selected.len(), 1);
-                order.push(s.selected[0]);
+                assert_ne!(s.selected, NO_VAR);
+                order.push(s.selected);
             }
             let mut sorted = order.clone();
             sorted.sort_unstable();
@@ -1245,7 +1240,7 @@ mod tests {
         // The selection is a function of the slot and the salt alone (a parallel run's
         // workers agree with a serial run).
         s.select(7);
-        let again = s.selected.clone();
+        let again = s.selected;
         s.select(0);
         s.select(7);
         assert_eq!(s.selected, again);
@@ -1270,8 +1265,10 @@ mod tests {
             add_count(&mut c, v, n);
         }
         assert_eq!(c, vec![(0, 1), (1, 2), (4, 4)]);
-        assert_eq!(sum_over(&c, &[1, 4]), 6);
-        assert_eq!(sum_over(&c, &[2, 3]), 0);
+        assert_eq!(count_of(&c, 4), 4);
+        assert_eq!(count_of(&c, 1), 2);
+        assert_eq!(count_of(&c, 2), 0, "a variable the thread never accessed");
+        assert_eq!(count_of(&c, NO_VAR), 0, "no selection");
     }
 
     /// The pick counts candidates over more than one word of positions: with 100 enabled
@@ -1283,7 +1280,7 @@ mod tests {
         let mut s = Surw::new();
         let mut r = rng(7);
         s.mode = Mode::Selective;
-        s.selected = vec![0];
+        s.selected = 0;
         // Threads 3 and 70 have selected accesses left; only 70 is at one (the current
         // thread's event), so 70 waits for the intention and 3 runs freely.
         for t in 0..100u64 {
@@ -1319,7 +1316,7 @@ mod tests {
         let mut s = Surw::new();
         let mut r = rng(11);
         s.mode = Mode::Selective;
-        s.selected = vec![0];
+        s.selected = 0;
         for t in 0..3u64 {
             s.threads.push(ThreadState::new(t, None, 5, 0));
         }
@@ -1370,7 +1367,7 @@ mod tests {
         use crate::runtime::FakePending;
         let mut fast = Surw::new();
         fast.mode = Mode::Selective;
-        fast.selected = vec![0];
+        fast.selected = 0;
         // Object 0 (and the mutex 2) are of the selected variable 0, object 1 of variable 1.
         fast.object_var = vec![0, 1, 0];
         // The fifth and sixth threads outlive their estimates early (then their accesses run as
