@@ -70,12 +70,14 @@
 //! its seed. Were it to run on several workers, each worker's instance would keep its own
 //! history: each stream avoids its own repeats, not the others'.
 
+use std::panic::Location;
+
 use super::registry::StrategyInfo;
 use super::surw::Surw;
 use super::uniform_walk::mix;
 use super::write_loops::WriteLoops;
 use super::{access_key, asked, Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::{Event, EventKind, Step, ThreadId};
+use crate::runtime::{Event, EventKind, ObjectId, Step, ThreadId};
 
 /// `strategy = "reversal"`: no parameters, no bound; it learns in execution 0 (its walk's
 /// estimates) and from every execution after (the pairs it saw), so its executions are serial.
@@ -127,6 +129,21 @@ struct Announced {
 
 impl Announced {
     const NONE: Announced = Announced { object: NONE, key: 0, reads: false };
+
+    /// The operation `kind` on `object` at `site`, as announced.
+    #[inline(always)]
+    fn of(
+        kind: EventKind,
+        object: Option<ObjectId>,
+        site: &'static Location<'static>,
+    ) -> Announced {
+        match object {
+            Some(object) => {
+                Announced { object: object.0, key: access_key(site, kind), reads: only_reads(kind) }
+            }
+            None => Announced::NONE,
+        }
+    }
 }
 
 /// An access of this execution: its thread and key.
@@ -272,18 +289,17 @@ impl Reversal {
         if event.kind == EventKind::Block {
             return;
         }
-        let current = current.index();
-        if self.announced.len() <= current {
-            self.announced.resize(current + 1, Announced::NONE);
+        self.set_announced(current, Announced::of(event.kind, event.object, event.location));
+    }
+
+    /// Sets `thread`'s announced operation, growing the table as threads appear.
+    #[inline(always)]
+    fn set_announced(&mut self, thread: ThreadId, announced: Announced) {
+        let t = thread.index();
+        if self.announced.len() <= t {
+            self.announced.resize(t + 1, Announced::NONE);
         }
-        self.announced[current] = match event.object {
-            Some(object) => Announced {
-                object: object.0,
-                key: access_key(event.location, event.kind),
-                reads: only_reads(event.kind),
-            },
-            None => Announced::NONE,
-        };
+        self.announced[t] = announced;
     }
 
     /// Whether `thread`'s announced operation is the access `key` (on `object`, if given).
@@ -360,13 +376,11 @@ impl Reversal {
         }
     }
 
-    /// Notes that `chosen` runs its announced operation, as the trace is read: the pairs it
-    /// makes with the object's previous accesses.
+    /// Notes that `chosen` runs `runs`, the operation it announced, as the trace is read: the
+    /// pairs it makes with the object's previous accesses.
     #[inline(always)]
-    fn pairs_of(&mut self, chosen: ThreadId) {
-        let Some(&Announced { object, key, reads }) = self.announced.get(chosen.index()) else {
-            return;
-        };
+    fn pairs_of(&mut self, chosen: ThreadId, runs: Announced) {
+        let Announced { object, key, reads } = runs;
         if object == NONE {
             return;
         }
@@ -396,14 +410,26 @@ impl Reversal {
         self.last.clear();
     }
 
-    /// One scheduling point that asked for a choice: its thread announces its operation,
-    /// then the chosen thread runs the one it announced.
+    /// One scheduling point that asked for a choice: its thread announces its operation
+    /// (but at a `Block`, whose thread's announcement stands), then the chosen thread runs the
+    /// one it announced. When the thread goes on (most steps), what runs is what it just
+    /// announced, not read back from the table.
     #[inline(always)]
     pub(super) fn observe_step(&mut self, step: &Step) {
-        let event =
-            Event { kind: step.kind, object: step.object, var: None, location: step.location };
-        self.announce(step.thread, &event);
-        self.pairs_of(step.chosen);
+        let runs = if step.kind == EventKind::Block {
+            self.announced.get(step.chosen.index()).copied()
+        } else {
+            let own = Announced::of(step.kind, step.object, step.location);
+            self.set_announced(step.thread, own);
+            if step.chosen == step.thread {
+                Some(own)
+            } else {
+                self.announced.get(step.chosen.index()).copied()
+            }
+        };
+        if let Some(runs) = runs {
+            self.pairs_of(step.chosen, runs);
+        }
     }
 }
 
