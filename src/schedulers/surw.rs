@@ -330,6 +330,22 @@ fn nth_candidate(waiting: &[u64], n: usize, intended: Option<usize>, mut pick: u
     0
 }
 
+/// The current thread at a decision, as the selective choice sees it: its estimated
+/// interesting events left, and whether its announced operation is interesting.
+#[derive(Clone, Copy, Debug)]
+struct CurrentOp {
+    left: u64,
+    interesting: bool,
+}
+
+/// The current thread's bits as it announces its operation: whether it waits for the
+/// intention (its estimate lasts and its operation is interesting, as [`waits_for_intention`]
+/// asks of other threads), and whether the operation is a `Block`.
+#[inline(always)]
+fn announced(decision: &Decision<'_>, current: CurrentOp) -> (bool, bool) {
+    (current.left > 0 && current.interesting, decision.event.kind == EventKind::Block)
+}
+
 /// The position of the `pick`-th set bit (from 0) of `bits`, if it has that many.
 #[inline]
 fn nth_bit(mut bits: u64, pick: usize) -> Option<usize> {
@@ -620,10 +636,12 @@ impl Surw {
         if self.mode == Mode::Learn {
             return self.learn(decision, rng, given);
         }
-        self.announce(decision);
+        let current = self.current_op(decision);
+        self.announce(decision, current);
         let enabled = decision.enabled;
         if let ([only], None) = (enabled, given) {
-            return Ok(self.choose_only(decision, *only, rng));
+            let known = (*only == decision.current).then_some(current);
+            return Ok(self.choose_only(decision, *only, known, rng));
         }
         if self.bits_hold(enabled) {
             return self.choose_by_bits(decision, rng, given);
@@ -727,13 +745,13 @@ impl Surw {
     /// ([`Surw::blocked`]); for threads from 64 on, in the words beyond
     /// ([`Surw::announce_beyond`]).
     #[inline]
-    fn announce(&mut self, decision: &Decision<'_>) {
+    fn announce(&mut self, decision: &Decision<'_>, current: CurrentOp) {
         let c = decision.current.index();
         if c >= 64 {
-            self.announce_beyond(decision);
+            self.announce_beyond(decision, current);
             return;
         }
-        let (waits, blocked) = self.announced(decision);
+        let (waits, blocked) = announced(decision, current);
         let clear = !(1u64 << c);
         self.waits = self.waits & clear | u64::from(waits) << c;
         self.blocked = self.blocked & clear | u64::from(blocked) << c;
@@ -743,9 +761,9 @@ impl Surw {
     /// announcement of the first 64 threads (every thread of most programs) stays as small.
     #[cold]
     #[inline(never)]
-    fn announce_beyond(&mut self, decision: &Decision<'_>) {
+    fn announce_beyond(&mut self, decision: &Decision<'_>, current: CurrentOp) {
         let c = decision.current.index();
-        let (waits, blocked) = self.announced(decision);
+        let (waits, blocked) = announced(decision, current);
         let word = c / 64 - 1;
         if self.beyond.len() <= word {
             self.beyond.resize(word + 1, (0, 0));
@@ -756,18 +774,16 @@ impl Surw {
         *b = *b & clear | u64::from(blocked) << bit;
     }
 
-    /// The current thread's bits as it announces its operation: whether it waits for the
-    /// intention, and whether the operation is a `Block`.
+    /// The current thread's estimate left and whether its operation is interesting (an
+    /// access to the selected variable): what [`Surw::announce`] notes, and what
+    /// [`Surw::choose_only`] asks when the current thread is the one enabled.
     #[inline(always)]
-    fn announced(&self, decision: &Decision<'_>) -> (bool, bool) {
-        let waits = waits_for_intention(
-            &self.threads,
-            &self.object_var,
-            self.selected,
-            decision,
-            decision.current,
-        );
-        (waits, decision.event.kind == EventKind::Block)
+    fn current_op(&self, decision: &Decision<'_>) -> CurrentOp {
+        let c = decision.current;
+        CurrentOp {
+            left: self.threads.get(c.index()).map_or(0, |t| t.left()),
+            interesting: selected_access(&self.object_var, self.selected, decision, c),
+        }
     }
 
     /// Whether the choice can take [`Surw::choose_by_bits`]: every enabled thread is below 64
@@ -988,15 +1004,21 @@ impl Surw {
     /// with callgrind (`corpus/examples/strategy_instructions.rs`, 1,000 executions of the
     /// default): instructions fell 3.4% on ws_deque, 0.7-1.1% on counter, prodcons and the
     /// atomic counter.
+    ///
+    /// `known`: `only`'s estimate and operation as [`Surw::current_op`] found them, when
+    /// `only` is the current thread (not looked up twice).
     #[inline]
     fn choose_only(
         &mut self,
         decision: &Decision<'_>,
         only: ThreadId,
+        known: Option<CurrentOp>,
         rng: &mut ScheduleRng,
     ) -> ThreadId {
-        let left = self.threads.get(only.index()).map_or(0, |t| t.left());
-        let interesting = selected_access(&self.object_var, self.selected, decision, only);
+        let CurrentOp { left, interesting } = known.unwrap_or_else(|| CurrentOp {
+            left: self.threads.get(only.index()).map_or(0, |t| t.left()),
+            interesting: selected_access(&self.object_var, self.selected, decision, only),
+        });
         if self.intended != Some(only) {
             // Not enabled (it blocked): dropped.
             self.intended = None;
