@@ -211,9 +211,15 @@ pub struct Surw {
     default_own: u64,
     /// This execution's threads, by id; their events are accesses to the selected variables.
     threads: Vec<ThreadState>,
-    /// The variable of each object of this execution, by object id (`u32::MAX`: none or not
-    /// seen yet).
+    /// Execution 0: the variable of each object, by object id (`u32::MAX`: none or not seen
+    /// yet).
     object_var: Vec<u32>,
+    /// Selective executions: whether each object, by object id, is of the selected variable,
+    /// as far as the execution's decisions have met it (an object is met at its first
+    /// operation's point). Kept instead of every object's variable because a selective
+    /// decision only asks that, and marks an object only when the current thread's
+    /// operation is interesting: no write at most decisions.
+    object_selected: Vec<bool>,
     /// The thread whose interesting event is to run next, if drawn.
     intended: Option<ThreadId>,
     /// The scheduling point at which `intended` was drawn.
@@ -273,16 +279,22 @@ fn pending_var(object_var: &[u32], decision: &Decision<'_>, thread: ThreadId) ->
     }
 }
 
-/// Whether `thread`'s pending operation accesses the `selected` variable.
+/// Whether `thread`'s pending operation accesses the `selected` variable, given which objects
+/// are of it (`object_selected`, by object id).
 #[inline]
 fn selected_access(
-    object_var: &[u32],
+    object_selected: &[bool],
     selected: u32,
     decision: &Decision<'_>,
     thread: ThreadId,
 ) -> bool {
-    let var = pending_var(object_var, decision, thread);
-    var != NO_VAR && var == selected
+    if thread == decision.current {
+        return decision.event.var.is_some_and(|v| v.0 != NO_VAR && v.0 == selected);
+    }
+    match decision.pending.of(thread) {
+        Some((_, Some(object))) => object_selected.get(object.index()).copied().unwrap_or(false),
+        _ => false,
+    }
 }
 
 /// Whether `thread` still has an estimated interesting event and its pending operation is
@@ -291,13 +303,13 @@ fn selected_access(
 #[inline]
 fn waits_for_intention(
     threads: &[ThreadState],
-    object_var: &[u32],
+    object_selected: &[bool],
     selected: u32,
     decision: &Decision<'_>,
     thread: ThreadId,
 ) -> bool {
     threads.get(thread.index()).is_some_and(|t| t.left() > 0)
-        && selected_access(object_var, selected, decision, thread)
+        && selected_access(object_selected, selected, decision, thread)
 }
 
 /// The position of the `pick`-th candidate (from 0) among `n` enabled threads: the threads
@@ -416,6 +428,7 @@ impl Surw {
             default_own: 0,
             threads: Vec::new(),
             object_var: Vec::new(),
+            object_selected: Vec::new(),
             intended: None,
             intended_at: 0,
             learning: Vec::new(),
@@ -626,17 +639,24 @@ impl Surw {
         given: Option<ThreadId>,
     ) -> Result<ThreadId, StrategyError> {
         self.register_new_threads(decision, rng);
-        if let (Some(object), Some(var)) = (decision.event.object, decision.event.var) {
-            let i = object.index();
-            if self.object_var.len() <= i {
-                self.object_var.resize(i + 1, NO_VAR);
-            }
-            self.object_var[i] = var.0;
-        }
         if self.mode == Mode::Learn {
+            if let (Some(object), Some(var)) = (decision.event.object, decision.event.var) {
+                let i = object.index();
+                if self.object_var.len() <= i {
+                    self.object_var.resize(i + 1, NO_VAR);
+                }
+                self.object_var[i] = var.0;
+            }
             return self.learn(decision, rng, given);
         }
         let current = self.current_op(decision);
+        if let (true, Some(object)) = (current.interesting, decision.event.object) {
+            let i = object.index();
+            if self.object_selected.len() <= i {
+                self.object_selected.resize(i + 1, false);
+            }
+            self.object_selected[i] = true;
+        }
         self.announce(decision, current);
         let enabled = decision.enabled;
         if let ([only], None) = (enabled, given) {
@@ -690,7 +710,8 @@ impl Surw {
             if self.intended == Some(t) {
                 intended_pos = Some(i);
             }
-            if waits_for_intention(&self.threads, &self.object_var, self.selected, decision, t) {
+            if waits_for_intention(&self.threads, &self.object_selected, self.selected, decision, t)
+            {
                 waiting[i / 64] |= 1 << (i % 64);
                 waiting_threads += 1;
             }
@@ -735,7 +756,7 @@ impl Surw {
         // not; past its estimate, look.
         let selected = waits(chosen_at)
             || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
-                && selected_access(&self.object_var, self.selected, decision, chosen));
+                && selected_access(&self.object_selected, self.selected, decision, chosen));
         self.ran(chosen, selected);
         Ok(chosen)
     }
@@ -782,7 +803,7 @@ impl Surw {
         let c = decision.current;
         CurrentOp {
             left: self.threads.get(c.index()).map_or(0, |t| t.left()),
-            interesting: selected_access(&self.object_var, self.selected, decision, c),
+            interesting: selected_access(&self.object_selected, self.selected, decision, c),
         }
     }
 
@@ -830,7 +851,8 @@ impl Surw {
         while blocked != 0 {
             let t = ThreadId(blocked.trailing_zeros());
             blocked &= blocked - 1;
-            if waits_for_intention(&self.threads, &self.object_var, self.selected, decision, t) {
+            if waits_for_intention(&self.threads, &self.object_selected, self.selected, decision, t)
+            {
                 waiting |= 1 << t.index();
             }
         }
@@ -857,7 +879,7 @@ impl Surw {
         // thread past its estimate may be at one too.
         let selected = waiting >> chosen.index() & 1 != 0
             || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
-                && selected_access(&self.object_var, self.selected, decision, chosen));
+                && selected_access(&self.object_selected, self.selected, decision, chosen));
         self.ran(chosen, selected);
         Ok(chosen)
     }
@@ -893,8 +915,13 @@ impl Surw {
             while blocked != 0 {
                 let t = ThreadId((w * 64) as u32 + blocked.trailing_zeros());
                 blocked &= blocked - 1;
-                if waits_for_intention(&self.threads, &self.object_var, self.selected, decision, t)
-                {
+                if waits_for_intention(
+                    &self.threads,
+                    &self.object_selected,
+                    self.selected,
+                    decision,
+                    t,
+                ) {
                     word |= 1 << (t.index() % 64);
                 }
             }
@@ -938,7 +965,7 @@ impl Surw {
         let selected = chosen.as_ref().is_ok_and(|&c| {
             bit(&waiting, c)
                 || (self.threads.get(c.index()).is_none_or(|t| t.left() == 0)
-                    && selected_access(&self.object_var, self.selected, decision, c))
+                    && selected_access(&self.object_selected, self.selected, decision, c))
         });
         (self.on_words, self.waiting) = (on, waiting);
         let chosen = chosen?;
@@ -1017,7 +1044,7 @@ impl Surw {
     ) -> ThreadId {
         let CurrentOp { left, interesting } = known.unwrap_or_else(|| CurrentOp {
             left: self.threads.get(only.index()).map_or(0, |t| t.left()),
-            interesting: selected_access(&self.object_var, self.selected, decision, only),
+            interesting: selected_access(&self.object_selected, self.selected, decision, only),
         });
         if self.intended != Some(only) {
             // Not enabled (it blocked): dropped.
@@ -1068,6 +1095,7 @@ impl Strategy for Surw {
     fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
         self.threads.clear();
         self.object_var.clear();
+        self.object_selected.clear();
         self.intended = None;
         (self.waits, self.blocked) = (0, 0);
         self.beyond.clear();
@@ -1391,7 +1419,7 @@ mod tests {
         fast.mode = Mode::Selective;
         fast.selected = 0;
         // Object 0 (and the mutex 2) are of the selected variable 0, object 1 of variable 1.
-        fast.object_var = vec![0, 1, 0];
+        fast.object_selected = vec![true, false, true];
         // The fifth and sixth threads outlive their estimates early (then their accesses run as
         // if uninteresting); the others keep waiting at theirs. Ids the script does not use
         // are threads that never run.
