@@ -635,6 +635,21 @@ impl Execution {
         kind: EventKind,
         location: &'static Location<'static>,
     ) -> ObjectId {
+        self.point_at_step(handle, var_kind, kind, location).0
+    }
+
+    /// [`Execution::point`], also returning the trace step of the calling thread's operation
+    /// (its `last_step` once the point is over), for the record of what the operation did
+    /// ([`Execution::atomic_done`]): handed over rather than read back from the thread's
+    /// entry after the operation, a dependent chain of loads on every atomic operation.
+    #[inline(always)]
+    pub(crate) fn point_at_step(
+        &self,
+        handle: &Handle,
+        var_kind: VarKind,
+        kind: EventKind,
+        location: &'static Location<'static>,
+    ) -> (ObjectId, usize) {
         self.point_then(handle, var_kind, kind, location, None::<(fn(&State, ObjectId) -> _, bool)>)
     }
 
@@ -652,7 +667,7 @@ impl Execution {
         location: &'static Location<'static>,
         waits: impl FnOnce(&State, ObjectId) -> Option<BlockedOn>,
     ) -> ObjectId {
-        self.point_then(handle, var_kind, kind, location, Some((waits, false)))
+        self.point_then(handle, var_kind, kind, location, Some((waits, false))).0
     }
 
     /// [`Execution::lock_point`] for a wait that also ends when no thread can run (a receive
@@ -676,7 +691,7 @@ impl Execution {
             waited.set(on.is_some());
             on
         };
-        let object = self.point_then(handle, var_kind, kind, location, Some((waits, true)));
+        let (object, _) = self.point_then(handle, var_kind, kind, location, Some((waits, true)));
         (object, waited.get() && self.timed_out(deadline))
     }
 
@@ -702,7 +717,7 @@ impl Execution {
         kind: EventKind,
         location: &'static Location<'static>,
         waits: Option<(impl FnOnce(&State, ObjectId) -> Option<BlockedOn>, bool)>,
-    ) -> ObjectId {
+    ) -> (ObjectId, usize) {
         // `#[pctvb::instrument]`'s soundness check: one relaxed load while no check is on.
         if super::hooks::soundness_active() {
             super::hooks::check_operation(handle.site(), kind, location);
@@ -720,7 +735,7 @@ impl Execution {
                 if kind == EventKind::CellWrite {
                     st.progress();
                 }
-                return object;
+                return (object, st.threads[thread as usize].last_step);
             }
         }
         self.watch.point(location);
@@ -738,8 +753,18 @@ impl Execution {
                 }
             }
         }
+        // The step `decide` records for this operation: the thread runs again only after it
+        // did (a decision that stops the execution never resumes it).
+        let step = st.trace.len();
         self.decide_and_switch(st, kind, Some(object), location);
-        object
+        (object, step)
+    }
+
+    /// The calling thread's latest trace step (its `last_step`): where an operation whose
+    /// point the engine took (a store-conditional's) is recorded ([`Execution::atomic_done`]).
+    pub(crate) fn latest_step(&self) -> usize {
+        let st = self.state.borrow();
+        st.threads[st.current.index()].last_step
     }
 
     /// Counts an access of `var` by the running thread that is no scheduling point (an
@@ -948,12 +973,12 @@ impl Execution {
 /// and whether the operation changed shared state (an atomic store or read-modify-write
 /// that wrote a different value): that is progress, which ends other threads' spinning.
 /// A failed compare-exchange, a swap of the same value, a load is not.
+/// `step` is the operation's trace step (the thread's `last_step`).
 #[inline]
-pub(super) fn note_access(st: &mut State, value: super::Value, changed: bool) {
+pub(super) fn note_access(st: &mut State, step: usize, value: super::Value, changed: bool) {
     if changed {
         st.progress();
     }
-    let step = st.threads[st.current.index()].last_step;
     if let Some(s) = st.trace.get_mut(step) {
         s.value = Some(value);
     }

@@ -1341,19 +1341,21 @@ impl Execution {
     /// Records what the atomic operation on `object` the calling thread just ran did: the
     /// value for the trace, whether it changed the value (progress, see `State::progress`),
     /// and its synchronization for the race detector.
+    /// `step` is the operation's trace step, as [`Execution::point_at_step`] returned it (or
+    /// [`Execution::latest_step`] for an operation whose point the engine took).
     #[inline]
     pub(crate) fn atomic_done(
         &self,
         object: ObjectId,
+        step: usize,
         value: super::Value,
         sync: AtomicSync,
         changed: bool,
     ) {
         // One borrow of the state for the trace, the progress and the detector.
         let race = self.with_state(|st| {
-            super::execution::note_access(st, value, changed);
+            super::execution::note_access(st, step, value, changed);
             let cur = st.current;
-            let step = st.threads[cur.index()].last_step;
             // pctvb-loom's model: the operation is recorded where it ran, its trace step's
             // location (its point was just taken, so the step is there).
             let checked = match st.races.unsync_atomics {

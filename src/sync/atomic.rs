@@ -33,7 +33,7 @@ fn access<R: Shown>(
 ) -> R {
     with_current(|ex| match ex {
         Some(ex) => {
-            let object = point(ex, handle, kind, location);
+            let (object, step) = point(ex, handle, kind, location);
             let (result, changed) = perform();
             let sync = match kind {
                 EventKind::AtomicLoad => AtomicSync::Load(order.0),
@@ -41,7 +41,7 @@ fn access<R: Shown>(
                 _ if result.wrote() => AtomicSync::Rmw(order.0),
                 _ => AtomicSync::Load(order.1),
             };
-            done(ex, object, result.shown(), sync, changed);
+            done(ex, object, step, result.shown(), sync, changed);
             result
         }
         // Outside executions: the std atomic operation alone.
@@ -64,12 +64,12 @@ fn weak_cas<V: Copy + PartialEq + Shown>(
     load: impl FnOnce() -> V,
     exchange: impl FnOnce() -> Result<V, V>,
 ) -> Result<V, V> {
-    let object = point(ex, handle, EventKind::AtomicRmw, location);
+    let (object, step) = point(ex, handle, EventKind::AtomicRmw, location);
     let found = load();
     let failed: Result<V, V> = Err(found);
     // The load-linked is a load, with the failure ordering whatever it found; a successful
     // store adds the success ordering's edges at its own point.
-    done(ex, object, failed.shown(), AtomicSync::Load(failure), false);
+    done(ex, object, step, failed.shown(), AtomicSync::Load(failure), false);
     if found != current {
         return failed;
     }
@@ -81,7 +81,9 @@ fn weak_cas<V: Copy + PartialEq + Shown>(
     }
     let result = exchange();
     debug_assert!(result.is_ok(), "no thread ran since the load-linked found the value");
-    done(ex, object, result.shown(), AtomicSync::Rmw(success), current != new);
+    // Recorded at the store-conditional's own point, the thread's latest.
+    let step = ex.latest_step();
+    done(ex, object, step, result.shown(), AtomicSync::Rmw(success), current != new);
     result
 }
 
@@ -97,13 +99,20 @@ fn point(
     handle: &Handle,
     kind: EventKind,
     location: &'static Location<'static>,
-) -> ObjectId {
-    ex.point(handle, VarKind::Atomic, kind, location)
+) -> (ObjectId, usize) {
+    ex.point_at_step(handle, VarKind::Atomic, kind, location)
 }
 
-/// See [`point`].
-fn done(ex: &Execution, object: ObjectId, value: Value, sync: AtomicSync, changed: bool) {
-    ex.atomic_done(object, value, sync, changed)
+/// See [`point`]; `step` is the operation's trace step, as `point` returned it.
+fn done(
+    ex: &Execution,
+    object: ObjectId,
+    step: usize,
+    value: Value,
+    sync: AtomicSync,
+    changed: bool,
+) {
+    ex.atomic_done(object, step, value, sync, changed)
 }
 
 /// How an atomic operation's result appears in a failure report's trace.
