@@ -179,10 +179,25 @@ pub(crate) struct VarTable {
     recent: Vec<(usize, VarKind, VarId)>,
     infos: Vec<VarInfo>,
     profiles: Vec<VarProfile>,
-    // Per-execution counters, reset at the start of each execution.
-    accesses: Vec<u64>,
-    first_thread: Vec<u32>,
-    shared_now: Vec<bool>,
+    /// Per-execution counters by variable, reset at the start of each execution: one entry
+    /// per variable, so that the access counted at every scheduling point is one bounds
+    /// check and one line of memory (three tables took three of each).
+    now: Vec<Counters>,
+}
+
+/// A variable's counters in the current execution.
+#[derive(Clone, Copy, Debug)]
+struct Counters {
+    /// Accesses so far.
+    accesses: u64,
+    /// The first thread that accessed it ([`NO_THREAD`]: none yet).
+    first_thread: u32,
+    /// Whether a second thread accessed it (or it counts as shared whoever accesses it).
+    shared: bool,
+}
+
+impl Counters {
+    const FRESH: Counters = Counters { accesses: 0, first_thread: NO_THREAD, shared: false };
 }
 
 const NO_THREAD: u32 = u32::MAX;
@@ -238,9 +253,7 @@ impl VarTable {
         self.by_location.insert(address, id);
         self.infos.push(VarInfo { site, kind });
         self.profiles.push(VarProfile::default());
-        self.accesses.push(0);
-        self.first_thread.push(NO_THREAD);
-        self.shared_now.push(false);
+        self.now.push(Counters::FRESH);
         id
     }
 
@@ -248,16 +261,15 @@ impl VarTable {
     /// variable so far, this one included (the `j` of the paper's `(q, j)` change points).
     #[inline]
     pub(crate) fn record_access(&mut self, var: VarId, thread: u32) -> u64 {
-        let i = var.index();
+        let now = &mut self.now[var.index()];
         // Returned from a register: read back after the stores below (the compiler cannot
         // prove they touch other memory), it was reloaded at every scheduling point.
-        let count = self.accesses[i] + 1;
-        self.accesses[i] = count;
-        let first = self.first_thread[i];
-        if first == NO_THREAD {
-            self.first_thread[i] = thread;
-        } else if first != thread {
-            self.shared_now[i] = true;
+        let count = now.accesses + 1;
+        now.accesses = count;
+        if now.first_thread == NO_THREAD {
+            now.first_thread = thread;
+        } else if now.first_thread != thread {
+            now.shared = true;
         }
         count
     }
@@ -267,21 +279,19 @@ impl VarTable {
     /// store-conditional fails if another thread runs at it, whatever that thread touches), so
     /// variable bounding must be able to choose it.
     pub(crate) fn mark_shared(&mut self, var: VarId) {
-        self.shared_now[var.index()] = true;
+        self.now[var.index()].shared = true;
     }
 
     /// Starts a new execution's counters.
     pub(crate) fn begin_execution(&mut self) {
-        self.accesses.iter_mut().for_each(|a| *a = 0);
-        self.first_thread.iter_mut().for_each(|t| *t = NO_THREAD);
-        self.shared_now.iter_mut().for_each(|s| *s = false);
+        self.now.fill(Counters::FRESH);
     }
 
     /// Folds the finished execution's counters into the profiles.
     pub(crate) fn end_execution(&mut self) {
-        for (i, p) in self.profiles.iter_mut().enumerate() {
-            p.max_accesses = p.max_accesses.max(self.accesses[i]);
-            p.shared |= self.shared_now[i];
+        for (p, now) in self.profiles.iter_mut().zip(&self.now) {
+            p.max_accesses = p.max_accesses.max(now.accesses);
+            p.shared |= now.shared;
         }
     }
 
