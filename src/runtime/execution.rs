@@ -591,13 +591,15 @@ impl Execution {
         object: Option<ObjectId>,
         location: &'static Location<'static>,
     ) {
-        let yielder = st.threads[st.current.index()].yielder;
+        let cur = st.current;
         if let Next::Same = decide(&mut st, kind, object, location) {
             if kind == EventKind::CellWrite {
                 st.progress();
             }
             return;
         }
+        // Looked up only when this thread stops (most points go on with it).
+        let yielder = st.threads[cur.index()].yielder;
         drop(st);
         // SAFETY: the yielder lives on this thread's coroutine stack, which is alive while the
         // thread runs; we are that thread.
