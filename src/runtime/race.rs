@@ -1341,6 +1341,7 @@ impl Execution {
     /// Records what the atomic operation on `object` the calling thread just ran did: the
     /// value for the trace, whether it changed the value (progress, see `State::progress`),
     /// and its synchronization for the race detector.
+    ///
     /// `step` is the operation's trace step, as [`Execution::point_at_step`] returned it (or
     /// [`Execution::latest_step`] for an operation whose point the engine took).
     #[inline]
