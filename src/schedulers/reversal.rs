@@ -129,21 +129,6 @@ struct Announced {
 
 impl Announced {
     const NONE: Announced = Announced { object: NONE, key: 0, reads: false };
-
-    /// The operation `kind` on `object` at `site`, as announced.
-    #[inline(always)]
-    fn of(
-        kind: EventKind,
-        object: Option<ObjectId>,
-        site: &'static Location<'static>,
-    ) -> Announced {
-        match object {
-            Some(object) => {
-                Announced { object: object.0, key: access_key(site, kind), reads: only_reads(kind) }
-            }
-            None => Announced::NONE,
-        }
-    }
 }
 
 /// An access of this execution: its thread and key.
@@ -286,20 +271,34 @@ impl Reversal {
     /// operation is the one that runs when the thread is chosen again).
     #[inline]
     fn announce(&mut self, current: ThreadId, event: &Event) {
-        if event.kind == EventKind::Block {
-            return;
-        }
-        self.set_announced(current, Announced::of(event.kind, event.object, event.location));
+        self.announce_op(current, event.kind, event.object, event.location);
     }
 
-    /// Sets `thread`'s announced operation, growing the table as threads appear.
+    /// [`Reversal::announce`] of the operation `kind` on `object` at `site`; returns what
+    /// `thread` announced, or `None` at a `Block`, which leaves its announcement standing.
     #[inline(always)]
-    fn set_announced(&mut self, thread: ThreadId, announced: Announced) {
+    fn announce_op(
+        &mut self,
+        thread: ThreadId,
+        kind: EventKind,
+        object: Option<ObjectId>,
+        site: &'static Location<'static>,
+    ) -> Option<Announced> {
+        if kind == EventKind::Block {
+            return None;
+        }
+        let announced = match object {
+            Some(object) => {
+                Announced { object: object.0, key: access_key(site, kind), reads: only_reads(kind) }
+            }
+            None => Announced::NONE,
+        };
         let t = thread.index();
         if self.announced.len() <= t {
             self.announced.resize(t + 1, Announced::NONE);
         }
         self.announced[t] = announced;
+        Some(announced)
     }
 
     /// Whether `thread`'s announced operation is the access `key` (on `object`, if given).
@@ -416,16 +415,10 @@ impl Reversal {
     /// announced, not read back from the table.
     #[inline(always)]
     pub(super) fn observe_step(&mut self, step: &Step) {
-        let runs = if step.kind == EventKind::Block {
-            self.announced.get(step.chosen.index()).copied()
-        } else {
-            let own = Announced::of(step.kind, step.object, step.location);
-            self.set_announced(step.thread, own);
-            if step.chosen == step.thread {
-                Some(own)
-            } else {
-                self.announced.get(step.chosen.index()).copied()
-            }
+        let own = self.announce_op(step.thread, step.kind, step.object, step.location);
+        let runs = match own {
+            Some(own) if step.chosen == step.thread => Some(own),
+            _ => self.announced.get(step.chosen.index()).copied(),
         };
         if let Some(runs) = runs {
             self.pairs_of(step.chosen, runs);

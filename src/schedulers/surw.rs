@@ -342,10 +342,10 @@ fn nth_candidate(waiting: &[u64], n: usize, intended: Option<usize>, mut pick: u
     0
 }
 
-/// The current thread at a decision, as the selective choice sees it: its estimated
-/// interesting events left, and whether its announced operation is interesting.
+/// A thread at a decision, as the selective choice sees it: its estimated interesting events
+/// left, and whether its pending operation is interesting.
 #[derive(Clone, Copy, Debug)]
-struct CurrentOp {
+struct ThreadOp {
     left: u64,
     interesting: bool,
 }
@@ -354,7 +354,7 @@ struct CurrentOp {
 /// intention (its estimate lasts and its operation is interesting, as [`waits_for_intention`]
 /// asks of other threads), and whether the operation is a `Block`.
 #[inline(always)]
-fn announced(decision: &Decision<'_>, current: CurrentOp) -> (bool, bool) {
+fn announced(decision: &Decision<'_>, current: ThreadOp) -> (bool, bool) {
     (current.left > 0 && current.interesting, decision.event.kind == EventKind::Block)
 }
 
@@ -649,7 +649,7 @@ impl Surw {
             }
             return self.learn(decision, rng, given);
         }
-        let current = self.current_op(decision);
+        let current = self.op_of(decision, decision.current);
         if let (true, Some(object)) = (current.interesting, decision.event.object) {
             let i = object.index();
             if self.object_selected.len() <= i {
@@ -766,7 +766,7 @@ impl Surw {
     /// ([`Surw::blocked`]); for threads from 64 on, in the words beyond
     /// ([`Surw::announce_beyond`]).
     #[inline]
-    fn announce(&mut self, decision: &Decision<'_>, current: CurrentOp) {
+    fn announce(&mut self, decision: &Decision<'_>, current: ThreadOp) {
         let c = decision.current.index();
         if c >= 64 {
             self.announce_beyond(decision, current);
@@ -782,7 +782,7 @@ impl Surw {
     /// announcement of the first 64 threads (every thread of most programs) stays as small.
     #[cold]
     #[inline(never)]
-    fn announce_beyond(&mut self, decision: &Decision<'_>, current: CurrentOp) {
+    fn announce_beyond(&mut self, decision: &Decision<'_>, current: ThreadOp) {
         let c = decision.current.index();
         let (waits, blocked) = announced(decision, current);
         let word = c / 64 - 1;
@@ -795,16 +795,28 @@ impl Surw {
         *b = *b & clear | u64::from(blocked) << bit;
     }
 
-    /// The current thread's estimate left and whether its operation is interesting (an
-    /// access to the selected variable): what [`Surw::announce`] notes, and what
-    /// [`Surw::choose_only`] asks when the current thread is the one enabled.
+    /// `thread`'s estimate left and whether its pending operation is interesting (an access
+    /// to the selected variable): for the current thread, what [`Surw::announce`] notes and
+    /// what [`Surw::choose_only`] asks when it is the one enabled; for another lone thread,
+    /// what `choose_only` asks.
     #[inline(always)]
-    fn current_op(&self, decision: &Decision<'_>) -> CurrentOp {
-        let c = decision.current;
-        CurrentOp {
-            left: self.threads.get(c.index()).map_or(0, |t| t.left()),
-            interesting: selected_access(&self.object_selected, self.selected, decision, c),
+    fn op_of(&self, decision: &Decision<'_>, thread: ThreadId) -> ThreadOp {
+        ThreadOp {
+            left: self.threads.get(thread.index()).map_or(0, |t| t.left()),
+            interesting: selected_access(&self.object_selected, self.selected, decision, thread),
         }
+    }
+
+    /// Accounts for `chosen`'s operation in the choices from bits ([`Surw::choose_by_bits`],
+    /// [`Surw::choose_by_words`]), as the general choice does: it is a selected access if the
+    /// thread waited for the intention (`waited`); past its estimate it may be one too, and
+    /// is looked up.
+    #[inline(always)]
+    fn ran_chosen(&mut self, decision: &Decision<'_>, chosen: ThreadId, waited: bool) {
+        let selected = waited
+            || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
+                && selected_access(&self.object_selected, self.selected, decision, chosen));
+        self.ran(chosen, selected);
     }
 
     /// Whether the choice can take [`Surw::choose_by_bits`]: every enabled thread is below 64
@@ -875,12 +887,7 @@ impl Surw {
                 nth_bit(candidates, pick).map_or(enabled[0], |t| ThreadId(t as u32))
             }
         };
-        // As in the general choice: a waiting thread's operation is a selected access; a
-        // thread past its estimate may be at one too.
-        let selected = waiting >> chosen.index() & 1 != 0
-            || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
-                && selected_access(&self.object_selected, self.selected, decision, chosen));
-        self.ran(chosen, selected);
+        self.ran_chosen(decision, chosen, waiting >> chosen.index() & 1 != 0);
         Ok(chosen)
     }
 
@@ -962,14 +969,10 @@ impl Surw {
                 Ok(chosen)
             }
         };
-        let selected = chosen.as_ref().is_ok_and(|&c| {
-            bit(&waiting, c)
-                || (self.threads.get(c.index()).is_none_or(|t| t.left() == 0)
-                    && selected_access(&self.object_selected, self.selected, decision, c))
-        });
+        let waited = chosen.as_ref().is_ok_and(|&c| bit(&waiting, c));
         (self.on_words, self.waiting) = (on, waiting);
         let chosen = chosen?;
-        self.ran(chosen, selected);
+        self.ran_chosen(decision, chosen, waited);
         Ok(chosen)
     }
 
@@ -1032,20 +1035,17 @@ impl Surw {
     /// default): instructions fell 3.4% on ws_deque, 0.7-1.1% on counter, prodcons and the
     /// atomic counter.
     ///
-    /// `known`: `only`'s estimate and operation as [`Surw::current_op`] found them, when
-    /// `only` is the current thread (not looked up twice).
+    /// `known`: `only`'s estimate and operation as [`Surw::op_of`] found them, when `only`
+    /// is the current thread (not looked up twice).
     #[inline]
     fn choose_only(
         &mut self,
         decision: &Decision<'_>,
         only: ThreadId,
-        known: Option<CurrentOp>,
+        known: Option<ThreadOp>,
         rng: &mut ScheduleRng,
     ) -> ThreadId {
-        let CurrentOp { left, interesting } = known.unwrap_or_else(|| CurrentOp {
-            left: self.threads.get(only.index()).map_or(0, |t| t.left()),
-            interesting: selected_access(&self.object_selected, self.selected, decision, only),
-        });
+        let ThreadOp { left, interesting } = known.unwrap_or_else(|| self.op_of(decision, only));
         if self.intended != Some(only) {
             // Not enabled (it blocked): dropped.
             self.intended = None;
