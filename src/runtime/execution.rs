@@ -155,12 +155,14 @@ impl Execution {
     /// the value it expects: whether it holds its reservation, that is, whether no other
     /// thread ran at the point (a context switch between the load-linked and the
     /// store-conditional loses it, and the compare-exchange fails spuriously). The point's
-    /// preemption is the spurious failure, so it is counted and bounded as any other.
+    /// preemption is the spurious failure, so it is counted and bounded as any other. Returns
+    /// the point's trace step when the reservation holds (where the store is recorded,
+    /// [`Execution::atomic_done`]), `None` when it was lost.
     pub(crate) fn store_conditional(
         &self,
         handle: &Handle,
         location: &'static Location<'static>,
-    ) -> bool {
+    ) -> Option<usize> {
         let before = {
             let object = self.object(handle, VarKind::Atomic);
             let mut st = self.state.borrow_mut();
@@ -171,11 +173,12 @@ impl Execution {
             st.vars.mark_shared(var);
             st.steps
         };
-        self.point(handle, VarKind::Atomic, EventKind::StoreConditional, location);
+        let (_, step) =
+            self.point_at_step(handle, VarKind::Atomic, EventKind::StoreConditional, location);
         // At most one step: this thread's own point, chosen to go on, or none when
         // `#[pctvb::instrument]`'s gating made no point of it (no other thread could run).
         // Another thread's run adds its points (its exit is one).
-        self.state.borrow().steps <= before + 1
+        (self.state.borrow().steps <= before + 1).then_some(step)
     }
 
     /// Makes `check` run when the current execution ends normally: after every thread
@@ -760,13 +763,6 @@ impl Execution {
         let step = st.trace.len();
         self.decide_and_switch(st, kind, Some(object), location);
         (object, step)
-    }
-
-    /// The calling thread's latest trace step (its `last_step`): where an operation whose
-    /// point the engine took (a store-conditional's) is recorded ([`Execution::atomic_done`]).
-    pub(crate) fn latest_step(&self) -> usize {
-        let st = self.state.borrow();
-        st.threads[st.current.index()].last_step
     }
 
     /// Counts an access of `var` by the running thread that is no scheduling point (an

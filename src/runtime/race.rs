@@ -1343,7 +1343,7 @@ impl Execution {
     /// and its synchronization for the race detector.
     ///
     /// `step` is the operation's trace step, as [`Execution::point_at_step`] returned it (or
-    /// [`Execution::latest_step`] for an operation whose point the engine took).
+    /// [`Execution::store_conditional`], for a weak compare-exchange's store).
     #[inline]
     pub(crate) fn atomic_done(
         &self,

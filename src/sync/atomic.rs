@@ -73,16 +73,15 @@ fn weak_cas<V: Copy + PartialEq + Shown>(
     if found != current {
         return failed;
     }
-    if !ex.store_conditional(handle, location) {
+    let Some(step) = ex.store_conditional(handle, location) else {
         // Nothing is recorded at the store-conditional's step: it stored nothing, and its
         // value is the load-linked's, read before the other threads ran (no new load, so no
         // edge from what they wrote).
         return failed;
-    }
+    };
     let result = exchange();
     debug_assert!(result.is_ok(), "no thread ran since the load-linked found the value");
-    // Recorded at the store-conditional's own point, the thread's latest.
-    let step = ex.latest_step();
+    // Recorded at the store-conditional's own point.
     done(ex, object, step, result.shown(), AtomicSync::Rmw(success), current != new);
     result
 }
