@@ -186,7 +186,7 @@ impl Tracking {
                     }
                 }
             }
-            flag_count(&SOUNDNESS_SESSIONS, on);
+            hook_count(&SOUNDNESS_SESSIONS, on);
             self.session.soundness.store(on, Ordering::Relaxed);
         }
         self
@@ -215,7 +215,7 @@ impl Tracking {
     /// tokens of runs that start their own session carry it).
     pub fn gate_primitives(self, on: bool) -> Tracking {
         if on != self.session.gate.load(Ordering::Relaxed) {
-            flag_count(&GATE_SESSIONS, on);
+            hook_count(&GATE_SESSIONS, on);
             self.session.gate.store(on, Ordering::Relaxed);
         }
         self
@@ -248,13 +248,13 @@ impl Drop for Tracking {
             }
         }
         if soundness {
-            flag_count(&SOUNDNESS_SESSIONS, false);
+            hook_count(&SOUNDNESS_SESSIONS, false);
         }
         if self.session.loop_bound().is_some() {
             flag_count(&LOOP_SESSIONS, false);
         }
         if self.session.gate.load(Ordering::Relaxed) {
-            flag_count(&GATE_SESSIONS, false);
+            hook_count(&GATE_SESSIONS, false);
         }
     }
 }
@@ -266,6 +266,15 @@ fn flag_count(count: &AtomicUsize, on: bool) {
     } else {
         count.fetch_sub(1, Ordering::Relaxed);
     }
+}
+
+/// [`flag_count`] for a switch of the scheduling point's hooks (`crate::runtime::hooks`),
+/// which also keeps their total.
+fn hook_count(count: &AtomicUsize, on: bool) {
+    if on {
+        super::checks::install_hooks();
+    }
+    crate::runtime::hooks::count_session(count, on);
 }
 
 const NO_BOUND: u64 = u64::MAX;

@@ -723,24 +723,10 @@ impl Execution {
         location: &'static Location<'static>,
         waits: Option<(impl FnOnce(&State, ObjectId) -> Option<BlockedOn>, bool)>,
     ) -> (ObjectId, usize) {
-        // `#[pctvb::instrument]`'s soundness check: one relaxed load while no check is on.
-        if super::hooks::soundness_active() {
-            super::hooks::check_operation(handle.site(), kind, location);
-        }
-        // Variable bounding for primitives (`Tracking::gate_primitives`): one relaxed load
-        // while no session gates.
-        if super::hooks::gating_active() {
-            let object = self.object(handle, var_kind);
-            if !super::hooks::gate(object, self.generation(), handle.site(), kind) {
-                // Not a scheduling point, but still an access: its variable's sharing and
-                // `k_q` are measured in every execution.
-                let mut st = self.state.borrow_mut();
-                let (var, thread) = (st.objects[object.index()].var, st.current.0);
-                st.vars.record_access(var, thread);
-                if kind == EventKind::CellWrite {
-                    st.progress();
-                }
-                return (object, st.threads[thread as usize].last_step);
+        // `#[pctvb::instrument]`'s hooks: one relaxed load while no session switches one on.
+        if super::hooks::any_active() {
+            if let Some(ungated) = self.hooked_point(handle, var_kind, kind, location) {
+                return ungated;
             }
         }
         self.watch.point(location);
@@ -763,6 +749,40 @@ impl Execution {
         let step = st.trace.len();
         self.decide_and_switch(st, kind, Some(object), location);
         (object, step)
+    }
+
+    /// The hooks of a point while a session has one on (`hooks.rs`): `#[pctvb::instrument]`'s
+    /// soundness check, then variable bounding for primitives (`Tracking::gate_primitives`).
+    /// Returns the object and step of an operation the gate makes no scheduling point (its
+    /// access is counted here); `None` when the point goes on.
+    #[cold]
+    #[inline(never)]
+    fn hooked_point(
+        &self,
+        handle: &Handle,
+        var_kind: VarKind,
+        kind: EventKind,
+        location: &'static Location<'static>,
+    ) -> Option<(ObjectId, usize)> {
+        if super::hooks::soundness_active() {
+            super::hooks::check_operation(handle.site(), kind, location);
+        }
+        if !super::hooks::gating_active() {
+            return None;
+        }
+        let object = self.object(handle, var_kind);
+        if super::hooks::gate(object, self.generation(), handle.site(), kind) {
+            return None;
+        }
+        // Not a scheduling point, but still an access: its variable's sharing and `k_q` are
+        // measured in every execution.
+        let mut st = self.state.borrow_mut();
+        let (var, thread) = (st.objects[object.index()].var, st.current.0);
+        st.vars.record_access(var, thread);
+        if kind == EventKind::CellWrite {
+            st.progress();
+        }
+        Some((object, st.threads[thread as usize].last_step))
     }
 
     /// Counts an access of `var` by the running thread that is no scheduling point (an
