@@ -358,6 +358,18 @@ fn announced(decision: &Decision<'_>, current: ThreadOp) -> (bool, bool) {
     (current.left > 0 && current.interesting, decision.event.kind == EventKind::Block)
 }
 
+/// Sets bit `bit` (below 64) of `word` to `on`.
+#[inline(always)]
+fn put_bit(word: &mut u64, bit: usize, on: bool) {
+    *word = *word & !(1u64 << bit) | u64::from(on) << bit;
+}
+
+/// The error of a choice given a thread that is not enabled (`Surw::choose_given`).
+#[cold]
+fn not_enabled(given: ThreadId) -> StrategyError {
+    StrategyError::new(format!("surw was given thread {given:?}, which cannot run"))
+}
+
 /// The position of the `pick`-th set bit (from 0) of `bits`, if it has that many.
 #[inline]
 fn nth_bit(mut bits: u64, pick: usize) -> Option<usize> {
@@ -741,9 +753,7 @@ impl Surw {
             intended_ready = intended_pos.is_some_and(waits);
         }
         let chosen_at = if let Some(given) = given {
-            enabled.binary_search(&given).map_err(|_| {
-                StrategyError::new(format!("surw was given thread {given:?}, which cannot run"))
-            })?
+            enabled.binary_search(&given).map_err(|_| not_enabled(given))?
         } else {
             let candidates = free + usize::from(intended_ready);
             debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
@@ -751,13 +761,8 @@ impl Surw {
             nth_candidate(waiting, n, intended_pos.filter(|_| intended_ready), pick)
         };
         let chosen = enabled[chosen_at];
-        // Whether the chosen thread's operation is an access to a selected variable: it is if
-        // the thread waited for the intention; if it did not while its estimate lasts, it is
-        // not; past its estimate, look.
-        let selected = waits(chosen_at)
-            || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
-                && selected_access(&self.object_selected, self.selected, decision, chosen));
-        self.ran(chosen, selected);
+        let waited = waits(chosen_at);
+        self.ran_chosen(decision, chosen, waited);
         Ok(chosen)
     }
 
@@ -773,9 +778,8 @@ impl Surw {
             return;
         }
         let (waits, blocked) = announced(decision, current);
-        let clear = !(1u64 << c);
-        self.waits = self.waits & clear | u64::from(waits) << c;
-        self.blocked = self.blocked & clear | u64::from(blocked) << c;
+        put_bit(&mut self.waits, c, waits);
+        put_bit(&mut self.blocked, c, blocked);
     }
 
     /// [`Surw::announce`] for a current thread from 64 on: out of line, so that the
@@ -789,10 +793,9 @@ impl Surw {
         if self.beyond.len() <= word {
             self.beyond.resize(word + 1, (0, 0));
         }
-        let (bit, clear) = (c % 64, !(1u64 << (c % 64)));
         let (w, b) = &mut self.beyond[word];
-        *w = *w & clear | u64::from(waits) << bit;
-        *b = *b & clear | u64::from(blocked) << bit;
+        put_bit(w, c % 64, waits);
+        put_bit(b, c % 64, blocked);
     }
 
     /// `thread`'s estimate left and whether its pending operation is interesting (an access
@@ -807,10 +810,10 @@ impl Surw {
         }
     }
 
-    /// Accounts for `chosen`'s operation in the choices from bits ([`Surw::choose_by_bits`],
-    /// [`Surw::choose_by_words`]), as the general choice does: it is a selected access if the
-    /// thread waited for the intention (`waited`); past its estimate it may be one too, and
-    /// is looked up.
+    /// Accounts for `chosen`'s operation once a choice among several threads is made (the
+    /// bits', the words' and the general one): it is a selected access if the thread waited
+    /// for the intention (`waited`); if it did not while its estimate lasts, it is not; past
+    /// its estimate it may be one, and is looked up.
     #[inline(always)]
     fn ran_chosen(&mut self, decision: &Decision<'_>, chosen: ThreadId, waited: bool) {
         let selected = waited
@@ -874,11 +877,7 @@ impl Surw {
         let intended_bit = |s: &Surw| s.intended.map_or(0, |t| 1u64 << t.index());
         let chosen = match given {
             Some(given) if is_on(given) => given,
-            Some(given) => {
-                return Err(StrategyError::new(format!(
-                    "surw was given thread {given:?}, which cannot run"
-                )))
-            }
+            Some(given) => return Err(not_enabled(given)),
             None => {
                 let candidates =
                     on & !waiting | if intended_ready { intended_bit(self) } else { 0 };
@@ -942,9 +941,7 @@ impl Surw {
             self.intend(decision, rng, ready, |t| bit(&on, t), |t| bit(&waiting, t));
         let chosen = match given {
             Some(given) if bit(&on, given) => Ok(given),
-            Some(given) => Err(StrategyError::new(format!(
-                "surw was given thread {given:?}, which cannot run"
-            ))),
+            Some(given) => Err(not_enabled(given)),
             None => {
                 // The candidates, in `on`: the threads not waiting, and the intended one if it
                 // is at its event.
