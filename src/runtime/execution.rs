@@ -362,8 +362,7 @@ impl Execution {
         st.current = ThreadId::MAIN;
         st.clear_tables();
         st.push_thread(None, body_location);
-        st.enabled.clear();
-        st.enabled.push(ThreadId::MAIN);
+        st.enabled.start();
         st.by_address.clear();
         st.pending.clear();
         st.steps = 0;
@@ -393,6 +392,8 @@ impl Execution {
             profiling,
         };
         st.strategy.begin_execution(&start, &mut st.rng);
+        let reads = st.strategy.reads_changes();
+        st.enabled.tell(reads, &mut *st.strategy);
     }
 
     /// Values owned by the execution that must be dropped (or leaked) outside its borrow.
@@ -568,7 +569,7 @@ impl Execution {
         let location = st.threads[cur.index()].spawned_at;
         st.threads[cur.index()].status = Status::Finished;
         st.progress();
-        super::state::remove_one_sorted(&mut st.enabled, cur);
+        st.disable(cur);
         let mut joiners = std::mem::take(&mut st.threads[cur.index()].joiners);
         for &joiner in &joiners {
             st.wake(joiner);
@@ -884,7 +885,7 @@ impl Execution {
             st.block_current(on, timeout.is_some());
             let me = st.current;
             if st.exploring && !st.enabled.is_empty() && st.may_wake_spuriously() {
-                super::state::insert_sorted(&mut st.enabled, me);
+                st.enable(me);
             }
             (me, st.threads[me.index()].spurious_at)
         };
@@ -1232,7 +1233,7 @@ fn decide(
     if kind == EventKind::Block && chosen != cur {
         if let Status::Blocked(on) = st.threads[cur.index()].status {
             if on.wakes_spuriously() {
-                super::state::remove_one_sorted(&mut st.enabled, cur);
+                st.disable(cur);
             }
         }
     }

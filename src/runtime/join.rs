@@ -156,7 +156,7 @@ impl Execution {
             debug_assert_eq!(id, next);
             st.pending.resize_with(id.index() + 1, || None);
             st.pending[id.index()] = Some(coroutine);
-            st.enabled.push(id);
+            st.enable_newest(id);
             let parent = st.current;
             st.races.spawn(parent, id);
             st.progress();

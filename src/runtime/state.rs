@@ -9,6 +9,7 @@ use std::panic::Location;
 use corosensei::Yielder;
 
 use super::coroutine::Running;
+use super::enabled::Enabled;
 use super::object::{
     AddressIndex, ErasedValue, Object, ObjectState, OPEN_DONE, OPEN_EXCLUSIVE, OPEN_POISONED,
     OPEN_RECV, OPEN_SHARED,
@@ -290,10 +291,9 @@ pub(super) struct State {
     pub(super) gen: u64,
     pub(super) current: ThreadId,
     pub(super) threads: Vec<Thread>,
-    /// Runnable threads in increasing id order: what strategies choose from.
-    pub(super) enabled: Vec<ThreadId>,
-    /// Scratch bit set of `refresh_waiters` (`update_enabled`), kept for its allocation.
-    bits: Vec<u64>,
+    /// Runnable threads in increasing id order: what strategies choose from, and how it
+    /// changed since the last decision (`enabled.rs`).
+    pub(super) enabled: Enabled,
     /// Emptied thread lists of the last execution's objects (waiters) and threads (joiners),
     /// kept for their allocations: `reset` fills it, `register` and `spawn` take from it.
     spare_lists: Vec<Vec<ThreadId>>,
@@ -374,8 +374,7 @@ impl State {
             // Room for a small test, so that its first execution does not grow them step by
             // step (later executions of the run reuse them).
             threads: Vec::with_capacity(INITIAL_THREADS),
-            enabled: Vec::with_capacity(INITIAL_THREADS),
-            bits: Vec::new(),
+            enabled: Enabled::with_capacity(INITIAL_THREADS),
             spare_lists: Vec::new(),
             objects: Vec::with_capacity(INITIAL_OBJECTS),
             by_address: AddressIndex::default(),
@@ -472,13 +471,32 @@ impl State {
         }
     }
 
+    /// Adds `id` to the enabled threads (nothing if it is one), telling the strategy if it
+    /// asks (`enabled.rs`).
+    #[inline]
+    pub(super) fn enable(&mut self, id: ThreadId) {
+        self.enabled.insert(id, &mut *self.strategy);
+    }
+
+    /// Takes `id` out of the enabled threads (nothing if it is not one), telling the strategy
+    /// if it asks.
+    #[inline]
+    pub(super) fn disable(&mut self, id: ThreadId) {
+        self.enabled.remove(id, &mut *self.strategy);
+    }
+
+    /// Enables `id`, the thread just spawned (the highest id), telling the strategy if it asks.
+    pub(super) fn enable_newest(&mut self, id: ThreadId) {
+        self.enabled.push_newest(id, &mut *self.strategy);
+    }
+
     /// Marks `id` runnable again.
     pub(super) fn wake(&mut self, id: ThreadId) {
         let thread = &mut self.threads[id.index()];
         if let Status::Blocked(_) = thread.status {
             thread.status = Status::Runnable;
             thread.timeout_able = false;
-            insert_sorted(&mut self.enabled, id);
+            self.enable(id);
         }
     }
 
@@ -531,7 +549,7 @@ impl State {
     pub(super) fn spin_current(&mut self) {
         let id = self.current;
         self.threads[id.index()].status = Status::Spinning;
-        remove_one_sorted(&mut self.enabled, id);
+        self.disable(id);
         self.spinners.push(id);
         self.spin_epoch = self.steps;
     }
@@ -541,7 +559,7 @@ impl State {
         for i in 0..self.spinners.len() {
             let id = self.spinners[i];
             self.threads[id.index()].status = Status::Runnable;
-            insert_sorted(&mut self.enabled, id);
+            self.enable(id);
         }
         self.spinners.clear();
     }
@@ -554,7 +572,7 @@ impl State {
     /// one the strategy picks takes the object, and that acquisition disables the others again,
     /// without a step of theirs, and a chosen waiter's retried operation succeeds. Waiters'
     /// statuses stay `Blocked`: only the enabled list changes (the object's `open` says which of
-    /// its waiters are in it), through a bit set of the enabled threads (`update_enabled`), with no
+    /// its waiters are in it), through a bit set of the enabled threads (`Enabled::update`), with no
     /// allocation once the bit set has grown.
     #[inline]
     pub(super) fn refresh_waiters(&mut self, object: ObjectId) {
@@ -607,7 +625,7 @@ impl State {
             let (was, is) = (c & open != 0, c & want != 0);
             (was != is).then_some((*id, is))
         });
-        update_enabled(&mut self.enabled, &mut self.bits, threads.len(), changes);
+        self.enabled.update(threads.len(), changes, &mut *self.strategy);
     }
 
     /// The strategy chose `id`, a ready waiter: it leaves the object's waiters and runs; its
@@ -653,14 +671,14 @@ impl State {
                 thread.timeout_able = false;
                 // Enabled to wake spuriously until now: from here it is enabled exactly while
                 // the mutex is free, as the mutex's other waiters.
-                remove_one_sorted(&mut self.enabled, id);
+                self.disable(id);
                 self.reserve_waiters(mutex);
                 let m = &mut self.objects[mutex.index()];
                 insert_sorted(&mut m.waiters, id);
                 if m.open & OPEN_EXCLUSIVE != 0 {
                     // Notified without holding the mutex, which is free: ready at once, as
                     // the mutex's other waiters.
-                    insert_sorted(&mut self.enabled, id);
+                    self.enable(id);
                 }
                 Some(mutex)
             }
@@ -767,7 +785,7 @@ impl State {
         thread.status = Status::Blocked(on);
         thread.timeout_able = timeout_able;
         thread.timed_out = false;
-        remove_one_sorted(&mut self.enabled, id);
+        self.disable(id);
         match on {
             BlockedOn::Join(target) => {
                 if self.threads[target.index()].joiners.capacity() == 0 {
@@ -831,7 +849,7 @@ impl State {
             self.refresh_waiters(object);
         }
         if self.objects[object.index()].open & class != 0 {
-            insert_sorted(&mut self.enabled, id);
+            self.enable(id);
         }
     }
 
@@ -882,13 +900,6 @@ pub(super) fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
     }
 }
 
-/// Removes `id` from the sorted `list` (if present).
-pub(super) fn remove_one_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
-    if let Ok(pos) = list.binary_search(&id) {
-        list.remove(pos);
-    }
-}
-
 /// Which classes of waiters (`OPEN_*` bits) what `state` models can serve now: a free mutex
 /// any waiter, a read lock without a writer its readers, ...; `None` for objects whose waiters
 /// are woken explicitly (condition variables, barriers).
@@ -924,36 +935,6 @@ fn open_if(available: bool, bit: u8) -> u8 {
         bit
     } else {
         0
-    }
-}
-
-/// Adds (`true`) or removes (`false`) each thread of `changes` to or from the sorted `enabled`
-/// list of an execution of `threads` threads: through the bit set `bits` (scratch), so a
-/// release that enables a hundred waiters, or an acquisition that disables them, costs a
-/// pass over the list and one over the waiters whose branches predict well, where merging two sorted
-/// lists mispredicted at every element (13% of the profile of a 100-thread program).
-fn update_enabled(
-    enabled: &mut Vec<ThreadId>,
-    bits: &mut Vec<u64>,
-    threads: usize,
-    changes: impl Iterator<Item = (ThreadId, bool)>,
-) {
-    bits.clear();
-    bits.resize(threads.div_ceil(64), 0);
-    for t in enabled.iter() {
-        bits[t.index() / 64] |= 1 << (t.index() % 64);
-    }
-    for (t, add) in changes {
-        let (word, bit) = (t.index() / 64, 1u64 << (t.index() % 64));
-        bits[word] = (bits[word] & !bit) | (bit * add as u64);
-    }
-    enabled.clear();
-    for (i, &word) in bits.iter().enumerate() {
-        let mut w = word;
-        while w != 0 {
-            enabled.push(ThreadId((i * 64) as u32 + w.trailing_zeros()));
-            w &= w - 1;
-        }
     }
 }
 
@@ -1075,55 +1056,11 @@ mod tests {
     }
 
     #[test]
-    fn updating_the_enabled_list_keeps_it_sorted() {
-        for (list, added, gone, expected) in [
-            (vec![], vec![1, 2], vec![], vec![1, 2]),
-            (vec![3], vec![], vec![], vec![3]),
-            (vec![0, 4, 9], vec![1, 2, 10], vec![], vec![0, 1, 2, 4, 9, 10]),
-            (vec![5, 6], vec![0, 1], vec![], vec![0, 1, 5, 6]),
-            (vec![1, 3, 5], vec![0, 2, 4, 6], vec![], vec![0, 1, 2, 3, 4, 5, 6]),
-            (vec![0, 1, 2, 3], vec![], vec![1, 3], vec![0, 2]),
-            (vec![4, 5], vec![], vec![4, 5], vec![]),
-            (vec![0, 70, 130], vec![64, 63, 199], vec![70], vec![0, 63, 64, 130, 199]),
-        ] {
-            let mut l = ids(&list);
-            let changes = ids(&added)
-                .into_iter()
-                .map(|t| (t, true))
-                .chain(ids(&gone).into_iter().map(|t| (t, false)));
-            update_enabled(&mut l, &mut Vec::new(), 200, changes);
-            assert_eq!(l, ids(&expected), "{list:?} + {added:?} - {gone:?}");
-        }
+    fn inserting_an_id_twice_keeps_one() {
         let mut l = ids(&[2, 7]);
         insert_sorted(&mut l, ThreadId(5));
         insert_sorted(&mut l, ThreadId(5));
         insert_sorted(&mut l, ThreadId(0));
         assert_eq!(l, ids(&[0, 2, 5, 7]));
-    }
-
-    /// Inserting and removing keep a list sorted and without repeats: every id of `0..40`
-    /// added twice in a scrambled order, then every one removed twice in another, checked
-    /// after each change against a sorted copy.
-    #[test]
-    fn inserting_and_removing_keep_the_list_sorted() {
-        let n = 40u32;
-        // Multiplying by a number prime to `n` visits every id once, in a scrambled order.
-        let order = |k: u32| (0..n).map(move |i| ThreadId(i * k % n));
-        let mut l = Vec::new();
-        let mut expected: Vec<ThreadId> = Vec::new();
-        for id in order(7).chain(order(7)) {
-            insert_sorted(&mut l, id);
-            if !expected.contains(&id) {
-                expected.push(id);
-                expected.sort();
-            }
-            assert_eq!(l, expected, "after inserting {id}");
-        }
-        for id in order(11).chain(order(11)) {
-            remove_one_sorted(&mut l, id);
-            expected.retain(|&t| t != id);
-            assert_eq!(l, expected, "after removing {id}");
-        }
-        assert!(l.is_empty());
     }
 }

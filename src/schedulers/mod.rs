@@ -122,7 +122,7 @@ pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,
 };
 
-use crate::runtime::{Event, EventKind, Pending, Step, ThreadId};
+use crate::runtime::{EnabledChange, Event, EventKind, Pending, Step, ThreadId};
 use crate::vars::{VarId, VarInfo, VarProfile};
 
 /// The random number generator every strategy draws from (`rng.rs`).
@@ -245,6 +245,25 @@ pub(crate) trait Strategy {
     fn bounds_variables(&self) -> bool {
         false
     }
+
+    /// Whether this execution's strategy is told how the enabled threads change
+    /// ([`Strategy::enabled_changed`]), asked once [`Strategy::begin_execution`] returned; if
+    /// not, the engine keeps no log of the changes. A strategy that runs others beneath it
+    /// answers for the one that runs this execution and passes the changes on (the
+    /// portfolio, for its arm).
+    fn reads_changes(&self) -> bool {
+        false
+    }
+
+    /// In an execution whose strategy [`reads_changes`](Strategy::reads_changes): how the
+    /// engine's enabled threads changed since the previous decision (before the first
+    /// decision: the main thread's start), in order, told just before the decision that
+    /// follows them and only when there are some. For a strategy that keeps its own index of
+    /// the enabled threads (the priority strategies' tournament tree), so that a decision
+    /// costs the changes, not a pass over [`Decision::enabled`]. It describes the engine's
+    /// set, which `enabled` is but while exploration is off (then `enabled` is the one thread
+    /// offered).
+    fn enabled_changed(&mut self, _changes: &[EnabledChange]) {}
 
     /// Picks the thread that runs next; must return one of `decision.enabled`.
     fn choose(

@@ -63,7 +63,7 @@ use super::priority::Prioritized;
 use super::registry::StrategyInfo;
 use super::uniform_walk::UniformWalk;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::{EventKind, ThreadId};
+use crate::runtime::{EnabledChange, EventKind, ThreadId};
 
 /// `strategy = "portfolio"`: no parameters, no bound; serial (each execution's arm depends on
 /// the earlier executions' coverage).
@@ -340,6 +340,14 @@ impl Strategy for Portfolio {
         self.announced.clear();
         self.last.clear();
         self.arms[self.current].strategy.begin_execution(start, rng);
+    }
+
+    fn reads_changes(&self) -> bool {
+        self.arms[self.current].strategy.reads_changes()
+    }
+
+    fn enabled_changed(&mut self, changes: &[EnabledChange]) {
+        self.arms[self.current].strategy.enabled_changed(changes);
     }
 
     fn choose(
