@@ -25,6 +25,10 @@ use pctvb::{thread, Config, StrategyKind};
 /// The hash of what the current run's operations saw.
 static SEEN: AtomicU64 = AtomicU64::new(0);
 
+/// Held by each test while it runs: the tests share [`SEEN`], and the test harness runs them
+/// on parallel threads.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn mix(h: u64, x: u64) -> u64 {
     let h = (h ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     h ^ (h >> 29)
@@ -378,6 +382,7 @@ const PINNED: [[[u64; 5]; 4]; 6] = [
 
 #[test]
 fn schedules_are_pinned() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut got = Vec::new();
     for (name, config) in configs() {
         let per_program: Vec<Vec<u64>> = PROGRAMS
@@ -404,5 +409,80 @@ fn schedules_are_pinned() {
                 PROGRAMS[p].0
             );
         }
+    }
+}
+
+/// Forty threads each add to a counter under a mutex twice, waiting for their turn on a
+/// condition variable the first time: a release enables every waiter at once, and more than
+/// sixteen threads are enabled at most decisions, where the priority strategies choose from
+/// their tournament tree instead of a pass over the enabled threads.
+fn crowd() {
+    let state = Arc::new((Mutex::new(0u64), Condvar::new()));
+    let hs: Vec<_> = (0..40u64)
+        .map(|i| {
+            let state = state.clone();
+            thread::spawn(move || {
+                let (m, cv) = &*state;
+                let mut g = m.lock().unwrap();
+                while *g < i / 8 {
+                    g = cv.wait(g).unwrap();
+                }
+                note(i, *g);
+                *g += 1;
+                cv.notify_all();
+                drop(g);
+                let mut g = m.lock().unwrap();
+                note(i, *g);
+                *g += 1;
+            })
+        })
+        .collect();
+    hs.into_iter().for_each(|h| h.join().unwrap());
+    assert_eq!(*state.0.lock().unwrap(), 80);
+}
+
+/// The priority strategies on [`crowd`], seeds 0 to 2, 40 executions each: pinned at the
+/// values of their choice by a pass over the enabled threads (before the tournament tree,
+/// commit 4f39dc9), so the tree chooses as that pass did at every decision of these runs.
+const CROWD_PINNED: [(&str, [u64; 3]); 4] = [
+    ("pct", [0xe08dc3799a1eb2fb, 0xe9c7db35ace6b773, 0x2848fda86463238c]),
+    ("pctvb", [0x00aa997e56e5c1dc, 0x87d5ddf3376efa40, 0xa1233bca600a4a79]),
+    ("threadbound", [0x69f986347953a084, 0x7fb62d4ef6ed0867, 0x54445ab91903e97c]),
+    ("combined", [0x52e10937c5332a9c, 0x91f49af47f463c6a, 0x11ed63fced32ea97]),
+];
+
+#[test]
+fn many_threads_schedules_are_pinned() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut got = Vec::new();
+    for (name, _) in CROWD_PINNED {
+        let kind = StrategyKind::from_name(name).expect("a registered strategy");
+        let seeds: Vec<u64> = (0..3)
+            .map(|seed| {
+                let config = Config::new()
+                    .ignore_env()
+                    .seed(seed)
+                    .strategy(kind.clone())
+                    .iterations(40)
+                    .minimize_runs(0)
+                    .workers(1);
+                fingerprint(config, crowd)
+            })
+            .collect();
+        got.push((name, seeds));
+    }
+    let text: String = got
+        .iter()
+        .map(|(name, seeds)| {
+            let seeds: Vec<String> = seeds.iter().map(|h| format!("{h:#018x}")).collect();
+            format!("    (\"{name}\", [{}]),\n", seeds.join(", "))
+        })
+        .collect();
+    for ((name, seeds), (_, pinned)) in got.iter().zip(CROWD_PINNED) {
+        assert_eq!(
+            seeds.as_slice(),
+            pinned,
+            "{name} on crowd: the schedules changed; now:\n{text}"
+        );
     }
 }
