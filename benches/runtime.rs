@@ -10,8 +10,10 @@
 //!
 //! - `executions/twostage_100/*`: executions per second of a bug-free program in the shape of
 //!   SCTBench's twostage with 100 threads, every one contending for the same two mutexes, under
-//!   pctvb's uniform walk, pctvb's default strategy without a target (SURW) and shuttle
-//!   0.9's URW scheduler, side by side on one OS thread; before measuring, it prints each tool's
+//!   pctvb's uniform walk, pctvb's default strategy without a target (SURW), pctvb's combined
+//!   strategy (the default with a target's priority half, with its profiling), shuttle 0.9's
+//!   URW scheduler and shuttle's PCT (depth 3), side by side on one OS thread; before
+//!   measuring, it prints each tool's
 //!   scheduling points per execution (pctvb: the longest of a run; shuttle: mean and longest,
 //!   counted by a wrapper around its scheduler).
 //!
@@ -195,6 +197,10 @@ fn contention(c: &mut Criterion) {
     // The default without a target, SURW.
     let surw_config =
         pctvb::Config::new().ignore_env().seed(1).iterations(TWOSTAGE_EXECUTIONS).workers(1);
+    // The priority half of the default with a target, with its profiling executions.
+    let combined_config = surw_config
+        .clone()
+        .strategy(pctvb::StrategyKind::from_name("combined").expect("a registered strategy"));
     // Scheduling points per execution, printed once (not timed).
     let report = pctvb_config.run(pctvb_twostage);
     assert!(report.is_ok());
@@ -218,6 +224,9 @@ fn contention(c: &mut Criterion) {
     group.bench_function("pctvb_surw", |b| {
         b.iter(|| assert!(surw_config.run(pctvb_twostage).is_ok()))
     });
+    group.bench_function("pctvb_combined", |b| {
+        b.iter(|| assert!(combined_config.run(pctvb_twostage).is_ok()))
+    });
     group.bench_function("shuttle_urw", |b| {
         b.iter(|| {
             let urw = shuttle::scheduler::UrwRandomScheduler::new_from_seed(
@@ -225,6 +234,13 @@ fn contention(c: &mut Criterion) {
                 TWOSTAGE_EXECUTIONS as usize,
             );
             shuttle::Runner::new(urw, shuttle_urw_config()).run(shuttle_twostage)
+        })
+    });
+    group.bench_function("shuttle_pct", |b| {
+        b.iter(|| {
+            let pct =
+                shuttle::scheduler::PctScheduler::new_from_seed(1, 3, TWOSTAGE_EXECUTIONS as usize);
+            shuttle::Runner::new(pct, shuttle_urw_config()).run(shuttle_twostage)
         })
     });
     group.finish();

@@ -54,11 +54,14 @@ uniform = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform") / 1e9)
 uniform_parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform_all_cores") / 1e9)
 surw = executions / (mean_ns("executions_2x10_mutex/pctvb_surw") / 1e9)
 # executions/twostage_100/*: 20 executions (benches/runtime.rs, TWOSTAGE_EXECUTIONS) of 100
-# threads on two mutexes per iteration, pctvb's uniform walk, pctvb's SURW and shuttle's URW.
+# threads on two mutexes per iteration, pctvb's uniform walk, SURW and combined strategy
+# (with its profiling), shuttle's URW and PCT (depth 3).
 twostage = 20
 ts_pctvb = twostage / (mean_ns("executions_twostage_100/pctvb_uniform") / 1e9)
 ts_surw = twostage / (mean_ns("executions_twostage_100/pctvb_surw") / 1e9)
+ts_combined = twostage / (mean_ns("executions_twostage_100/pctvb_combined") / 1e9)
 ts_shuttle = twostage / (mean_ns("executions_twostage_100/shuttle_urw") / 1e9)
+ts_shuttle_pct = twostage / (mean_ns("executions_twostage_100/shuttle_pct") / 1e9)
 # executions/correct/*: CORRECT_EXECUTIONS (benches/runtime.rs) executions of a bug-free corpus
 # program per iteration, pctvb's default as docs/RESULTS.md runs it against shuttle's fastest
 # scheduler on the same program: random, URW or PCT (depth 3). PCT is in since 2026-11-24: on
@@ -114,6 +117,9 @@ lines = [
     f"| executions/s, same program, shuttle 0.9 URW | - | {ts_shuttle:,.0f}/s |",
     f"| ratio pctvb uniform walk / shuttle on 100 threads | >= 2 | {ts_pctvb / ts_shuttle:.2f}x |",
     f"| ratio pctvb SURW / shuttle on 100 threads | >= 2 | {ts_surw / ts_shuttle:.2f}x |",
+    f"| executions/s, the same program, pctvb combined strategy (the default with a target's priority half, with its profiling; a tournament tree chooses among more than 16 enabled threads) | - | {ts_combined:,.0f}/s |",
+    f"| the same, shuttle 0.9 PCT (depth 3) | - | {ts_shuttle_pct:,.0f}/s |",
+    f"| ratio pctvb combined / shuttle PCT on 100 threads | >= 2 | {ts_combined / ts_shuttle_pct:.2f}x |",
 ]
 for name, ours, (combined, explorer), (theirs, which), urw in correct:
     lines += [
