@@ -15,6 +15,8 @@
 //! - `execution.rs`: the host loop, the scheduling point, blocking, failing, registration of
 //!   objects, and the named accessors the runner and `#[pctvb::instrument]` use;
 //! - `state.rs`: the execution's state, private to this module;
+//! - `enabled.rs`: the enabled threads (who can run at the next scheduling point), and the
+//!   changes to them a strategy that keeps its own index of them is told;
 //! - `object.rs`: a primitive's identity (`Handle`) and per-execution model state;
 //! - one file per kind of object, each owning that kind's model: `mutex.rs`, `rwlock.rs`,
 //!   `condvar.rs`, `barrier.rs`, `once.rs` (`Once`, `OnceLock`, `LazyLock`), `channel.rs`,
