@@ -291,8 +291,8 @@ pub(super) struct State {
     pub(super) gen: u64,
     pub(super) current: ThreadId,
     pub(super) threads: Vec<Thread>,
-    /// Runnable threads in increasing id order: what strategies choose from, and how it
-    /// changed since the last decision (`enabled.rs`).
+    /// Runnable threads in increasing id order: what strategies choose from (`enabled.rs`,
+    /// which tells a strategy that asks of each change).
     pub(super) enabled: Enabled,
     /// Emptied thread lists of the last execution's objects (waiters) and threads (joiners),
     /// kept for their allocations: `reset` fills it, `register` and `spawn` take from it.

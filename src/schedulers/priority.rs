@@ -15,8 +15,9 @@
 //! A choice is the enabled thread with the highest priority: a pass over the enabled threads
 //! while they are at most [`SCAN_UP_TO`], else the root of a tournament tree over the thread
 //! ids that the engine's changes of the enabled set (`Strategy::enabled_changed`, told as
-//! they happen) and the change points keep up to date, O(log n) for each, so a decision among
-//! a hundred threads reads one node instead of a hundred priorities. Measured with callgrind
+//! they happen, in executions after one with more threads than that) and the change points
+//! keep up to date, O(log n) for each, so a decision among a hundred threads reads one node
+//! instead of a hundred priorities. Measured with callgrind
 //! (`corpus/examples/strategy_instructions.rs twostage combined 40`, 100 threads contending
 //! for two mutexes): 38.6M instructions before the tree, 33.0M with it, the same schedules
 //! (`tests/schedule_fingerprints.rs` pins them for 40 threads as the pass chose them).
@@ -31,8 +32,9 @@ use crate::vars::VarId;
 /// No thread: an empty leaf of [`PriorityCore`]'s tree, or a match without players.
 const NONE: u32 = u32::MAX;
 
-/// Up to this many enabled threads, [`PriorityCore`] chooses by a pass over them; the first
-/// decision of an execution with more builds its tree, which chooses from then on.
+/// Up to this many enabled threads, [`PriorityCore`] chooses by a pass over them; beyond, from
+/// its tree, built at the first such decision of an execution that is told the changes of the
+/// enabled set (one after an execution with more threads than this).
 const SCAN_UP_TO: usize = 16;
 
 /// What distinguishes one priority strategy from the others. Implemented by the strategy's
