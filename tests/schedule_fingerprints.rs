@@ -441,14 +441,16 @@ fn crowd() {
     assert_eq!(*state.0.lock().unwrap(), 80);
 }
 
-/// The priority strategies on [`crowd`], seeds 0 to 2, 40 executions each: pinned at the
+/// The priority strategies on [`crowd`] (and the portfolio, whose PCT arms are told the
+/// changes through it), seeds 0 to 2, 40 executions each: pinned at the
 /// values of their choice by a pass over the enabled threads (before the tournament tree,
 /// commit 4f39dc9), so the tree chooses as that pass did at every decision of these runs.
-const CROWD_PINNED: [(&str, [u64; 3]); 4] = [
+const CROWD_PINNED: [(&str, [u64; 3]); 5] = [
     ("pct", [0xe08dc3799a1eb2fb, 0xe9c7db35ace6b773, 0x2848fda86463238c]),
     ("pctvb", [0x00aa997e56e5c1dc, 0x87d5ddf3376efa40, 0xa1233bca600a4a79]),
     ("threadbound", [0x69f986347953a084, 0x7fb62d4ef6ed0867, 0x54445ab91903e97c]),
     ("combined", [0x52e10937c5332a9c, 0x91f49af47f463c6a, 0x11ed63fced32ea97]),
+    ("portfolio", [0x20e4c4dcd2fef9cb, 0xe52e8a76c6ae8a98, 0x34b7bac93b06d337]),
 ];
 
 #[test]
