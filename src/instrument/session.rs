@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use super::__rt;
 use super::registry::registry;
 use super::{Selection, StaticVarId, Stats};
+use crate::runtime::hooks::Switch;
 use crate::runtime::{with_execution, Handle};
 use crate::vars::{VarId, VarInfo, VarKind};
 
@@ -186,7 +187,7 @@ impl Tracking {
                     }
                 }
             }
-            hook_count(&SOUNDNESS_SESSIONS, on);
+            hook_count(Switch::Soundness, on);
             self.session.soundness.store(on, Ordering::Relaxed);
         }
         self
@@ -215,7 +216,7 @@ impl Tracking {
     /// tokens of runs that start their own session carry it).
     pub fn gate_primitives(self, on: bool) -> Tracking {
         if on != self.session.gate.load(Ordering::Relaxed) {
-            hook_count(&GATE_SESSIONS, on);
+            hook_count(Switch::Gate, on);
             self.session.gate.store(on, Ordering::Relaxed);
         }
         self
@@ -248,13 +249,13 @@ impl Drop for Tracking {
             }
         }
         if soundness {
-            hook_count(&SOUNDNESS_SESSIONS, false);
+            hook_count(Switch::Soundness, false);
         }
         if self.session.loop_bound().is_some() {
             flag_count(&LOOP_SESSIONS, false);
         }
         if self.session.gate.load(Ordering::Relaxed) {
-            hook_count(&GATE_SESSIONS, false);
+            hook_count(Switch::Gate, false);
         }
     }
 }
@@ -269,12 +270,12 @@ fn flag_count(count: &AtomicUsize, on: bool) {
 }
 
 /// [`flag_count`] for a switch of the scheduling point's hooks (`crate::runtime::hooks`),
-/// which also keeps their total.
-fn hook_count(count: &AtomicUsize, on: bool) {
+/// which keeps those counts.
+fn hook_count(switch: Switch, on: bool) {
     if on {
         super::checks::install_hooks();
     }
-    crate::runtime::hooks::count_session(count, on);
+    crate::runtime::hooks::count_session(switch, on);
 }
 
 const NO_BOUND: u64 = u64::MAX;
@@ -530,8 +531,6 @@ pub(super) fn access(session: &Session, gen: u64, addr: usize) -> Reached {
     with_execution("instrumented access", |ex| ex.count_access(id));
     Reached::Counted(var)
 }
-
-pub(super) use crate::runtime::hooks::{GATE_SESSIONS, SOUNDNESS_SESSIONS};
 
 /// Skipped data accesses after which one scheduling point is kept anyway.
 pub(super) const GATE_FORCE_EVERY: u32 = 1000;

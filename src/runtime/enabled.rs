@@ -5,7 +5,7 @@
 //! keeps its own index of the enabled threads (the priority strategies' tournament tree)
 //! instead of reading the whole list at every decision. Only a strategy that asks
 //! (`Strategy::reads_changes`) is told: a lock's release and acquisition on a 100-thread
-//! program flip every waiter, and logging each flip doubled the cost of keeping the list
+//! program flip every waiter, and recording each flip doubled the cost of keeping the list
 //! there. Telling at the change, not at the next scheduling point, keeps the scheduling
 //! point free of any test (an atomic operation's point changes nothing here). It decides
 //! nothing about who is enabled: `state.rs` and `execution.rs` say so (a wake, a block, a
@@ -34,7 +34,7 @@ pub(super) struct Enabled {
     /// [`Enabled::update`], told at its end; kept for its allocation.
     changes: Vec<EnabledChange>,
     /// Whether this execution's strategy is told of the changes.
-    logging: bool,
+    telling: bool,
     /// Scratch bit set of [`Enabled::update`], kept for its allocation.
     bits: Vec<u64>,
 }
@@ -53,7 +53,7 @@ impl Enabled {
         Enabled {
             list: Vec::with_capacity(threads),
             changes: Vec::with_capacity(threads),
-            logging: false,
+            telling: false,
             bits: Vec::new(),
         }
     }
@@ -62,22 +62,21 @@ impl Enabled {
     /// [`Enabled::tell`].
     pub(super) fn start(&mut self) {
         self.list.clear();
-        self.logging = false;
+        self.telling = false;
         self.list.push(ThreadId::MAIN);
     }
 
     /// Whether the execution that starts tells `strategy` of the changes (it reads them); if
     /// it does, it is told of the main thread now.
     pub(super) fn tell(&mut self, on: bool, strategy: &mut dyn Strategy) {
-        self.logging = on;
-        for i in 0..self.list.len() {
-            self.note(self.list[i], true, strategy);
-        }
+        debug_assert_eq!(self.list, [ThreadId::MAIN], "told as the execution starts");
+        self.telling = on;
+        self.note(ThreadId::MAIN, true, strategy);
     }
 
     #[inline]
     fn note(&mut self, thread: ThreadId, enabled: bool, strategy: &mut dyn Strategy) {
-        if self.logging {
+        if self.telling {
             strategy.enabled_changed(&[EnabledChange { thread, enabled }]);
         }
     }
@@ -126,8 +125,8 @@ impl Enabled {
         for t in self.list.iter() {
             bits[t.index() / 64] |= 1 << (t.index() % 64);
         }
-        // Two loops, so that an execution without the log pays no test per change.
-        if self.logging {
+        // Two loops, so that an execution that tells nothing pays no test per change.
+        if self.telling {
             self.changes.clear();
             for (t, add) in changes {
                 let (word, bit) = (t.index() / 64, 1u64 << (t.index() % 64));
@@ -150,7 +149,7 @@ impl Enabled {
                 w &= w - 1;
             }
         }
-        if self.logging && !self.changes.is_empty() {
+        if self.telling && !self.changes.is_empty() {
             strategy.enabled_changed(&self.changes);
         }
     }
@@ -255,7 +254,7 @@ mod tests {
             (vec![0, 70, 130], vec![64, 63, 199], vec![70], vec![0, 63, 64, 130, 199]),
         ] {
             let mut told = Told::default();
-            let mut e = Enabled { list: ids(&list), logging: true, ..Enabled::default() };
+            let mut e = Enabled { list: ids(&list), telling: true, ..Enabled::default() };
             let changes = ids(&added)
                 .into_iter()
                 .map(|t| (t, true))
@@ -275,7 +274,7 @@ mod tests {
         // Multiplying by a number prime to `n` visits every id once, in a scrambled order.
         let order = |k: u32| (0..n).map(move |i| ThreadId(i * k % n));
         let mut told = Told::default();
-        let mut l = Enabled { logging: true, ..Enabled::default() };
+        let mut l = Enabled { telling: true, ..Enabled::default() };
         let mut expected: Vec<ThreadId> = Vec::new();
         for id in order(7).chain(order(7)) {
             l.insert(id, &mut told);

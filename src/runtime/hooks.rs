@@ -15,18 +15,31 @@ use std::sync::OnceLock;
 use super::{EventKind, ObjectId};
 
 /// Sessions with the soundness check on, process-wide.
-pub(crate) static SOUNDNESS_SESSIONS: AtomicUsize = AtomicUsize::new(0);
+static SOUNDNESS_SESSIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// Sessions gating primitive data accesses, process-wide.
-pub(crate) static GATE_SESSIONS: AtomicUsize = AtomicUsize::new(0);
+static GATE_SESSIONS: AtomicUsize = AtomicUsize::new(0);
 
 /// The two counts above added up: a scheduling point loads this one alone while no session
 /// has either switch on (two loads and tests cost 4 instructions more a point).
 static ANY_SESSIONS: AtomicUsize = AtomicUsize::new(0);
 
-/// A session turns one of the switches (`count`, [`SOUNDNESS_SESSIONS`] or
-/// [`GATE_SESSIONS`]) on or off.
-pub(crate) fn count_session(count: &AtomicUsize, on: bool) {
+/// The switches a session turns, each counted in its own count and in [`ANY_SESSIONS`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Switch {
+    /// The soundness check ([`SOUNDNESS_SESSIONS`]).
+    Soundness,
+    /// The gating of primitive data accesses ([`GATE_SESSIONS`]).
+    Gate,
+}
+
+/// A session turns `switch` on or off. (The counts are private here, so that no other count
+/// can be passed in and put [`ANY_SESSIONS`] out of step with them.)
+pub(crate) fn count_session(switch: Switch, on: bool) {
+    let count = match switch {
+        Switch::Soundness => &SOUNDNESS_SESSIONS,
+        Switch::Gate => &GATE_SESSIONS,
+    };
     if on {
         count.fetch_add(1, Ordering::Relaxed);
         ANY_SESSIONS.fetch_add(1, Ordering::Relaxed);
