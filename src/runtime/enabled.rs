@@ -5,8 +5,7 @@
 //! keeps its own index of the enabled threads (the priority strategies' tournament tree)
 //! instead of reading the whole list at every decision. Only a strategy that asks
 //! (`Strategy::reads_changes`) is told: a lock's release and acquisition on a 100-thread
-//! program flip every waiter, and recording each flip doubled the cost of keeping the list
-//! there. Telling at the change, not at the next scheduling point, keeps the scheduling
+//! program flip every waiter, and telling costs a call per flip. Telling at the change, not at the next scheduling point, keeps the scheduling
 //! point free of any test (an atomic operation's point changes nothing here). It decides
 //! nothing about who is enabled: `state.rs` and `execution.rs` say so (a wake, a block, a
 //! spin, a lock's waiters), through the methods here, which are the only way to change the

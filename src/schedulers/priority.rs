@@ -162,9 +162,8 @@ pub(crate) struct PriorityCore {
     /// decision of an execution with more than [`SCAN_UP_TO`] enabled threads, from them, and
     /// kept up to date from then on by each change the engine tells
     /// ([`PriorityCore::enabled_changed`]) and each change point that fires: below, a pass
-    /// over the few enabled threads costs less (a tree kept in every execution cost 1% more
-    /// instructions on the 5-thread deque, `corpus/examples/strategy_instructions.rs ws
-    /// default 1000`). Its allocation is kept across executions.
+    /// over the few enabled threads costs less than keeping the tree by every change. Its
+    /// allocation is kept across executions.
     tree: Vec<u32>,
     /// Whether this execution built `tree` (it is up to date).
     tree_on: bool,
