@@ -13,6 +13,7 @@
 
 use std::ops::Deref;
 
+use super::state::insert_sorted;
 use super::ThreadId;
 use crate::schedulers::Strategy;
 
@@ -90,8 +91,7 @@ impl Enabled {
     /// Enables `id` (nothing if it is).
     #[inline]
     pub(super) fn insert(&mut self, id: ThreadId, strategy: &mut dyn Strategy) {
-        if let Err(pos) = self.list.binary_search(&id) {
-            self.list.insert(pos, id);
+        if insert_sorted(&mut self.list, id) {
             self.note(id, true, strategy);
         }
     }

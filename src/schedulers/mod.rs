@@ -248,21 +248,21 @@ pub(crate) trait Strategy {
 
     /// Whether this execution's strategy is told how the enabled threads change
     /// ([`Strategy::enabled_changed`]), asked once [`Strategy::begin_execution`] returned; if
-    /// not, the engine keeps no log of the changes. A strategy that runs others beneath it
-    /// answers for the one that runs this execution and passes the changes on (the
-    /// portfolio, for its arm).
+    /// not, the engine tells it nothing (and pays no call per change). A strategy that runs
+    /// others beneath it answers for the one that runs this execution and passes the changes
+    /// on (the portfolio, for its arm).
     fn reads_changes(&self) -> bool {
         false
     }
 
-    /// In an execution whose strategy [`reads_changes`](Strategy::reads_changes): how the
-    /// engine's enabled threads changed since the previous decision (before the first
-    /// decision: the main thread's start), in order, told just before the decision that
-    /// follows them and only when there are some. For a strategy that keeps its own index of
-    /// the enabled threads (the priority strategies' tournament tree), so that a decision
-    /// costs the changes, not a pass over [`Decision::enabled`]. It describes the engine's
-    /// set, which `enabled` is but while exploration is off (then `enabled` is the one thread
-    /// offered).
+    /// In an execution whose strategy [`reads_changes`](Strategy::reads_changes): changes of
+    /// the engine's enabled threads, told as the engine makes them (first, as the execution
+    /// starts, the main thread's), each a real change, so that the changes told since the
+    /// previous decision turn the set it saw into the next decision's. For a strategy that
+    /// keeps its own index of the enabled threads (the priority strategies' tournament tree),
+    /// so that a decision costs the changes, not a pass over [`Decision::enabled`]. It
+    /// describes the engine's set, which `enabled` is but while exploration is off (then
+    /// `enabled` is the one thread offered).
     fn enabled_changed(&mut self, _changes: &[EnabledChange]) {}
 
     /// Picks the thread that runs next; must return one of `decision.enabled`.

@@ -548,7 +548,7 @@ mod tests {
         ev: &Event,
         var_access: u64,
     ) -> ThreadId {
-        // The engine's log: how `enabled` differs from the set the tree holds.
+        // What the engine would tell: how `enabled` differs from the set the tree holds.
         let held = |core: &PriorityCore, t: usize| core.tree.get(core.tree.len() / 2 + t).copied();
         let top = enabled.iter().map(|t| t.index() + 1).max().unwrap_or(0);
         let changed: Vec<EnabledChange> = (0..top.max(core.tree.len() / 2))
@@ -627,7 +627,7 @@ mod tests {
     /// The tree's choice is the pass over the enabled threads, on 300 threads (the tree grows
     /// past its first size, priorities change at change points, threads beyond the profile's
     /// count get priorities below all): enabled sets drawn from fixed seeds, each decision's
-    /// changes what the engine would log, each choice checked against the highest priority
+    /// changes what the engine would tell, each choice checked against the highest priority
     /// among the enabled threads after the decision's change points fired.
     #[test]
     fn the_tree_chooses_as_a_pass_over_the_enabled_threads() {
