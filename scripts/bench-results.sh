@@ -149,7 +149,7 @@ if parallel < pctvb or uniform_parallel < uniform:
         "load average), so those rows measure the machine's load more than pctvb's parallel runs.",
     ]
 # The alternating comparison (scripts/vs-shuttle.sh), per program: the same configurations as
-# the criterion rows above, each round running all four tools in a rotating order.
+# the criterion rows above, each round running every tool in a rotating order.
 vs_names = {"counter": "counter", "atomic": "atomic_counter", "prodcons": "prodcons_fixed",
             "ws": "ws_deque_fixed"}
 shuttle_names = {"shuttle-random": "random", "shuttle-urw": "URW", "shuttle-pct": "PCT"}
@@ -162,9 +162,10 @@ lines += [
     "",
     "`scripts/vs-shuttle.sh PROGRAM 1000 RUNS ROUNDS` (run by this script, "
     f"{first['runs']} runs of {first['executions']} executions per invocation, {first['rounds']} "
-    "rounds): each round runs pctvb's default and shuttle's three schedulers once each, one",
+    "rounds): each round runs pctvb's default and shuttle's three schedulers once each (and the",
+    "two pctvb strategies of the second table), one",
     "after the other in an order that rotates from round to round, pinned to one core, so a load",
-    "that changes during the measurement weighs on all four alike; criterion above measures each",
+    "that changes during the measurement weighs on all alike; criterion above measures each",
     "for several seconds in turn. The ratios are of medians over the rounds, and per round (in",
     "brackets: the median and the range of the rounds' ratios). pctvb's rate counts its 10",
     "profiling executions, as criterion's does.",
@@ -181,6 +182,27 @@ for v in vs:
         f"| {vs_names[v['program']]} | {m['default']:,.0f}/s | {m['shuttle-random']:,.0f} / "
         f"{m['shuttle-urw']:,.0f} / {m['shuttle-pct']:,.0f}/s | {f['medians']:.2f}x against "
         f"{fastest} ({per(f['per_round'])}) | {u['medians']:.2f}x ({per(u['per_round'])}) |"
+    )
+# The same rounds, for pctvb's default without a target and its random strategy.
+lines += [
+    "",
+    "The same rounds also run pctvb's default without a target (SURW) and its random strategy:",
+    "the engine with the cheapest choice there is, one draw at every scheduling point, which",
+    "switches threads about as often as a walk does. What random reaches is the most any",
+    "strategy that draws at every point reaches on the program without a faster engine; the",
+    "explorers (SURW, and race reversal over it in the default with a target) draw at every",
+    "point, the combined strategy does not.",
+    "",
+    "| program | pctvb SURW | vs shuttle's fastest | pctvb random | vs shuttle's fastest |",
+    "|---|---:|---:|---:|---:|",
+]
+for v in vs:
+    m, o = v["medians"], v["others_vs_fastest"]
+    per = lambda r: f"{statistics.median(r):.2f}x, {r[0]:.2f}x-{r[-1]:.2f}x"
+    lines.append(
+        f"| {vs_names[v['program']]} | {m['surw']:,.0f}/s | {o['surw']['medians']:.2f}x "
+        f"({per(o['surw']['per_round'])}) | {m['random']:,.0f}/s | "
+        f"{o['random']['medians']:.2f}x ({per(o['random']['per_round'])}) |"
     )
 with open("docs/RESULTS-runtime.md", "w") as f:
     f.write("\n".join(lines) + "\n")
