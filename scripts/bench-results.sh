@@ -173,11 +173,12 @@ lines += [
     "| program | pctvb default | shuttle random / URW / PCT | vs shuttle's fastest (bar: >= 3) | vs shuttle URW |",
     "|---|---:|---:|---:|---:|",
 ]
+# A ratio over the medians' per-round ratios: their median and range.
+per = lambda r: f"{statistics.median(r):.2f}x, {r[0]:.2f}x-{r[-1]:.2f}x"
 for v in vs:
     m = v["medians"]
     fastest = shuttle_names[v["fastest"]]
     f, u = v["vs_fastest"], v["vs_urw"]
-    per = lambda r: f"{statistics.median(r):.2f}x, {r[0]:.2f}x-{r[-1]:.2f}x"
     lines.append(
         f"| {vs_names[v['program']]} | {m['default']:,.0f}/s | {m['shuttle-random']:,.0f} / "
         f"{m['shuttle-urw']:,.0f} / {m['shuttle-pct']:,.0f}/s | {f['medians']:.2f}x against "
@@ -188,8 +189,8 @@ lines += [
     "",
     "The same rounds also run pctvb's default without a target (SURW) and its random strategy:",
     "the engine with the cheapest choice there is, one draw at every scheduling point, which",
-    "switches threads about as often as a walk does. What random reaches is the most any",
-    "strategy that draws at every point reaches on the program without a faster engine; the",
+    "switches threads about as often as a walk does. What random reaches bounds what a strategy",
+    "that draws at every point and switches as often can reach on the program with this engine; the",
     "explorers (SURW, and race reversal over it in the default with a target) draw at every",
     "point, the combined strategy does not.",
     "",
@@ -198,7 +199,6 @@ lines += [
 ]
 for v in vs:
     m, o = v["medians"], v["others_vs_fastest"]
-    per = lambda r: f"{statistics.median(r):.2f}x, {r[0]:.2f}x-{r[-1]:.2f}x"
     lines.append(
         f"| {vs_names[v['program']]} | {m['surw']:,.0f}/s | {o['surw']['medians']:.2f}x "
         f"({per(o['surw']['per_round'])}) | {m['random']:,.0f}/s | "
