@@ -173,7 +173,7 @@ lines += [
     "| program | pctvb default | shuttle random / URW / PCT | vs shuttle's fastest (bar: >= 3) | vs shuttle URW |",
     "|---|---:|---:|---:|---:|",
 ]
-# A ratio over the medians' per-round ratios: their median and range.
+# A column's ratios per round (sorted), shown as their median and range.
 per = lambda r: f"{statistics.median(r):.2f}x, {r[0]:.2f}x-{r[-1]:.2f}x"
 for v in vs:
     m = v["medians"]

@@ -6,8 +6,8 @@
 # by the corpus example `strategy_instructions`, which times its runs itself. Beside the
 # default, the same rounds time pctvb's default without a target (SURW) and its random
 # strategy: the engine with the cheapest choice there is, one draw at every point, which
-# switches threads about as often as a walk does, so what it reaches is the most any strategy
-# that draws at every point can reach on that program without a faster engine.
+# switches threads about as often as a walk does, so what it reaches bounds what a strategy
+# that draws at every point and switches as often can reach on that program with this engine.
 #
 # Usage: scripts/vs-shuttle.sh PROGRAM EXECUTIONS RUNS ROUNDS
 #   PROGRAM     counter | atomic | prodcons | ws | twostage (see strategy_instructions)
