@@ -178,7 +178,9 @@ impl<S: shuttle::scheduler::Scheduler> shuttle::scheduler::Scheduler for Countin
     }
 }
 
-fn shuttle_urw_config() -> shuttle::Config {
+/// shuttle's configuration for every scheduler these benchmarks run: a failing schedule is
+/// neither printed nor saved.
+fn shuttle_config() -> shuttle::Config {
     let mut config = shuttle::Config::new();
     config.failure_persistence = shuttle::FailurePersistence::None;
     config
@@ -207,7 +209,7 @@ fn contention(c: &mut Criterion) {
     let points = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
     let urw = shuttle::scheduler::UrwRandomScheduler::new_from_seed(1, 100);
     let counting = Counting { inner: urw, points: points.clone() };
-    shuttle::Runner::new(counting, shuttle_urw_config()).run(shuttle_twostage);
+    shuttle::Runner::new(counting, shuttle_config()).run(shuttle_twostage);
     let points = points.borrow();
     let mean = points.iter().sum::<u64>() as f64 / points.len() as f64;
     eprintln!(
@@ -233,14 +235,14 @@ fn contention(c: &mut Criterion) {
                 1,
                 TWOSTAGE_EXECUTIONS as usize,
             );
-            shuttle::Runner::new(urw, shuttle_urw_config()).run(shuttle_twostage)
+            shuttle::Runner::new(urw, shuttle_config()).run(shuttle_twostage)
         })
     });
     group.bench_function("shuttle_pct", |b| {
         b.iter(|| {
             let pct =
                 shuttle::scheduler::PctScheduler::new_from_seed(1, 3, TWOSTAGE_EXECUTIONS as usize);
-            shuttle::Runner::new(pct, shuttle_urw_config()).run(shuttle_twostage)
+            shuttle::Runner::new(pct, shuttle_config()).run(shuttle_twostage)
         })
     });
     group.finish();
@@ -309,19 +311,19 @@ fn correct_programs(c: &mut Criterion) {
         group.bench_function(format!("{name}/shuttle_random"), |b| {
             b.iter(|| {
                 let scheduler = RandomScheduler::new_from_seed(1, n);
-                shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
+                shuttle::Runner::new(scheduler, shuttle_config()).run(move || shuttle_body(0))
             })
         });
         group.bench_function(format!("{name}/shuttle_urw"), |b| {
             b.iter(|| {
                 let scheduler = UrwRandomScheduler::new_from_seed(1, n);
-                shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
+                shuttle::Runner::new(scheduler, shuttle_config()).run(move || shuttle_body(0))
             })
         });
         group.bench_function(format!("{name}/shuttle_pct"), |b| {
             b.iter(|| {
                 let scheduler = PctScheduler::new_from_seed(1, 3, n);
-                shuttle::Runner::new(scheduler, shuttle_urw_config()).run(move || shuttle_body(0))
+                shuttle::Runner::new(scheduler, shuttle_config()).run(move || shuttle_body(0))
             })
         });
     }
