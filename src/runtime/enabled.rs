@@ -1,12 +1,15 @@
 //! The enabled threads of an execution: who can run at the next scheduling point.
 //!
-//! This module owns the sorted list strategies choose from, and tells the execution's strategy
-//! of every change to it as it happens (`Strategy::enabled_changed`), for a strategy that
-//! keeps its own index of the enabled threads (the priority strategies' tournament tree)
-//! instead of reading the whole list at every decision. Only a strategy that asks
-//! (`Strategy::reads_changes`) is told: a lock's release and acquisition on a 100-thread
-//! program flip every waiter, and telling costs a call per flip. Telling at the change, not at the next scheduling point, keeps the scheduling
-//! point free of any test (an atomic operation's point changes nothing here). It decides
+//! This module owns the sorted list strategies choose from and the same set as bit words (a
+//! strategy that chooses on bits reads them, `Decision::enabled_words`; the engine tests a
+//! thread's bit where it searched the list), and tells the execution's strategy of every
+//! change as it happens (`Strategy::enabled_changed`), for a strategy that keeps its own index
+//! of the enabled threads (the priority strategies' tournament tree) instead of reading the
+//! whole list at every decision. Only a strategy that asks (`Strategy::reads_changes`) is
+//! told: a lock's release and acquisition on a 100-thread program flip every waiter, and
+//! telling costs a call per flip. Telling at the change, not at the next scheduling point,
+//! keeps the scheduling point free of any test (an atomic operation's point changes nothing
+//! here). It decides
 //! nothing about who is enabled: `state.rs` and `execution.rs` say so (a wake, a block, a
 //! spin, a lock's waiters), through the methods here, which are the only way to change the
 //! list and each take the strategy to tell, so no change goes untold.
@@ -26,17 +29,23 @@ pub(crate) struct EnabledChange {
     pub(crate) enabled: bool,
 }
 
-/// The enabled threads in increasing id order (read through `Deref` as a slice).
+/// The enabled threads in increasing id order (read through `Deref` as a slice), and the same
+/// set as bits ([`Enabled::words`]).
 #[derive(Debug, Default)]
-pub(super) struct Enabled {
+pub(crate) struct Enabled {
     list: Vec<ThreadId>,
+    /// The set `list` holds, a bit per thread (bit `t % 64` of word `t / 64`), kept with it at
+    /// every change: a strategy that works on bit words reads them rather than building its
+    /// own from the list at every decision (SURW's choice, a pass over up to a hundred enabled
+    /// threads), and [`Enabled::update`] applies a release's or an acquisition's changes to
+    /// them without first setting a bit per enabled thread. Words past the highest enabled
+    /// thread may be zero; none is missing below it.
+    words: Vec<u64>,
     /// The real changes (a thread added was not in the list, a thread removed was) of one
     /// [`Enabled::update`], told at its end; kept for its allocation.
     changes: Vec<EnabledChange>,
     /// Whether this execution's strategy is told of the changes.
     telling: bool,
-    /// Scratch bit set of [`Enabled::update`], kept for its allocation.
-    bits: Vec<u64>,
 }
 
 impl Deref for Enabled {
@@ -52,18 +61,69 @@ impl Enabled {
     pub(super) fn with_capacity(threads: usize) -> Enabled {
         Enabled {
             list: Vec::with_capacity(threads),
+            words: Vec::with_capacity(threads.div_ceil(64)),
             changes: Vec::with_capacity(threads),
             telling: false,
-            bits: Vec::new(),
         }
+    }
+
+    /// The enabled threads as bit words (see the field's doc).
+    #[inline]
+    pub(crate) fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// No thread: the engine's set of a decision made outside an execution (tests).
+    #[cfg(test)]
+    pub(crate) fn none() -> &'static Enabled {
+        static NONE: Enabled =
+            Enabled { list: Vec::new(), words: Vec::new(), changes: Vec::new(), telling: false };
+        &NONE
+    }
+
+    /// The set of `threads` (tests: a decision whose `enabled` is the engine's list).
+    #[cfg(test)]
+    pub(crate) fn of(threads: &[ThreadId]) -> Enabled {
+        let mut e = Enabled::default();
+        for &t in threads {
+            if e.words.len() <= t.index() / 64 {
+                e.words.resize(t.index() / 64 + 1, 0);
+            }
+            insert_sorted(&mut e.list, t);
+            e.put(t, true);
+        }
+        e
+    }
+
+    /// Sets `id`'s bit to `on`. Every thread's word is there from its spawn on
+    /// ([`Enabled::push_newest`]), so this grows nothing.
+    #[inline(always)]
+    fn put(&mut self, id: ThreadId, on: bool) {
+        let (word, bit) = (id.index() / 64, 1u64 << (id.index() % 64));
+        self.words[word] = (self.words[word] & !bit) | (bit * u64::from(on));
+    }
+
+    /// A word for `id` (ids are given in order: the newest thread needs at most one more).
+    #[cold]
+    fn grow(&mut self, id: ThreadId) {
+        self.words.resize(id.index() / 64 + 1, 0);
+    }
+
+    /// Whether `id` is enabled: a test of its bit, where a search of the list took a
+    /// branch per halving.
+    #[inline(always)]
+    pub(super) fn has(&self, id: ThreadId) -> bool {
+        self.words.get(id.index() / 64).is_some_and(|w| w >> (id.index() % 64) & 1 != 0)
     }
 
     /// An execution starts: only the main thread is enabled; nothing is told until
     /// [`Enabled::tell`].
     pub(super) fn start(&mut self) {
         self.list.clear();
+        self.words.clear();
         self.telling = false;
         self.list.push(ThreadId::MAIN);
+        self.words.push(1 << ThreadId::MAIN.index());
     }
 
     /// Whether the execution that starts tells `strategy` of the changes (it reads them); if
@@ -85,13 +145,19 @@ impl Enabled {
     pub(super) fn push_newest(&mut self, id: ThreadId, strategy: &mut dyn Strategy) {
         debug_assert!(self.list.last().is_none_or(|&t| t < id), "{id} is not the newest thread");
         self.list.push(id);
+        if self.words.len() <= id.index() / 64 {
+            self.grow(id);
+        }
+        self.put(id, true);
         self.note(id, true, strategy);
     }
 
     /// Enables `id` (nothing if it is).
     #[inline]
     pub(super) fn insert(&mut self, id: ThreadId, strategy: &mut dyn Strategy) {
-        if insert_sorted(&mut self.list, id) {
+        if !self.has(id) {
+            insert_sorted(&mut self.list, id);
+            self.put(id, true);
             self.note(id, true, strategy);
         }
     }
@@ -99,18 +165,21 @@ impl Enabled {
     /// Disables `id` (nothing if it is not enabled).
     #[inline]
     pub(super) fn remove(&mut self, id: ThreadId, strategy: &mut dyn Strategy) {
-        if let Ok(pos) = self.list.binary_search(&id) {
-            self.list.remove(pos);
+        if self.has(id) {
+            if let Ok(pos) = self.list.binary_search(&id) {
+                self.list.remove(pos);
+            }
+            self.put(id, false);
             self.note(id, false, strategy);
         }
     }
 
     /// Enables (`true`) or disables (`false`) each thread of `changes`, in an execution of
-    /// `threads` threads: through a bit set, so a release that enables a hundred waiters, or
-    /// an acquisition that disables them, costs a pass over the list and one over the waiters
-    /// whose branches predict well, where merging two sorted lists mispredicted at every
-    /// element (13% of the profile of a 100-thread program). The strategy is told of the
-    /// real changes at the end, at once.
+    /// `threads` threads: on the bit words, then the list made again from them, so a release
+    /// that enables a hundred waiters, or an acquisition that disables them, costs a pass over
+    /// the waiters whose branches predict well and one over the words, where merging two sorted
+    /// lists mispredicted at every element (13% of the profile of a 100-thread program). The
+    /// strategy is told of the real changes at the end, at once.
     #[inline]
     pub(super) fn update(
         &mut self,
@@ -118,33 +187,34 @@ impl Enabled {
         changes: impl Iterator<Item = (ThreadId, bool)>,
         strategy: &mut dyn Strategy,
     ) {
-        let bits = &mut self.bits;
-        bits.clear();
-        bits.resize(threads.div_ceil(64), 0);
-        for t in self.list.iter() {
-            bits[t.index() / 64] |= 1 << (t.index() % 64);
+        if self.words.len() < threads.div_ceil(64) {
+            self.words.resize(threads.div_ceil(64), 0);
         }
+        let words = &mut self.words;
         // Two loops, so that an execution that tells nothing pays no test per change.
         if self.telling {
             self.changes.clear();
             for (t, add) in changes {
                 let (word, bit) = (t.index() / 64, 1u64 << (t.index() % 64));
-                if (bits[word] & bit != 0) != add {
+                if (words[word] & bit != 0) != add {
                     self.changes.push(EnabledChange { thread: t, enabled: add });
                 }
-                bits[word] = (bits[word] & !bit) | (bit * add as u64);
+                words[word] = (words[word] & !bit) | (bit * add as u64);
             }
         } else {
             for (t, add) in changes {
                 let (word, bit) = (t.index() / 64, 1u64 << (t.index() % 64));
-                bits[word] = (bits[word] & !bit) | (bit * add as u64);
+                words[word] = (words[word] & !bit) | (bit * add as u64);
             }
         }
-        self.list.clear();
-        for (i, &word) in bits.iter().enumerate() {
+        let list = &mut self.list;
+        list.clear();
+        // Room for every thread at once: the pushes below then never grow the list.
+        list.reserve(threads);
+        for (i, &word) in words.iter().enumerate() {
             let mut w = word;
             while w != 0 {
-                self.list.push(ThreadId((i * 64) as u32 + w.trailing_zeros()));
+                list.push(ThreadId((i * 64) as u32 + w.trailing_zeros()));
                 w &= w - 1;
             }
         }
@@ -200,6 +270,23 @@ mod tests {
         v.iter().map(|&i| ThreadId(i)).collect()
     }
 
+    /// An enabled set of the threads `list`, in an execution of threads 0 to 255 (their
+    /// words there, as spawns would have left them), that tells its changes or not.
+    fn of(list: &[u32], telling: bool) -> Enabled {
+        let mut e = Enabled { telling, ..Enabled::of(&ids(list)) };
+        e.words.resize(4, 0);
+        e
+    }
+
+    /// The words hold exactly the list's threads.
+    fn assert_words_agree(e: &Enabled) {
+        let from_words: Vec<ThreadId> = (0..e.words.len() * 64)
+            .filter(|&i| e.words[i / 64] >> (i % 64) & 1 != 0)
+            .map(|i| ThreadId(i as u32))
+            .collect();
+        assert_eq!(from_words, &*e.list, "the words and the list hold one set");
+    }
+
     #[test]
     fn the_list_stays_sorted_and_the_changes_told_turn_one_set_into_the_next() {
         // Fixed seed: a reproducible sequence of operations over 200 threads.
@@ -237,6 +324,7 @@ mod tests {
                 }
             }
             assert!(e.windows(2).all(|w| w[0] < w[1]), "sorted, no repeats");
+            assert_words_agree(&e);
         }
     }
 
@@ -253,7 +341,7 @@ mod tests {
             (vec![0, 70, 130], vec![64, 63, 199], vec![70], vec![0, 63, 64, 130, 199]),
         ] {
             let mut told = Told::default();
-            let mut e = Enabled { list: ids(&list), telling: true, ..Enabled::default() };
+            let mut e = of(&list, true);
             let changes = ids(&added)
                 .into_iter()
                 .map(|t| (t, true))
@@ -261,6 +349,7 @@ mod tests {
             e.update(200, changes, &mut told);
             assert_eq!(&*e, ids(&expected), "{list:?} + {added:?} - {gone:?}");
             assert_eq!(applied(&ids(&list), &told.0), ids(&expected));
+            assert_words_agree(&e);
         }
     }
 
@@ -273,7 +362,7 @@ mod tests {
         // Multiplying by a number prime to `n` visits every id once, in a scrambled order.
         let order = |k: u32| (0..n).map(move |i| ThreadId(i * k % n));
         let mut told = Told::default();
-        let mut l = Enabled { telling: true, ..Enabled::default() };
+        let mut l = of(&[], true);
         let mut expected: Vec<ThreadId> = Vec::new();
         for id in order(7).chain(order(7)) {
             l.insert(id, &mut told);
@@ -282,11 +371,13 @@ mod tests {
                 expected.sort();
             }
             assert_eq!(&*l, expected, "after inserting {id}");
+            assert_words_agree(&l);
         }
         for id in order(11).chain(order(11)) {
             l.remove(id, &mut told);
             expected.retain(|&t| t != id);
             assert_eq!(&*l, expected, "after removing {id}");
+            assert_words_agree(&l);
         }
         assert!(l.is_empty());
         // Each id of `0..40` went in and out once: the rest changed nothing.
@@ -308,6 +399,7 @@ mod tests {
         assert_eq!(told.0, &[], "not asked: told nothing");
         e.start();
         assert_eq!(&*e, &[ThreadId::MAIN]);
+        assert_words_agree(&e);
         e.tell(true, &mut told);
         assert_eq!(told.0, &[EnabledChange { thread: ThreadId::MAIN, enabled: true }]);
     }

@@ -1121,7 +1121,7 @@ fn decide(
     // on.
     let mut current_enabled = match st.threads[cur.index()].status {
         Status::Runnable => true,
-        Status::Blocked(_) if kind != EventKind::Block => st.enabled.binary_search(&cur).is_ok(),
+        Status::Blocked(_) if kind != EventKind::Block => st.enabled.has(cur),
         _ => false,
     };
     let waits = !current_enabled && kind != EventKind::ThreadExit;
@@ -1132,7 +1132,7 @@ fn decide(
     }
     // What the check of the strategy's choice below relies on.
     debug_assert!(
-        !current_enabled || st.enabled.binary_search(&cur).is_ok(),
+        !current_enabled || st.enabled.has(cur),
         "{cur} can go on but is not in the enabled list"
     );
     let obj_bits = object.map_or(u32::MAX, |o| o.0) as u64;
@@ -1188,6 +1188,7 @@ fn decide(
     st.had_choice |= enabled.len() > 1;
     let decision = Decision {
         enabled,
+        engine: &st.enabled,
         current: cur,
         current_enabled,
         event: &event,
@@ -1205,8 +1206,9 @@ fn decide(
     };
     // The running thread, when it can go on, is enabled (a thread that spins or waits at this
     // point has left the list, and then `current_enabled` is false): only another choice is
-    // looked up, which spares most decisions of the priority strategies the search.
-    if !(chosen == cur && current_enabled) && st.enabled.binary_search(&chosen).is_err() {
+    // looked up (a test of its bit), which spares most decisions of the priority strategies
+    // the test.
+    if !(chosen == cur && current_enabled || st.enabled.has(chosen)) {
         st.undefer_wait();
         st.failure = Some(FailureCause::Internal {
             message: format!(
@@ -1324,7 +1326,7 @@ fn livelock(st: &State) -> Option<FailureCause> {
         match t.status {
             Status::Finished => {}
             // A waiter whose lock is available can run: no livelock while it waits.
-            Status::Blocked(_) if st.enabled.binary_search(&id).is_ok() => return None,
+            Status::Blocked(_) if st.enabled.has(id) => return None,
             Status::Blocked(on) => waits.push(describe_wait(st, id, on)),
             Status::Runnable | Status::Spinning => {
                 // Its own changes are no news to it (see `sleep_current`): it spins if the

@@ -79,7 +79,7 @@ pub(crate) use condvar::RawCondvar;
 pub(crate) use context::{in_execution, with_current, with_execution};
 pub(crate) use coroutine::StackPool;
 pub(crate) use crash::{decimal, note_finished_run, ExecutionRecord, RunInfo};
-pub(crate) use enabled::EnabledChange;
+pub(crate) use enabled::{Enabled, EnabledChange};
 pub use event::{BlockedOn, Event, EventKind, ObjectId};
 pub use execution::PROFILE_INDEX_BASE;
 pub(crate) use execution::{Captured, Execution, Limits};

@@ -486,6 +486,7 @@ impl State {
     }
 
     /// Enables `id`, the thread just spawned (the highest id), telling the strategy if it asks.
+    #[inline]
     pub(super) fn enable_newest(&mut self, id: ThreadId) {
         self.enabled.push_newest(id, &mut *self.strategy);
     }
@@ -869,7 +870,7 @@ impl State {
         }
         obj.open = OPEN_EXCLUSIVE;
         // The running thread is enabled (the eager wait would have put it back).
-        debug_assert!(self.enabled.binary_search(&self.current).is_ok());
+        debug_assert!(self.enabled.has(self.current));
         let thread = &mut self.threads[self.current.index()];
         thread.timed_out = false;
         thread.timeout_able = false;

@@ -576,6 +576,7 @@ mod tests {
         };
         let decision = Decision {
             enabled,
+            engine: crate::runtime::Enabled::none(),
             current: enabled[0],
             current_enabled: true,
             event: &event,

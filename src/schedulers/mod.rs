@@ -122,7 +122,7 @@ pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,
 };
 
-use crate::runtime::{EnabledChange, Event, EventKind, Pending, Step, ThreadId};
+use crate::runtime::{Enabled, EnabledChange, Event, EventKind, Pending, Step, ThreadId};
 use crate::vars::{VarId, VarInfo, VarProfile};
 
 /// The random number generator every strategy draws from (`rng.rs`).
@@ -133,6 +133,11 @@ pub use rng::ScheduleRng;
 pub(crate) struct Decision<'a> {
     /// Threads that can run now, in increasing id order. Never empty.
     pub enabled: &'a [ThreadId],
+    /// The engine's enabled threads, of which `enabled` is all (in most decisions) or a part:
+    /// the one thread offered while exploration is off, or a list a strategy filtered before
+    /// passing the decision on (race reversal's hold). Read through
+    /// [`Decision::enabled_words`].
+    pub engine: &'a Enabled,
     /// The thread that reached the scheduling point.
     pub current: ThreadId,
     /// Whether `current` can keep running (false when it blocked or exited).
@@ -147,6 +152,21 @@ pub(crate) struct Decision<'a> {
     /// Every other thread's pending operation (what it announced at its latest scheduling
     /// point); the current thread's is `event`.
     pub pending: Pending<'a>,
+}
+
+impl<'a> Decision<'a> {
+    /// `enabled` as bit words (bit `t % 64` of word `t / 64`; words past the highest thread
+    /// may be zero), kept by the engine as the set changes, so that a strategy choosing on
+    /// bits does not build them from `enabled` at every decision; `None` when `enabled` is not
+    /// the engine's list itself (see [`Decision::engine`]), which the words would not
+    /// describe. Tied to the list by its address, so a strategy that passes a decision on with
+    /// `enabled` replaced cannot pass on words of another set.
+    #[inline]
+    pub(crate) fn enabled_words(&self) -> Option<&'a [u64]> {
+        let list: &[ThreadId] = self.engine;
+        (list.as_ptr() == self.enabled.as_ptr() && list.len() == self.enabled.len())
+            .then(|| self.engine.words())
+    }
 }
 
 /// What a strategy may know at the start of an execution: what earlier executions of the run

@@ -558,6 +558,7 @@ mod tests {
             .collect();
         let d = Decision {
             enabled,
+            engine: crate::runtime::Enabled::none(),
             current,
             current_enabled: true,
             event: ev,

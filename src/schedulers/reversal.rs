@@ -557,6 +557,7 @@ mod tests {
         let enabled: Vec<ThreadId> = enabled.iter().map(|&t| ThreadId(t)).collect();
         let d = Decision {
             enabled: &enabled,
+            engine: crate::runtime::Enabled::none(),
             current: ThreadId(current),
             current_enabled: enabled.contains(&ThreadId(current)),
             event,

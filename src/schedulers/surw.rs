@@ -84,14 +84,17 @@
 //! run meets them, so the ids execution 0 met are the same in every worker.
 //!
 //! Cost per scheduling point: the current thread's announced operation is looked at once
-//! (whether it waits for the intention, kept as a bit per thread); the choice then takes a bit
-//! per enabled thread, a pending-operation lookup only for a thread whose latest point was a
-//! `Block` (what it waits for may have changed since), and a weighted draw over the enabled
+//! (whether it waits for the intention, kept as a bit per thread); the choice then reads the
+//! enabled threads as the engine's bit words ([`Decision::enabled_words`], kept as the set
+//! changes), looks up the pending operation only of a thread whose latest point was a `Block`
+//! (what it waits for may have changed since), and makes a weighted draw over the enabled
 //! threads when an intention is drawn. The bits are one word while every enabled thread is
-//! below 64, and a word per 64 threads beyond; with a hundred threads a decision is a pass over
-//! the enabled threads' ids and a few word operations, where looking up every enabled thread's
-//! pending operation cost about three times as much. No allocation once the tables have grown in
-//! the run's first executions.
+//! below 64, and a word per 64 threads beyond: with a hundred threads a decision is a few word
+//! operations per 64 threads, where looking up every enabled thread's pending operation cost
+//! about three times a pass over their ids, and that pass (building the words from the list)
+//! about a fifth of the whole run's instructions. The list is read only where the engine does
+//! not give the words (a hold of race reversal filters it). No allocation once the tables have
+//! grown in the run's first executions.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -856,10 +859,10 @@ impl Surw {
         given: Option<ThreadId>,
     ) -> Result<ThreadId, StrategyError> {
         let enabled = decision.enabled;
-        let mut on = 0u64;
-        for &t in enabled {
-            on |= 1 << t.index();
-        }
+        let on = match decision.enabled_words() {
+            Some(&[word, ..]) => word,
+            _ => enabled.iter().fold(0u64, |on, t| on | 1 << t.index()),
+        };
         let is_on = |t: ThreadId| t.index() < 64 && on >> t.index() & 1 != 0;
         let mut waiting = on & self.waits;
         let mut blocked = on & self.blocked;
@@ -898,7 +901,11 @@ impl Surw {
     /// (`corpus/examples/strategy_instructions.rs twostage surw 20`, 100 threads contending
     /// for two mutexes): the choice fell from 1.08M instructions per execution (a lookup per
     /// enabled thread) to 0.37M, the whole run from 48.9M instructions to 35.2M; the same
-    /// schedules. `the_words_choose_as_the_general_path` holds it to the reference choice.
+    /// schedules. Reading the enabled threads as the engine's words rather than building them
+    /// from the list brought the run to 29.6M (and the default's, `twostage default 20`, from
+    /// 47.1M to 40.3M; its wall time by 9-16%, `scripts/ab-runs.sh`), the same schedules.
+    /// `the_words_choose_as_the_general_path` holds it to the reference choice, with and
+    /// without the engine's words.
     #[inline(never)]
     fn choose_by_words(
         &mut self,
@@ -909,7 +916,13 @@ impl Surw {
         let enabled = decision.enabled;
         let mut on = std::mem::take(&mut self.on_words);
         let mut waiting = std::mem::take(&mut self.waiting);
-        words_of(enabled, &mut on);
+        match decision.enabled_words() {
+            Some(words) => {
+                on.clear();
+                on.extend_from_slice(words);
+            }
+            None => words_of(enabled, &mut on),
+        }
         waiting.clear();
         for (w, &on_w) in on.iter().enumerate() {
             let (waits, blocked) = match w {
@@ -1188,6 +1201,7 @@ mod tests {
         let enabled: Vec<ThreadId> = enabled.iter().map(|&t| ThreadId(t)).collect();
         let d = Decision {
             enabled: &enabled,
+            engine: crate::runtime::Enabled::none(),
             current: ThreadId(current),
             current_enabled: enabled.contains(&ThreadId(current)),
             event: e,
@@ -1371,6 +1385,7 @@ mod tests {
         let enabled = [ThreadId(0), ThreadId(1), ThreadId(2)];
         let d = Decision {
             enabled: &enabled,
+            engine: crate::runtime::Enabled::none(),
             current: ThreadId(2),
             current_enabled: true,
             event: &access,
@@ -1447,8 +1462,13 @@ mod tests {
             }
             let given = (script.random_range(0..4) == 0)
                 .then(|| enabled[script.random_range(0..enabled.len())]);
+            // Every other decision's `enabled` is the engine's list, whose words the choice
+            // reads (`Decision::enabled_words`), the others' a copy: both ways of reading the
+            // threads choose as the general path.
+            let set = crate::runtime::Enabled::of(&enabled);
             let d = Decision {
-                enabled: &enabled,
+                enabled: if step % 2 == 0 { &set } else { &enabled },
+                engine: &set,
                 current: ThreadId(current),
                 current_enabled: enabled.contains(&ThreadId(current)),
                 event: e,
@@ -1477,6 +1497,7 @@ mod tests {
         let last = ThreadId(ids[5]);
         let d = Decision {
             enabled: &[ThreadId(ids[0]), last],
+            engine: crate::runtime::Enabled::none(),
             current: last,
             current_enabled: true,
             event: &events[0],

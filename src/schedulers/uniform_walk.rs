@@ -579,6 +579,7 @@ mod tests {
     ) -> Decision<'a> {
         Decision {
             enabled,
+            engine: crate::runtime::Enabled::none(),
             current,
             current_enabled,
             event,
@@ -682,6 +683,7 @@ mod tests {
         let spawn = event(EventKind::Spawn);
         let d = Decision {
             enabled: &[ThreadId(0), ThreadId(1)],
+            engine: crate::runtime::Enabled::none(),
             current: ThreadId(0),
             current_enabled: true,
             event: &spawn,
