@@ -9,10 +9,9 @@
 //! told: a lock's release and acquisition on a 100-thread program flip every waiter, and
 //! telling costs a call per flip. Telling at the change, not at the next scheduling point,
 //! keeps the scheduling point free of any test (an atomic operation's point changes nothing
-//! here). It decides
-//! nothing about who is enabled: `state.rs` and `execution.rs` say so (a wake, a block, a
-//! spin, a lock's waiters), through the methods here, which are the only way to change the
-//! list and each take the strategy to tell, so no change goes untold.
+//! here). It decides nothing about who is enabled: `state.rs` and `execution.rs` say so (a
+//! wake, a block, a spin, a lock's waiters), through the methods here, which are the only way
+//! to change the set and each take the strategy to tell, so no change goes untold.
 
 use std::ops::Deref;
 
@@ -38,8 +37,8 @@ pub(crate) struct Enabled {
     /// every change: a strategy that works on bit words reads them rather than building its
     /// own from the list at every decision (SURW's choice, a pass over up to a hundred enabled
     /// threads), and [`Enabled::update`] applies a release's or an acquisition's changes to
-    /// them without first setting a bit per enabled thread. Words past the highest enabled
-    /// thread may be zero; none is missing below it.
+    /// them without first setting a bit per enabled thread. Every thread of the execution has
+    /// its word from its spawn on (words past the highest enabled thread may be zero).
     words: Vec<u64>,
     /// The real changes (a thread added was not in the list, a thread removed was) of one
     /// [`Enabled::update`], told at its end; kept for its allocation.
