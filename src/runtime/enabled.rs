@@ -86,7 +86,7 @@ impl Enabled {
         let mut e = Enabled::default();
         for &t in threads {
             if e.words.len() <= t.index() / 64 {
-                e.words.resize(t.index() / 64 + 1, 0);
+                e.grow(t);
             }
             insert_sorted(&mut e.list, t);
             e.put(t, true);
@@ -98,8 +98,7 @@ impl Enabled {
     /// ([`Enabled::push_newest`]), so this grows nothing.
     #[inline(always)]
     fn put(&mut self, id: ThreadId, on: bool) {
-        let (word, bit) = (id.index() / 64, 1u64 << (id.index() % 64));
-        self.words[word] = (self.words[word] & !bit) | (bit * u64::from(on));
+        put(&mut self.words, id, on);
     }
 
     /// A word for `id` (ids are given in order: the newest thread needs at most one more).
@@ -186,24 +185,20 @@ impl Enabled {
         changes: impl Iterator<Item = (ThreadId, bool)>,
         strategy: &mut dyn Strategy,
     ) {
-        if self.words.len() < threads.div_ceil(64) {
-            self.words.resize(threads.div_ceil(64), 0);
-        }
+        debug_assert!(self.words.len() >= threads.div_ceil(64), "every thread has its word");
         let words = &mut self.words;
         // Two loops, so that an execution that tells nothing pays no test per change.
         if self.telling {
             self.changes.clear();
             for (t, add) in changes {
-                let (word, bit) = (t.index() / 64, 1u64 << (t.index() % 64));
-                if (words[word] & bit != 0) != add {
+                if (words[t.index() / 64] >> (t.index() % 64) & 1 != 0) != add {
                     self.changes.push(EnabledChange { thread: t, enabled: add });
                 }
-                words[word] = (words[word] & !bit) | (bit * add as u64);
+                put(words, t, add);
             }
         } else {
             for (t, add) in changes {
-                let (word, bit) = (t.index() / 64, 1u64 << (t.index() % 64));
-                words[word] = (words[word] & !bit) | (bit * add as u64);
+                put(words, t, add);
             }
         }
         let list = &mut self.list;
@@ -221,6 +216,13 @@ impl Enabled {
             strategy.enabled_changed(&self.changes);
         }
     }
+}
+
+/// Sets thread `id`'s bit of `words` to `on`.
+#[inline(always)]
+fn put(words: &mut [u64], id: ThreadId, on: bool) {
+    let (word, bit) = (id.index() / 64, 1u64 << (id.index() % 64));
+    words[word] = (words[word] & !bit) | (bit * u64::from(on));
 }
 
 #[cfg(test)]

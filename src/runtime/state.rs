@@ -806,7 +806,7 @@ impl State {
             | BlockedOn::Send(obj)
             | BlockedOn::Recv(obj) => {
                 self.reserve_waiters(obj);
-                insert_sorted(&mut self.objects[obj.index()].waiters, id);
+                insert_sorted(&mut self.objects[obj.index()].waiters, id)
             }
             other => {
                 if let Some(obj) = other.object() {
@@ -894,14 +894,12 @@ impl State {
     }
 }
 
-/// Inserts `id` into the sorted `list` (if absent); whether it was absent.
+/// Inserts `id` into the sorted `list` (if absent).
 #[inline]
-pub(super) fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) -> bool {
-    let absent = list.binary_search(&id);
-    if let Err(pos) = absent {
+pub(super) fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
+    if let Err(pos) = list.binary_search(&id) {
         list.insert(pos, id);
     }
-    absent.is_err()
 }
 
 /// Which classes of waiters (`OPEN_*` bits) what `state` models can serve now: a free mutex

@@ -902,7 +902,7 @@ impl Surw {
     /// for two mutexes): the choice fell from 1.08M instructions per execution (a lookup per
     /// enabled thread) to 0.37M, the whole run from 48.9M instructions to 35.2M; the same
     /// schedules. Reading the enabled threads as the engine's words rather than building them
-    /// from the list brought the run to 28.9M (and the default's, `twostage default 20`, from
+    /// from the list brought the run to 28.8M (and the default's, `twostage default 20`, from
     /// 47.1M to 40.3M; its wall time by 9-16%, `scripts/ab-runs.sh`), the same schedules.
     /// `the_words_choose_as_the_general_path` holds it to the reference choice, with and
     /// without the engine's words.
