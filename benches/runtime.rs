@@ -8,6 +8,11 @@
 //!   bug is shallow. `long_schedule` has a schedule too long to print, so the report also
 //!   writes the whole schedule to a file.
 //!
+//! - `executions/lifecycle/*`: executions per second of a body that spawns one or four
+//!   threads that do nothing and joins them, under pctvb's random strategy and shuttle 0.9's
+//!   random scheduler: what an execution's start and end and each thread's spawn, start, exit
+//!   and join cost, apart from any operation.
+//!
 //! - `executions/twostage_100/*`: executions per second of a bug-free program in the shape of
 //!   SCTBench's twostage with 100 threads, every one contending for the same two mutexes, under
 //!   pctvb's uniform walk, pctvb's default strategy without a target (SURW), pctvb's combined
@@ -330,6 +335,42 @@ fn correct_programs(c: &mut Criterion) {
     group.finish();
 }
 
+/// The lifecycle of an execution and of its threads, apart from their operations:
+/// executions per second of a body that spawns `n` threads that do nothing and joins them
+/// (`spawn_join_1/*`, `spawn_join_4/*`: each thread's spawn, start, exit and join, each with
+/// its scheduling point, and the execution's start and end), under pctvb's random strategy
+/// and shuttle's random scheduler, side by side on one OS thread. The difference of the two
+/// rows over three is what one thread's lifecycle costs, the rest what an execution's own
+/// costs. (A body with no thread has no choice: pctvb runs it once, so it measures a run,
+/// not an execution.) The corpus's work-stealing deque spawns four threads an execution, so
+/// the rows say how much of its time is the threads' lifecycle.
+fn lifecycle(c: &mut Criterion) {
+    let mut group = c.benchmark_group("executions/lifecycle");
+    group.throughput(Throughput::Elements(EXECUTIONS));
+    fn pctvb_spawn_join(n: usize) {
+        let hs: Vec<_> = (0..n).map(|_| pctvb::thread::spawn(|| {})).collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+    fn shuttle_spawn_join(n: usize) {
+        let hs: Vec<_> = (0..n).map(|_| shuttle::thread::spawn(|| {})).collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    }
+    let config = random_config().iterations(EXECUTIONS).workers(1);
+    for n in [1, 4] {
+        group.bench_function(format!("spawn_join_{n}/pctvb_random"), |b| {
+            b.iter(|| assert!(config.run(|| pctvb_spawn_join(n)).is_ok()))
+        });
+        group.bench_function(format!("spawn_join_{n}/shuttle_random"), |b| {
+            b.iter(|| shuttle::check_random(move || shuttle_spawn_join(n), EXECUTIONS as usize))
+        });
+    }
+    group.finish();
+}
+
 const POINTS: u64 = 10_000;
 
 fn scheduling_points(c: &mut Criterion) {
@@ -549,6 +590,7 @@ criterion_group!(
     benches,
     scheduling_points,
     executions,
+    lifecycle,
     correct_programs,
     contention,
     first_failure,

@@ -53,6 +53,16 @@ parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_random_all_cores")
 uniform = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform") / 1e9)
 uniform_parallel = executions / (mean_ns("executions_2x10_mutex/pctvb_uniform_all_cores") / 1e9)
 surw = executions / (mean_ns("executions_2x10_mutex/pctvb_surw") / 1e9)
+# executions/lifecycle/*: 1000 executions of a body that spawns 1 or 4 threads that do nothing
+# and joins them; per execution, in ns. A thread's lifecycle is a third of the difference, an
+# execution's own start and end the rest of the 1-thread time.
+life = {
+    (n, tool): mean_ns(f"executions_lifecycle/spawn_join_{n}_{tool}_random") / executions
+    for n in (1, 4)
+    for tool in ("pctvb", "shuttle")
+}
+per_thread = {tool: (life[4, tool] - life[1, tool]) / 3 for tool in ("pctvb", "shuttle")}
+per_execution = {tool: life[1, tool] - per_thread[tool] for tool in ("pctvb", "shuttle")}
 # executions/twostage_100/*: 20 executions (benches/runtime.rs, TWOSTAGE_EXECUTIONS) of 100
 # threads on two mutexes per iteration, pctvb's uniform walk, SURW and combined strategy
 # (with its profiling), shuttle's URW and PCT (depth 3).
@@ -112,6 +122,10 @@ lines = [
     f"| executions/s, pctvb uniform walk, one OS thread | - | {uniform:,.0f}/s |",
     f"| executions/s, pctvb uniform walk on all {os.cpu_count()} cores | - | {uniform_parallel:,.0f}/s |",
     f"| executions/s, pctvb SURW (the default without a target), one OS thread | - | {surw:,.0f}/s |",
+    f"| time per execution of a body that spawns 1 / 4 threads that do nothing and joins them (`executions/lifecycle`), pctvb random | - | {life[1, 'pctvb']:,.0f} / {life[4, 'pctvb']:,.0f} ns |",
+    f"| the same, shuttle 0.9 random | - | {life[1, 'shuttle']:,.0f} / {life[4, 'shuttle']:,.0f} ns |",
+    f"| one thread's spawn, start, exit and join (a third of the difference), pctvb / shuttle | - | {per_thread['pctvb']:,.0f} / {per_thread['shuttle']:,.0f} ns |",
+    f"| an execution's own start and end (the rest), pctvb / shuttle | - | {per_execution['pctvb']:,.0f} / {per_execution['shuttle']:,.0f} ns |",
     f"| executions/s, 100 threads contending for two mutexes (twostage_100), pctvb uniform walk, one OS thread | - | {ts_pctvb:,.0f}/s |",
     f"| the same, pctvb SURW (the default without a target) | - | {ts_surw:,.0f}/s |",
     f"| executions/s, same program, shuttle 0.9 URW | - | {ts_shuttle:,.0f}/s |",
