@@ -8,7 +8,9 @@
 //!
 //! Programs: `counter`, `atomic` (atomic_counter), `prodcons` (producer_consumer_fixed), `ws`
 //! (ws_deque_fixed), the programs of `executions/correct/*` in `benches/runtime.rs`, and
-//! `twostage` (twostage_ok with 100 threads, `executions/twostage_100/*`).
+//! `twostage` (twostage_ok with 100 threads, `executions/twostage_100/*`), and `spawn4` (four
+//! threads that do nothing, spawned and joined: `executions/lifecycle/spawn_join_4/*`, what
+//! the threads' lifecycle costs apart from any operation).
 //! Strategies: `revfuzz` (the default's explorer beside a target), `combined` (the default's
 //! priority strategy, with its profiling executions), `default` (both, as a test with a target
 //! runs them), `surw` (the default without a target), and revfuzz's parts and the baselines
@@ -28,7 +30,7 @@ use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: strategy_instructions counter|atomic|prodcons|ws|twostage \
+    let usage = "usage: strategy_instructions counter|atomic|prodcons|ws|twostage|spawn4 \
                  revfuzz|combined|default|surw|reversal|greybox|random|walk|\
                  shuttle-random|shuttle-urw|shuttle-pct EXECUTIONS [RUNS]";
     let (program, strategy, executions, runs) = match args.as_slice() {
@@ -51,6 +53,7 @@ fn main() {
         }
         "ws" => (correct::ws_deque_fixed, on_shuttle::correct::ws_deque_fixed),
         "twostage" => (|_| correct::twostage_ok(100), |_| on_shuttle::correct::twostage_ok(100)),
+        "spawn4" => (|_| spawn_join_pctvb(4), |_| spawn_join_shuttle(4)),
         other => {
             eprintln!("unknown program {other:?}; {usage}");
             std::process::exit(2);
@@ -103,6 +106,22 @@ fn main() {
     eprintln!("{program} under {strategy}: {runs} x {executions} executions, no failure");
     eprintln!("executions per run: {per_run}");
     eprintln!("runs took: {} ns", took.as_nanos());
+}
+
+/// Spawns `n` threads that do nothing and joins them (pctvb).
+fn spawn_join_pctvb(n: usize) {
+    let hs: Vec<_> = (0..n).map(|_| pctvb::thread::spawn(|| {})).collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+/// [`spawn_join_pctvb`] on shuttle.
+fn spawn_join_shuttle(n: usize) {
+    let hs: Vec<_> = (0..n).map(|_| shuttle::thread::spawn(|| {})).collect();
+    for h in hs {
+        h.join().unwrap();
+    }
 }
 
 /// `runs` runs of `executions` executions of `body` under shuttle's `scheduler` (`random`,
