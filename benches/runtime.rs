@@ -345,27 +345,22 @@ fn correct_programs(c: &mut Criterion) {
 /// not an execution.) The corpus's work-stealing deque spawns four threads an execution, so
 /// the rows say how much of its time is the threads' lifecycle.
 fn lifecycle(c: &mut Criterion) {
+    use pctvb_corpus::on_pctvb::correct;
+    use pctvb_corpus::on_shuttle;
     let mut group = c.benchmark_group("executions/lifecycle");
     group.throughput(Throughput::Elements(EXECUTIONS));
-    fn pctvb_spawn_join(n: usize) {
-        let hs: Vec<_> = (0..n).map(|_| pctvb::thread::spawn(|| {})).collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-    }
-    fn shuttle_spawn_join(n: usize) {
-        let hs: Vec<_> = (0..n).map(|_| shuttle::thread::spawn(|| {})).collect();
-        for h in hs {
-            h.join().unwrap();
-        }
-    }
     let config = random_config().iterations(EXECUTIONS).workers(1);
     for n in [1, 4] {
         group.bench_function(format!("spawn_join_{n}/pctvb_random"), |b| {
-            b.iter(|| assert!(config.run(|| pctvb_spawn_join(n)).is_ok()))
+            b.iter(|| assert!(config.run(|| correct::spawn_join(n)).is_ok()))
         });
         group.bench_function(format!("spawn_join_{n}/shuttle_random"), |b| {
-            b.iter(|| shuttle::check_random(move || shuttle_spawn_join(n), EXECUTIONS as usize))
+            b.iter(|| {
+                shuttle::check_random(
+                    move || on_shuttle::correct::spawn_join(n),
+                    EXECUTIONS as usize,
+                )
+            })
         });
     }
     group.finish();

@@ -28,6 +28,9 @@ use pctvb_corpus::on_pctvb::correct;
 use pctvb_corpus::on_shuttle;
 use pctvb_corpus::run::{pctvb_default, PROFILE_RUNS};
 
+/// A program's body on pctvb and its shuttle port.
+type Bodies = (fn(usize), fn(usize));
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: strategy_instructions counter|atomic|prodcons|ws|twostage|spawn4 \
@@ -45,7 +48,7 @@ fn main() {
         eprintln!("RUNS must be a number, not {runs:?}; {usage}");
         std::process::exit(2);
     };
-    let (body, shuttle_body): (fn(usize), fn(usize)) = match program.as_str() {
+    let (body, shuttle_body): Bodies = match program.as_str() {
         "counter" => (correct::counter, on_shuttle::correct::counter),
         "atomic" => (correct::atomic_counter, on_shuttle::correct::atomic_counter),
         "prodcons" => {
@@ -53,7 +56,7 @@ fn main() {
         }
         "ws" => (correct::ws_deque_fixed, on_shuttle::correct::ws_deque_fixed),
         "twostage" => (|_| correct::twostage_ok(100), |_| on_shuttle::correct::twostage_ok(100)),
-        "spawn4" => (|_| spawn_join_pctvb(4), |_| spawn_join_shuttle(4)),
+        "spawn4" => (|_| correct::spawn_join(4), |_| on_shuttle::correct::spawn_join(4)),
         other => {
             eprintln!("unknown program {other:?}; {usage}");
             std::process::exit(2);
@@ -106,22 +109,6 @@ fn main() {
     eprintln!("{program} under {strategy}: {runs} x {executions} executions, no failure");
     eprintln!("executions per run: {per_run}");
     eprintln!("runs took: {} ns", took.as_nanos());
-}
-
-/// Spawns `n` threads that do nothing and joins them (pctvb).
-fn spawn_join_pctvb(n: usize) {
-    let hs: Vec<_> = (0..n).map(|_| pctvb::thread::spawn(|| {})).collect();
-    for h in hs {
-        h.join().unwrap();
-    }
-}
-
-/// [`spawn_join_pctvb`] on shuttle.
-fn spawn_join_shuttle(n: usize) {
-    let hs: Vec<_> = (0..n).map(|_| shuttle::thread::spawn(|| {})).collect();
-    for h in hs {
-        h.join().unwrap();
-    }
 }
 
 /// `runs` runs of `executions` executions of `body` under shuttle's `scheduler` (`random`,

@@ -5,6 +5,16 @@ use super::rt::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 use super::rt::sync::{Arc, Condvar, Mutex};
 use super::rt::thread;
 
+/// `n` threads that do nothing, spawned and joined: not a corpus program (no interleaving can
+/// go wrong), the body that `benches/runtime.rs` (`executions/lifecycle`) and
+/// `corpus/examples/strategy_instructions.rs` (`spawn4`) time the threads' lifecycle with.
+pub fn spawn_join(n: usize) {
+    let hs: Vec<_> = (0..n).map(|_| thread::spawn(|| {})).collect();
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
 /// Three threads each increment a counter twice under a mutex.
 pub fn counter(_: usize) {
     let n = Arc::new(Mutex::new(0));
