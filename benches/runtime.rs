@@ -339,7 +339,8 @@ fn correct_programs(c: &mut Criterion) {
 /// executions per second of a body that spawns `n` threads that do nothing and joins them
 /// (`spawn_join_1/*`, `spawn_join_4/*`: each thread's spawn, start, exit and join, each with
 /// its scheduling point, and the execution's start and end), under pctvb's random strategy
-/// and shuttle's random scheduler, side by side on one OS thread. The difference of the two
+/// and shuttle's random scheduler (seeded, with [`shuttle_config`], as `correct_programs`
+/// runs it), side by side on one OS thread. The difference of the two
 /// rows over three is what one thread's lifecycle costs, the rest what an execution's own
 /// costs. (A body with no thread has no choice: pctvb runs it once, so it measures a run,
 /// not an execution.) The corpus's work-stealing deque spawns four threads an execution, so
@@ -356,10 +357,10 @@ fn lifecycle(c: &mut Criterion) {
         });
         group.bench_function(format!("spawn_join_{n}/shuttle_random"), |b| {
             b.iter(|| {
-                shuttle::check_random(
-                    move || on_shuttle::correct::spawn_join(n),
-                    EXECUTIONS as usize,
-                )
+                let scheduler =
+                    shuttle::scheduler::RandomScheduler::new_from_seed(1, EXECUTIONS as usize);
+                shuttle::Runner::new(scheduler, shuttle_config())
+                    .run(move || on_shuttle::correct::spawn_join(n))
             })
         });
     }

@@ -111,7 +111,7 @@ impl Enabled {
     /// branch per halving.
     #[inline(always)]
     pub(super) fn has(&self, id: ThreadId) -> bool {
-        self.words.get(id.index() / 64).is_some_and(|w| w >> (id.index() % 64) & 1 != 0)
+        id.index() / 64 < self.words.len() && bit(&self.words, id)
     }
 
     /// An execution starts: only the main thread is enabled; nothing is told until
@@ -191,7 +191,7 @@ impl Enabled {
         if self.telling {
             self.changes.clear();
             for (t, add) in changes {
-                if (words[t.index() / 64] >> (t.index() % 64) & 1 != 0) != add {
+                if bit(words, t) != add {
                     self.changes.push(EnabledChange { thread: t, enabled: add });
                 }
                 put(words, t, add);
@@ -216,6 +216,12 @@ impl Enabled {
             strategy.enabled_changed(&self.changes);
         }
     }
+}
+
+/// Thread `id`'s bit of `words`, which has its word.
+#[inline(always)]
+fn bit(words: &[u64], id: ThreadId) -> bool {
+    words[id.index() / 64] >> (id.index() % 64) & 1 != 0
 }
 
 /// Sets thread `id`'s bit of `words` to `on`.
