@@ -488,3 +488,109 @@ fn many_threads_schedules_are_pinned() {
         );
     }
 }
+
+/// A thief takes one slot while an owner fills four slots, runs a write loop on a counter and
+/// empties the slots, then raises a flag a waiter spins on (`yield_now`, noting the counter
+/// each time it looks): once
+/// the thief is done, the owner runs alone while the waiter spins, and most points have no
+/// choice (the corpus's work-stealing deque: two in three), but the one after each write,
+/// which lets the waiter run again. The strategies that let the engine pass over such points
+/// (`Strategy::skips_forced`: the walks, SURW, race reversal in the executions that try no
+/// target) read them from the trace at their next decision, the write-loop rule's memory of
+/// the owner's last write included; these runs hold them to the schedules of when they were
+/// asked at every point.
+fn owner_alone() {
+    let slots: Arc<Vec<AtomicUsize>> = Arc::new((0..4).map(|_| AtomicUsize::new(0)).collect());
+    let taken = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::new(AtomicUsize::new(0));
+    let (s2, t2) = (slots.clone(), taken.clone());
+    let thief = thread::spawn(move || {
+        let v = s2[0].swap(0, SeqCst);
+        note(1, v as u64);
+        t2.fetch_add(v, SeqCst);
+    });
+    let own = Arc::new(AtomicUsize::new(0));
+    let (f2, o2) = (flag.clone(), own.clone());
+    let waiter = thread::spawn(move || {
+        // What the owner's loop had done each time the waiter looked: where it interleaved.
+        while f2.load(SeqCst) == 0 {
+            note(2, o2.load(SeqCst) as u64);
+            thread::yield_now();
+        }
+        note(2, f2.load(SeqCst) as u64);
+    });
+    let owner = thread::spawn(move || {
+        for (i, s) in slots.iter().enumerate() {
+            s.store(i + 1, SeqCst);
+        }
+        for _ in 0..6 {
+            own.fetch_add(1, SeqCst);
+        }
+        for s in slots.iter() {
+            let v = s.swap(0, SeqCst);
+            note(0, v as u64);
+            taken.fetch_add(v, SeqCst);
+        }
+        note(0, taken.load(SeqCst) as u64);
+        flag.store(1, SeqCst);
+    });
+    thief.join().unwrap();
+    owner.join().unwrap();
+    waiter.join().unwrap();
+}
+
+/// [`owner_alone`] under the strategies that pass over points with no choice (the priority
+/// strategies with their profiling) and the default with a target, seeds 0 to 2, 700
+/// executions each (past revfuzz's first 500): pinned at the values of when every point was
+/// asked (commit 867d4c6).
+const ALONE_PINNED: [(&str, [u64; 3]); 9] = [
+    ("random", [0xaf7ddc14e60a75eb, 0x767ea14aa685928e, 0x512a2bdf6fac5ad7]),
+    ("uniform", [0xf63c1dede3a24ca5, 0xc2b8b06e5421988b, 0x10e26eb93c4c39e0]),
+    ("surw", [0x33f6ba69bee36f18, 0x05b1b856ac37552d, 0x58b4ecf680a8edd7]),
+    ("reversal", [0xb4ce78747a131d32, 0x188e2c4690fff8ce, 0x0c5ae8c3c641305b]),
+    ("revfuzz", [0x47a397a7ad19d751, 0xd13f2adbbad825a1, 0x013dcb2b80cc556d]),
+    ("pct", [0x3759c2cfdd68319e, 0x5433a9aaf9f6a9a1, 0x1639a0a1faddb872]),
+    ("pctvb", [0x9ed62781c281b4c4, 0xd1306b5d089c8037, 0x9e152c1020567cd5]),
+    ("combined", [0xa8a9f6491ee66c25, 0x24c6fe88cab8e284, 0x54e7caf96e51f2f2]),
+    ("default with a target", [0xe91712c4bc364de1, 0x0b6672b5842c2f66, 0xa46b0a488ab77ad5]),
+];
+
+#[test]
+fn schedules_of_threads_alone_are_pinned() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let combined = StrategyKind::from_name("combined").expect("a registered strategy");
+    let mut got = Vec::new();
+    for (name, _) in ALONE_PINNED {
+        let seeds: Vec<u64> = (0..3)
+            .map(|seed| {
+                let config = Config::new()
+                    .ignore_env()
+                    .seed(seed)
+                    .iterations(EXECUTIONS)
+                    .minimize_runs(0)
+                    .workers(1);
+                let config = match name {
+                    "default with a target" => config.strategy(combined.clone()).explore_every(2),
+                    _ => config
+                        .strategy(StrategyKind::from_name(name).expect("a registered strategy")),
+                };
+                fingerprint(config, owner_alone)
+            })
+            .collect();
+        got.push((name, seeds));
+    }
+    let text: String = got
+        .iter()
+        .map(|(name, seeds)| {
+            let seeds: Vec<String> = seeds.iter().map(|h| format!("{h:#018x}")).collect();
+            format!("    (\"{name}\", [{}]),\n", seeds.join(", "))
+        })
+        .collect();
+    for ((name, seeds), (_, pinned)) in got.iter().zip(ALONE_PINNED) {
+        assert_eq!(
+            seeds.as_slice(),
+            pinned,
+            "{name} on owner_alone: the schedules changed; now:\n{text}"
+        );
+    }
+}

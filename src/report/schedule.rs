@@ -526,6 +526,7 @@ mod tests {
             chosen: ThreadId(chosen),
             value: None,
             waits: false,
+            var_access: 0,
         };
         assert!(!step(EventKind::Join, 1).is_preemption());
         // A lock another thread holds: the thread waits, nobody preempts it.

@@ -22,7 +22,7 @@ use super::coroutine::{Running, StackPool, ThreadCoroutine};
 use super::crash::{self, RunInfo, Watch};
 use super::data_lock::{LiveSlot, LockError};
 use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
-use super::state::{describe_object, State, Status};
+use super::state::{describe_object, Offer, State, Status};
 use super::time;
 use super::{BlockedOn, Event, EventKind, FailureCause, ObjectId, Step, ThreadId};
 use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, Strategy};
@@ -205,7 +205,9 @@ impl Execution {
     /// does outside its exploring state; replays and the systematic search see the same single
     /// choice. On again at the start of every execution.
     pub(crate) fn set_exploring(&self, on: bool) {
-        self.state.borrow_mut().exploring = on;
+        let mut st = self.state.borrow_mut();
+        st.exploring = on;
+        st.set_offer();
     }
 
     /// Makes unlocking a mutex or rwlock in the current execution a scheduling point (`true`,
@@ -392,6 +394,9 @@ impl Execution {
             profiling,
         };
         st.strategy.begin_execution(&start, &mut st.rng);
+        // A step keeps its access count in 32 bits (`Step::var_access`).
+        st.skips_forced = st.max_steps < u64::from(u32::MAX) && st.strategy.skips_forced();
+        st.set_offer();
         let reads = st.strategy.reads_changes();
         st.enabled.tell(reads, &mut *st.strategy);
     }
@@ -1170,22 +1175,39 @@ fn decide(
                     chosen: cur,
                     value: None,
                     waits,
+                    var_access: step_var_access(var_access),
                 });
             }
             return Next::Stop;
         }
     }
-    let event = Event { kind, object, var, location };
-    // Exploration off (`Execution::set_exploring`): one thread to choose from, the running one
-    // while it can run, so nothing preempts it and no choice branches.
     let only;
-    let enabled: &[ThreadId] = if st.exploring {
-        &st.enabled
-    } else {
-        only = if current_enabled { cur } else { st.enabled[0] };
-        std::slice::from_ref(&only)
+    let enabled: &[ThreadId] = match st.offer {
+        Offer::Enabled => &st.enabled,
+        // No choice (the running thread alone can run, it is no lock waiter to hand a lock
+        // to, and it does not block): a strategy that reads such points from the trace at its
+        // next decision (`Strategy::skips_forced`) is not asked, and none of what follows a
+        // choice among threads applies (another thread to check, wake or switch to, a wait put
+        // off, an unwinding thread kept running).
+        Offer::EnabledOrNone => {
+            if st.enabled.len() == 1
+                && current_enabled
+                && kind != EventKind::Block
+                && matches!(st.threads[cur.index()].status, Status::Runnable)
+            {
+                return pass_over(st, kind, object, location, var_access);
+            }
+            &st.enabled
+        }
+        // Exploration off (`Execution::set_exploring`): one thread to choose from, the running
+        // one while it can run, so nothing preempts it and no choice branches.
+        Offer::Running => {
+            only = if current_enabled { cur } else { st.enabled[0] };
+            std::slice::from_ref(&only)
+        }
     };
     st.had_choice |= enabled.len() > 1;
+    let event = Event { kind, object, var, location };
     let decision = Decision {
         enabled,
         engine: &st.enabled,
@@ -1194,7 +1216,7 @@ fn decide(
         event: &event,
         step,
         var_access,
-        pending: super::Pending::new(&st.threads, &st.trace),
+        pending: super::Pending::new(&st.threads, &st.trace, &st.objects),
     };
     let mut chosen = match st.strategy.choose(&decision, &mut st.rng) {
         Ok(t) => t,
@@ -1245,13 +1267,60 @@ fn decide(
         st.run_ready(chosen, on);
     }
     st.threads[cur.index()].last_step = st.trace.len();
-    st.trace.push(Step { thread: cur, kind, object, location, chosen, value: None, waits });
+    let var_access = step_var_access(var_access);
+    st.trace.push(Step {
+        thread: cur,
+        kind,
+        object,
+        location,
+        chosen,
+        value: None,
+        waits,
+        var_access,
+    });
     if chosen == cur {
         Next::Same
     } else {
         st.current = chosen;
         Next::Other
     }
+}
+
+/// [`decide`] at a point with no choice that the strategy lets the engine pass over
+/// (`Strategy::skips_forced`): the current thread goes on, and the step is recorded.
+#[inline(always)]
+fn pass_over(
+    st: &mut State,
+    kind: EventKind,
+    object: Option<ObjectId>,
+    location: &'static Location<'static>,
+    var_access: u64,
+) -> Next {
+    let cur = st.current;
+    st.deferred_wait = None;
+    st.threads[cur.index()].last_step = st.trace.len();
+    let var_access = step_var_access(var_access);
+    let step = Step {
+        thread: cur,
+        kind,
+        object,
+        location,
+        chosen: cur,
+        value: None,
+        waits: false,
+        var_access,
+    };
+    st.trace.push(step);
+    Next::Same
+}
+
+/// A decision's `var_access` as a step keeps it (`Step::var_access`): exact for a variable
+/// whose every access is a scheduling point (those a priority strategy chose, the only ones
+/// whose counts it reads) in an execution below `u32::MAX` steps, the only ones whose points
+/// the engine passes over.
+#[inline(always)]
+fn step_var_access(var_access: u64) -> u32 {
+    var_access as u32
 }
 
 /// The current thread yields (`yield_now`, `sleep`, `hint::spin_loop`): it spins, that is, it

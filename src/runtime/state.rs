@@ -16,7 +16,7 @@ use super::object::{
 };
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
 use crate::schedulers::{ScheduleRng, Strategy};
-use crate::vars::{VarKind, VarTable};
+use crate::vars::{VarId, VarKind, VarTable};
 
 /// Whether a thread can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +129,11 @@ pub struct Step {
     /// another thread holds (a lock, a join of a running thread), or it blocked or exited.
     /// Such a step hands the processor to another thread without preempting anyone.
     pub waits: bool,
+    /// For an access to a variable: the decision's `var_access`, how many accesses the
+    /// execution had made to that variable, this one included, in 32 bits (exact where it is
+    /// read: see `step_var_access` in `execution.rs`); 0 otherwise. What a strategy that lets the engine pass over the points with no choice
+    /// (`Strategy::skips_forced`) reads of those points for variable bounding's change points.
+    pub var_access: u32,
 }
 
 impl Step {
@@ -349,6 +354,12 @@ pub(super) struct State {
     /// Whether a scheduling point of this execution had two or more threads to choose from
     /// (the runner stops a body with one schedule after one execution).
     pub(super) had_choice: bool,
+    /// Whether this execution's strategy lets the engine pass over the points with no choice
+    /// (`Strategy::skips_forced`), asked as the execution starts.
+    pub(super) skips_forced: bool,
+    /// What a decision offers the strategy, from `exploring` and `skips_forced`
+    /// ([`State::set_offer`]): one test at every decision for both.
+    pub(super) offer: Offer,
     /// The running thread's wait at its lock point on a free mutex no one waits for, put off
     /// until the decision (`State::defer_wait`): `None` outside a decision.
     pub(super) deferred_wait: Option<BlockedOn>,
@@ -393,6 +404,8 @@ impl State {
             exploring: true,
             unlock_points: true,
             had_choice: false,
+            skips_forced: false,
+            offer: Offer::Enabled,
             deferred_wait: None,
         }
     }
@@ -434,6 +447,15 @@ impl State {
 
     /// Empties the thread table and the object table for a new execution, keeping their
     /// threads' and objects' lists for reuse (`spare_list`).
+    /// Sets [`State::offer`] from `exploring` and `skips_forced`, after either changed.
+    pub(super) fn set_offer(&mut self) {
+        self.offer = match (self.exploring, self.skips_forced) {
+            (false, _) => Offer::Running,
+            (true, false) => Offer::Enabled,
+            (true, true) => Offer::EnabledOrNone,
+        };
+    }
+
     pub(super) fn clear_tables(&mut self) {
         // Taken in place, not moved out with their threads and objects.
         let joiners = self.threads.iter_mut().map(|t| &mut t.joiners);
@@ -945,6 +967,18 @@ pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
     format!("{}@{}", kind.name(), site)
 }
 
+/// What a decision offers the strategy ([`State::offer`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Offer {
+    /// The enabled threads, at every point.
+    Enabled,
+    /// The enabled threads, at every point with a choice: the points where the running thread
+    /// alone can run are passed over (`Strategy::skips_forced`).
+    EnabledOrNone,
+    /// Exploration off: the running thread while it can run, else the first enabled one.
+    Running,
+}
+
 /// Each thread's pending operation, for strategies that look at more than the current thread's
 /// event (POS re-draws the priorities of threads whose pending operations race with the one
 /// that runs): what each thread announced at its latest scheduling point, read from the trace
@@ -954,20 +988,40 @@ pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
 /// operation: a waiting thread's is `Block` on the object it waits for now (chosen, it takes
 /// it: a lock it waited for since its lock's point, a mutex a notified condvar waiter waits
 /// for; woken, it retries the operation on it), a spinning thread's is its `Yield`. The current thread's pending operation
-/// is the decision's event, which is not in the trace yet: ask the decision, not this.
+/// is the decision's event, which is not in the trace yet: ask the decision, not this. It also
+/// reads the trace's latest steps and each object's variable, for the points a strategy let
+/// the engine pass over (`Strategy::skips_forced`).
 #[derive(Clone, Copy)]
 pub(crate) struct Pending<'a> {
     threads: &'a [Thread],
     trace: &'a [Step],
+    objects: &'a [Object],
 }
 
 impl<'a> Pending<'a> {
     /// No thread has announced anything (for strategies' unit tests).
     #[cfg(test)]
-    pub(crate) const NONE: Pending<'static> = Pending { threads: &[], trace: &[] };
+    pub(crate) const NONE: Pending<'static> = Pending { threads: &[], trace: &[], objects: &[] };
 
-    pub(super) fn new(threads: &'a [Thread], trace: &'a [Step]) -> Pending<'a> {
-        Pending { threads, trace }
+    pub(super) fn new(
+        threads: &'a [Thread],
+        trace: &'a [Step],
+        objects: &'a [Object],
+    ) -> Pending<'a> {
+        Pending { threads, trace, objects }
+    }
+
+    /// The trace from step `step` on (empty past its end): at a decision, the steps from
+    /// `step` up to it.
+    #[inline]
+    pub(crate) fn since(&self, step: u64) -> &'a [Step] {
+        self.trace.get(step as usize..).unwrap_or(&[])
+    }
+
+    /// The variable of `object`, if the execution has it.
+    #[inline]
+    pub(crate) fn var_of(&self, object: ObjectId) -> Option<VarId> {
+        self.objects.get(object.index()).map(|o| o.var)
     }
 
     /// How many threads the execution has created so far (ids `0..count`).
@@ -1021,6 +1075,7 @@ impl FakePending {
             chosen: thread,
             value: None,
             waits: false,
+            var_access: 0,
         });
     }
 
@@ -1033,7 +1088,7 @@ impl FakePending {
     }
 
     pub(crate) fn pending(&self) -> Pending<'_> {
-        Pending::new(&self.threads, &self.trace)
+        Pending::new(&self.threads, &self.trace, &[])
     }
 }
 

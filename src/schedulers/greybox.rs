@@ -470,6 +470,12 @@ impl Strategy for Greybox {
         self.walk.choose_given(decision, rng, chosen)
     }
 
+    /// A fresh revfuzz execution's answer is race reversal's; one that follows a kept
+    /// schedule or walks after it is asked at every point (the kept schedule's position).
+    fn skips_forced(&self) -> bool {
+        self.by_reversal && self.reversal.as_ref().is_some_and(|r| r.skips_forced())
+    }
+
     fn observe_trace(&mut self, trace: &[Step]) {
         let decided = asked(trace);
         if !self.fuzzes {
@@ -663,6 +669,7 @@ mod tests {
             chosen: ThreadId(chosen),
             value: Some(Value::Signed(value)),
             waits: false,
+            var_access: 0,
         }
     }
 

@@ -122,7 +122,7 @@ pub use systematic::{
     LevelStats, OrderSet, Systematic, SystematicParams, DEFAULT_ORDER_EPS, MAX_RANDOM_ORDERS,
 };
 
-use crate::runtime::{Enabled, EnabledChange, Event, EventKind, Pending, Step, ThreadId};
+use crate::runtime::{Enabled, EnabledChange, Event, EventKind, ObjectId, Pending, Step, ThreadId};
 use crate::vars::{VarId, VarInfo, VarProfile};
 
 /// The random number generator every strategy draws from (`rng.rs`).
@@ -166,6 +166,21 @@ impl<'a> Decision<'a> {
         let list: &[ThreadId] = self.engine;
         (list.as_ptr() == self.enabled.as_ptr() && list.len() == self.enabled.len())
             .then(|| self.engine.words())
+    }
+
+    /// The steps of this execution from step `since` up to this decision, for a strategy that
+    /// lets the engine pass over the points with no choice ([`Strategy::skips_forced`]) and
+    /// was last asked at step `since - 1`: the points it was not asked at, every one the
+    /// current thread's, which went on.
+    #[inline]
+    pub(crate) fn skipped(&self, since: u64) -> &'a [Step] {
+        self.pending.since(since)
+    }
+
+    /// The variable of `object` (an object some step of this execution named).
+    #[inline]
+    pub(crate) fn var_of(&self, object: ObjectId) -> Option<VarId> {
+        self.pending.var_of(object)
     }
 }
 
@@ -284,6 +299,32 @@ pub(crate) trait Strategy {
     /// describes the engine's set, which `enabled` is but while exploration is off (then
     /// `enabled` is the one thread offered).
     fn enabled_changed(&mut self, _changes: &[EnabledChange]) {}
+
+    /// Whether this execution's strategy lets the engine pass over the points with no choice,
+    /// asked once [`Strategy::begin_execution`] returned. Such a point (the running thread is
+    /// the only one that can run, it is runnable, and its operation is no `Block`, so it goes
+    /// on) is then recorded in the trace without asking [`Strategy::choose`], and the strategy
+    /// reads those steps at its next decision ([`Decision::skipped`]: every one is the
+    /// decision's current thread's, since only a decision switches threads), leaving its state
+    /// and its draws from the rng as choosing at each would have: the schedules do not depend
+    /// on it (`tests/schedule_fingerprints.rs` holds them to that, with a program whose owner
+    /// thread runs alone). The points after an execution's last decision are never read, so
+    /// a strategy that learns from its counts at the end (execution 0 of the walks) says no.
+    /// The engine passes over points only while exploring (pctvb-loom's `stop_exploring`
+    /// offers one thread at every point) and in executions limited below `u32::MAX` steps (a
+    /// step keeps its access count in 32 bits, [`Step::var_access`]).
+    ///
+    /// Why: asking costs the engine the event, the decision and a dynamic call at every point
+    /// even for a strategy with nothing to do there, and a program whose threads run alone
+    /// for most of their operations has mostly such points (the corpus's work-stealing deque,
+    /// `ws_deque_fixed`: 59 of its 88 points an execution under the random walk). Callgrind
+    /// (`corpus/examples/strategy_instructions.rs ws STRATEGY 1000`) counted 7% fewer
+    /// instructions under the random walk, 4-6% under SURW and race reversal, 3% under the
+    /// combined strategy and 4% under the default with a target. A strategy that runs others
+    /// beneath it answers for the one that runs this execution.
+    fn skips_forced(&self) -> bool {
+        false
+    }
 
     /// Picks the thread that runs next; must return one of `decision.enabled`.
     fn choose(

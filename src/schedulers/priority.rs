@@ -21,6 +21,14 @@
 //! (`corpus/examples/strategy_instructions.rs twostage combined 40`, 100 threads contending
 //! for two mutexes): 38.6M instructions before the tree, 32.8M with it, the same schedules
 //! (`tests/schedule_fingerprints.rs` pins them for 40 threads as the pass chose them).
+//!
+//! A point with no choice (the running thread alone can run) only gives the running thread
+//! its priority and fires the change points there, which change the order of later choices:
+//! the engine passes over such points (`Strategy::skips_forced`), and the next decision fires
+//! the change points of the steps it passed over (a step keeps its access count,
+//! `Step::var_access`, for those at accesses), before its own. The guarantee's class is the
+//! same, since every choice and every priority is the same: the schedules are pinned
+//! (`tests/schedule_fingerprints.rs`, `owner_alone`).
 
 use rand::seq::SliceRandom;
 use rand::RngExt;
@@ -84,6 +92,12 @@ impl<R: PriorityRules> Strategy for Prioritized<R> {
 
     fn reads_changes(&self) -> bool {
         self.core.wants_changes()
+    }
+
+    /// A point with no choice fires its change points and nothing else: read from the trace
+    /// at the next decision ([`PriorityCore::fire_skipped`]).
+    fn skips_forced(&self) -> bool {
+        true
     }
 
     fn enabled_changed(&mut self, changes: &[EnabledChange]) {
@@ -178,6 +192,9 @@ pub(crate) struct PriorityCore {
     /// Buffers `begin` draws in, kept across executions so that it does not allocate (a run
     /// of a small program spends a visible share of its time in per-execution allocations).
     scratch: Scratch,
+    /// The step after the latest point this execution asked about: the points from it up to
+    /// the next decision were passed over (`Strategy::skips_forced`).
+    asked_until: u64,
 }
 
 /// `PriorityCore::begin`'s working buffers (their contents do not outlive one call).
@@ -211,6 +228,7 @@ impl PriorityCore {
             told: false,
             wants: false,
             scratch: Scratch::default(),
+            asked_until: 0,
         }
     }
 
@@ -252,6 +270,7 @@ impl PriorityCore {
         }
         // Every initial and change priority is >= 1: extra threads go below all of them.
         self.floor = 0;
+        self.asked_until = 0;
         self.prio.clear();
         self.points.clear();
         self.chosen.clear();
@@ -345,6 +364,10 @@ impl PriorityCore {
     /// the highest priority: by a pass over a few enabled threads, else the winner of the
     /// tournament tree (its changes applied by [`PriorityCore::enabled_changed`]).
     pub(crate) fn choose(&mut self, decision: &Decision<'_>) -> ThreadId {
+        if decision.step > self.asked_until {
+            self.fire_skipped(decision);
+        }
+        self.asked_until = decision.step + 1;
         let cur = decision.current;
         self.priority_of(cur);
         if !self.points.is_empty() && self.fire(decision) && self.tree_on {
@@ -472,11 +495,57 @@ impl PriorityCore {
     /// thread's priority changed).
     #[inline(always)]
     fn fire(&mut self, decision: &Decision<'_>) -> bool {
-        let cur = decision.current.index();
+        let (cur, event) = (decision.current.index(), decision.event);
+        self.fire_at(cur, decision.step, event.var, decision.var_access)
+    }
+
+    /// The points the engine passed over since the strategy was last asked
+    /// (`Strategy::skips_forced`), at `decision`, in order: each running thread gets its
+    /// priority if it had none, and the change points of each point fire, as a choice at it
+    /// would have done them (which returns its one thread whatever the priorities). Change
+    /// points at accesses read the step's variable and count (`Step::var_access`).
+    #[inline(never)]
+    fn fire_skipped(&mut self, decision: &Decision<'_>) {
+        let skipped = decision.skipped(self.asked_until);
+        // Every point passed over is the running thread's (see `Strategy::skips_forced`).
+        let Some(cur) = skipped.first().map(|s| s.thread) else { return };
+        debug_assert!(skipped.iter().all(|s| s.thread == cur));
+        self.priority_of(cur);
+        let mut fired = false;
+        match self.domain {
+            ChangeDomain::Steps => {
+                // The points that fire at the steps passed over (`at` is 1-based), in order.
+                while let Some(p) = self.points.first().filter(|p| p.at <= decision.step) {
+                    fired |= self.fire_at(cur.index(), p.at - 1, None, 0);
+                }
+            }
+            ChangeDomain::Accesses { .. } => {
+                for s in skipped {
+                    if self.points.is_empty() {
+                        break;
+                    }
+                    // No skipped point is a `Block`: the step's object is its access's.
+                    let Some(var) = s.object.and_then(|o| decision.var_of(o)) else { continue };
+                    if self.chosen.contains(&var) {
+                        let j = u64::from(s.var_access);
+                        fired |= self.fire_at(cur.index(), 0, Some(var), j);
+                    }
+                }
+            }
+        }
+        if fired && self.tree_on {
+            self.rematch(cur.index());
+        }
+    }
+
+    /// Fires the change points of point `step`, at which thread `cur` runs an access to `var`,
+    /// its `j`-th (0: no access).
+    #[inline(always)]
+    fn fire_at(&mut self, cur: usize, step: u64, var: Option<VarId>, j: u64) -> bool {
         let mut changed = false;
         match self.domain {
             ChangeDomain::Steps => {
-                let step = decision.step + 1;
+                let step = step + 1;
                 // Sorted by `at`: fire (and drop) every point at or before this step.
                 let mut fired = 0;
                 for p in &self.points {
@@ -492,8 +561,7 @@ impl PriorityCore {
                 self.points.drain(..fired);
             }
             ChangeDomain::Accesses { .. } => {
-                let Some(var) = decision.event.var else { return false };
-                let j = decision.var_access;
+                let Some(var) = var else { return false };
                 if j == 0 {
                     return false;
                 }

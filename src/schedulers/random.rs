@@ -16,6 +16,11 @@ impl Strategy for Random {
         "random".to_string()
     }
 
+    /// A point with no choice changes nothing here (`choose` draws only among two or more).
+    fn skips_forced(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn choose(
         &mut self,

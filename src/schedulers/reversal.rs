@@ -60,8 +60,10 @@
 //! ([`Strategy::observe_trace`]), in the order the accesses ran: per access, a read of the
 //! object's previous accesses and, for a conflicting pair, a mix and a probe of the table
 //! (one slot, mostly). So an execution with no target left adds only the write-loop rule's
-//! check to the selective walk's scheduling points. No allocation once the per-thread and
-//! per-object tables have grown in the run's first executions.
+//! check to the selective walk's scheduling points, and lets the engine pass over the points
+//! with no choice (`Strategy::skips_forced`), which the rule and the walk read from the trace
+//! at the next decision. No allocation once the per-thread and per-object tables have grown
+//! in the run's first executions.
 //!
 //! # Workers
 //!
@@ -197,6 +199,9 @@ pub struct Reversal {
     reversed: u64,
     /// Write loops run whole, in most executions.
     loops: WriteLoops,
+    /// The step after the latest point this execution asked about: the points from it up to
+    /// the next decision were passed over (`Strategy::skips_forced`).
+    asked_until: u64,
 }
 
 impl Default for Reversal {
@@ -229,6 +234,7 @@ impl Reversal {
             tried: 0,
             reversed: 0,
             loops: WriteLoops::default(),
+            asked_until: 0,
         }
     }
 
@@ -435,6 +441,7 @@ impl Strategy for Reversal {
         self.announced.clear();
         self.last.clear();
         self.fresh.clear();
+        self.asked_until = 0;
         self.loops.begin(rng);
         self.target = None;
         self.phase = Phase::Off;
@@ -449,6 +456,13 @@ impl Strategy for Reversal {
         self.base.begin_execution(start, rng);
     }
 
+    /// An execution that tries a target holds threads back and watches what each announces,
+    /// at every point; one that tries none lets the engine pass over the points with no
+    /// choice, as the walk beneath does, and the write-loop rule reads them from the trace.
+    fn skips_forced(&self) -> bool {
+        self.target.is_none() && self.base.skips_forced()
+    }
+
     /// Always inlined: revfuzz's fresh executions call it at every scheduling point.
     #[inline(always)]
     fn choose(
@@ -458,6 +472,12 @@ impl Strategy for Reversal {
     ) -> Result<ThreadId, StrategyError> {
         // Outside a target's phases no choice depends on what threads announced: the pairs are
         // found from the trace at the end.
+        if decision.step > self.asked_until {
+            // Points with no choice, passed over in an execution that tries no target: the
+            // write-loop rule notes them (the walk beneath reads them itself).
+            self.loops.skipped(decision.skipped(self.asked_until));
+        }
+        self.asked_until = decision.step + 1;
         let trying = self.phase != Phase::Off;
         if trying {
             self.announce(decision.current, decision.event);
@@ -574,6 +594,7 @@ mod tests {
             chosen,
             value: None,
             waits: false,
+            var_access: 0,
         });
         chosen.0
     }

@@ -94,7 +94,10 @@
 //! about three times a pass over their ids, and that pass (building the words from the list)
 //! about a fifth of the whole run's instructions. The list is read only where the engine does
 //! not give the words (a hold of race reversal filters it). No allocation once the tables have
-//! grown in the run's first executions.
+//! grown in the run's first executions. A point with no choice (the running thread alone can
+//! run) is not asked after execution 0 (`Strategy::skips_forced`): the next decision reads
+//! the points passed over from the trace ([`Surw::count_skipped`]), each a count, at most a
+//! draw and a mark, with the same draws as asking would have made.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -105,7 +108,7 @@ use super::registry::StrategyInfo;
 use super::uniform_walk::{mix, KeyHasher, SpawnKeys, ThreadState, UniformWalk, MAIN_KEY};
 use super::write_loops::WriteLoops;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
-use crate::runtime::{EventKind, ThreadId};
+use crate::runtime::{EventKind, ObjectId, ThreadId};
 
 /// `strategy = "surw"`: no parameters, no bound; it learns in execution 0, after which
 /// executions run in parallel.
@@ -259,6 +262,9 @@ pub struct Surw {
     /// Write loops run whole in most executions (`None`: never, for a strategy that runs
     /// this one beneath it and applies the rule itself or not at all).
     loops: Option<WriteLoops>,
+    /// The step after the latest point this execution asked about: the points from it up to
+    /// the next decision were passed over (`Strategy::skips_forced`).
+    asked_until: u64,
 }
 
 impl Default for Surw {
@@ -457,6 +463,7 @@ impl Surw {
             #[cfg(test)]
             general_only: false,
             loops: Some(WriteLoops::default()),
+            asked_until: 0,
         }
     }
 
@@ -616,6 +623,10 @@ impl Surw {
         rng: &mut ScheduleRng,
         given: Option<ThreadId>,
     ) -> Result<ThreadId, StrategyError> {
+        if decision.step > self.asked_until {
+            self.count_skipped(decision, rng);
+        }
+        self.asked_until = decision.step + 1;
         let Some(loops) = &mut self.loops else {
             return self.choose_drawn(decision, rng, given);
         };
@@ -666,11 +677,7 @@ impl Surw {
         }
         let current = self.op_of(decision, decision.current);
         if let (true, Some(object)) = (current.interesting, decision.event.object) {
-            let i = object.index();
-            if self.object_selected.len() <= i {
-                self.object_selected.resize(i + 1, false);
-            }
-            self.object_selected[i] = true;
+            self.mark_selected(object);
         }
         self.announce(decision, current);
         let enabled = decision.enabled;
@@ -1055,7 +1062,17 @@ impl Surw {
         known: Option<ThreadOp>,
         rng: &mut ScheduleRng,
     ) -> ThreadId {
-        let ThreadOp { left, interesting } = known.unwrap_or_else(|| self.op_of(decision, only));
+        let op = known.unwrap_or_else(|| self.op_of(decision, only));
+        self.run_alone(only, op, decision.step, rng);
+        only
+    }
+
+    /// [`Surw::choose_only`]'s accounting for `only`, the one thread that can run at point
+    /// `step`, at operation `op`: also what a point the engine passed over leaves
+    /// ([`Surw::count_skipped`]).
+    #[inline(always)]
+    fn run_alone(&mut self, only: ThreadId, op: ThreadOp, step: u64, rng: &mut ScheduleRng) {
+        let ThreadOp { left, interesting } = op;
         if self.intended != Some(only) {
             // Not enabled (it blocked): dropped.
             self.intended = None;
@@ -1064,13 +1081,54 @@ impl Surw {
                 // `only`, whatever the draw.
                 let _ = rng.random_range(0..left);
                 self.intended = Some(only);
-                self.intended_at = decision.step;
+                self.intended_at = step;
             }
         }
         // Its operation is an access to a selected variable, whether its estimate lasts (it
         // waited for the intention) or not (it runs as if it were not; see the module docs).
         self.ran(only, interesting);
-        only
+    }
+
+    /// The points the engine passed over since this strategy was last asked
+    /// (`Strategy::skips_forced`), at `decision`: the write-loop rule notes each, and in a
+    /// selective execution each is accounted for as [`Surw::choose_only`] accounts for a
+    /// choice of the one enabled thread (its counts and the intention, with the same draws,
+    /// in the same order); an object first met at one is marked if it is of the selected
+    /// variable, as the choice marks the current thread's. The announcement a choice makes is
+    /// not needed: the bits of a thread are read only at a decision among several threads, and
+    /// the thread announced again at this decision, which is its own. The walk's executions
+    /// leave the counting to the walk, which reads the same steps.
+    #[inline(never)]
+    fn count_skipped(&mut self, decision: &Decision<'_>, rng: &mut ScheduleRng) {
+        let steps = decision.skipped(self.asked_until);
+        if let Some(loops) = &mut self.loops {
+            loops.skipped(steps);
+        }
+        if self.mode != Mode::Selective {
+            return;
+        }
+        for (i, step) in steps.iter().enumerate() {
+            let interesting = step
+                .object
+                .and_then(|o| decision.var_of(o))
+                .is_some_and(|v| v.0 != NO_VAR && v.0 == self.selected);
+            if let (true, Some(object)) = (interesting, step.object) {
+                self.mark_selected(object);
+            }
+            let left = self.threads.get(step.thread.index()).map_or(0, |t| t.left());
+            let op = ThreadOp { left, interesting };
+            self.run_alone(step.thread, op, self.asked_until + i as u64, rng);
+        }
+    }
+
+    /// Notes that `object` is of the selected variable ([`Surw::object_selected`]).
+    #[inline(always)]
+    fn mark_selected(&mut self, object: ObjectId) {
+        let i = object.index();
+        if self.object_selected.len() <= i {
+            self.object_selected.resize(i + 1, false);
+        }
+        self.object_selected[i] = true;
     }
 
     /// Selects the variable of selective execution `slot` (from 0). One variable, as the
@@ -1109,6 +1167,7 @@ impl Strategy for Surw {
         self.intended = None;
         (self.waits, self.blocked) = (0, 0);
         self.beyond.clear();
+        self.asked_until = 0;
         // The first execution after learning walks (see `FIRST_WALKS`); selective
         // executions count from the next.
         let ordinal = start.ordinal.saturating_sub(FIRST_WALKS);
@@ -1133,6 +1192,12 @@ impl Strategy for Surw {
         if let Some(loops) = &mut self.loops {
             loops.begin(rng);
         }
+    }
+
+    /// Execution 0 learns from every point (its counts at the end are the estimates); the
+    /// others read the points with no choice from the trace ([`Surw::count_skipped`]).
+    fn skips_forced(&self) -> bool {
+        self.mode != Mode::Learn
     }
 
     /// Inlined where a caller names `Surw` (race reversal's walk, in the default's explorer),

@@ -163,6 +163,9 @@ pub struct UniformWalk {
     weights: Fenwick,
     /// Spawned threads' identities.
     spawn_keys: SpawnKeys,
+    /// The step after the latest point this execution asked about: the points from it up to
+    /// the next decision were passed over (`Strategy::skips_forced`).
+    asked_until: u64,
 }
 
 /// The identities of spawned threads: the `ordinal`-th thread (from 0) that the thread
@@ -342,6 +345,23 @@ impl UniformWalk {
     /// was just spawned by the current thread (a spawn is a scheduling point of the parent at
     /// which the child is already enabled).
     #[cold]
+    /// Counts the points the engine passed over since the walk was last asked
+    /// (`Strategy::skips_forced`): each an event of `decision`'s current thread, which went on
+    /// (none a `Block` or an exit), as `choose` counts one. The thread was registered: a
+    /// thread first appears at its parent's spawn, a point with a choice.
+    #[inline(never)]
+    fn count_skipped(&mut self, decision: &Decision<'_>) {
+        let skipped = decision.skipped(self.asked_until);
+        let n = skipped.len() as u64;
+        let cur = decision.current.index();
+        debug_assert!(skipped.iter().all(|s| s.thread == decision.current));
+        debug_assert!(cur < self.threads.len(), "a thread runs alone before its spawn's point");
+        if cur < self.threads.len() {
+            self.threads[cur].done += n;
+            self.reweigh(cur);
+        }
+    }
+
     fn register_new_threads(&mut self, decision: &Decision<'_>) {
         let Some(&newest) = decision.enabled.last() else { return };
         let cur = decision.current.index();
@@ -374,7 +394,16 @@ impl Strategy for UniformWalk {
     fn begin_execution(&mut self, _start: &ExecutionStart<'_>, _rng: &mut ScheduleRng) {
         self.threads.clear();
         self.weights.clear();
+        self.asked_until = 0;
         self.add_thread(MAIN_KEY, None);
+    }
+
+    /// A point with no choice is one event of the running thread's, counted from the trace at
+    /// the next decision ([`UniformWalk::count_skipped`]); but in the first execution, whose
+    /// counts at its end are the estimates (the points after the last decision would go
+    /// uncounted).
+    fn skips_forced(&self) -> bool {
+        self.default_estimate.is_some()
     }
 
     /// Inlined: SURW's walking executions call it at every scheduling point. A new thread's
@@ -385,6 +414,10 @@ impl Strategy for UniformWalk {
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
+        if decision.step > self.asked_until {
+            self.count_skipped(decision);
+        }
+        self.asked_until = decision.step + 1;
         if decision.enabled.last().is_some_and(|t| t.index() >= self.threads.len()) {
             self.register_new_threads(decision);
         }

@@ -41,7 +41,7 @@
 use rand::RngExt;
 
 use super::{access_key, Decision, ScheduleRng};
-use crate::runtime::EventKind;
+use crate::runtime::{EventKind, ObjectId, Step, ThreadId};
 
 /// Executions in four that run write loops whole. Measured on the corpus with race reversal
 /// during development (issue #18): 3 paid less than 2; 4 (every execution) a little less
@@ -66,14 +66,17 @@ pub(crate) struct WriteLoops {
     wrote: Vec<(u32, u64)>,
 }
 
-/// The write to memory `decision`'s current thread is about to make (object id and access:
+/// The write to memory an operation `kind` on `object` at `site` is (object id and access:
 /// call site and kind), or [`NONE`].
 #[inline]
-fn write_of(decision: &Decision<'_>) -> (u32, u64) {
-    let event = decision.event;
-    match (event.object, event.kind) {
+fn write_of(
+    kind: EventKind,
+    object: Option<ObjectId>,
+    site: &'static std::panic::Location<'static>,
+) -> (u32, u64) {
+    match (object, kind) {
         (Some(object), EventKind::AtomicStore | EventKind::AtomicRmw | EventKind::CellWrite) => {
-            (object.0, access_key(event.location, event.kind))
+            (object.0, access_key(site, kind))
         }
         _ => NONE,
     }
@@ -94,19 +97,53 @@ impl WriteLoops {
     /// choice; then [`WriteLoops::chose`].
     #[inline(always)]
     pub(crate) fn continues(&mut self, decision: &Decision<'_>) -> bool {
+        let event = decision.event;
+        self.continues_at(decision.current, event.kind, event.object, event.location)
+            && decision.current_enabled
+    }
+
+    /// [`WriteLoops::continues`] but for whether `current` can run: whether it repeats its
+    /// previous operation, a write to memory, within [`MAX_RUN`], at an operation `kind` on
+    /// `object` at `site` (noted for its next point).
+    #[inline(always)]
+    fn continues_at(
+        &mut self,
+        current: ThreadId,
+        kind: EventKind,
+        object: Option<ObjectId>,
+        site: &'static std::panic::Location<'static>,
+    ) -> bool {
         // An execution that may split loops keeps no table: it never asks what ran before.
-        if !self.whole || decision.event.kind == EventKind::Block {
+        if !self.whole || kind == EventKind::Block {
             // The blocked operation is the one that runs when the thread is chosen again.
             return false;
         }
-        let write = write_of(decision);
-        let current = decision.current.index();
+        let write = write_of(kind, object, site);
+        let current = current.index();
         if self.wrote.len() <= current {
             self.wrote.resize(current + 1, NONE);
         }
         let repeats = write != NONE && self.wrote[current] == write;
         self.wrote[current] = write;
-        self.whole && repeats && decision.current_enabled && self.run < MAX_RUN
+        repeats && self.run < MAX_RUN
+    }
+
+    /// The points with no choice the engine passed over (`Strategy::skips_forced`), in
+    /// order: each thread went on, so the rule notes each one's operation and the choice as
+    /// `continues` and `chose` would have at it (no hold keeps a thread back at such a point:
+    /// race reversal lets the engine pass over them only in executions that hold none).
+    pub(crate) fn skipped(&mut self, steps: &[Step]) {
+        if !self.whole {
+            // `continues` is false at every point: the run of repetitions is over.
+            if !steps.is_empty() {
+                self.run = 0;
+            }
+            return;
+        }
+        for step in steps {
+            let by_rule = self.continues_at(step.thread, step.kind, step.object, step.location);
+            self.chose(by_rule);
+        }
     }
 
     /// Tells whether the choice at this scheduling point was the rule's (`by_rule`): a run
@@ -114,5 +151,86 @@ impl WriteLoops {
     #[inline]
     pub(crate) fn chose(&mut self, by_rule: bool) {
         self.run = if by_rule { self.run + 1 } else { 0 };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{Event, Pending};
+    use std::panic::Location;
+
+    fn site_a() -> &'static Location<'static> {
+        Location::caller()
+    }
+    fn site_b() -> &'static Location<'static> {
+        Location::caller()
+    }
+
+    /// The points passed over leave the rule as noting each one and the choice at it would
+    /// (`continues` then `chose`, the running thread going on): the same memory of each
+    /// thread's last write and the same run of repetitions, through runs longer than
+    /// [`MAX_RUN`], writes to other objects and sites, reads and a thread switch.
+    #[test]
+    fn points_passed_over_leave_the_rule_as_asking_would() {
+        let ops = [
+            (0, EventKind::AtomicStore, Some(0), site_a()),
+            (0, EventKind::AtomicStore, Some(0), site_a()),
+            (0, EventKind::AtomicLoad, Some(0), site_a()),
+            (0, EventKind::AtomicStore, Some(1), site_a()),
+            (0, EventKind::AtomicStore, Some(1), site_b()),
+            (0, EventKind::Yield, None, site_b()),
+            (1, EventKind::AtomicRmw, Some(2), site_a()),
+        ];
+        // Runs of 20 repetitions (past MAX_RUN), then the mixed operations, twice.
+        let mut steps = Vec::new();
+        for _ in 0..2 {
+            for _ in 0..20 {
+                steps.push(ops[0]);
+            }
+            steps.extend(ops);
+        }
+        let steps: Vec<Step> = steps
+            .into_iter()
+            .map(|(t, kind, object, location)| Step {
+                thread: ThreadId(t),
+                kind,
+                object: object.map(ObjectId),
+                location,
+                chosen: ThreadId(t),
+                value: None,
+                waits: false,
+                var_access: 0,
+            })
+            .collect();
+        for whole in [true, false] {
+            // A run of repetitions before the points passed over, which they go on or end.
+            let start = WriteLoops {
+                whole,
+                run: 3,
+                wrote: vec![(0, access_key(site_a(), EventKind::AtomicStore))],
+            };
+            let (mut asked, mut passed) = (start.clone(), start);
+            for s in &steps {
+                let event =
+                    Event { kind: s.kind, object: s.object, var: None, location: s.location };
+                let enabled = [s.thread];
+                let decision = Decision {
+                    enabled: &enabled,
+                    engine: crate::runtime::Enabled::none(),
+                    current: s.thread,
+                    current_enabled: true,
+                    event: &event,
+                    step: 0,
+                    var_access: 0,
+                    pending: Pending::NONE,
+                };
+                let by_rule = asked.continues(&decision);
+                asked.chose(by_rule);
+            }
+            passed.skipped(&steps);
+            assert_eq!(asked.run, passed.run, "whole: {whole}");
+            assert_eq!(asked.wrote, passed.wrote, "whole: {whole}");
+        }
     }
 }
