@@ -147,19 +147,21 @@ const EXECUTIONS: u64 = 700;
 /// A configuration by seed.
 type BySeed = Box<dyn Fn(u64) -> Config>;
 
+/// A run of `executions` executions of strategy `kind` with `seed`, on one worker, not
+/// minimized.
+fn run_of(kind: StrategyKind, seed: u64, executions: u64) -> Config {
+    Config::new()
+        .ignore_env()
+        .seed(seed)
+        .strategy(kind)
+        .iterations(executions)
+        .minimize_runs(0)
+        .workers(1)
+}
+
 /// The configurations: name and builder by seed.
 fn configs() -> Vec<(&'static str, BySeed)> {
-    let named = |kind: StrategyKind| {
-        move |seed: u64| {
-            Config::new()
-                .ignore_env()
-                .seed(seed)
-                .strategy(kind.clone())
-                .iterations(EXECUTIONS)
-                .minimize_runs(0)
-                .workers(1)
-        }
-    };
+    let named = |kind: StrategyKind| move |seed: u64| run_of(kind.clone(), seed, EXECUTIONS);
     let combined = StrategyKind::from_name("combined").expect("a registered strategy");
     let with_target = combined.clone();
     vec![
@@ -459,20 +461,16 @@ fn many_threads_schedules_are_pinned() {
     let mut got = Vec::new();
     for (name, _) in CROWD_PINNED {
         let kind = StrategyKind::from_name(name).expect("a registered strategy");
-        let seeds: Vec<u64> = (0..3)
-            .map(|seed| {
-                let config = Config::new()
-                    .ignore_env()
-                    .seed(seed)
-                    .strategy(kind.clone())
-                    .iterations(40)
-                    .minimize_runs(0)
-                    .workers(1);
-                fingerprint(config, crowd)
-            })
-            .collect();
+        let seeds: Vec<u64> =
+            (0..3).map(|seed| fingerprint(run_of(kind.clone(), seed, 40), crowd)).collect();
         got.push((name, seeds));
     }
+    assert_pinned("crowd", &got, &CROWD_PINNED);
+}
+
+/// Fails unless each configuration's fingerprints (`got`, by name) are the `pinned` ones of
+/// `program`, printing every fingerprint to paste when a change of schedules was meant.
+fn assert_pinned(program: &str, got: &[(&str, Vec<u64>)], pinned: &[(&str, [u64; 3])]) {
     let text: String = got
         .iter()
         .map(|(name, seeds)| {
@@ -480,21 +478,20 @@ fn many_threads_schedules_are_pinned() {
             format!("    (\"{name}\", [{}]),\n", seeds.join(", "))
         })
         .collect();
-    for ((name, seeds), (_, pinned)) in got.iter().zip(CROWD_PINNED) {
+    for ((name, seeds), (_, pinned)) in got.iter().zip(pinned) {
         assert_eq!(
             seeds.as_slice(),
             pinned,
-            "{name} on crowd: the schedules changed; now:\n{text}"
+            "{name} on {program}: the schedules changed; now:\n{text}"
         );
     }
 }
 
 /// A thief takes one slot while an owner fills four slots, runs a write loop on a counter and
 /// empties the slots, then raises a flag a waiter spins on (`yield_now`, noting the counter
-/// each time it looks): once
-/// the thief is done, the owner runs alone while the waiter spins, and most points have no
-/// choice (the corpus's work-stealing deque: two in three), but the one after each write,
-/// which lets the waiter run again. The strategies that let the engine pass over such points
+/// each time it looks): once the thief is done, the owner runs alone while the waiter spins,
+/// and most points have no choice (the corpus's work-stealing deque: two in three), but the
+/// one after each write, which lets the waiter run again. The strategies that let the engine pass over such points
 /// (`Strategy::skips_forced`: the walks, SURW, race reversal in the executions that try no
 /// target) read them from the trace at their next decision, the write-loop rule's memory of
 /// the owner's last write included; these runs hold them to the schedules of when they were
@@ -563,34 +560,19 @@ fn schedules_of_threads_alone_are_pinned() {
     for (name, _) in ALONE_PINNED {
         let seeds: Vec<u64> = (0..3)
             .map(|seed| {
-                let config = Config::new()
-                    .ignore_env()
-                    .seed(seed)
-                    .iterations(EXECUTIONS)
-                    .minimize_runs(0)
-                    .workers(1);
                 let config = match name {
-                    "default with a target" => config.strategy(combined.clone()).explore_every(2),
-                    _ => config
-                        .strategy(StrategyKind::from_name(name).expect("a registered strategy")),
+                    "default with a target" => {
+                        run_of(combined.clone(), seed, EXECUTIONS).explore_every(2)
+                    }
+                    _ => {
+                        let kind = StrategyKind::from_name(name).expect("a registered strategy");
+                        run_of(kind, seed, EXECUTIONS)
+                    }
                 };
                 fingerprint(config, owner_alone)
             })
             .collect();
         got.push((name, seeds));
     }
-    let text: String = got
-        .iter()
-        .map(|(name, seeds)| {
-            let seeds: Vec<String> = seeds.iter().map(|h| format!("{h:#018x}")).collect();
-            format!("    (\"{name}\", [{}]),\n", seeds.join(", "))
-        })
-        .collect();
-    for ((name, seeds), (_, pinned)) in got.iter().zip(ALONE_PINNED) {
-        assert_eq!(
-            seeds.as_slice(),
-            pinned,
-            "{name} on owner_alone: the schedules changed; now:\n{text}"
-        );
-    }
+    assert_pinned("owner_alone", &got, &ALONE_PINNED);
 }

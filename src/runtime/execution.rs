@@ -1166,17 +1166,7 @@ fn decide(
             // thread that waits (a deadlock's report shows where its last thread waits); it
             // has no choice.
             if waits && kind != EventKind::Block {
-                st.threads[cur.index()].last_step = st.trace.len();
-                st.trace.push(Step {
-                    thread: cur,
-                    kind,
-                    object,
-                    location,
-                    chosen: cur,
-                    value: None,
-                    waits,
-                    var_access: step_var_access(var_access),
-                });
+                record(st, kind, object, location, (cur, waits), var_access);
             }
             return Next::Stop;
         }
@@ -1266,18 +1256,7 @@ fn decide(
     if let Status::Blocked(on) = st.threads[chosen.index()].status {
         st.run_ready(chosen, on);
     }
-    st.threads[cur.index()].last_step = st.trace.len();
-    let var_access = step_var_access(var_access);
-    st.trace.push(Step {
-        thread: cur,
-        kind,
-        object,
-        location,
-        chosen,
-        value: None,
-        waits,
-        var_access,
-    });
+    record(st, kind, object, location, (chosen, waits), var_access);
     if chosen == cur {
         Next::Same
     } else {
@@ -1296,31 +1275,39 @@ fn pass_over(
     location: &'static Location<'static>,
     var_access: u64,
 ) -> Next {
-    let cur = st.current;
     st.deferred_wait = None;
-    st.threads[cur.index()].last_step = st.trace.len();
-    let var_access = step_var_access(var_access);
-    let step = Step {
-        thread: cur,
-        kind,
-        object,
-        location,
-        chosen: cur,
-        value: None,
-        waits: false,
-        var_access,
-    };
-    st.trace.push(step);
+    record(st, kind, object, location, (st.current, false), var_access);
     Next::Same
 }
 
-/// A decision's `var_access` as a step keeps it (`Step::var_access`): exact for a variable
+/// Records the current thread's step at its scheduling point: its operation `kind` on
+/// `object` at `location`, the thread `chosen` and whether the current one `waits` there, and
+/// the decision's `var_access` (`Step::var_access`), kept in 32 bits: exact for a variable
 /// whose every access is a scheduling point (those a priority strategy chose, the only ones
 /// whose counts it reads) in an execution below `u32::MAX` steps, the only ones whose points
 /// the engine passes over.
 #[inline(always)]
-fn step_var_access(var_access: u64) -> u32 {
-    var_access as u32
+fn record(
+    st: &mut State,
+    kind: EventKind,
+    object: Option<ObjectId>,
+    location: &'static Location<'static>,
+    (chosen, waits): (ThreadId, bool),
+    var_access: u64,
+) {
+    let cur = st.current;
+    st.threads[cur.index()].last_step = st.trace.len();
+    let var_access = var_access as u32;
+    st.trace.push(Step {
+        thread: cur,
+        kind,
+        object,
+        location,
+        chosen,
+        value: None,
+        waits,
+        var_access,
+    });
 }
 
 /// The current thread yields (`yield_now`, `sleep`, `hint::spin_loop`): it spins, that is, it

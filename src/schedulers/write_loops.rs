@@ -160,27 +160,22 @@ mod tests {
     use crate::runtime::{Event, Pending};
     use std::panic::Location;
 
-    fn site_a() -> &'static Location<'static> {
-        Location::caller()
-    }
-    fn site_b() -> &'static Location<'static> {
-        Location::caller()
-    }
-
     /// The points passed over leave the rule as noting each one and the choice at it would
     /// (`continues` then `chose`, the running thread going on): the same memory of each
     /// thread's last write and the same run of repetitions, through runs longer than
     /// [`MAX_RUN`], writes to other objects and sites, reads and a thread switch.
     #[test]
     fn points_passed_over_leave_the_rule_as_asking_would() {
+        // Two call sites.
+        let (site_a, site_b) = (Location::caller(), Location::caller());
         let ops = [
-            (0, EventKind::AtomicStore, Some(0), site_a()),
-            (0, EventKind::AtomicStore, Some(0), site_a()),
-            (0, EventKind::AtomicLoad, Some(0), site_a()),
-            (0, EventKind::AtomicStore, Some(1), site_a()),
-            (0, EventKind::AtomicStore, Some(1), site_b()),
-            (0, EventKind::Yield, None, site_b()),
-            (1, EventKind::AtomicRmw, Some(2), site_a()),
+            (0, EventKind::AtomicStore, Some(0), site_a),
+            (0, EventKind::AtomicStore, Some(0), site_a),
+            (0, EventKind::AtomicLoad, Some(0), site_a),
+            (0, EventKind::AtomicStore, Some(1), site_a),
+            (0, EventKind::AtomicStore, Some(1), site_b),
+            (0, EventKind::Yield, None, site_b),
+            (1, EventKind::AtomicRmw, Some(2), site_a),
         ];
         // Runs of 20 repetitions (past MAX_RUN), then the mixed operations, twice.
         let mut steps = Vec::new();
@@ -208,7 +203,7 @@ mod tests {
             let start = WriteLoops {
                 whole,
                 run: 3,
-                wrote: vec![(0, access_key(site_a(), EventKind::AtomicStore))],
+                wrote: vec![(0, access_key(site_a, EventKind::AtomicStore))],
             };
             let (mut asked, mut passed) = (start.clone(), start);
             for s in &steps {
