@@ -4,7 +4,10 @@
 //! strategy sees only what a `Decision` tells it (the enabled threads, the running thread, the
 //! event about to happen), the execution's seeded random number generator and, as the
 //! execution ends, its trace (`Strategy::observe_trace`: work a strategy can do once per
-//! execution stays out of the scheduling points); it never touches threads, stacks or
+//! execution stays out of the scheduling points), and at a decision the steps of the points
+//! with no choice it let the engine pass over since its last one (`Strategy::skips_forced`:
+//! a point where the running thread alone can run is recorded without asking, and the
+//! strategy ends as asking would have left it); it never touches threads, stacks or
 //! synchronization state, which belong to the runtime. Every strategy is
 //! deterministic given the run seed and the execution index (and, for strategies that learn
 //! from the run's earlier executions, those executions), which is what makes seeds and replay
