@@ -491,11 +491,12 @@ fn assert_pinned(program: &str, got: &[(&str, Vec<u64>)], pinned: &[(&str, [u64;
 /// empties the slots, then raises a flag a waiter spins on (`yield_now`, noting the counter
 /// each time it looks): once the thief is done, the owner runs alone while the waiter spins,
 /// and most points have no choice (the corpus's work-stealing deque: two in three), but the
-/// one after each write, which lets the waiter run again. The strategies that let the engine pass over such points
-/// (`Strategy::skips_forced`: the walks, SURW, race reversal in the executions that try no
-/// target) read them from the trace at their next decision, the write-loop rule's memory of
-/// the owner's last write included; these runs hold them to the schedules of when they were
-/// asked at every point.
+/// one after each write, which lets the waiter run again. The strategies that let the engine
+/// pass over such points (`Strategy::skips_forced`: the walks, SURW, race reversal in the
+/// executions that try no target, the priority strategies) read them from the trace at their
+/// next decision, the write-loop rule's memory of the owner's last write and the change
+/// points included; these runs hold them to the schedules of when they were asked at every
+/// point.
 fn owner_alone() {
     let slots: Arc<Vec<AtomicUsize>> = Arc::new((0..4).map(|_| AtomicUsize::new(0)).collect());
     let taken = Arc::new(AtomicUsize::new(0));

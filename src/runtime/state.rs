@@ -131,8 +131,9 @@ pub struct Step {
     pub waits: bool,
     /// For an access to a variable: the decision's `var_access`, how many accesses the
     /// execution had made to that variable, this one included, in 32 bits (exact where it is
-    /// read: see `record` in `execution.rs`); 0 otherwise. What a strategy that lets the engine pass over the points with no choice
-    /// (`Strategy::skips_forced`) reads of those points for variable bounding's change points.
+    /// read: see `record` in `execution.rs`); 0 otherwise. What a strategy that lets the
+    /// engine pass over the points with no choice (`Strategy::skips_forced`) reads of those
+    /// points for variable bounding's change points.
     pub var_access: u32,
 }
 

@@ -341,10 +341,6 @@ impl UniformWalk {
         self.draw_linear(enabled, rng)
     }
 
-    /// Registers the threads `decision.enabled` names that this execution has not seen: each
-    /// was just spawned by the current thread (a spawn is a scheduling point of the parent at
-    /// which the child is already enabled).
-    #[cold]
     /// Counts the points the engine passed over since the walk was last asked
     /// (`Strategy::skips_forced`): each an event of `decision`'s current thread, which went on
     /// (none a `Block` or an exit), as `choose` counts one. The thread was registered: a
@@ -362,6 +358,10 @@ impl UniformWalk {
         }
     }
 
+    /// Registers the threads `decision.enabled` names that this execution has not seen: each
+    /// was just spawned by the current thread (a spawn is a scheduling point of the parent at
+    /// which the child is already enabled).
+    #[cold]
     fn register_new_threads(&mut self, decision: &Decision<'_>) {
         let Some(&newest) = decision.enabled.last() else { return };
         let cur = decision.current.index();
