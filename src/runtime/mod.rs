@@ -3,7 +3,9 @@
 //!
 //! Within one execution every logical thread is a stackful coroutine on the test's own OS
 //! thread, so exactly one of them runs at a time, and the engine hands the processor to the
-//! thread a strategy ([`crate::schedulers`]) picks at every scheduling point. This module owns
+//! thread a strategy ([`crate::schedulers`]) picks at every scheduling point (where the running
+//! thread alone can run, a strategy may let the engine go on without asking it and read the
+//! point from the trace later: `Strategy::skips_forced`). This module owns
 //! the thread table, the per-execution state of every synchronization object, blocking and
 //! waking, spinning (a thread that yields waits until another thread makes progress; see
 //! `execution.rs`), deadlock, livelock and runaway detection, panic capture, and the schedule
