@@ -368,6 +368,7 @@ impl Execution {
         st.by_address.clear();
         st.pending.clear();
         st.steps = 0;
+        st.asked_until = 0;
         st.reset_progress();
         st.spinners.clear();
         st.spin_epoch = 0;
@@ -1198,6 +1199,7 @@ fn decide(
     };
     st.had_choice |= enabled.len() > 1;
     let event = Event { kind, object, var, location };
+    let skipped_from = std::mem::replace(&mut st.asked_until, step as usize + 1);
     let decision = Decision {
         enabled,
         engine: &st.enabled,
@@ -1206,7 +1208,7 @@ fn decide(
         event: &event,
         step,
         var_access,
-        pending: super::Pending::new(&st.threads, &st.trace, &st.objects),
+        pending: super::Pending::new(&st.threads, &st.trace, &st.objects, skipped_from),
     };
     let mut chosen = match st.strategy.choose(&decision, &mut st.rng) {
         Ok(t) => t,

@@ -361,6 +361,9 @@ pub(super) struct State {
     /// What a decision offers the strategy, from `exploring` and `skips_forced`
     /// ([`State::set_offer`]): one test at every decision for both.
     pub(super) offer: Offer,
+    /// The step after the latest one the strategy was asked at: the steps from it up to the
+    /// next decision are the points the engine passed over (`Decision::skipped`).
+    pub(super) asked_until: usize,
     /// The running thread's wait at its lock point on a free mutex no one waits for, put off
     /// until the decision (`State::defer_wait`): `None` outside a decision.
     pub(super) deferred_wait: Option<BlockedOn>,
@@ -407,6 +410,7 @@ impl State {
             had_choice: false,
             skips_forced: false,
             offer: Offer::Enabled,
+            asked_until: 0,
             deferred_wait: None,
         }
     }
@@ -997,26 +1001,32 @@ pub(crate) struct Pending<'a> {
     threads: &'a [Thread],
     trace: &'a [Step],
     objects: &'a [Object],
+    /// Where the steps the engine passed over since the strategy was last asked start.
+    skipped_from: usize,
 }
 
 impl<'a> Pending<'a> {
     /// No thread has announced anything (for strategies' unit tests).
     #[cfg(test)]
-    pub(crate) const NONE: Pending<'static> = Pending { threads: &[], trace: &[], objects: &[] };
+    pub(crate) const NONE: Pending<'static> =
+        Pending { threads: &[], trace: &[], objects: &[], skipped_from: 0 };
 
+    /// Each thread's pending operation from the execution's `threads`, `trace` and `objects`,
+    /// the strategy having last been asked before step `skipped_from`.
     pub(super) fn new(
         threads: &'a [Thread],
         trace: &'a [Step],
         objects: &'a [Object],
+        skipped_from: usize,
     ) -> Pending<'a> {
-        Pending { threads, trace, objects }
+        Pending { threads, trace, objects, skipped_from }
     }
 
-    /// The trace from step `step` on (empty past its end): at a decision, the steps from
-    /// `step` up to it.
+    /// The steps the engine passed over since the strategy was last asked (empty for a
+    /// strategy asked at every point): see `Decision::skipped`.
     #[inline]
-    pub(crate) fn since(&self, step: u64) -> &'a [Step] {
-        self.trace.get(step as usize..).unwrap_or(&[])
+    pub(crate) fn skipped(&self) -> &'a [Step] {
+        self.trace.get(self.skipped_from..).unwrap_or(&[])
     }
 
     /// The variable of `object`, if the execution has it.
@@ -1089,7 +1099,7 @@ impl FakePending {
     }
 
     pub(crate) fn pending(&self) -> Pending<'_> {
-        Pending::new(&self.threads, &self.trace, &[])
+        Pending::new(&self.threads, &self.trace, &[], self.trace.len())
     }
 }
 

@@ -171,13 +171,15 @@ impl<'a> Decision<'a> {
             .then(|| self.engine.words())
     }
 
-    /// The steps of this execution from step `since` up to this decision, for a strategy that
-    /// lets the engine pass over the points with no choice ([`Strategy::skips_forced`]) and
-    /// was last asked at step `since - 1`: the points it was not asked at, every one the
-    /// current thread's, which went on.
+    /// The points the engine passed over since the strategy was last asked, up to this
+    /// decision, for a strategy that lets it ([`Strategy::skips_forced`]): every one the
+    /// current thread's, which went on; the first is step `self.step - skipped().len()`.
+    /// Empty for a strategy asked at every point. The engine keeps where the strategy was last
+    /// asked, so a strategy that runs others beneath it passes them the same steps with the
+    /// decision.
     #[inline]
-    pub(crate) fn skipped(&self, since: u64) -> &'a [Step] {
-        self.pending.since(since)
+    pub(crate) fn skipped(&self) -> &'a [Step] {
+        self.pending.skipped()
     }
 
     /// The variable of `object` (an object some step of this execution named).

@@ -192,9 +192,6 @@ pub(crate) struct PriorityCore {
     /// Buffers `begin` draws in, kept across executions so that it does not allocate (a run
     /// of a small program spends a visible share of its time in per-execution allocations).
     scratch: Scratch,
-    /// The step after the latest point this execution asked about: the points from it up to
-    /// the next decision were passed over (`Strategy::skips_forced`).
-    asked_until: u64,
 }
 
 /// `PriorityCore::begin`'s working buffers (their contents do not outlive one call).
@@ -228,7 +225,6 @@ impl PriorityCore {
             told: false,
             wants: false,
             scratch: Scratch::default(),
-            asked_until: 0,
         }
     }
 
@@ -270,7 +266,6 @@ impl PriorityCore {
         }
         // Every initial and change priority is >= 1: extra threads go below all of them.
         self.floor = 0;
-        self.asked_until = 0;
         self.prio.clear();
         self.points.clear();
         self.chosen.clear();
@@ -364,10 +359,9 @@ impl PriorityCore {
     /// the highest priority: by a pass over a few enabled threads, else the winner of the
     /// tournament tree (its changes applied by [`PriorityCore::enabled_changed`]).
     pub(crate) fn choose(&mut self, decision: &Decision<'_>) -> ThreadId {
-        if decision.step > self.asked_until {
+        if !decision.skipped().is_empty() {
             self.fire_skipped(decision);
         }
-        self.asked_until = decision.step + 1;
         let cur = decision.current;
         self.priority_of(cur);
         if !self.points.is_empty() && self.fire(decision) && self.tree_on {
@@ -506,7 +500,7 @@ impl PriorityCore {
     /// points at accesses read the step's variable and count (`Step::var_access`).
     #[inline(never)]
     fn fire_skipped(&mut self, decision: &Decision<'_>) {
-        let skipped = decision.skipped(self.asked_until);
+        let skipped = decision.skipped();
         // Every point passed over is the running thread's (see `Strategy::skips_forced`).
         let Some(cur) = skipped.first().map(|s| s.thread) else { return };
         debug_assert!(skipped.iter().all(|s| s.thread == cur));

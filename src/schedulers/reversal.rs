@@ -199,9 +199,6 @@ pub struct Reversal {
     reversed: u64,
     /// Write loops run whole, in most executions.
     loops: WriteLoops,
-    /// The step after the latest point this execution asked about: the points from it up to
-    /// the next decision were passed over (`Strategy::skips_forced`).
-    asked_until: u64,
 }
 
 impl Default for Reversal {
@@ -234,7 +231,6 @@ impl Reversal {
             tried: 0,
             reversed: 0,
             loops: WriteLoops::default(),
-            asked_until: 0,
         }
     }
 
@@ -441,7 +437,6 @@ impl Strategy for Reversal {
         self.announced.clear();
         self.last.clear();
         self.fresh.clear();
-        self.asked_until = 0;
         self.loops.begin(rng);
         self.target = None;
         self.phase = Phase::Off;
@@ -472,12 +467,12 @@ impl Strategy for Reversal {
     ) -> Result<ThreadId, StrategyError> {
         // Outside a target's phases no choice depends on what threads announced: the pairs are
         // found from the trace at the end.
-        if decision.step > self.asked_until {
+        let skipped = decision.skipped();
+        if !skipped.is_empty() {
             // Points with no choice, passed over in an execution that tries no target: the
             // write-loop rule notes them (the walk beneath reads them itself).
-            self.loops.skipped(decision.skipped(self.asked_until));
+            self.loops.skipped(skipped);
         }
-        self.asked_until = decision.step + 1;
         let trying = self.phase != Phase::Off;
         if trying {
             self.announce(decision.current, decision.event);

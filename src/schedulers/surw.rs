@@ -262,9 +262,6 @@ pub struct Surw {
     /// Write loops run whole in most executions (`None`: never, for a strategy that runs
     /// this one beneath it and applies the rule itself or not at all).
     loops: Option<WriteLoops>,
-    /// The step after the latest point this execution asked about: the points from it up to
-    /// the next decision were passed over (`Strategy::skips_forced`).
-    asked_until: u64,
 }
 
 impl Default for Surw {
@@ -463,7 +460,6 @@ impl Surw {
             #[cfg(test)]
             general_only: false,
             loops: Some(WriteLoops::default()),
-            asked_until: 0,
         }
     }
 
@@ -623,10 +619,9 @@ impl Surw {
         rng: &mut ScheduleRng,
         given: Option<ThreadId>,
     ) -> Result<ThreadId, StrategyError> {
-        if decision.step > self.asked_until {
+        if !decision.skipped().is_empty() {
             self.count_skipped(decision, rng);
         }
-        self.asked_until = decision.step + 1;
         let Some(loops) = &mut self.loops else {
             return self.choose_drawn(decision, rng, given);
         };
@@ -1100,7 +1095,8 @@ impl Surw {
     /// leave the counting to the walk, which reads the same steps.
     #[inline(never)]
     fn count_skipped(&mut self, decision: &Decision<'_>, rng: &mut ScheduleRng) {
-        let steps = decision.skipped(self.asked_until);
+        let steps = decision.skipped();
+        let first = decision.step - steps.len() as u64;
         if let Some(loops) = &mut self.loops {
             loops.skipped(steps);
         }
@@ -1117,7 +1113,7 @@ impl Surw {
             }
             let left = self.threads.get(step.thread.index()).map_or(0, |t| t.left());
             let op = ThreadOp { left, interesting };
-            self.run_alone(step.thread, op, self.asked_until + i as u64, rng);
+            self.run_alone(step.thread, op, first + i as u64, rng);
         }
     }
 
@@ -1167,7 +1163,6 @@ impl Strategy for Surw {
         self.intended = None;
         (self.waits, self.blocked) = (0, 0);
         self.beyond.clear();
-        self.asked_until = 0;
         // The first execution after learning walks (see `FIRST_WALKS`); selective
         // executions count from the next.
         let ordinal = start.ordinal.saturating_sub(FIRST_WALKS);

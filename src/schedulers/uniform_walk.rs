@@ -163,9 +163,6 @@ pub struct UniformWalk {
     weights: Fenwick,
     /// Spawned threads' identities.
     spawn_keys: SpawnKeys,
-    /// The step after the latest point this execution asked about: the points from it up to
-    /// the next decision were passed over (`Strategy::skips_forced`).
-    asked_until: u64,
 }
 
 /// The identities of spawned threads: the `ordinal`-th thread (from 0) that the thread
@@ -347,7 +344,7 @@ impl UniformWalk {
     /// thread first appears at its parent's spawn, a point with a choice.
     #[inline(never)]
     fn count_skipped(&mut self, decision: &Decision<'_>) {
-        let skipped = decision.skipped(self.asked_until);
+        let skipped = decision.skipped();
         let n = skipped.len() as u64;
         let cur = decision.current.index();
         debug_assert!(skipped.iter().all(|s| s.thread == decision.current));
@@ -394,7 +391,6 @@ impl Strategy for UniformWalk {
     fn begin_execution(&mut self, _start: &ExecutionStart<'_>, _rng: &mut ScheduleRng) {
         self.threads.clear();
         self.weights.clear();
-        self.asked_until = 0;
         self.add_thread(MAIN_KEY, None);
     }
 
@@ -414,10 +410,9 @@ impl Strategy for UniformWalk {
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
-        if decision.step > self.asked_until {
+        if !decision.skipped().is_empty() {
             self.count_skipped(decision);
         }
-        self.asked_until = decision.step + 1;
         if decision.enabled.last().is_some_and(|t| t.index() >= self.threads.len()) {
             self.register_new_threads(decision);
         }
