@@ -537,8 +537,9 @@ fn owner_alone() {
     waiter.join().unwrap();
 }
 
-/// [`owner_alone`] under the strategies that pass over points with no choice (the priority
-/// strategies with their profiling) and the default with a target, seeds 0 to 2, 700
+/// [`owner_alone`] under the strategies that pass over points with no choice (the random and
+/// uniform walks, SURW, race reversal, revfuzz, and the priority strategies with their
+/// profiling) and the default with a target, seeds 0 to 2, 700
 /// executions each (past revfuzz's first 500): pinned at the values of when every point was
 /// asked (commit 867d4c6).
 const ALONE_PINNED: [(&str, [u64; 3]); 9] = [

@@ -450,8 +450,6 @@ impl State {
         ThreadId(len as u32)
     }
 
-    /// Empties the thread table and the object table for a new execution, keeping their
-    /// threads' and objects' lists for reuse (`spare_list`).
     /// Sets [`State::offer`] from `exploring` and `skips_forced`, after either changed.
     pub(super) fn set_offer(&mut self) {
         self.offer = match (self.exploring, self.skips_forced) {
@@ -461,6 +459,8 @@ impl State {
         };
     }
 
+    /// Empties the thread table and the object table for a new execution, keeping their
+    /// threads' and objects' lists for reuse (`spare_list`).
     pub(super) fn clear_tables(&mut self) {
         // Taken in place, not moved out with their threads and objects.
         let joiners = self.threads.iter_mut().map(|t| &mut t.joiners);

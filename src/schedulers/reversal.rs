@@ -465,14 +465,14 @@ impl Strategy for Reversal {
         decision: &Decision<'_>,
         rng: &mut ScheduleRng,
     ) -> Result<ThreadId, StrategyError> {
-        // Outside a target's phases no choice depends on what threads announced: the pairs are
-        // found from the trace at the end.
         let skipped = decision.skipped();
         if !skipped.is_empty() {
             // Points with no choice, passed over in an execution that tries no target: the
             // write-loop rule notes them (the walk beneath reads them itself).
             self.loops.skipped(skipped);
         }
+        // Outside a target's phases no choice depends on what threads announced: the pairs are
+        // found from the trace at the end.
         let trying = self.phase != Phase::Off;
         if trying {
             self.announce(decision.current, decision.event);

@@ -109,6 +109,7 @@ use super::uniform_walk::{mix, KeyHasher, SpawnKeys, ThreadState, UniformWalk, M
 use super::write_loops::WriteLoops;
 use super::{Decision, ExecutionStart, ScheduleRng, Strategy, StrategyError};
 use crate::runtime::{EventKind, ObjectId, ThreadId};
+use crate::vars::VarId;
 
 /// `strategy = "surw"`: no parameters, no bound; it learns in execution 0, after which
 /// executions run in parallel.
@@ -285,6 +286,13 @@ fn pending_var(object_var: &[u32], decision: &Decision<'_>, thread: ThreadId) ->
     }
 }
 
+/// Whether `var` is the `selected` variable (an execution that selects none, [`NO_VAR`], has
+/// no interesting access).
+#[inline(always)]
+fn is_selected(var: Option<VarId>, selected: u32) -> bool {
+    var.is_some_and(|v| v.0 != NO_VAR && v.0 == selected)
+}
+
 /// Whether `thread`'s pending operation accesses the `selected` variable, given which objects
 /// are of it (`object_selected`, by object id).
 #[inline]
@@ -295,7 +303,7 @@ fn selected_access(
     thread: ThreadId,
 ) -> bool {
     if thread == decision.current {
-        return decision.event.var.is_some_and(|v| v.0 != NO_VAR && v.0 == selected);
+        return is_selected(decision.event.var, selected);
     }
     match decision.pending.of(thread) {
         Some((_, Some(object))) => object_selected.get(object.index()).copied().unwrap_or(false),
@@ -1129,10 +1137,8 @@ impl Surw {
             return;
         }
         for (i, step) in steps.iter().enumerate() {
-            let interesting = step
-                .object
-                .and_then(|o| decision.var_of(o))
-                .is_some_and(|v| v.0 != NO_VAR && v.0 == self.selected);
+            let interesting =
+                is_selected(step.object.and_then(|o| decision.var_of(o)), self.selected);
             if let (true, Some(object)) = (interesting, step.object) {
                 self.mark_selected(object);
             }
@@ -1252,8 +1258,7 @@ impl Strategy for Surw {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::{Event, ObjectId};
-    use crate::vars::VarId;
+    use crate::runtime::Event;
     use std::panic::Location;
 
     fn rng(seed: u64) -> ScheduleRng {
