@@ -201,11 +201,47 @@ impl Enabled {
                 put(words, t, add);
             }
         }
+        self.rebuild(threads, strategy);
+    }
+
+    /// [`Enabled::update`] of `ids` all enabled (`on`) or all disabled: a mutex's waiters at
+    /// its release or its acquisition. Without telling, a set or a clear of one bit per
+    /// thread, with no test.
+    #[inline]
+    pub(super) fn set_all(
+        &mut self,
+        threads: usize,
+        ids: &[ThreadId],
+        on: bool,
+        strategy: &mut dyn Strategy,
+    ) {
+        if self.telling {
+            self.update(threads, ids.iter().map(|&t| (t, on)), strategy);
+            return;
+        }
+        debug_assert!(self.words.len() >= threads.div_ceil(64), "every thread has its word");
+        let words = &mut self.words;
+        if on {
+            for t in ids {
+                words[t.index() / 64] |= 1 << (t.index() % 64);
+            }
+        } else {
+            for t in ids {
+                words[t.index() / 64] &= !(1 << (t.index() % 64));
+            }
+        }
+        self.rebuild(threads, strategy);
+    }
+
+    /// The list made again from the words, after a change of many threads, and the strategy
+    /// told of the changes (when it is told).
+    #[inline(always)]
+    fn rebuild(&mut self, threads: usize, strategy: &mut dyn Strategy) {
         let list = &mut self.list;
         list.clear();
         // Room for every thread at once: the pushes below then never grow the list.
         list.reserve(threads);
-        for (i, &word) in words.iter().enumerate() {
+        for (i, &word) in self.words.iter().enumerate() {
             let mut w = word;
             while w != 0 {
                 list.push(ThreadId((i * 64) as u32 + w.trailing_zeros()));
@@ -296,7 +332,18 @@ mod tests {
 
     #[test]
     fn the_list_stays_sorted_and_the_changes_told_turn_one_set_into_the_next() {
-        // Fixed seed: a reproducible sequence of operations over 200 threads.
+        random_changes(true);
+    }
+
+    #[test]
+    fn the_list_and_words_follow_every_change_when_nothing_is_told() {
+        random_changes(false);
+    }
+
+    /// A reproducible sequence of changes over 200 threads (a fixed seed), each made by every
+    /// way there is to make one, checked against a set made by the same changes, and, when
+    /// the set tells them (`telling`), the changes told against the set's successive states.
+    fn random_changes(telling: bool) {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
             rng ^= rng << 13;
@@ -307,29 +354,57 @@ mod tests {
         let mut told = Told::default();
         let mut e = Enabled::with_capacity(4);
         e.start();
-        e.tell(true, &mut told);
+        e.tell(telling, &mut told);
+        let mut model = std::collections::BTreeSet::from([ThreadId::MAIN]);
         let mut seen: Vec<ThreadId> = Vec::new();
         let mut newest = 0;
-        for _ in 0..2000 {
+        for _ in 0..3000 {
             let any = |n: u64| ThreadId((n % (newest as u64 + 1)) as u32);
-            match next() % 5 {
+            let apply = |model: &mut std::collections::BTreeSet<ThreadId>, t, on| {
+                if on {
+                    model.insert(t);
+                } else {
+                    model.remove(&t);
+                }
+            };
+            match next() % 6 {
                 0 if newest < 199 => {
                     newest += 1;
                     e.push_newest(ThreadId(newest), &mut told);
+                    apply(&mut model, ThreadId(newest), true);
                 }
-                1 => e.insert(any(next()), &mut told),
-                2 => e.remove(any(next()), &mut told),
+                1 => {
+                    let t = any(next());
+                    e.insert(t, &mut told);
+                    apply(&mut model, t, true);
+                }
+                2 => {
+                    let t = any(next());
+                    e.remove(t, &mut told);
+                    apply(&mut model, t, false);
+                }
                 3 => {
                     let ops: Vec<(ThreadId, bool)> =
                         (0..next() % 40).map(|_| (any(next()), next() % 2 == 0)).collect();
-                    e.update(newest as usize + 1, ops.into_iter(), &mut told);
+                    e.update(newest as usize + 1, ops.iter().copied(), &mut told);
+                    ops.iter().for_each(|&(t, on)| apply(&mut model, t, on));
                 }
-                _ => {
+                4 => {
+                    // A mutex's waiters, all enabled at its release or disabled at its
+                    // acquisition.
+                    let waiters: Vec<ThreadId> = (0..next() % 40).map(|_| any(next())).collect();
+                    let on = next() % 2 == 0;
+                    e.set_all(newest as usize + 1, &waiters, on, &mut told);
+                    waiters.iter().for_each(|&t| apply(&mut model, t, on));
+                }
+                _ if telling => {
                     assert_eq!(applied(&seen, &told.0), &*e);
                     seen = e.to_vec();
                     told.0.clear();
                 }
+                _ => assert!(told.0.is_empty(), "nothing told"),
             }
+            assert_eq!(&*e, model.iter().copied().collect::<Vec<_>>());
             assert!(e.windows(2).all(|w| w[0] < w[1]), "sorted, no repeats");
             assert_words_agree(&e);
         }

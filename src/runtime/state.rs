@@ -600,8 +600,9 @@ impl State {
     /// one the strategy picks takes the object, and that acquisition disables the others again,
     /// without a step of theirs, and a chosen waiter's retried operation succeeds. Waiters'
     /// statuses stay `Blocked`: only the enabled list changes (the object's `open` says which of
-    /// its waiters are in it), through a bit set of the enabled threads (`Enabled::update`), with no
-    /// allocation once the bit set has grown.
+    /// its waiters are in it), through a bit set of the enabled threads (`Enabled::update`, and
+    /// `Enabled::set_all` for a mutex's waiters, who all flip together), with no allocation once
+    /// the bit set has grown.
     #[inline]
     pub(super) fn refresh_waiters(&mut self, object: ObjectId) {
         // Only the check for waiters inlined: most changes of an object find none, and a call
@@ -624,18 +625,24 @@ impl State {
             return;
         }
         obj.open = want;
-        // A mutex's waiters all wait for it; a rwlock's, a `Once`'s and a channel's are of
-        // several kinds (readers and writers; claims of the initialization and waits for its
-        // completion; senders waiting for room, rendezvous senders waiting for a receipt, the
-        // receiver).
-        let filtered = !matches!(obj.state, ObjectState::Mutex { .. });
+        // A mutex's waiters all wait for it (one class, `OPEN_EXCLUSIVE`, the only bit its
+        // availability has): a release enables them all and an acquisition disables them all,
+        // a set or a clear of one bit each. Classing each waiter and filtering the changes, as
+        // below, took 4.2% of the default's instructions on the 100-thread two-stage program
+        // and 6.5% of the uniform walk's (`strategy_instructions twostage default 20`, `...
+        // walk 20`).
+        if let ObjectState::Mutex { .. } = obj.state {
+            let on = want & OPEN_EXCLUSIVE != 0;
+            self.enabled.set_all(self.threads.len(), &obj.waiters, on, &mut *self.strategy);
+            return;
+        }
+        // A rwlock's, a `Once`'s and a channel's waiters are of several kinds (readers and
+        // writers; claims of the initialization and waits for its completion; senders waiting
+        // for room, rendezvous senders waiting for a receipt, the receiver).
         let threads = &self.threads;
         // Each waiter's classes (`OPEN_*` bits: enabled while any of them is open), or 0 for
         // one that no availability enables.
         let class = |id: &ThreadId| -> u8 {
-            if !filtered {
-                return OPEN_EXCLUSIVE; // one class of waiters
-            }
             let t = &threads[id.index()];
             match t.status {
                 Status::Blocked(BlockedOn::RwRead(_)) => OPEN_SHARED,
