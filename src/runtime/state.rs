@@ -829,9 +829,10 @@ impl State {
                 self.threads[target.index()].joiners.push(id)
             }
             BlockedOn::Park | BlockedOn::Waker => {}
-            // Waiters of a lock, a `Once` or a channel in id order, so that `refresh_waiters`
-            // enables them by a merge; a condition variable's in the order they started waiting
-            // (notification order), as the others' (any order).
+            // Waiters of a lock, a `Once` or a channel in id order (the order in which
+            // `refresh_waiters` tells a strategy that is told of their changes: the list itself
+            // is made again from the bit words); a condition variable's in the order they
+            // started waiting (notification order), as the others' (any order).
             BlockedOn::Mutex(obj)
             | BlockedOn::RwRead(obj)
             | BlockedOn::RwWrite(obj)
