@@ -45,6 +45,10 @@ pub(crate) struct Enabled {
     changes: Vec<EnabledChange>,
     /// Whether this execution's strategy is told of the changes.
     telling: bool,
+    /// A count that moves whenever a thread may have become enabled (it may also move when
+    /// none did): a strategy's word that it keeps the running thread (`State::kept`) holds
+    /// only while the set has gained no thread since it was given.
+    grown: u64,
 }
 
 impl Deref for Enabled {
@@ -63,6 +67,7 @@ impl Enabled {
             words: Vec::with_capacity(threads.div_ceil(64)),
             changes: Vec::with_capacity(threads),
             telling: false,
+            grown: 0,
         }
     }
 
@@ -75,8 +80,13 @@ impl Enabled {
     /// No thread: the engine's set of a decision made outside an execution (tests).
     #[cfg(test)]
     pub(crate) fn none() -> &'static Enabled {
-        static NONE: Enabled =
-            Enabled { list: Vec::new(), words: Vec::new(), changes: Vec::new(), telling: false };
+        static NONE: Enabled = Enabled {
+            list: Vec::new(),
+            words: Vec::new(),
+            changes: Vec::new(),
+            telling: false,
+            grown: 0,
+        };
         &NONE
     }
 
@@ -105,6 +115,13 @@ impl Enabled {
     #[cold]
     fn grow(&mut self, id: ThreadId) {
         self.words.resize(id.index() / 64 + 1, 0);
+    }
+
+    /// See [`Enabled::grown`]'s field: equal at two moments only if no thread became enabled
+    /// in between.
+    #[inline(always)]
+    pub(super) fn grown(&self) -> u64 {
+        self.grown
     }
 
     /// Whether `id` is enabled: a test of its bit, where a search of the list took a
@@ -140,6 +157,7 @@ impl Enabled {
     }
 
     /// Enables `id`, a thread with a higher id than every other (just spawned).
+    #[inline]
     pub(super) fn push_newest(&mut self, id: ThreadId, strategy: &mut dyn Strategy) {
         debug_assert!(self.list.last().is_none_or(|&t| t < id), "{id} is not the newest thread");
         self.list.push(id);
@@ -147,6 +165,7 @@ impl Enabled {
             self.grow(id);
         }
         self.put(id, true);
+        self.grown += 1;
         self.note(id, true, strategy);
     }
 
@@ -156,6 +175,7 @@ impl Enabled {
         if !self.has(id) {
             insert_sorted(&mut self.list, id);
             self.put(id, true);
+            self.grown += 1;
             self.note(id, true, strategy);
         }
     }
@@ -195,10 +215,12 @@ impl Enabled {
                     self.changes.push(EnabledChange { thread: t, enabled: add });
                 }
                 put(words, t, add);
+                self.grown += u64::from(add);
             }
         } else {
             for (t, add) in changes {
                 put(words, t, add);
+                self.grown += u64::from(add);
             }
         }
         self.rebuild(threads, strategy);
@@ -222,6 +244,7 @@ impl Enabled {
         debug_assert!(self.words.len() >= threads.div_ceil(64), "every thread has its word");
         let words = &mut self.words;
         if on {
+            self.grown += 1;
             for t in ids {
                 words[t.index() / 64] |= 1 << (t.index() % 64);
             }
@@ -342,7 +365,9 @@ mod tests {
 
     /// A reproducible sequence of changes over 200 threads (a fixed seed), each made by every
     /// way there is to make one, checked against a set made by the same changes, and, when
-    /// the set tells them (`telling`), the changes told against the set's successive states.
+    /// the set tells them (`telling`), the changes told against the set's successive states;
+    /// after each, [`Enabled::grown`] has moved if the set gained a thread (what a strategy's
+    /// word that it keeps the running thread relies on).
     fn random_changes(telling: bool) {
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
@@ -359,6 +384,7 @@ mod tests {
         let mut seen: Vec<ThreadId> = Vec::new();
         let mut newest = 0;
         for _ in 0..3000 {
+            let (before, grown) = (model.clone(), e.grown());
             let any = |n: u64| ThreadId((n % (newest as u64 + 1)) as u32);
             let apply = |model: &mut std::collections::BTreeSet<ThreadId>, t, on| {
                 if on {
@@ -407,6 +433,9 @@ mod tests {
             assert_eq!(&*e, model.iter().copied().collect::<Vec<_>>());
             assert!(e.windows(2).all(|w| w[0] < w[1]), "sorted, no repeats");
             assert_words_agree(&e);
+            if !model.is_subset(&before) {
+                assert_ne!(e.grown(), grown, "a thread was enabled: the count moved");
+            }
         }
     }
 

@@ -22,7 +22,7 @@ use super::coroutine::{Running, StackPool, ThreadCoroutine};
 use super::crash::{self, RunInfo, Watch};
 use super::data_lock::{LiveSlot, LockError};
 use super::object::{ErasedValue, Handle, Object, ObjectState, MAX_OBJECTS};
-use super::state::{describe_object, Offer, State, Status};
+use super::state::{describe_object, Kept, Offer, State, Status};
 use super::time;
 use super::{BlockedOn, Event, EventKind, FailureCause, ObjectId, Step, ThreadId};
 use crate::schedulers::{Decision, ExecutionStart, ScheduleRng, Strategy};
@@ -397,6 +397,7 @@ impl Execution {
         st.strategy.begin_execution(&start, &mut st.rng);
         // A step keeps its access count in 32 bits (`Step::var_access`).
         st.skips_forced = st.max_steps < u64::from(u32::MAX) && st.strategy.skips_forced();
+        st.keeps = st.skips_forced && st.strategy.may_keep_running();
         st.set_offer();
         let reads = st.strategy.reads_changes();
         st.enabled.tell(reads, &mut *st.strategy);
@@ -1190,6 +1191,19 @@ fn decide(
             }
             &st.enabled
         }
+        // So are the points the strategy said it keeps the running thread at (`State::kept`,
+        // `Strategy::keeps_running`). An arm of its own, so that a strategy that never says so
+        // pays no test for it.
+        Offer::EnabledOrKept => {
+            if (st.enabled.len() == 1 || st.kept.covers(step, var, &st.enabled))
+                && current_enabled
+                && kind != EventKind::Block
+                && matches!(st.threads[cur.index()].status, Status::Runnable)
+            {
+                return pass_over(st, kind, object, location, var_access);
+            }
+            &st.enabled
+        }
         // Exploration off (`Execution::set_exploring`): one thread to choose from, the running
         // one while it can run, so nothing preempts it and no choice branches.
         Offer::Running => {
@@ -1231,6 +1245,14 @@ fn decide(
             ),
         });
         return Next::Stop;
+    }
+    // What the strategy keeps the running thread at, if it chose it (asked before the unwinding
+    // rule below may keep a thread the strategy did not choose).
+    if st.offer == Offer::EnabledOrKept {
+        st.kept = match chosen == cur {
+            true => Kept::new(st.strategy.keeps_running(), &st.enabled),
+            false => Kept::NONE,
+        };
     }
     // Never switch away from a thread that is unwinding: the panic count is per OS thread, so
     // another logical thread would see `panicking()` and could abort the process.

@@ -15,7 +15,7 @@ use super::object::{
     OPEN_RECV, OPEN_SHARED,
 };
 use super::{BlockedOn, EventKind, ObjectId, ThreadId};
-use crate::schedulers::{ScheduleRng, Strategy};
+use crate::schedulers::{KeepRunning, ScheduleRng, Strategy};
 use crate::vars::{VarId, VarKind, VarTable};
 
 /// Whether a thread can run.
@@ -358,9 +358,16 @@ pub(super) struct State {
     /// Whether this execution's strategy lets the engine pass over the points with no choice
     /// (`Strategy::skips_forced`), asked as the execution starts.
     pub(super) skips_forced: bool,
-    /// What a decision offers the strategy, from `exploring` and `skips_forced`
-    /// ([`State::set_offer`]): one test at every decision for both.
+    /// Whether this execution's strategy may say how long it keeps the running thread
+    /// (`Strategy::may_keep_running`), asked as the execution starts.
+    pub(super) keeps: bool,
+    /// What a decision offers the strategy, from `exploring`, `skips_forced` and `keeps`
+    /// ([`State::set_offer`]): one test at every decision for all three.
     pub(super) offer: Offer,
+    /// The points at which the running thread goes on without asking, as the strategy said
+    /// at the latest decision (`Strategy::keeps_running`); [`Kept::NONE`] after a decision
+    /// that switched threads or asked nothing of it.
+    pub(super) kept: Kept,
     /// The step after the latest one the strategy was asked at: the steps from it up to the
     /// next decision are the points the engine passed over (`Decision::skipped`).
     pub(super) asked_until: usize,
@@ -409,7 +416,9 @@ impl State {
             unlock_points: true,
             had_choice: false,
             skips_forced: false,
+            keeps: false,
             offer: Offer::Enabled,
+            kept: Kept::NONE,
             asked_until: 0,
             deferred_wait: None,
         }
@@ -450,13 +459,17 @@ impl State {
         ThreadId(len as u32)
     }
 
-    /// Sets [`State::offer`] from `exploring` and `skips_forced`, after either changed.
+    /// Sets [`State::offer`] from `exploring`, `skips_forced` and `keeps`, after any changed;
+    /// it ends what the strategy said it keeps running (decisions while exploration is off
+    /// say nothing of it).
     pub(super) fn set_offer(&mut self) {
-        self.offer = match (self.exploring, self.skips_forced) {
-            (false, _) => Offer::Running,
-            (true, false) => Offer::Enabled,
-            (true, true) => Offer::EnabledOrNone,
+        self.offer = match (self.exploring, self.skips_forced, self.keeps) {
+            (false, _, _) => Offer::Running,
+            (true, false, _) => Offer::Enabled,
+            (true, true, false) => Offer::EnabledOrNone,
+            (true, true, true) => Offer::EnabledOrKept,
         };
+        self.kept = Kept::NONE;
     }
 
     /// Empties the thread table and the object table for a new execution, keeping their
@@ -980,6 +993,37 @@ pub(crate) fn describe_object(kind: VarKind, site: &Location<'_>) -> String {
     format!("{}@{}", kind.name(), site)
 }
 
+/// The points at which the running thread goes on without asking the strategy, as it said
+/// after choosing that thread (`Strategy::keeps_running`): those before step `until_step`,
+/// but for an access to a variable whose bit is in `watch`, while the enabled set has not
+/// grown since (`grown`, the count [`Enabled::grown`] had then).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Kept {
+    until_step: u64,
+    watch: u64,
+    grown: u64,
+}
+
+impl Kept {
+    /// No point.
+    pub(super) const NONE: Kept = Kept { until_step: 0, watch: 0, grown: 0 };
+
+    /// What the strategy said, with the enabled set's count now.
+    #[inline(always)]
+    pub(super) fn new(said: KeepRunning, enabled: &Enabled) -> Kept {
+        Kept { until_step: said.until_step, watch: said.watch, grown: enabled.grown() }
+    }
+
+    /// Whether the point at `step`, an access to `var` (if any) by the running thread, which
+    /// goes on there, is one the strategy said it keeps that thread at.
+    #[inline(always)]
+    pub(super) fn covers(&self, step: u64, var: Option<VarId>, enabled: &Enabled) -> bool {
+        step < self.until_step
+            && enabled.grown() == self.grown
+            && var.is_none_or(|v| self.watch & KeepRunning::bit(v) == 0)
+    }
+}
+
 /// What a decision offers the strategy ([`State::offer`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Offer {
@@ -988,6 +1032,9 @@ pub(super) enum Offer {
     /// The enabled threads, at every point with a choice: the points where the running thread
     /// alone can run are passed over (`Strategy::skips_forced`).
     EnabledOrNone,
+    /// As `EnabledOrNone`, and the points the strategy said it keeps the running thread
+    /// ([`State::kept`]) are passed over too.
+    EnabledOrKept,
     /// Exploration off: the running thread while it can run, else the first enabled one.
     Running,
 }

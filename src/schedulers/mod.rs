@@ -189,6 +189,29 @@ impl<'a> Decision<'a> {
     }
 }
 
+/// How long a strategy that chose the running thread would go on choosing it
+/// ([`Strategy::keeps_running`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct KeepRunning {
+    /// The step (as [`Decision::step`] counts them) from which it must be asked again:
+    /// `u64::MAX` for never on that account.
+    pub until_step: u64,
+    /// Variables at whose accesses it must be asked: bit `id % 64` for each variable `id`
+    /// (two variables may share a bit, which only asks more often); 0 for none.
+    pub watch: u64,
+}
+
+impl KeepRunning {
+    /// No point: the strategy is asked at every point with a choice.
+    pub(crate) const NONE: KeepRunning = KeepRunning { until_step: 0, watch: 0 };
+
+    /// The bit of variable `var` in [`KeepRunning::watch`].
+    #[inline(always)]
+    pub(crate) fn bit(var: VarId) -> u64 {
+        1 << (var.0 % 64)
+    }
+}
+
 /// What a strategy may know at the start of an execution: what earlier executions of the run
 /// measured.
 #[derive(Debug)]
@@ -329,6 +352,37 @@ pub(crate) trait Strategy {
     /// beneath it answers for the one that runs this execution.
     fn skips_forced(&self) -> bool {
         false
+    }
+
+    /// Whether this execution's strategy, one that [`skips_forced`](Strategy::skips_forced),
+    /// may also say after choosing the running thread how long it would go on choosing it
+    /// ([`Strategy::keeps_running`]), asked once [`Strategy::begin_execution`] returned.
+    fn may_keep_running(&self) -> bool {
+        false
+    }
+
+    /// Asked after each decision of an execution whose strategy [`may keep the running
+    /// thread`](Strategy::may_keep_running) at which it chose the running thread: the points
+    /// at which it would choose that thread again, with nothing else to do there than what it
+    /// does at a point with no choice, as long as no thread becomes enabled
+    /// ([`KeepRunning::NONE`]: none).
+    /// The engine passes over those points as over the ones with no choice, and the strategy
+    /// reads them at its next decision ([`Decision::skipped`]): every one is still the
+    /// current thread's. It asks again at the first point of the running thread at or after
+    /// [`KeepRunning::until_step`], at an access to a variable [`KeepRunning::watch`] names,
+    /// after any thread became enabled (a spawn, a wake, a release, a spinner's), and
+    /// wherever it would ask without it (the thread blocks, waits at a lock, yields with no
+    /// one to run, exits). So a strategy whose choice can change only with the enabled set or
+    /// at such points (a priority strategy: the highest-priority enabled thread, until a
+    /// change point) makes the same choices as when asked at every point
+    /// (`tests/schedule_fingerprints.rs` holds the priority strategies to that).
+    ///
+    /// Why: a priority strategy keeps choosing the running thread while another thread could
+    /// run, at most of its decisions (the corpus's work-stealing deque: the owner's loop while
+    /// the thief waits for its turn), and each of them costs the engine's decision and a
+    /// dynamic call for no change.
+    fn keeps_running(&self) -> KeepRunning {
+        KeepRunning::NONE
     }
 
     /// Picks the thread that runs next; must return one of `decision.enabled`.
