@@ -1139,7 +1139,16 @@ impl Surw {
         for (i, step) in steps.iter().enumerate() {
             let interesting =
                 is_selected(step.object.and_then(|o| decision.var_of(o)), self.selected);
-            if let (true, Some(object)) = (interesting, step.object) {
+            if !interesting {
+                // All `run_alone` does for an operation that is not interesting (most of
+                // them): an intention held by another thread is dropped. Its estimate is not
+                // looked up.
+                if self.intended != Some(step.thread) {
+                    self.intended = None;
+                }
+                continue;
+            }
+            if let Some(object) = step.object {
                 self.mark_selected(object);
             }
             let left = self.threads.get(step.thread.index()).map_or(0, |t| t.left());

@@ -120,9 +120,7 @@ impl WriteLoops {
         }
         let write = write_of(kind, object, site);
         let current = current.index();
-        if self.wrote.len() <= current {
-            self.wrote.resize(current + 1, NONE);
-        }
+        self.slot(current);
         let repeats = write != NONE && self.wrote[current] == write;
         self.wrote[current] = write;
         repeats && self.run < MAX_RUN
@@ -140,9 +138,39 @@ impl WriteLoops {
             }
             return;
         }
+        // The steps are the running thread's (a decision switches threads, a point passed
+        // over does not): its latest write and the run stay in registers while the thread
+        // does, and go back to the table when another's step comes (tests mix threads).
+        let Some(first) = steps.first() else { return };
+        let mut thread = first.thread.index();
+        self.slot(thread);
+        let (mut wrote, mut run) = (self.wrote[thread], self.run);
         for step in steps {
-            let by_rule = self.continues_at(step.thread, step.kind, step.object, step.location);
-            self.chose(by_rule);
+            if step.thread.index() != thread {
+                self.wrote[thread] = wrote;
+                thread = step.thread.index();
+                self.slot(thread);
+                wrote = self.wrote[thread];
+            }
+            // As `continues_at` then `chose`: a `Block` (never passed over) leaves the
+            // thread's latest write as it was and ends the run.
+            let by_rule = step.kind != EventKind::Block && {
+                let write = write_of(step.kind, step.object, step.location);
+                let repeats = write != NONE && wrote == write;
+                wrote = write;
+                repeats && run < MAX_RUN
+            };
+            run = if by_rule { run + 1 } else { 0 };
+        }
+        self.wrote[thread] = wrote;
+        self.run = run;
+    }
+
+    /// Makes room in the per-thread table for thread `index`.
+    #[inline(always)]
+    fn slot(&mut self, index: usize) {
+        if self.wrote.len() <= index {
+            self.wrote.resize(index + 1, NONE);
         }
     }
 
