@@ -35,10 +35,10 @@
 //! choose it again until a thread becomes enabled or a change point may fire
 //! ([`PriorityCore::keeps_running`], `Strategy::keeps_running`), and the engine passes over
 //! the points before that as over those with no choice. Measured with callgrind
-//! (`corpus/examples/strategy_instructions.rs PROGRAM combined 1000`): the work-stealing
-//! deque's owner, running its loop while the thief could run, made 53,609 decisions, now
-//! 17,418, and the run's instructions fell 9.6% (41.7M to 37.7M; the default with a target's
-//! 3.7%); the 100-thread two-stage program's (`twostage combined 20`) 6.7%; the mutex
+//! (`corpus/examples/strategy_instructions.rs PROGRAM combined 1000`): on the work-stealing
+//! deque, whose owner runs its loops while the thief could run, the strategy made 53,609
+//! decisions, now 17,418, and the run's instructions fell 9.6% (41.7M to 37.7M; the default
+//! with a target's 3.7%); the 100-thread two-stage program's (`twostage combined 20`) 6.7%; the mutex
 //! programs, whose every lock and unlock enables a thread or touches the chosen variable,
 //! changed by -0.3% to +1.1% (the question after each choice costs about what the points
 //! passed over save). The same schedules: `tests/schedule_fingerprints.rs` and the corpus's
