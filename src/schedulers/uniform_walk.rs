@@ -170,7 +170,7 @@ pub struct UniformWalk {
 /// and length) and the hash of its path, so a spawn hashes its site's path once per file
 /// instead of byte by byte at every spawn; and the identities it made last, a few slots by
 /// ordinal, since every execution of a test spawns the same threads again: a spawn met before
-/// costs three comparisons, where its identity is five mixes (callgrind,
+/// costs three comparisons, where its identity is four mixes (callgrind,
 /// `strategy_instructions prodcons surw 1000`: about 70 instructions a spawn).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct SpawnKeys {
