@@ -1181,20 +1181,9 @@ fn decide(
         // next decision (`Strategy::skips_forced`) is not asked, and none of what follows a
         // choice among threads applies (another thread to check, wake or switch to, a wait put
         // off, an unwinding thread kept running).
-        Offer::EnabledOrNone => {
-            if st.enabled.len() == 1
-                && current_enabled
-                && kind != EventKind::Block
-                && matches!(st.threads[cur.index()].status, Status::Runnable)
-            {
-                return pass_over(st, kind, object, location, var_access);
-            }
-            &st.enabled
-        }
         // So are the points the strategy said it keeps the running thread at (`State::kept`,
-        // `Strategy::keeps_running`). An arm of its own, so that a strategy that never says so
-        // pays no test for it.
-        Offer::EnabledOrKept => {
+        // `Strategy::keeps_running`; none for a strategy that never says so).
+        Offer::EnabledOrNone | Offer::EnabledOrKept => {
             if (st.enabled.len() == 1 || st.kept.covers(step, var, &st.enabled))
                 && current_enabled
                 && kind != EventKind::Block
