@@ -15,7 +15,7 @@
 //! priority strategy, with its profiling executions), `default` (both, as a test with a target
 //! runs them), `surw` (the default without a target), and revfuzz's parts and the baselines
 //! its cost is read against: `reversal` (race reversal alone), `greybox` (schedule fuzzing over
-//! SURW), `random`, `walk` (the uniform walk); and `shuttle-random`, `shuttle-urw` and
+//! SURW), `random`, `walk` (the uniform walk), `pos` (partial order sampling); and `shuttle-random`, `shuttle-urw` and
 //! `shuttle-pct` (depth 3), the program's shuttle port as `benches/runtime.rs` runs it, for
 //! `scripts/vs-shuttle.sh`. Seed 1, one worker, no minimization, as the bench runs them; the
 //! instructions per execution are callgrind's total over the executions. `RUNS` (default 1)
@@ -34,7 +34,7 @@ type Bodies = (fn(usize), fn(usize));
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = "usage: strategy_instructions counter|atomic|prodcons|ws|twostage|spawn4 \
-                 revfuzz|combined|default|surw|reversal|greybox|random|walk|\
+                 revfuzz|combined|default|surw|reversal|greybox|random|walk|pos|\
                  shuttle-random|shuttle-urw|shuttle-pct EXECUTIONS [RUNS]";
     let (program, strategy, executions, runs) = match args.as_slice() {
         [p, s, e] => (p, s, e, "1"),
@@ -86,6 +86,7 @@ fn main() {
         "greybox" => base.strategy(pctvb::StrategyKind::Greybox),
         "random" => base.strategy(pctvb::StrategyKind::Random),
         "walk" => base.strategy(pctvb::StrategyKind::UniformWalk),
+        "pos" => base.strategy(pctvb::StrategyKind::Pos),
         "combined" => base.strategy(pctvb_default()).explore_every(0).profile_runs(PROFILE_RUNS),
         "default" => base
             .strategy(pctvb_default())

@@ -1090,6 +1090,14 @@ impl<'a> Pending<'a> {
         self.objects.get(object.index()).map(|o| o.var)
     }
 
+    /// The threads blocked on `object` now (a lock's, a `Once`'s or a channel's waiters, a
+    /// condition variable's, and a notified condition variable waiter at its mutex): every
+    /// thread whose pending operation is a `Block` on `object` ([`Pending::of`]) is among them.
+    #[inline]
+    pub(crate) fn waiters(&self, object: ObjectId) -> &'a [ThreadId] {
+        self.objects.get(object.index()).map_or(&[], |o| &o.waiters)
+    }
+
     /// How many threads the execution has created so far (ids `0..count`).
     pub(crate) fn count(&self) -> usize {
         self.threads.len()

@@ -14,8 +14,32 @@
 //! The re-draw is done when the thread is chosen, before its operation runs: the operation
 //! runs before the next scheduling point whatever else happens, so the next decision sees the
 //! same priorities as it would had they been drawn after it. Other threads' pending operations
-//! come from [`Decision::pending`] (what each thread announced at its latest scheduling point);
-//! the current thread's is the decision's event.
+//! come from [`Decision::pending`] (what each thread announced at its latest scheduling point,
+//! or the object a blocked thread waits on); the current thread's is the decision's event.
+//!
+//! # Cost
+//!
+//! The racing threads are found without a pass over every thread: each thread is filed under
+//! the object of the operation it announced at its latest scheduling point (POS is asked at
+//! every point, so that is its pending operation unless it blocked since), or on the shelf of
+//! operations aimed at a thread (join, exit, park...) when it has no object, and a thread
+//! blocked on an object is among the object's waiters, which the engine keeps
+//! (`Pending::waiters`). So the candidates are the threads filed under the object the chosen
+//! thread's operation touches and that object's waiters; each one's pending operation is
+//! looked up as before, and the racing ones draw in increasing id order (a bit per thread),
+//! the order of the pass they replace, so the priorities and the schedules are the same:
+//! `tests/schedule_fingerprints.rs` pins them at the values of the pass, on forty threads
+//! waiting on a condition variable and on twenty that block in every way, and debug builds
+//! check each decision's racing threads against the pass. A decision then costs a pass over
+//! the enabled threads for the highest priority, and a look at each thread filed under or
+//! waiting on the object that ran: a hundred threads contending for one mutex still re-draw
+//! each other's priorities at every lock, which is the algorithm's own work.
+//!
+//! Measured with callgrind (`corpus/examples/strategy_instructions.rs PROGRAM pos N`): 100
+//! threads contending for two mutexes (`twostage`, 20 executions) 85.9M instructions with the
+//! pass, 54.4M filed; the work-stealing deque (1,000) 62.6M -> 59.8M, whose threads are at
+//! different atomics most of the time; the mutex programs, whose every thread is at the one
+//! mutex, pay for the filing: producer/consumer 24.0M -> 24.3M, the counter 20.2M -> 20.7M.
 //!
 //! No guarantee; executions are independent given the seed and the index, so they run in
 //! parallel.
@@ -32,7 +56,21 @@ use crate::runtime::{EventKind, ObjectId, ThreadId};
 pub struct Pos {
     /// Priority of each thread seen in this execution, by thread id.
     priorities: Vec<u64>,
+    /// Where each thread is filed, by thread id: its shelf and its place on it, or [`NOWHERE`]
+    /// (it has announced nothing yet, or an operation that races with nothing).
+    filed: Vec<(u32, u32)>,
+    /// The threads filed, per shelf: shelf 0 holds the threads whose latest announced
+    /// operation has no object and is aimed at a thread, shelf `o + 1` those whose latest
+    /// announced operation is on object `o`. Kept across executions for their allocations.
+    shelves: Vec<Vec<u32>>,
+    /// Shelves this execution filed a thread on (emptied when the next one begins).
+    used: usize,
+    /// The racing threads of one decision, a bit per thread id (all clear between decisions).
+    racing: Vec<u64>,
 }
+
+/// Not filed: see [`Pos::filed`].
+const NOWHERE: (u32, u32) = (u32::MAX, u32::MAX);
 
 /// A pending operation as POS compares them: its kind and its object.
 type Op = (EventKind, Option<ObjectId>);
@@ -70,6 +108,15 @@ fn races(a: Op, b: Op) -> bool {
     }
 }
 
+/// The shelf of an operation (see [`Pos::shelves`]): `None` for one that races with nothing.
+fn shelf_of(op: Op) -> Option<usize> {
+    match op {
+        (_, Some(object)) => Some(object.index() + 1),
+        (kind, None) if !local(kind) => Some(0),
+        _ => None,
+    }
+}
+
 impl Pos {
     /// The thread's pending operation: the decision's event for the current thread, what it
     /// announced last for the others (`None`: it has not started, so it races with nothing).
@@ -80,6 +127,79 @@ impl Pos {
             decision.pending.of(thread)
         }
     }
+
+    /// Files `thread` under the shelf of `op`, the operation it announced, taking it off the
+    /// one it was on.
+    fn file(&mut self, thread: ThreadId, op: Op) {
+        let t = thread.index();
+        if self.filed.len() <= t {
+            self.filed.resize(t + 1, NOWHERE);
+        }
+        let to = shelf_of(op).map_or(u32::MAX, |s| s as u32);
+        let (from, at) = self.filed[t];
+        if from == to {
+            return;
+        }
+        if from != u32::MAX {
+            let shelf = &mut self.shelves[from as usize];
+            shelf.swap_remove(at as usize);
+            if let Some(&moved) = shelf.get(at as usize) {
+                self.filed[moved as usize].1 = at;
+            }
+        }
+        self.filed[t] = NOWHERE;
+        if to != u32::MAX {
+            let to_i = to as usize;
+            if self.shelves.len() <= to_i {
+                self.shelves.resize_with(to_i + 1, Vec::new);
+            }
+            self.used = self.used.max(to_i + 1);
+            let shelf = &mut self.shelves[to_i];
+            self.filed[t] = (to, shelf.len() as u32);
+            shelf.push(thread.0);
+        }
+    }
+
+    /// Into `racing`, a bit per thread: the threads but `chosen` whose pending operation
+    /// races with `ran`, `chosen`'s, found among those filed under its shelf and the waiters
+    /// of its object (a waiter may be both: one bit). Returns the words past the last one set.
+    fn find_racing(&mut self, decision: &Decision<'_>, chosen: ThreadId, ran: Op) -> usize {
+        let Some(shelf) = shelf_of(ran) else { return 0 };
+        let waiters = ran.1.map_or(&[][..], |o| decision.pending.waiters(o));
+        let filed = self.shelves.get(shelf).map_or(&[][..], |s| s.as_slice());
+        let words = self.priorities.len().div_ceil(64);
+        if self.racing.len() < words {
+            self.racing.resize(words, 0);
+        }
+        let mut end = 0;
+        // A waiter filed under the object it waits on (a thread blocked at its lock's point)
+        // was looked at with the others filed there.
+        let on_shelf = |t: u32| self.filed.get(t as usize).is_some_and(|f| f.0 as usize == shelf);
+        let waiters = waiters.iter().map(|t| t.0).filter(|&t| !on_shelf(t));
+        for t in filed.iter().copied().chain(waiters) {
+            let thread = ThreadId(t);
+            if thread != chosen
+                && (t as usize) < self.priorities.len()
+                && Self::pending(decision, thread).is_some_and(|op| races(ran, op))
+            {
+                let w = t as usize / 64;
+                self.racing[w] |= 1 << (t % 64);
+                end = end.max(w + 1);
+            }
+        }
+        debug_assert_eq!(
+            (0..self.priorities.len() as u32)
+                .filter(|&t| self.racing[t as usize / 64] >> (t % 64) & 1 != 0)
+                .collect::<Vec<_>>(),
+            (0..self.priorities.len() as u32)
+                .filter(|&t| ThreadId(t) != chosen
+                    && Self::pending(decision, ThreadId(t)).is_some_and(|op| races(ran, op)))
+                .collect::<Vec<_>>(),
+            "the racing threads found from the shelves and the waiters are those of a pass \
+             over every thread"
+        );
+        end
+    }
 }
 
 impl Strategy for Pos {
@@ -88,8 +208,11 @@ impl Strategy for Pos {
     }
 
     fn begin_execution(&mut self, _start: &super::ExecutionStart<'_>, _rng: &mut ScheduleRng) {
-        // Keeps the allocation: later executions reuse it.
+        // Keeps the allocations: later executions reuse them.
         self.priorities.clear();
+        self.filed.clear();
+        self.shelves[..self.used].iter_mut().for_each(Vec::clear);
+        self.used = 0;
     }
 
     fn choose(
@@ -103,6 +226,8 @@ impl Strategy for Pos {
         while self.priorities.len() < known {
             self.priorities.push(rng.random());
         }
+        // What the current thread announces is its pending operation from now on.
+        self.file(decision.current, (decision.event.kind, decision.event.object));
 
         let mut chosen = decision.enabled[0];
         for &t in &decision.enabled[1..] {
@@ -116,13 +241,14 @@ impl Strategy for Pos {
         let ran = Self::pending(decision, chosen);
         self.priorities[chosen.index()] = rng.random();
         if let Some(ran) = ran {
-            for i in 0..self.priorities.len() {
-                let t = ThreadId(i as u32);
-                if t == chosen {
-                    continue;
-                }
-                if Self::pending(decision, t).is_some_and(|op| races(ran, op)) {
-                    self.priorities[i] = rng.random();
+            // In increasing id order, as a pass over every thread drew them; the bits are
+            // cleared for the next decision as they are read.
+            let end = self.find_racing(decision, chosen, ran);
+            for w in 0..end {
+                let mut bits = std::mem::take(&mut self.racing[w]);
+                while bits != 0 {
+                    self.priorities[w * 64 + bits.trailing_zeros() as usize] = rng.random();
+                    bits &= bits - 1;
                 }
             }
         }
@@ -162,5 +288,39 @@ mod tests {
         assert!(races((Park, None), (Unpark, None)));
         assert!(!races((Yield, None), (ThreadExit, None)));
         assert!(!races((Join, None), (AtomicStore, X)));
+    }
+
+    /// Filing moves a thread between shelves and keeps every place right after the
+    /// swap-removals, over random moves of twelve threads among three objects, operations
+    /// aimed at threads and local ones (fixed seed: the same moves in every run).
+    #[test]
+    fn filing_keeps_each_thread_on_its_latest_operations_shelf() {
+        use rand::SeedableRng;
+        let ops = [
+            (EventKind::AtomicLoad, X),
+            (EventKind::Lock, Y),
+            (EventKind::Block, Some(ObjectId(2))),
+            (EventKind::Join, None),
+            (EventKind::Yield, None),
+        ];
+        let mut pos = Pos::default();
+        let mut rng = ScheduleRng::seed_from_u64(7);
+        let mut latest: Vec<Option<Op>> = vec![None; 12];
+        for _ in 0..2_000 {
+            let t = rng.random_range(0..12);
+            let op = ops[rng.random_range(0..ops.len())];
+            pos.file(ThreadId(t as u32), op);
+            latest[t] = Some(op);
+            for (shelf, threads) in pos.shelves.iter().enumerate() {
+                for (at, &t) in threads.iter().enumerate() {
+                    assert_eq!(pos.filed[t as usize], (shelf as u32, at as u32));
+                }
+            }
+            for (t, op) in latest.iter().enumerate() {
+                let want = op.and_then(shelf_of);
+                let filed = pos.filed.get(t).copied().unwrap_or(NOWHERE);
+                assert_eq!(filed.0, want.map_or(u32::MAX, |s| s as u32), "thread {t}");
+            }
+        }
     }
 }
