@@ -37,9 +37,9 @@
 //!
 //! Measured with callgrind (`corpus/examples/strategy_instructions.rs PROGRAM pos N`): 100
 //! threads contending for two mutexes (`twostage`, 20 executions) 85.9M instructions with the
-//! pass, 54.4M filed; the work-stealing deque (1,000) 62.6M -> 59.8M, whose threads are at
-//! different atomics most of the time; the mutex programs, whose every thread is at the one
-//! mutex, pay for the filing: producer/consumer 24.0M -> 24.3M, the counter 20.2M -> 20.7M.
+//! pass, 50.0M filed; the work-stealing deque (1,000) 62.6M -> 58.7M, whose threads are at
+//! different atomics most of the time; producer/consumer 24.0M -> 23.9M; the counter, whose
+//! every thread is at the one mutex, pays for the filing: 20.2M -> 20.4M.
 //!
 //! No guarantee; executions are independent given the seed and the index, so they run in
 //! parallel.
@@ -63,8 +63,6 @@ pub struct Pos {
     /// operation has no object and is aimed at a thread, shelf `o + 1` those whose latest
     /// announced operation is on object `o`. Kept across executions for their allocations.
     shelves: Vec<Vec<u32>>,
-    /// Shelves this execution filed a thread on (emptied when the next one begins).
-    used: usize,
     /// The racing threads of one decision, a bit per thread id (all clear between decisions).
     racing: Vec<u64>,
 }
@@ -153,7 +151,6 @@ impl Pos {
             if self.shelves.len() <= to_i {
                 self.shelves.resize_with(to_i + 1, Vec::new);
             }
-            self.used = self.used.max(to_i + 1);
             let shelf = &mut self.shelves[to_i];
             self.filed[t] = (to, shelf.len() as u32);
             shelf.push(thread.0);
@@ -178,9 +175,8 @@ impl Pos {
         let waiters = waiters.iter().map(|t| t.0).filter(|&t| !on_shelf(t));
         for t in filed.iter().copied().chain(waiters) {
             let thread = ThreadId(t);
-            if thread != chosen
-                && (t as usize) < self.priorities.len()
-                && Self::pending(decision, thread).is_some_and(|op| races(ran, op))
+            // Every filed thread and waiter has its priority: it reached a point, or exists.
+            if thread != chosen && Self::pending(decision, thread).is_some_and(|op| races(ran, op))
             {
                 let w = t as usize / 64;
                 self.racing[w] |= 1 << (t % 64);
@@ -214,8 +210,7 @@ impl Strategy for Pos {
         // Keeps the allocations: later executions reuse them.
         self.priorities.clear();
         self.filed.clear();
-        self.shelves[..self.used].iter_mut().for_each(Vec::clear);
-        self.used = 0;
+        self.shelves.iter_mut().for_each(Vec::clear);
     }
 
     fn choose(
