@@ -13,15 +13,16 @@
 //! the threads' lifecycle costs apart from any operation).
 //! Strategies: `revfuzz` (the default's explorer beside a target), `combined` (the default's
 //! priority strategy, with its profiling executions), `default` (both, as a test with a target
-//! runs them), `surw` (the default without a target), and revfuzz's parts and the baselines
-//! its cost is read against: `reversal` (race reversal alone), `greybox` (schedule fuzzing over
-//! SURW), `random`, `walk` (the uniform walk), `pos` (partial order sampling); and `shuttle-random`, `shuttle-urw` and
-//! `shuttle-pct` (depth 3), the program's shuttle port as `benches/runtime.rs` runs it, for
-//! `scripts/vs-shuttle.sh`. Seed 1, one worker, no minimization, as the bench runs them; the
-//! instructions per execution are callgrind's total over the executions. `RUNS` (default 1)
-//! repeats the run, as a criterion iteration does, for a sampling profiler (`perf record -e
-//! cpu-clock`), which needs more than one run's time. The example prints, last, the
-//! executions of one run (the profiling ones included) and the time all runs took.
+//! runs them), `surw` (the default without a target), and revfuzz's parts and the baselines its
+//! cost is read against: `reversal` (race reversal alone), `greybox` (schedule fuzzing over
+//! SURW), `random`, `walk` (the uniform walk), `pos` (partial order sampling); and
+//! `shuttle-random`, `shuttle-urw` and `shuttle-pct` (depth 3), the program's shuttle port as
+//! `benches/runtime.rs` runs it, for `scripts/vs-shuttle.sh`. Seed 1, one worker, no
+//! minimization, as the bench runs them; the instructions per execution are callgrind's total
+//! over the executions. `RUNS` (default 1) repeats the run, as a criterion iteration does, for
+//! a sampling profiler (`perf record -e cpu-clock`), which needs more than one run's time. The
+//! example prints, last, the executions of one run (the profiling ones included) and the time
+//! all runs took.
 
 use pctvb::Config;
 use pctvb_corpus::on_pctvb::correct;

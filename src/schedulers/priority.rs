@@ -41,8 +41,9 @@
 //! with a target's 3.7%); the 100-thread two-stage program's (`twostage combined 20`)
 //! 6.7%; the mutex programs, whose every lock and unlock enables a thread or touches the
 //! chosen variable, changed by -0.3% to +1.1% (the question after each choice costs about
-//! what the points passed over save). The same schedules: `tests/schedule_fingerprints.rs` and the corpus's
-//! `first_failures` of every priority strategy and the default are unchanged.
+//! what the points passed over save). The same schedules: `tests/schedule_fingerprints.rs`
+//! and the corpus's `first_failures` of every priority strategy and the default are
+//! unchanged.
 
 use rand::seq::SliceRandom;
 use rand::RngExt;
