@@ -372,6 +372,16 @@ fn announced(decision: &Decision<'_>, current: ThreadOp) -> (bool, bool) {
     (current.left > 0 && current.interesting, decision.event.kind == EventKind::Block)
 }
 
+/// A uniform draw below `n` (at least 1): what `rng.random_range(0..n)` draws, since rand
+/// samples a `usize` range that ends at most at `u32::MAX` as the `u32` one. The `u32` draw
+/// is inlined where the `usize` one, which also holds the 64-bit case, was a call (34
+/// instructions a draw).
+#[inline(always)]
+fn draw_below(rng: &mut ScheduleRng, n: usize) -> usize {
+    debug_assert!(n <= u32::MAX as usize, "candidates are threads, counted in `u32`");
+    rng.random_range(0..n as u32) as usize
+}
+
 /// Sets bit `bit` (below 64) of `word` to `on`.
 #[inline(always)]
 fn put_bit(word: &mut u64, bit: usize, on: bool) {
@@ -795,7 +805,7 @@ impl Surw {
         } else {
             let candidates = free + usize::from(intended_ready);
             debug_assert!(candidates > 0, "the intended thread is enabled, waiting or free");
-            let pick = if candidates <= 1 { 0 } else { rng.random_range(0..candidates) };
+            let pick = if candidates <= 1 { 0 } else { draw_below(rng, candidates) };
             nth_candidate(waiting, n, intended_pos.filter(|_| intended_ready), pick)
         };
         let chosen = enabled[chosen_at];
@@ -920,7 +930,7 @@ impl Surw {
                 let candidates =
                     on & !waiting | if intended_ready { intended_bit(self) } else { 0 };
                 let count = count_bits(candidates);
-                let pick = if count <= 1 { 0 } else { rng.random_range(0..count) };
+                let pick = if count <= 1 { 0 } else { draw_below(rng, count) };
                 nth_bit(candidates, pick).map_or(enabled[0], |t| ThreadId(t as u32))
             }
         };
@@ -1000,7 +1010,7 @@ impl Surw {
                     on[t.index() / 64] |= 1 << (t.index() % 64);
                 }
                 let count: usize = on.iter().map(|w| w.count_ones() as usize).sum();
-                let mut pick = if count <= 1 { 0 } else { rng.random_range(0..count) };
+                let mut pick = if count <= 1 { 0 } else { draw_below(rng, count) };
                 let mut chosen = enabled[0];
                 for (w, &word) in on.iter().enumerate() {
                     let n = word.count_ones() as usize;
