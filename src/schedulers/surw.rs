@@ -356,22 +356,6 @@ fn nth_candidate(waiting: &[u64], n: usize, intended: Option<usize>, mut pick: u
     0
 }
 
-/// A thread at a decision, as the selective choice sees it: its estimated interesting events
-/// left, and whether its pending operation is interesting.
-#[derive(Clone, Copy, Debug)]
-struct ThreadOp {
-    left: u64,
-    interesting: bool,
-}
-
-/// The current thread's bits as it announces its operation: whether it waits for the
-/// intention (its estimate lasts and its operation is interesting, as [`waits_for_intention`]
-/// asks of other threads), and whether the operation is a `Block`.
-#[inline(always)]
-fn announced(decision: &Decision<'_>, current: ThreadOp) -> (bool, bool) {
-    (current.left > 0 && current.interesting, decision.event.kind == EventKind::Block)
-}
-
 /// A uniform draw below `n` (at least 1): what `rng.random_range(0..n)` draws, since rand
 /// samples a `usize` range that ends at most at `u32::MAX` as the `u32` one. The `u32` draw
 /// is inlined where the `usize` one, which also holds the 64-bit case, was a call (34
@@ -713,14 +697,16 @@ impl Surw {
             }
             return self.learn(decision, rng, given);
         }
-        let current = self.op_of(decision, decision.current);
-        if let (true, Some(object)) = (current.interesting, decision.event.object) {
+        // The current thread's estimate is read only when its operation is interesting (at
+        // most decisions it is not): whether it waits for the intention needs both.
+        let interesting = is_selected(decision.event.var, self.selected);
+        if let (true, Some(object)) = (interesting, decision.event.object) {
             self.mark_selected(object);
         }
-        self.announce(decision, current);
+        self.announce(decision, interesting && self.left_of(decision.current) > 0);
         let enabled = decision.enabled;
         if let ([only], None) = (enabled, given) {
-            let known = (*only == decision.current).then_some(current);
+            let known = (*only == decision.current).then_some(interesting);
             return Ok(self.choose_only(decision, *only, known, rng));
         }
         if self.bits_hold(enabled) {
@@ -819,24 +805,23 @@ impl Surw {
     /// ([`Surw::blocked`]); for threads from 64 on, in the words beyond
     /// ([`Surw::announce_beyond`]).
     #[inline]
-    fn announce(&mut self, decision: &Decision<'_>, current: ThreadOp) {
+    fn announce(&mut self, decision: &Decision<'_>, waits: bool) {
         let c = decision.current.index();
         if c >= 64 {
-            self.announce_beyond(decision, current);
+            self.announce_beyond(decision, waits);
             return;
         }
-        let (waits, blocked) = announced(decision, current);
         put_bit(&mut self.waits, c, waits);
-        put_bit(&mut self.blocked, c, blocked);
+        put_bit(&mut self.blocked, c, decision.event.kind == EventKind::Block);
     }
 
     /// [`Surw::announce`] for a current thread from 64 on: out of line, so that the
     /// announcement of the first 64 threads (every thread of most programs) stays as small.
     #[cold]
     #[inline(never)]
-    fn announce_beyond(&mut self, decision: &Decision<'_>, current: ThreadOp) {
+    fn announce_beyond(&mut self, decision: &Decision<'_>, waits: bool) {
         let c = decision.current.index();
-        let (waits, blocked) = announced(decision, current);
+        let blocked = decision.event.kind == EventKind::Block;
         let word = c / 64 - 1;
         if self.beyond.len() <= word {
             self.beyond.resize(word + 1, (0, 0));
@@ -846,27 +831,28 @@ impl Surw {
         put_bit(b, c % 64, blocked);
     }
 
-    /// `thread`'s estimate left and whether its pending operation is interesting (an access
-    /// to the selected variable): for the current thread, what [`Surw::announce`] notes and
-    /// what [`Surw::choose_only`] asks when it is the one enabled; for another lone thread,
-    /// what `choose_only` asks.
+    /// `thread`'s estimated interesting events left (0 for a thread not registered).
     #[inline(always)]
-    fn op_of(&self, decision: &Decision<'_>, thread: ThreadId) -> ThreadOp {
-        ThreadOp {
-            left: self.threads.get(thread.index()).map_or(0, |t| t.left()),
-            interesting: selected_access(&self.object_selected, self.selected, decision, thread),
-        }
+    fn left_of(&self, thread: ThreadId) -> u64 {
+        self.threads.get(thread.index()).map_or(0, |t| t.left())
     }
 
     /// Accounts for `chosen`'s operation once a choice among several threads is made (the
     /// bits', the words' and the general one): it is a selected access if the thread waited
     /// for the intention (`waited`); if it did not while its estimate lasts, it is not; past
-    /// its estimate it may be one, and is looked up.
+    /// its estimate it may be one, and is looked up. The current thread's is its event's.
     #[inline(always)]
     fn ran_chosen(&mut self, decision: &Decision<'_>, chosen: ThreadId, waited: bool) {
-        let selected = waited
-            || (self.threads.get(chosen.index()).is_none_or(|t| t.left() == 0)
-                && selected_access(&self.object_selected, self.selected, decision, chosen));
+        let selected = if chosen == decision.current {
+            // It waited exactly when its estimate lasts and its operation is interesting
+            // (`announce`), so its operation is a selected access exactly when interesting:
+            // its estimate need not be read.
+            is_selected(decision.event.var, self.selected)
+        } else {
+            waited
+                || (self.left_of(chosen) == 0
+                    && selected_access(&self.object_selected, self.selected, decision, chosen))
+        };
         self.ran(chosen, selected);
     }
 
@@ -1090,31 +1076,34 @@ impl Surw {
     /// default): instructions fell 3.4% on ws_deque, 0.7-1.1% on counter, prodcons and the
     /// atomic counter.
     ///
-    /// `known`: `only`'s estimate and operation as [`Surw::op_of`] found them, when `only`
-    /// is the current thread (not looked up twice).
+    /// `known`: whether `only`'s operation is interesting, when `only` is the current thread
+    /// (not looked up twice).
     #[inline]
     fn choose_only(
         &mut self,
         decision: &Decision<'_>,
         only: ThreadId,
-        known: Option<ThreadOp>,
+        known: Option<bool>,
         rng: &mut ScheduleRng,
     ) -> ThreadId {
-        let op = known.unwrap_or_else(|| self.op_of(decision, only));
-        self.run_alone(only, op, decision.step, rng);
+        let interesting = known.unwrap_or_else(|| {
+            selected_access(&self.object_selected, self.selected, decision, only)
+        });
+        self.run_alone(only, interesting, decision.step, rng);
         only
     }
 
     /// [`Surw::choose_only`]'s accounting for `only`, the one thread that can run at point
-    /// `step`, at operation `op`: also what a point the engine passed over leaves
-    /// ([`Surw::count_skipped`]).
+    /// `step`, at an operation that is `interesting` or not: also what a point the engine
+    /// passed over leaves ([`Surw::count_skipped`]).
     #[inline(always)]
-    fn run_alone(&mut self, only: ThreadId, op: ThreadOp, step: u64, rng: &mut ScheduleRng) {
-        let ThreadOp { left, interesting } = op;
+    fn run_alone(&mut self, only: ThreadId, interesting: bool, step: u64, rng: &mut ScheduleRng) {
         if self.intended != Some(only) {
             // Not enabled (it blocked): dropped.
             self.intended = None;
-            if left > 0 && interesting {
+            // Its estimate is read only for an interesting operation (most are not).
+            let left = if interesting { self.left_of(only) } else { 0 };
+            if left > 0 {
                 // The general choice draws the intention among the enabled threads by weight:
                 // `only`, whatever the draw.
                 let _ = rng.random_range(0..left);
@@ -1151,8 +1140,7 @@ impl Surw {
                 is_selected(step.object.and_then(|o| decision.var_of(o)), self.selected);
             if !interesting {
                 // All `run_alone` does for an operation that is not interesting (most of
-                // them): an intention held by another thread is dropped. Its estimate is not
-                // looked up.
+                // them): an intention held by another thread is dropped.
                 if self.intended != Some(step.thread) {
                     self.intended = None;
                 }
@@ -1161,9 +1149,7 @@ impl Surw {
             if let Some(object) = step.object {
                 self.mark_selected(object);
             }
-            let left = self.threads.get(step.thread.index()).map_or(0, |t| t.left());
-            let op = ThreadOp { left, interesting };
-            self.run_alone(step.thread, op, first + i as u64, rng);
+            self.run_alone(step.thread, true, first + i as u64, rng);
         }
     }
 
