@@ -211,11 +211,25 @@ pub struct Surw {
     /// Mixed into the order of each round of selections: the digest of execution 0, the
     /// same in every worker of a parallel run.
     salt: u64,
-    /// Scratch for `select`: one round's order of `shared` (kept so that a selection does
-    /// not allocate).
+    /// One round's order of `shared`, as positions in it: the round [`Surw::round_of`]'s.
     round: Vec<u32>,
+    /// The round whose order `round` holds (`u64::MAX`: none yet). Consecutive selective
+    /// executions are mostly of one round, which is then drawn once.
+    round_of: u64,
     /// The own estimate of a thread identity execution 0 did not have, for the selection.
     default_own: u64,
+    /// `default_own` for each variable of `shared` (by position), made once execution 0 is
+    /// learnt (a sum over every record).
+    defaults: Vec<u64>,
+    /// The position of `selected` in `shared` (`usize::MAX`: none selected).
+    selected_at: usize,
+    /// What `records` gives a thread of a selective execution, by thread id and selected
+    /// variable (entry `id * shared.len() + selected_at`), as the latest execution to look
+    /// its identity up found it: the identity, its own estimate and its descendants'.
+    /// Executions spawn the same threads again, so a thread's estimates are mostly a compare,
+    /// where the lookup is a hash probe and two binary searches. Only identities `records`
+    /// holds: the estimate of one it does not is `default_own`.
+    estimates: Vec<Option<(u64, u64, u64)>>,
     /// This execution's threads, by id; their events are accesses to the selected variables.
     threads: Vec<ThreadState>,
     /// Execution 0: the variable of each object, by object id (`u32::MAX`: none or not seen
@@ -470,7 +484,11 @@ impl Surw {
             selected: NO_VAR,
             salt: 0,
             round: Vec::new(),
+            round_of: u64::MAX,
             default_own: 0,
+            defaults: Vec::new(),
+            selected_at: usize::MAX,
+            estimates: Vec::new(),
             threads: Vec::new(),
             object_var: Vec::new(),
             object_selected: Vec::new(),
@@ -497,12 +515,34 @@ impl Surw {
     }
 
     fn add_thread(&mut self, key: u64, parent: Option<u32>) -> u64 {
-        let (own, descendants) = match self.records.get(&key) {
-            Some(r) => (count_of(&r.own, self.selected), count_of(&r.descendants, self.selected)),
-            None => (self.default_own, 0),
+        let at = match self.selected_at {
+            usize::MAX => usize::MAX,
+            selected => self.threads.len() * self.shared.len() + selected,
+        };
+        let (own, descendants) = match self.estimates.get(at) {
+            Some(&Some((k, own, descendants))) if k == key => (own, descendants),
+            _ => self.estimate(at, key),
         };
         self.threads.push(ThreadState::new(key, parent, own, descendants));
         own + descendants
+    }
+
+    /// The estimates of identity `key` from `records` (noted in [`Surw::estimates`] at `at`
+    /// in a selective execution), or the default.
+    #[inline(never)]
+    fn estimate(&mut self, at: usize, key: u64) -> (u64, u64) {
+        let Some(r) = self.records.get(&key) else {
+            return (self.default_own, 0);
+        };
+        let (own, descendants) =
+            (count_of(&r.own, self.selected), count_of(&r.descendants, self.selected));
+        if self.selected_at != usize::MAX {
+            if self.estimates.len() <= at {
+                self.estimates.resize(at + 1, None);
+            }
+            self.estimates[at] = Some((key, own, descendants));
+        }
+        (own, descendants)
     }
 
     /// Registers the threads `decision.enabled` names that this execution has not seen (each
@@ -624,7 +664,7 @@ impl Surw {
             .collect();
         shared.sort_unstable();
         shared.dedup();
-        self.shared = shared;
+        self.share(shared);
         self.learning = Vec::new();
         self.sharing = Vec::new();
     }
@@ -1176,14 +1216,34 @@ impl Surw {
     fn select(&mut self, slot: u64) {
         let k = self.shared.len() as u64;
         debug_assert!(k > 0, "a selective execution has a shared variable to select");
-        let mut order = ScheduleRng::seed_from_u64(mix(self.salt, slot / k));
-        self.round.clone_from(&self.shared);
-        for i in (1..self.round.len()).rev() {
-            self.round.swap(i, order.random_range(0..=i));
+        // A round's order is its own (the execution's rng draws nothing for it), and one
+        // variable has one order.
+        let round = if k == 1 { 0 } else { slot / k };
+        if self.round_of != round {
+            let mut order = ScheduleRng::seed_from_u64(mix(self.salt, round));
+            self.round.clear();
+            self.round.extend(0..k as u32);
+            for i in (1..self.round.len()).rev() {
+                self.round.swap(i, order.random_range(0..=i));
+            }
+            self.round_of = round;
         }
-        self.selected = self.round[(slot % k) as usize];
-        let sum: u64 = self.records.values().map(|r| count_of(&r.own, self.selected)).sum();
-        self.default_own = sum.div_ceil(self.records.len().max(1) as u64);
+        let at = self.round[(slot % k) as usize] as usize;
+        self.selected = self.shared[at];
+        self.selected_at = at;
+        self.default_own = self.defaults[at];
+    }
+
+    /// Takes `shared` (sorted) as the variables to select, with each one's default own
+    /// estimate: the mean of the records' own accesses to it, rounded up.
+    fn share(&mut self, shared: Vec<u32>) {
+        let n = self.records.len().max(1) as u64;
+        self.defaults = shared
+            .iter()
+            .map(|&v| self.records.values().map(|r| count_of(&r.own, v)).sum::<u64>().div_ceil(n))
+            .collect();
+        self.shared = shared;
+        self.round_of = u64::MAX;
     }
 }
 
@@ -1215,6 +1275,7 @@ impl Strategy for Surw {
         match self.mode {
             Mode::Learn | Mode::Walk => {
                 self.selected = NO_VAR;
+                self.selected_at = usize::MAX;
                 self.walk.begin_execution(start, rng);
             }
             Mode::Selective => self.select(ordinal),
@@ -1374,9 +1435,9 @@ mod tests {
     fn selects_each_shared_variable_once_a_round_and_the_walk_without_any() {
         let mut s = Surw::new();
         let mut r = rng(3);
-        s.shared = vec![2, 5, 9];
         s.salt = 77;
         s.records.insert(MAIN_KEY, Record::default());
+        s.share(vec![2, 5, 9]);
         let mut orders = std::collections::HashSet::new();
         for round in 0..40 {
             let mut order = Vec::new();
