@@ -186,9 +186,11 @@ pub struct Reversal {
     target: Option<(u64, u64)>,
     phase: Phase,
     /// Each thread's announced operation on an object, by thread id (while the target is
-    /// tried, and as the trace is read).
+    /// tried, and as the trace is read); [`Announced::NONE`] for a thread that announced none
+    /// in this execution (the table keeps its length across executions, as `last` does).
     announced: Vec<Announced>,
-    /// Each object's latest access and latest write, by object id, as the trace is read.
+    /// Each object's latest access and latest write, by object id, as the trace is read;
+    /// [`Accesses::NONE`] for an object the pass has not met yet.
     last: Vec<Accesses>,
     /// Pairs first seen in this execution, for the targets at its end (bounded).
     fresh: Vec<(u64, u64)>,
@@ -296,11 +298,27 @@ impl Reversal {
             None => Announced::NONE,
         };
         let t = thread.index();
-        if self.announced.len() <= t {
-            self.announced.resize(t + 1, Announced::NONE);
+        match self.announced.get_mut(t) {
+            Some(slot) => *slot = announced,
+            None => *self.grow_announced(t) = announced,
         }
-        self.announced[t] = announced;
         Some(announced)
+    }
+
+    /// The entry of a thread past the table: the table grows to it (kept across executions).
+    #[cold]
+    #[inline(never)]
+    fn grow_announced(&mut self, t: usize) -> &mut Announced {
+        self.announced.resize(t + 1, Announced::NONE);
+        &mut self.announced[t]
+    }
+
+    /// The entry of an object past the table: the table grows to it (kept across executions).
+    #[cold]
+    #[inline(never)]
+    fn grow_last(&mut self, o: usize) -> &mut Accesses {
+        self.last.resize(o + 1, Accesses::NONE);
+        &mut self.last[o]
     }
 
     /// Whether `thread`'s announced operation is the access `key` (on `object`, if given).
@@ -386,10 +404,14 @@ impl Reversal {
             return;
         }
         let o = object as usize;
-        if self.last.len() <= o {
-            self.last.resize(o + 1, Accesses::NONE);
-        }
-        let Accesses { last, write } = self.last[o];
+        let entry = match self.last.get_mut(o) {
+            Some(entry) => entry,
+            None => self.grow_last(o),
+        };
+        let Accesses { last, write } = *entry;
+        // Updated before the pairs are recorded, which need `self`: one look-up of the entry.
+        let access = Last { thread: chosen.0, key };
+        *entry = Accesses { last: access, write: if reads { write } else { access } };
         // A read pairs with the write it reads from, which need not be the latest access
         // (other threads' reads in between do not conflict with it); a write pairs with the
         // latest access and with the latest write.
@@ -399,16 +421,16 @@ impl Reversal {
         if !reads && last.thread != NONE && last.thread != chosen.0 && last.key != write.key {
             self.pair(last.key, key);
         }
-        let access = Last { thread: chosen.0, key };
-        self.last[o] = Accesses { last: access, write: if reads { write } else { access } };
     }
 
     /// Starts reading an ended execution's trace ([`Reversal::observe_step`] then takes its
     /// steps that asked for a choice, in order). Split from `observe_trace` so that revfuzz
     /// reads the trace once for its coverage and for these pairs (`greybox.rs`).
     pub(super) fn observe_begin(&mut self) {
-        self.announced.clear();
-        self.last.clear();
+        // Reset, not emptied: tables that keep their length are seldom grown in the pass,
+        // whose look-ups then take the common path (an entry that is there).
+        self.announced.fill(Announced::NONE);
+        self.last.fill(Accesses::NONE);
     }
 
     /// One scheduling point that asked for a choice: its thread announces its operation
@@ -434,8 +456,7 @@ impl Strategy for Reversal {
     }
 
     fn begin_execution(&mut self, start: &ExecutionStart<'_>, rng: &mut ScheduleRng) {
-        self.announced.clear();
-        self.last.clear();
+        self.announced.fill(Announced::NONE);
         self.fresh.clear();
         self.loops.begin(rng);
         self.target = None;
