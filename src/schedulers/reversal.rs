@@ -408,18 +408,28 @@ impl Reversal {
             Some(entry) => entry,
             None => self.grow_last(o),
         };
-        let Accesses { last, write } = *entry;
-        // Updated before the pairs are recorded, which need `self`: one look-up of the entry.
         let access = Last { thread: chosen.0, key };
-        *entry = Accesses { last: access, write: if reads { write } else { access } };
         // A read pairs with the write it reads from, which need not be the latest access
         // (other threads' reads in between do not conflict with it); a write pairs with the
-        // latest access and with the latest write.
-        if write.thread != NONE && write.thread != chosen.0 {
-            self.pair(write.key, key);
-        }
-        if !reads && last.thread != NONE && last.thread != chosen.0 && last.key != write.key {
-            self.pair(last.key, key);
+        // latest access and with the latest write. The entry is updated before the pairs are
+        // recorded, which need `self`: one look-up of it.
+        if reads {
+            let write = entry.write;
+            entry.last = access;
+            if write.thread != NONE && write.thread != chosen.0 {
+                self.pair(write.key, key);
+            }
+        } else {
+            let Accesses { last, write } = *entry;
+            *entry = Accesses { last: access, write: access };
+            if write.thread != NONE && write.thread != chosen.0 {
+                self.pair(write.key, key);
+            }
+            // An object with no access has no write either, and both keys are `NONE`'s: the
+            // keys' test also tells that `last` is an access.
+            if last.thread != chosen.0 && last.key != write.key {
+                self.pair(last.key, key);
+            }
         }
     }
 
