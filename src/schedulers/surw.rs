@@ -1244,6 +1244,8 @@ impl Surw {
             .collect();
         self.shared = shared;
         self.round_of = u64::MAX;
+        // Its entries are placed by the number of variables and their positions.
+        self.estimates.clear();
     }
 }
 
