@@ -1178,18 +1178,10 @@ impl Surw {
         for (i, step) in steps.iter().enumerate() {
             let interesting =
                 is_selected(step.object.and_then(|o| decision.var_of(o)), self.selected);
-            if !interesting {
-                // All `run_alone` does for an operation that is not interesting (most of
-                // them): an intention held by another thread is dropped.
-                if self.intended != Some(step.thread) {
-                    self.intended = None;
-                }
-                continue;
-            }
-            if let Some(object) = step.object {
+            if let (true, Some(object)) = (interesting, step.object) {
                 self.mark_selected(object);
             }
-            self.run_alone(step.thread, true, first + i as u64, rng);
+            self.run_alone(step.thread, interesting, first + i as u64, rng);
         }
     }
 

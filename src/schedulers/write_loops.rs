@@ -82,6 +82,16 @@ fn write_of(
     }
 }
 
+/// The rule at a thread's operation whose write to memory is `write` ([`NONE`]: none), the
+/// thread's latest write being `*wrote`: whether it repeats that write with fewer than
+/// [`MAX_RUN`] repetitions in a row so far (`run`). Notes `write` as the thread's latest.
+#[inline(always)]
+fn repeats(wrote: &mut (u32, u64), write: (u32, u64), run: u32) -> bool {
+    let repeats = write != NONE && *wrote == write;
+    *wrote = write;
+    repeats && run < MAX_RUN
+}
+
 impl WriteLoops {
     /// Starts an execution: draws whether it runs loops whole.
     pub(crate) fn begin(&mut self, rng: &mut ScheduleRng) {
@@ -118,12 +128,9 @@ impl WriteLoops {
             // The blocked operation is the one that runs when the thread is chosen again.
             return false;
         }
-        let write = write_of(kind, object, site);
         let current = current.index();
         self.slot(current);
-        let repeats = write != NONE && self.wrote[current] == write;
-        self.wrote[current] = write;
-        repeats && self.run < MAX_RUN
+        repeats(&mut self.wrote[current], write_of(kind, object, site), self.run)
     }
 
     /// The points with no choice the engine passed over (`Strategy::skips_forced`), in
@@ -154,12 +161,8 @@ impl WriteLoops {
             }
             // As `continues_at` then `chose`: a `Block` (never passed over) leaves the
             // thread's latest write as it was and ends the run.
-            let by_rule = step.kind != EventKind::Block && {
-                let write = write_of(step.kind, step.object, step.location);
-                let repeats = write != NONE && wrote == write;
-                wrote = write;
-                repeats && run < MAX_RUN
-            };
+            let by_rule = step.kind != EventKind::Block
+                && repeats(&mut wrote, write_of(step.kind, step.object, step.location), run);
             run = if by_rule { run + 1 } else { 0 };
         }
         self.wrote[thread] = wrote;
