@@ -1354,16 +1354,33 @@ impl Execution {
         changed: bool,
     ) {
         // One borrow of the state for the trace, the progress and the detector.
-        let race = self.with_state(|st| {
+        let checked = self.with_state(|st| {
             super::execution::note_access(st, step, value, changed);
+            if st.races.unsync_atomics {
+                return true;
+            }
+            let cur = st.current;
+            st.races.atomic(cur, object, sync, step as u64);
+            false
+        });
+        if checked {
+            self.atomic_done_checked(object, step, sync);
+        }
+    }
+
+    /// [`Execution::atomic_done`]'s record for the race detector in an execution that checks
+    /// non-atomic accesses of atomics (pctvb-loom's `model`, [`Races::check_unsync_atomics`]).
+    /// Out of line and cold: inlined, its frame (the race's report) made every atomic
+    /// operation save and restore six registers, in executions that never check too (5% of
+    /// the work-stealing deque's instructions, `strategy_instructions ws random`).
+    #[cold]
+    #[inline(never)]
+    fn atomic_done_checked(&self, object: ObjectId, step: usize, sync: AtomicSync) {
+        let race = self.with_state(|st| {
             let cur = st.current;
             // pctvb-loom's model: the operation is recorded where it ran, its trace step's
             // location (its point was just taken, so the step is there).
-            let checked = match st.races.unsync_atomics {
-                true => st.trace.get(step).map(|s| s.location),
-                false => None,
-            };
-            let Some(location) = checked else {
+            let Some(location) = st.trace.get(step).map(|s| s.location) else {
                 st.races.atomic(cur, object, sync, step as u64);
                 return None;
             };
