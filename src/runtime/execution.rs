@@ -1126,11 +1126,12 @@ fn decide(
     // A thread at a lock operation waits on the lock (`State::wait_at_point`): enabled while
     // the lock can serve it. Otherwise a blocked thread (`Block`) or an exiting one cannot go
     // on.
-    let mut current_enabled = match st.threads[cur.index()].status {
-        Status::Runnable => true,
-        Status::Blocked(_) if kind != EventKind::Block => st.enabled.has(cur),
-        _ => false,
-    };
+    let runnable = matches!(st.threads[cur.index()].status, Status::Runnable);
+    let mut current_enabled = runnable
+        || match st.threads[cur.index()].status {
+            Status::Blocked(_) if kind != EventKind::Block => st.enabled.has(cur),
+            _ => false,
+        };
     let waits = !current_enabled && kind != EventKind::ThreadExit;
     if kind == EventKind::Yield && current_enabled {
         current_enabled = yield_current(st, location);
@@ -1184,10 +1185,15 @@ fn decide(
         // So are the points the strategy said it keeps the running thread at (`State::kept`,
         // `Strategy::keeps_running`; none for a strategy that never says so).
         Offer::EnabledOrNone | Offer::EnabledOrKept => {
+            // `runnable` as read above: a thread that can go on here was runnable then and still
+            // is (a yield or sleep that lets it go on leaves its status; releasing spinners or
+            // waking timed waiters changes only threads that could not go on), and one waiting
+            // at a lock still waits (read once: a second look at the thread's entry cost a
+            // bounds check and a load at every point passed over).
             if (st.enabled.len() == 1 || st.kept.covers(step, var, &st.enabled))
                 && current_enabled
                 && kind != EventKind::Block
-                && matches!(st.threads[cur.index()].status, Status::Runnable)
+                && runnable
             {
                 return pass_over(st, kind, object, location, var_access);
             }
