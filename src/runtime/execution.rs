@@ -602,6 +602,20 @@ impl Execution {
         self.decide_and_switch(self.state.borrow_mut(), kind, object, location);
     }
 
+    /// [`Execution::schedule`], always inlined: for the engine's own points of one kind
+    /// (a spawn's, a join's), where the kind is a constant and `decide`'s tests of it fold
+    /// away, as for an atomic operation's point (`sync::atomic::point`).
+    #[inline(always)]
+    pub(super) fn schedule_inlined(
+        &self,
+        kind: EventKind,
+        object: Option<ObjectId>,
+        location: &'static Location<'static>,
+    ) {
+        self.watch.point(location);
+        self.decide_and_switch(self.state.borrow_mut(), kind, object, location);
+    }
+
     /// The decision of a scheduling point whose state borrow the caller holds (and may have
     /// used for the point's object and wait), then the switch if another thread runs next; a
     /// cell write is progress (see [`Execution::point`]).

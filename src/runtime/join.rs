@@ -162,7 +162,7 @@ impl Execution {
             st.progress();
             id
         };
-        self.schedule(EventKind::Spawn, None, location);
+        self.schedule_inlined(EventKind::Spawn, None, location);
         id
     }
 
@@ -180,7 +180,7 @@ impl Execution {
                 st.block_current(BlockedOn::Join(target), false);
             }
         }
-        self.schedule(EventKind::Join, None, location);
+        self.schedule_inlined(EventKind::Join, None, location);
         while self.state.borrow().threads[target.index()].status != Status::Finished {
             self.block(BlockedOn::Join(target), None, location);
         }
