@@ -603,8 +603,8 @@ impl Execution {
     }
 
     /// [`Execution::schedule`], always inlined: for the engine's own points of one kind
-    /// (a spawn's, a join's), where the kind is a constant and `decide`'s tests of it fold
-    /// away, as for an atomic operation's point (`sync::atomic::point`).
+    /// (a spawn's, a join's, a mutex's unlock), where the kind is a constant and `decide`'s
+    /// tests of it fold away, as for an atomic operation's point (`sync::atomic::point`).
     #[inline(always)]
     pub(super) fn schedule_inlined(
         &self,

@@ -100,7 +100,10 @@ impl RawMutex {
             with_current(|ex| match ex {
                 Some(ex) if hold.taken_by(ex) => {
                     if self.release_model(ex, hold, true) {
-                        ex.schedule(EventKind::Unlock, Some(hold.object), location);
+                        // Inlined with its kind a constant: every unlock of the mutex programs
+                        // makes this point (1.7% of the counter's instructions, for ~4 KB of
+                        // code).
+                        ex.schedule_inlined(EventKind::Unlock, Some(hold.object), location);
                     }
                 }
                 // A guard that outlived its execution (dropped with the execution's leftovers,
