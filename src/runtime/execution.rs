@@ -1460,14 +1460,18 @@ fn left_running(st: &State) -> Vec<String> {
 /// deadlock. Returns true when some thread became runnable.
 #[cold]
 fn nothing_runnable(st: &mut State) -> bool {
-    let timed: Vec<ThreadId> = st
-        .threads
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.timeout_able && matches!(t.status, Status::Blocked(_)))
-        .map(|(i, _)| ThreadId(i as u32))
-        .collect();
-    if !timed.is_empty() {
+    let timed_waiter =
+        |t: &super::state::Thread| t.timeout_able && matches!(t.status, Status::Blocked(_));
+    // Looked for before they are listed: every execution that ends normally comes here, and
+    // most have no timed waiter (collecting none cost ~70 instructions an execution).
+    if st.threads.iter().any(timed_waiter) {
+        let timed: Vec<ThreadId> = st
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| timed_waiter(t))
+            .map(|(i, _)| ThreadId(i as u32))
+            .collect();
         for id in timed {
             if let Status::Blocked(on) = st.threads[id.index()].status {
                 if let Some(obj) = on.object() {
