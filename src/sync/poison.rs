@@ -12,6 +12,10 @@ impl PoisonFlag {
         PoisonFlag(AtomicBool::new(false))
     }
 
+    /// Inlined, as is `done`: every lock reads the flag and every guard's drop calls `done`,
+    /// from the facade's generic code, compiled in the user's crate, where a non-generic
+    /// function without `#[inline]` is a call (no cross-crate inlining without LTO).
+    #[inline]
     pub(crate) fn get(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
@@ -21,6 +25,7 @@ impl PoisonFlag {
     }
 
     /// Called when a guard is dropped: poisons the lock if the thread is unwinding.
+    #[inline]
     pub(crate) fn done(&self) {
         if std::thread::panicking() {
             self.0.store(true, Ordering::Relaxed);
