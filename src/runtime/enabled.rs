@@ -15,7 +15,7 @@
 
 use std::ops::Deref;
 
-use super::state::insert_sorted;
+use super::state::{insert_sorted, remove_at};
 use super::ThreadId;
 use crate::schedulers::Strategy;
 
@@ -180,12 +180,12 @@ impl Enabled {
         }
     }
 
-    /// Disables `id` (nothing if it is not enabled).
-    #[inline]
+    /// Disables `id` (nothing if it is not enabled). Always inlined: see `State::disable`.
+    #[inline(always)]
     pub(super) fn remove(&mut self, id: ThreadId, strategy: &mut dyn Strategy) {
         if self.has(id) {
             if let Ok(pos) = self.list.binary_search(&id) {
-                self.list.remove(pos);
+                remove_at(&mut self.list, pos);
             }
             self.put(id, false);
             self.note(id, false, strategy);

@@ -519,8 +519,10 @@ impl State {
     }
 
     /// Takes `id` out of the enabled threads (nothing if it is not one), telling the strategy
-    /// if it asks.
-    #[inline]
+    /// if it asks. Always inlined, as `Enabled::remove`: every block and exit disables the
+    /// thread, and with `remove_at`'s loop the compiler made both calls of their own, which
+    /// cost more than the loop saved.
+    #[inline(always)]
     pub(super) fn disable(&mut self, id: ThreadId) {
         self.enabled.remove(id, &mut *self.strategy);
     }
@@ -702,7 +704,7 @@ impl State {
         if let Some(object) = on.object() {
             let waiters = &mut self.objects[object.index()].waiters;
             if let Some(pos) = waiters.iter().position(|&w| w == id) {
-                waiters.remove(pos);
+                remove_at(waiters, pos);
             }
         }
     }
@@ -946,9 +948,39 @@ impl State {
 #[inline]
 pub(super) fn insert_sorted(list: &mut Vec<ThreadId>, id: ThreadId) {
     if let Err(pos) = list.binary_search(&id) {
-        list.insert(pos, id);
+        if list.len() - pos > SHORT_TAIL {
+            return list.insert(pos, id);
+        }
+        // Each id of the tail moves up one, the last one pushed.
+        let mut carry = id;
+        for slot in &mut list[pos..] {
+            carry = std::mem::replace(slot, carry);
+        }
+        list.push(carry);
     }
 }
+
+/// Removes `list[pos]` (`pos` in bounds), keeping the others' order.
+#[inline]
+pub(super) fn remove_at(list: &mut Vec<ThreadId>, pos: usize) {
+    if list.len() - pos > SHORT_TAIL {
+        list.remove(pos);
+        return;
+    }
+    // Each id after `pos` moves down one, from the last (popped) on.
+    if let Some(mut carry) = list.pop() {
+        for slot in list[pos..].iter_mut().rev() {
+            carry = std::mem::replace(slot, carry);
+        }
+    }
+}
+
+/// The longest tail of a thread list (the enabled threads, an object's waiters) that
+/// [`insert_sorted`] and [`remove_at`] shift by hand: `Vec::insert`'s and `Vec::remove`'s call
+/// of `memmove`, with the caller's spills around it, cost ~25 instructions, more than moving a
+/// few ids (the lists of most programs are a few threads long). Longer tails are `memmove`'s.
+/// The carried id keeps the loop from being made a `memmove` call again.
+const SHORT_TAIL: usize = 4;
 
 /// Which classes of waiters (`OPEN_*` bits) what `state` models can serve now: a free mutex
 /// any waiter, a read lock without a writer its readers, ...; `None` for objects whose waiters
@@ -1193,5 +1225,27 @@ mod tests {
         insert_sorted(&mut l, ThreadId(5));
         insert_sorted(&mut l, ThreadId(0));
         assert_eq!(l, ids(&[0, 2, 5, 7]));
+    }
+
+    #[test]
+    fn short_and_long_tails_shift_as_vec_does() {
+        // Every position of lists shorter and longer than `SHORT_TAIL`, against `Vec`'s own.
+        for len in 0..2 * SHORT_TAIL as u32 + 2 {
+            let list: Vec<ThreadId> = (0..len).map(|i| ThreadId(2 * i + 1)).collect();
+            for pos in 0..len as usize {
+                let (mut mine, mut std) = (list.clone(), list.clone());
+                remove_at(&mut mine, pos);
+                std.remove(pos);
+                assert_eq!(mine, std, "removing at {pos} of {len}");
+            }
+            for id in 0..=2 * len {
+                let (mut mine, mut std) = (list.clone(), list.clone());
+                insert_sorted(&mut mine, ThreadId(id));
+                if let Err(pos) = std.binary_search(&ThreadId(id)) {
+                    std.insert(pos, ThreadId(id));
+                }
+                assert_eq!(mine, std, "inserting {id} into {len}");
+            }
+        }
     }
 }
