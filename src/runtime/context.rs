@@ -76,7 +76,9 @@ fn outside_execution(operation: &str) -> ! {
     )
 }
 
-/// Whether an execution is running on this OS thread.
+/// Whether an execution is running on this OS thread. Inlined: a spawn asks from generic code
+/// compiled in the user's crate (see `Execution::generation`).
+#[inline]
 pub(crate) fn in_execution() -> bool {
     CURRENT.with(|c| !c.get().is_null())
 }

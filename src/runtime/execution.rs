@@ -839,6 +839,9 @@ impl Execution {
 
     /// The generation of the current execution (unique in the process): lets per-execution
     /// caches outside the runtime (instrumented heap variables) notice a new execution.
+    /// Inlined: a spawn and a join read it from generic code compiled in the user's crate,
+    /// where a call of a non-generic function is not inlined without `#[inline]`.
+    #[inline]
     pub(crate) fn generation(&self) -> u64 {
         self.state.borrow().gen
     }

@@ -59,10 +59,18 @@ pub(super) fn watch(watch: &Arc<Watch>, timeout: Duration) {
 /// The calling OS thread's execution is about to spawn a logical thread: starts the watchdog
 /// if that execution is watched and the watchdog is not running yet (one relaxed load once
 /// it is).
+/// Inlined, the check alone (a spawn calls it from generic code compiled in the user's crate);
+/// the start is [`start_if_watched`].
+#[inline]
 pub(crate) fn before_spawn() {
-    if STARTED.load(Ordering::Relaxed) {
-        return;
+    if !STARTED.load(Ordering::Relaxed) {
+        start_if_watched();
     }
+}
+
+/// [`before_spawn`] while the watchdog is not running: starts it if the execution is watched.
+#[inline(never)]
+fn start_if_watched() {
     let watched =
         super::context::with_current(|ex| ex.is_some_and(|ex| ex.watch().run.watchdog.is_some()));
     if watched && !STARTED.swap(true, Ordering::AcqRel) {
