@@ -318,8 +318,13 @@ impl Execution {
         let mut st = self.state.borrow_mut();
         debug_assert!(st.failure.is_some() || st.pending.iter().all(Option::is_none));
         // Slots taken one by one (a chain of drains cost ~100 instructions an execution more,
-        // most of them in the drains' drops; every slot is empty after a normal end).
+        // most of them in the drains' drops; every slot is empty after a normal end), each
+        // tested first: a take copies the whole slot out (64 bytes), empty or not, ~10
+        // instructions a slot more.
         for slot in coroutines.iter_mut().chain(st.pending.iter_mut()) {
+            if slot.is_none() {
+                continue;
+            }
             if let Some((mut coroutine, _)) = slot.take() {
                 // SAFETY: the coroutine is never resumed again; skipping its destructors is a
                 // leak.
