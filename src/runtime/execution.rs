@@ -607,8 +607,7 @@ impl Execution {
         object: Option<ObjectId>,
         location: &'static Location<'static>,
     ) {
-        self.watch.point(location);
-        self.decide_and_switch(self.state.borrow_mut(), kind, object, location);
+        self.schedule_inlined(kind, object, location);
     }
 
     /// [`Execution::schedule`], always inlined: for the engine's own points of one kind
